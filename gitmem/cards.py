@@ -1,0 +1,67 @@
+"""Cards are Markdown: a ``# Title`` line, then ``## `` sections whose ids are slugs."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .names import slugify
+
+_FENCE = re.compile(r"^\s{0,3}(```|~~~)")
+
+
+@dataclass(frozen=True)
+class Section:
+    id: str
+    heading: str
+    start: int  # index of the heading line
+    end: int  # index one past the section's last line
+
+
+def card_path(project: str) -> str:
+    return f"cards/{project}.md"
+
+
+def sections(text: str) -> list[Section]:
+    """The level-2 sections of a card, in document order; fenced code is skipped.
+
+    Two headings with the same slug get ids ``x``, ``x-2``, ``x-3`` (GitHub's rule).
+    """
+    lines = text.split("\n")
+    found: list[tuple[int, str]] = []
+    fenced = False
+    for i, line in enumerate(lines):
+        if _FENCE.match(line):
+            fenced = not fenced
+        elif not fenced and line.startswith("## "):
+            found.append((i, line[3:].strip().rstrip("#").strip()))
+    seen: dict[str, int] = {}
+    out: list[Section] = []
+    for n, (i, heading) in enumerate(found):
+        base = slugify(heading) or "section"
+        seen[base] = seen.get(base, 0) + 1
+        sid = base if seen[base] == 1 else f"{base}-{seen[base]}"
+        end = found[n + 1][0] if n + 1 < len(found) else len(lines)
+        out.append(Section(sid, heading, i, end))
+    return out
+
+
+def section_ids(text: str) -> list[str]:
+    return [s.id for s in sections(text)]
+
+
+def title(text: str) -> str | None:
+    for line in text.split("\n"):
+        if line.startswith("# "):
+            return line[2:].strip()
+        if line.strip():
+            return None
+    return None
+
+
+def section_text(text: str, section_id: str) -> str | None:
+    lines = text.split("\n")
+    for s in sections(text):
+        if s.id == section_id:
+            return "\n".join(lines[s.start : s.end]).rstrip("\n") + "\n"
+    return None

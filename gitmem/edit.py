@@ -1,0 +1,150 @@
+"""One surgical edit of a card, recorded as one commit carrying its index entry.
+
+The commit is built from objects (no index, no working tree) on top of the
+target branch's tip and published with a compare-and-swap ``update-ref``; when
+another writer got there first the edit is re-applied on the new tip, so two
+writers never lose each other's edits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from . import names
+from .cards import card_path, section_ids
+from .errors import Conflict, EditError, NotFound
+from .git import Sha
+from .refs import cas, ensure_clean, sync_worktree, worktree_guard
+from .repo import MAIN, MemoryRepo
+from .trailers import IndexEntry, edit_message
+
+MAX_ATTEMPTS = 200
+
+
+@dataclass(frozen=True)
+class EditResult:
+    commit: Sha
+    branch: str
+    card: str
+    section: str
+    created: bool
+    worktree_updated: bool
+
+    def to_json(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def _line_numbers(text: str, needle: str) -> list[int]:
+    lines, pos = [], text.find(needle)
+    while pos != -1:
+        lines.append(text.count("\n", 0, pos) + 1)
+        pos = text.find(needle, pos + 1)
+    return lines
+
+
+def apply_edit(text: str | None, old: str, new: str, project: str) -> str:
+    """The card's text after replacing the unique ``old`` by ``new`` (pure; raises EditError)."""
+    path = card_path(project)
+    if old == "":
+        if not new.strip():
+            raise EditError("new_text is empty: nothing to create or append")
+        if text is None:
+            body = new.lstrip("\n")
+            if not body.startswith("# "):
+                body = f"# {project}\n\n{body}"
+            return body if body.endswith("\n") else body + "\n"
+        sep = "" if text.endswith("\n") or new.startswith("\n") else "\n"
+        out = text + sep + new
+        return out if out.endswith("\n") else out + "\n"
+    if text is None:
+        raise NotFound(f"no card {project!r} ({path}); create it with an empty old_text")
+    found = _line_numbers(text, old)
+    if not found:
+        raise EditError(f"old_text not found in {path}")
+    if len(found) > 1:
+        where = ", ".join(str(n) for n in found[:20])
+        raise EditError(
+            f"old_text occurs {len(found)} times in {path} (lines {where}); add context to make it unique"
+        )
+    return text.replace(old, new, 1)
+
+
+def check_edit(repo: MemoryRepo, project: str, old: str, new: str) -> None:
+    names.project(project)
+    names.check_utf8(old, "old_text")
+    names.check_utf8(new, "new_text")
+    if "\0" in old or "\0" in new:
+        raise EditError("texts must not contain NUL bytes")
+    size = len(old.encode()) + len(new.encode())
+    limit = repo.config.max_edit_bytes
+    if size > limit:
+        raise EditError(
+            f"edit is {size} bytes, over the limit of {limit} (limits.max_edit_bytes in gitmem.toml)"
+        )
+
+
+def write_card(
+    repo: MemoryRepo,
+    project: str,
+    old_text: str,
+    new_text: str,
+    entry: IndexEntry,
+    *,
+    session: str | None = None,
+    actor: str = "cli",
+    branch: str = MAIN,
+) -> EditResult:
+    """Apply one edit to ``cards/<project>.md`` on ``branch`` as one commit."""
+    check_edit(repo, project, old_text, new_text)
+    if session is not None:
+        names.session(session)
+    names.actor(actor)
+    path = card_path(project)
+    message = edit_message(project, entry, session=session, actor=actor)
+    for _ in range(MAX_ATTEMPTS):
+        with worktree_guard(repo, branch) as live:
+            parent = repo.tip(branch)
+            if parent is None:
+                raise NotFound(f"no branch {branch!r} in {repo.root}")
+            raw = repo.store.read_blob(f"{parent}:{path}")
+            text = None
+            if raw is not None:
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise EditError(f"{path} is not valid UTF-8; fix it by hand") from None
+            content = apply_edit(text, old_text, new_text, project)
+            _check_result(repo, path, text, content, entry)
+            if live:
+                ensure_clean(repo, [path])
+            blob = repo.store.write("blob", content.encode())
+            root = repo.store.read(f"{parent}^{{tree}}")
+            tree = repo.store.update_path(root[0] if root else None, path, blob)
+            assert tree is not None
+            sig = repo.signature("AUTHOR")
+            commit = repo.store.write_commit(
+                tree, [parent], sig, repo.signature("COMMITTER"), message
+            )
+            if cas(repo, f"refs/heads/{branch}", commit, parent, f"gitmem write: {project} {entry.section_id}"):
+                if live:
+                    sync_worktree(repo, commit, [path])
+                return EditResult(commit, branch, project, entry.section_id, text is None, live)
+    raise Conflict(f"gave up after {MAX_ATTEMPTS} concurrent updates of {branch!r}")
+
+
+def _check_result(
+    repo: MemoryRepo, path: str, before: str | None, after: str, entry: IndexEntry
+) -> None:
+    if after == before:
+        raise EditError("the edit changes nothing")
+    if len(after.encode()) > repo.config.max_card_bytes:
+        raise EditError(
+            f"{path} would be {len(after.encode())} bytes, over limits.max_card_bytes "
+            f"({repo.config.max_card_bytes})"
+        )
+    ids = section_ids(after)
+    if entry.section_id not in ids:
+        known = ", ".join(ids) or "none"
+        raise EditError(
+            f"section {entry.section_id!r} is not in {path} after the edit (sections: {known})"
+        )

@@ -1,0 +1,76 @@
+"""One exception root for everything gitmem refuses, and the exit codes it maps to.
+
+Every error a person can cause (bad input, a missing repo, a conflict) is a
+``GitmemError`` subclass whose message is a single line; ``cli.main`` is the one
+place that turns them into an exit code and a ``gitmem: error: ...`` line.
+"""
+
+from __future__ import annotations
+
+# Named exit codes (gitlint style): scripts may rely on them.
+EXIT_OK = 0
+EXIT_USAGE = 2  # bad input: names, texts, flags
+EXIT_NOT_FOUND = 3  # no such repo, card, section, commit, session
+EXIT_CONFLICT = 4  # a concurrent writer, uncommitted edits, a merge conflict
+EXIT_GIT = 5  # git itself failed
+EXIT_CONFIG = 6  # gitmem.toml or environment (API key) problems
+EXIT_MODEL = 7  # the model API failed after retries
+EXIT_INTERRUPTED = 130
+EXIT_BUG = 70  # anything unexpected: a bug report is written
+
+
+class GitmemError(Exception):
+    """Root of every error gitmem reports to a person; ``str(err)`` is one line."""
+
+    exit_code = EXIT_USAGE
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        # A message is one line by contract: fold anything else.
+        super().__init__(" ".join(message.split("\n")).strip())
+        self.hint = hint
+
+
+class InvalidInput(GitmemError):
+    """A value the caller passed is malformed (a name, a text, a trailer value)."""
+
+
+class NotFound(GitmemError):
+    exit_code = EXIT_NOT_FOUND
+
+
+class NotARepo(NotFound):
+    """The path is not inside a gitmem client memory repository."""
+
+
+class EditError(InvalidInput):
+    """An edit cannot be applied: old_text missing or ambiguous, section absent, too large."""
+
+
+class Conflict(GitmemError):
+    exit_code = EXIT_CONFLICT
+
+
+class DirtyCard(Conflict):
+    """A person has uncommitted edits to a card the operation would touch."""
+
+
+class ConfigError(GitmemError):
+    exit_code = EXIT_CONFIG
+
+
+class GitError(GitmemError):
+    """git failed; carries the command, exit status and stderr for the report."""
+
+    exit_code = EXIT_GIT
+
+    def __init__(self, cmd: list[str], returncode: int, stderr: str, stdout: str = "") -> None:
+        last = next((ln for ln in reversed(stderr.strip().splitlines()) if ln.strip()), "")
+        super().__init__(f"git {' '.join(cmd[1:4])} failed ({returncode}): {last or 'no output'}")
+        self.cmd = cmd
+        self.returncode = returncode
+        self.stderr = stderr
+        self.stdout = stdout
+
+
+class ModelError(GitmemError):
+    exit_code = EXIT_MODEL

@@ -1,0 +1,51 @@
+"""Bulk reads of history: one ``git log`` process, git's own trailer parser."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .git import Git, Sha
+from .trailers import canonical, parse_block
+
+# NUL ends a record (-z); 0x1f separates fields; git puts 0x1e between trailers.
+_FORMAT = "%H%x1f%P%x1f%aI%x1f%an%x1f%s%x1f%(trailers:only,unfold,separator=%x1e)"
+
+
+@dataclass(frozen=True)
+class Commit:
+    sha: Sha
+    parents: tuple[Sha, ...]
+    date: str
+    author: str
+    subject: str
+    trailers: dict[str, str] = field(hash=False)
+
+    def get(self, key: str) -> str | None:
+        return self.trailers.get(key)
+
+
+def read_log(
+    git: Git, rev: str, *, reverse: bool = False, paths: list[str] | None = None
+) -> list[Commit]:
+    args = ["log", "-z", f"--format={_FORMAT}"]
+    if reverse:
+        args += ["--reverse", "--topo-order"]
+    args.append(rev)
+    if paths:
+        args += ["--", *paths]
+    raw = git.run(*args).stdout.decode("utf-8", "replace")
+    out: list[Commit] = []
+    for record in raw.split("\0"):
+        record = record.strip("\n")
+        if not record:
+            continue
+        sha, parents, date, author, subject, block = (record.split("\x1f") + [""] * 6)[:6]
+        trailers: dict[str, str] = {}
+        for key, value in parse_block(block):
+            canon = canonical(key)
+            if canon and canon not in trailers:
+                trailers[canon] = value
+        out.append(
+            Commit(Sha(sha), tuple(Sha(p) for p in parents.split()), date, author, subject, trailers)
+        )
+    return out

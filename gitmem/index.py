@@ -1,0 +1,260 @@
+"""Layer I: what long-term memory holds, derived only from commit trailers and card headings.
+
+The index is a pure function of history and the branch tip's tree. ``replay``
+folds commits oldest-first into a ``Replay`` state; ``resolve`` reconciles that
+state with the cards' current headings. ``refresh`` keeps the state in a cache
+under ``.git/gitmem/`` keyed by the commit it was built at and folds in only the
+new commits when history simply grew; anything else (a merge, a rewrite, a
+missing commit) rebuilds from scratch, which gives the same result by design.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+
+from . import trailers as T
+from .cards import sections
+from .git import Sha
+from .history import Commit, read_log
+from .repo import MAIN, MemoryRepo
+
+CACHE_VERSION = 2
+
+
+@dataclass
+class Replay:
+    """Everything the trailers said, in order: enough to resolve the index at any point."""
+
+    commit: str | None = None
+    # "card/section" -> [[sha, "kw1, kw2", summary], ...] oldest first
+    entries: dict[str, list[list[str]]] = field(default_factory=dict)
+    inactive: set[str] = field(default_factory=set)  # entry or revert commits undone
+    reverts: dict[str, str] = field(default_factory=dict)  # revert commit -> its target
+
+    def _set_active(self, sha: str, active: bool) -> None:
+        # Undoing a revert re-applies what it reverted, and so on down the chain.
+        for _ in range(10_000):
+            if active:
+                self.inactive.discard(sha)
+            else:
+                self.inactive.add(sha)
+            if sha not in self.reverts:
+                return
+            sha, active = self.reverts[sha], not active
+
+    def apply(self, c: Commit) -> None:
+        target = c.get(T.REVERTS)
+        if target:
+            self.reverts[c.sha] = target
+            self._set_active(c.sha, True)
+        elif c.get(T.LAYER) is None:
+            card, section = c.get(T.CARD), c.get(T.SECTION)
+            if card and section:
+                key = f"{card}/{section}"
+                value = [c.sha, c.get(T.KEYWORDS) or "", c.get(T.SUMMARY) or ""]
+                self.entries.setdefault(key, []).append(value)
+        self.commit = c.sha
+
+    def current(self, key: str) -> list[str] | None:
+        for value in reversed(self.entries.get(key, [])):
+            if value[0] not in self.inactive:
+                return value
+        return None
+
+
+@dataclass(frozen=True)
+class SectionEntry:
+    id: str
+    heading: str
+    keywords: tuple[str, ...]
+    summary: str | None
+    commit: str | None
+
+    @property
+    def indexed(self) -> bool:
+        return self.summary is not None
+
+
+@dataclass(frozen=True)
+class CardEntry:
+    project: str
+    title: str
+    sections: tuple[SectionEntry, ...]
+
+
+@dataclass(frozen=True)
+class Index:
+    cards: tuple[CardEntry, ...]
+
+    def card(self, project: str) -> CardEntry | None:
+        return next((c for c in self.cards if c.project == project), None)
+
+    def to_json(self) -> list[dict[str, object]]:
+        return [
+            {
+                "project": c.project,
+                "title": c.title,
+                "sections": [{**asdict(s), "indexed": s.indexed} for s in c.sections],
+            }
+            for c in self.cards
+        ]
+
+    def render(self) -> str:
+        """The I block exactly as the agent sees it: sorted, no dates, no shas."""
+        out = [
+            "<memory-index>",
+            "Long-term memory cards (layer E). Each line is one section: id: summary [keywords].",
+            "Read a card or one section with read_memory_card before relying on details.",
+        ]
+        if not self.cards:
+            out.append("No cards yet.")
+        for c in self.cards:
+            out.append("")
+            out.append(f"## {c.project}: {c.title}")
+            for s in c.sections:
+                if s.indexed:
+                    out.append(f"- {s.id}: {s.summary} [{', '.join(s.keywords)}]")
+                else:
+                    out.append(f"- {s.id}: (unindexed) {s.heading}")
+        out.append("</memory-index>")
+        return "\n".join(out) + "\n"
+
+
+def _is_card_name(name: str) -> str | None:
+    if not name.endswith(".md"):
+        return None
+    stem = name[:-3]
+    from .names import _SLUG
+
+    return stem if _SLUG.match(stem) else None
+
+
+Headings = dict[str, list[list[str]]]  # blob sha -> [[title, ""], [id, heading], ...]
+
+
+def resolve(
+    repo: MemoryRepo, replay: Replay, headings: Headings, used: Headings | None = None
+) -> Index:
+    """Reconcile the replayed trailers with the card headings at ``replay.commit``.
+
+    ``headings`` caches parsed headings by blob sha; the ones this tree uses are
+    copied into ``used`` so the caller can keep the cache to the current tree.
+    """
+    if replay.commit is None:
+        return Index(())
+    cards: list[CardEntry] = []
+    for entry in repo.store.read_tree(f"{replay.commit}:cards"):
+        project = _is_card_name(entry.name.decode("utf-8", "replace"))
+        if project is None or entry.is_tree:
+            continue
+        info = headings.get(entry.sha)
+        if info is None:
+            raw = repo.store.read_blob(entry.sha) or b""
+            text = raw.decode("utf-8", "replace")
+            title = next((ln[2:].strip() for ln in text.split("\n") if ln.startswith("# ")), project)
+            info = [[title, ""], *([s.id, s.heading] for s in sections(text))]
+            headings[entry.sha] = info
+        if used is not None:
+            used[entry.sha] = info
+        secs = []
+        for sid, heading in info[1:]:
+            cur = replay.current(f"{project}/{sid}")
+            if cur is None:
+                secs.append(SectionEntry(sid, heading, (), None, None))
+            else:
+                kws = tuple(k.strip() for k in cur[1].split(",") if k.strip())
+                secs.append(SectionEntry(sid, heading, kws, cur[2], cur[0]))
+        cards.append(CardEntry(project, info[0][0], tuple(secs)))
+    cards.sort(key=lambda c: c.project)
+    return Index(tuple(cards))
+
+
+def replay_all(repo: MemoryRepo, branch: str = MAIN) -> Replay:
+    state = Replay()
+    tip = repo.tip(branch)
+    if tip is not None:
+        for c in read_log(repo.git, tip, reverse=True):
+            state.apply(c)
+    return state
+
+
+# -- the cache -----------------------------------------------------------------
+def _cache_path(repo: MemoryRepo, branch: str) -> str:
+    return str(repo.gitmem_dir / f"index-{branch.replace('/', '%')}.json")
+
+
+def _load(repo: MemoryRepo, branch: str) -> tuple[Replay, Headings] | None:
+    try:
+        with open(_cache_path(repo, branch), encoding="utf-8") as fh:
+            data = json.load(fh)
+        if data.get("version") != CACHE_VERSION:
+            return None
+        state = Replay(data["commit"], data["entries"], set(data["inactive"]), data["reverts"])
+        return state, data["headings"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _save(repo: MemoryRepo, branch: str, state: Replay, headings: Headings) -> None:
+    path = _cache_path(repo, branch)
+    data = {
+        "version": CACHE_VERSION,
+        "commit": state.commit,
+        "entries": state.entries,
+        "inactive": sorted(state.inactive),
+        "reverts": state.reverts,
+        "headings": headings,
+    }
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, separators=(",", ":"))
+    os.replace(tmp, path)  # readers see the old cache or the new one, never half
+
+
+def _advance(repo: MemoryRepo, state: Replay, tip: Sha) -> bool:
+    """Fold in commits after ``state.commit`` if history only grew linearly."""
+    if state.commit is None:
+        return False
+    try:
+        new = read_log(repo.git, f"{state.commit}..{tip}", reverse=True)
+    except Exception:  # the cached commit is gone (gc after a rewrite)
+        return False
+    prev = state.commit
+    for c in new:
+        if c.parents != (prev,):
+            return False  # a merge or a rewrite: replay from scratch instead
+        prev = c.sha
+    if prev != tip:
+        return False
+    for c in new:
+        state.apply(c)
+    return True
+
+
+def refresh(repo: MemoryRepo, branch: str = MAIN) -> Index:
+    """The index at ``branch``'s tip, updating the cache incrementally when it can."""
+    tip = repo.tip(branch)
+    loaded = _load(repo, branch)
+    state, headings = loaded if loaded else (Replay(), {})
+    if state.commit != tip:
+        if tip is None:
+            state = Replay()
+        elif not _advance(repo, state, tip):
+            state = replay_all(repo, branch)
+        used: Headings = {}
+        index = resolve(repo, state, headings, used)
+        _save(repo, branch, state, used)
+        return index
+    return resolve(repo, state, headings)
+
+
+def rebuild(repo: MemoryRepo, branch: str = MAIN) -> tuple[Index, Index | None]:
+    """Replay all of history (reindex); returns (rebuilt, what the cache held, if any)."""
+    cached = refresh(repo, branch) if _load(repo, branch) else None
+    state = replay_all(repo, branch)
+    used: Headings = {}
+    index = resolve(repo, state, {}, used)
+    _save(repo, branch, state, used)
+    return index, cached

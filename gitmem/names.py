@@ -1,0 +1,112 @@
+"""Validation of every name and single-line value that reaches a path or a trailer."""
+
+from __future__ import annotations
+
+import re
+
+from .errors import InvalidInput
+
+_SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+_SESSION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+_ACTOR = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$")
+# A value that would read as a second trailer: "Gitmem-Card: x", "Signed-off-by: y".
+_FAKE_KEY = re.compile(r"(?i)(?:\bgitmem-[a-z0-9-]*\s*:|^\s*[a-z][a-z0-9]*(?:-[a-z0-9]+)+\s*:)")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029\x85]")
+MAX_SLUG = 64
+MAX_SUMMARY = 200
+MAX_KEYWORD = 40
+MAX_KEYWORDS = 12
+
+
+def slugify(text: str) -> str:
+    """The id of a heading: lowercase ASCII letters and digits joined by single dashes."""
+    out = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    return out[:MAX_SLUG].rstrip("-")
+
+
+def check_utf8(value: str, what: str) -> str:
+    """Refuse text that came from non-UTF-8 bytes (click passes them as surrogates)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInput(f"{what} is not valid UTF-8") from None
+    return value
+
+
+def project(name: str) -> str:
+    check_utf8(name, "project name")
+    if not _SLUG.match(name) or len(name) > MAX_SLUG:
+        raise InvalidInput(
+            f"invalid project name {name!r}: use lowercase letters, digits and single dashes "
+            f"(at most {MAX_SLUG} characters), e.g. 'acme-website'"
+        )
+    return name
+
+
+def section_id(name: str) -> str:
+    check_utf8(name, "section id")
+    if not _SLUG.match(name) or len(name) > MAX_SLUG:
+        raise InvalidInput(
+            f"invalid section id {name!r}: a section id is the slug of its heading, e.g. 'next-steps'"
+        )
+    return name
+
+
+def client(name: str) -> str:
+    try:
+        return project(name)
+    except InvalidInput:
+        raise InvalidInput(
+            f"invalid client name {name!r}: use lowercase letters, digits and single dashes"
+        ) from None
+
+
+def session(name: str) -> str:
+    check_utf8(name, "session id")
+    if not _SESSION.match(name):
+        raise InvalidInput(f"invalid session id {name!r}: letters, digits, '.', '_' and '-' only")
+    return name
+
+
+def actor(name: str) -> str:
+    check_utf8(name, "actor")
+    if not _ACTOR.match(name):
+        raise InvalidInput(f"invalid actor {name!r}: letters, digits, '.', '_' and '-' only")
+    return name
+
+
+def _one_line(value: str, what: str, limit: int) -> str:
+    check_utf8(value, what)
+    if _CONTROL.search(value):
+        raise InvalidInput(f"{what} must be a single line without control characters")
+    if _FAKE_KEY.search(value):
+        raise InvalidInput(f"{what} must not contain a trailer key such as 'Gitmem-Card:'")
+    value = value.strip()
+    if not value:
+        raise InvalidInput(f"{what} is empty")
+    if len(value) > limit:
+        raise InvalidInput(f"{what} is longer than {limit} characters")
+    return value
+
+
+def summary(value: str) -> str:
+    return _one_line(value, "summary", MAX_SUMMARY)
+
+
+def keywords(values: list[str]) -> tuple[str, ...]:
+    out: list[str] = []
+    for raw in values:
+        kw = _one_line(raw, "keyword", MAX_KEYWORD)
+        if "," in kw or ":" in kw:
+            raise InvalidInput(f"keyword {kw!r} contains ',' or ':': pass plain words")
+        if kw.lower() not in (k.lower() for k in out):
+            out.append(kw)
+    if not out:
+        raise InvalidInput("at least one keyword is required")
+    if len(out) > MAX_KEYWORDS:
+        raise InvalidInput(f"at most {MAX_KEYWORDS} keywords")
+    return tuple(out)
+
+
+def split_keywords(text: str) -> tuple[str, ...]:
+    return keywords([k for k in text.split(",") if k.strip()])

@@ -1,0 +1,164 @@
+"""Reading and writing git objects without a process per object.
+
+Reads go through one long-running ``git cat-file --batch`` (git-revise style).
+Writes of blobs, trees and commits are serialised here and stored as loose
+objects -- the exact bytes ``git hash-object -w`` would write -- so an edit costs
+no process at all until the compare-and-swap ``update-ref`` that publishes it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import GitError
+from .git import Git, Sha
+
+TREE_MODE = b"40000"
+BLOB_MODE = b"100644"
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    mode: bytes
+    name: bytes
+    sha: Sha
+
+    @property
+    def is_tree(self) -> bool:
+        return self.mode == TREE_MODE
+
+
+def _sort_key(entry: TreeEntry) -> bytes:
+    # git orders a tree as if directory names ended with "/".
+    return entry.name + b"/" if entry.is_tree else entry.name
+
+
+class ObjectStore:
+    def __init__(self, git: Git, git_dir: Path) -> None:
+        self.git = git
+        self.git_dir = git_dir
+        common = git_dir / "commondir"
+        base = (git_dir / common.read_text().strip()).resolve() if common.exists() else git_dir
+        self.objects_dir = base / "objects"
+        config = base / "config"
+        text = config.read_text("utf-8", "replace").lower() if config.exists() else ""
+        self._sha256 = "objectformat = sha256" in text
+        self._raw_len = 32 if self._sha256 else 20
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    # -- reading ------------------------------------------------------------
+    def _batch(self) -> subprocess.Popen[bytes]:
+        if self._proc is None or self._proc.poll() is not None:
+            self._proc = self.git.popen("cat-file", "--batch")
+        return self._proc
+
+    def read(self, name: str) -> tuple[Sha, str, bytes] | None:
+        """(sha, type, content) of any object name git resolves, or None if missing."""
+        if "\n" in name:
+            return None
+        proc = self._batch()
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            proc.stdin.write(name.encode("utf-8", "surrogateescape") + b"\n")
+            proc.stdin.flush()
+            header = proc.stdout.readline()
+        except BrokenPipeError as exc:  # pragma: no cover - git died under us
+            raise GitError(["git", "cat-file", "--batch"], -1, str(exc)) from exc
+        if not header:
+            err = proc.stderr.read().decode() if proc.stderr else ""
+            raise GitError(["git", "cat-file", "--batch"], proc.wait(), err)
+        parts = header.split()
+        if len(parts) != 3:  # "<name> missing" / "ambiguous"
+            return None
+        size = int(parts[2])
+        data = proc.stdout.read(size + 1)[:size]
+        return Sha(parts[0].decode()), parts[1].decode(), data
+
+    def read_blob(self, name: str) -> bytes | None:
+        got = self.read(name)
+        return got[2] if got and got[1] == "blob" else None
+
+    def read_tree(self, name: str) -> list[TreeEntry]:
+        got = self.read(name)
+        if got is None or got[1] != "tree":
+            return []
+        return self.parse_tree(got[2])
+
+    def parse_tree(self, data: bytes) -> list[TreeEntry]:
+        entries: list[TreeEntry] = []
+        pos, n = 0, self._raw_len
+        while pos < len(data):
+            sp = data.index(b" ", pos)
+            nul = data.index(b"\0", sp)
+            raw = data[nul + 1 : nul + 1 + n]
+            entries.append(TreeEntry(data[pos:sp], data[sp + 1 : nul], Sha(raw.hex())))
+            pos = nul + 1 + n
+        return entries
+
+    def resolve(self, ref: str) -> Sha | None:
+        got = self.read(ref)
+        return got[0] if got else None
+
+    def close(self) -> None:
+        if self._proc is not None:
+            if self._proc.stdin:
+                self._proc.stdin.close()
+            self._proc.wait()
+            for stream in (self._proc.stdout, self._proc.stderr):
+                if stream:
+                    stream.close()
+            self._proc = None
+
+    # -- writing ------------------------------------------------------------
+    def write(self, kind: str, data: bytes) -> Sha:
+        raw = f"{kind} {len(data)}\0".encode() + data
+        digest = (hashlib.sha256(raw) if self._sha256 else hashlib.sha1(raw)).hexdigest()
+        path = self.objects_dir / digest[:2] / digest[2:]
+        if not path.exists():
+            path.parent.mkdir(exist_ok=True)
+            tmp = path.parent / f"tmp_obj_{os.getpid()}_{digest[2:10]}"
+            with open(tmp, "wb") as fh:
+                fh.write(zlib.compress(raw, 1))
+            os.chmod(tmp, 0o444)
+            os.replace(tmp, path)
+        return Sha(digest)
+
+    def write_tree(self, entries: list[TreeEntry]) -> Sha:
+        body = b"".join(
+            e.mode + b" " + e.name + b"\0" + bytes.fromhex(e.sha)
+            for e in sorted(entries, key=_sort_key)
+        )
+        return self.write("tree", body)
+
+    def write_commit(
+        self, tree: Sha, parents: list[Sha], author: str, committer: str, message: str
+    ) -> Sha:
+        lines = [f"tree {tree}", *(f"parent {p}" for p in parents)]
+        lines += [f"author {author}", f"committer {committer}", "", message]
+        text = "\n".join(lines)
+        if not text.endswith("\n"):
+            text += "\n"
+        return self.write("commit", text.encode("utf-8"))
+
+    def update_path(self, root: Sha | None, path: str, blob: Sha | None) -> Sha | None:
+        """The tree ``root`` with the file at ``path`` set to ``blob`` (None removes it).
+
+        Returns None when the result is empty (git stores no empty subtrees).
+        """
+        head, _, rest = path.partition("/")
+        entries = self.read_tree(root) if root else []
+        name = head.encode()
+        kept = [e for e in entries if e.name != name]
+        if rest:
+            old = next((e for e in entries if e.name == name and e.is_tree), None)
+            sub = self.update_path(old.sha if old else None, rest, blob)
+            if sub is not None:
+                kept.append(TreeEntry(TREE_MODE, name, sub))
+        elif blob is not None:
+            kept.append(TreeEntry(BLOB_MODE, name, blob))
+        return self.write_tree(kept) if kept else None

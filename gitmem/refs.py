@@ -1,0 +1,86 @@
+"""Moving refs with compare-and-swap, and keeping a checked-out working tree in step."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Iterator
+
+from .errors import DirtyCard, GitError
+from .git import Sha
+from .repo import MemoryRepo
+
+_LOST_RACE = ("but expected", "cannot lock ref", "unable to create", "is at", "reference already exists")
+
+
+def zero(repo: MemoryRepo) -> str:
+    return "0" * (64 if repo.store._sha256 else 40)
+
+
+def cas(repo: MemoryRepo, ref: str, new: Sha, old: Sha | None, reason: str) -> bool:
+    """Point ``ref`` at ``new`` only if it still points at ``old``; False if someone moved it."""
+    proc = repo.git.run(
+        "update-ref", "-m", reason, ref, new, old or zero(repo), check=False
+    )
+    if proc.returncode == 0:
+        return True
+    err = proc.stderr.decode("utf-8", "replace")
+    if any(s in err.lower() for s in _LOST_RACE):
+        return False
+    raise GitError(["git", "update-ref", ref], proc.returncode, err)
+
+
+def checked_out(repo: MemoryRepo, branch: str) -> bool:
+    return repo.head_branch() == branch and (repo.root / ".git").exists()
+
+
+@contextlib.contextmanager
+def worktree_guard(repo: MemoryRepo, branch: str) -> Iterator[bool]:
+    """Hold the working-tree lock while ``branch`` is the checked-out one; yields whether it is."""
+    if not checked_out(repo, branch):
+        yield False
+        return
+    with repo.lock("worktree"):
+        yield checked_out(repo, branch)
+
+
+def dirty_paths(repo: MemoryRepo, paths: list[str]) -> list[str]:
+    """Paths among ``paths`` that differ in the working tree or index from HEAD."""
+    if not paths:
+        return []
+    out = repo.git.run(
+        "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", *paths
+    ).stdout.decode("utf-8", "surrogateescape")
+    return sorted({item[3:] for item in out.split("\0") if len(item) > 3})
+
+
+def ensure_clean(repo: MemoryRepo, paths: list[str]) -> None:
+    dirty = dirty_paths(repo, paths)
+    if dirty:
+        raise DirtyCard(
+            f"uncommitted edits to {', '.join(dirty)}; commit or stash them first",
+            hint="gitmem never writes over a person's uncommitted work",
+        )
+
+
+def sync_worktree(repo: MemoryRepo, commit: Sha, paths: list[str]) -> None:
+    """Make ``paths`` in the working tree and index match ``commit`` (after a CAS moved HEAD)."""
+    for path in paths:
+        data = repo.store.read_blob(f"{commit}:{path}")
+        target = repo.root / path
+        if data is None:
+            with contextlib.suppress(FileNotFoundError):
+                target.unlink()
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.gitmem-{os.getpid()}")
+        tmp.write_bytes(data)
+        os.replace(tmp, target)
+    for attempt in range(50):
+        proc = repo.git.run("update-index", "-q", "--add", "--remove", "--", *paths, check=False)
+        if proc.returncode == 0:
+            return
+        if b"index.lock" not in proc.stderr:
+            raise GitError(["git", "update-index"], proc.returncode, proc.stderr.decode())
+        time.sleep(0.01 * (attempt + 1))

@@ -1,0 +1,150 @@
+"""A client memory repository: where it is, its settings, and who is writing."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import re
+import time
+from collections.abc import Iterator
+from datetime import datetime
+from email.utils import parsedate_to_datetime
+from functools import cached_property
+from pathlib import Path
+
+from . import config as config_mod
+from .errors import NotARepo
+from .git import Git, Sha
+from .objects import ObjectStore
+
+MAIN = "main"
+SESSION_PREFIX = "gitmem/session/"
+
+
+def find_root(start: Path) -> Path:
+    """The nearest directory at or above ``start`` holding both gitmem.toml and .git."""
+    here = start.resolve()
+    if not here.exists():
+        raise NotARepo(f"no such directory: {start}")
+    for candidate in (here, *here.parents):
+        if (candidate / config_mod.FILENAME).is_file() and (candidate / ".git").exists():
+            return candidate
+    raise NotARepo(
+        f"not a gitmem memory repo: {start}",
+        hint="create one with `gitmem init PATH`, or pass -C PATH / --client NAME",
+    )
+
+
+def _git_dir(root: Path) -> Path:
+    dot = root / ".git"
+    if dot.is_file():  # a linked worktree: "gitdir: <path>"
+        target = dot.read_text().partition(":")[2].strip()
+        return (root / target).resolve()
+    return dot
+
+
+def _parse_date(value: str) -> str | None:
+    """A GIT_*_DATE value as "<epoch> <tz>", for the formats people actually set."""
+    value = value.strip().lstrip("@")
+    m = re.fullmatch(r"(\d+)(?:\s+([+-]\d{4}))?", value)
+    if m:
+        return f"{m.group(1)} {m.group(2) or '+0000'}"
+    try:
+        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+    if when.tzinfo is None:
+        when = when.astimezone()
+    return f"{int(when.timestamp())} {_tz(when)}"
+
+
+def _tz(when: datetime) -> str:
+    offset = when.utcoffset()
+    minutes = int(offset.total_seconds() // 60) if offset else 0
+    sign = "-" if minutes < 0 else "+"
+    return f"{sign}{abs(minutes) // 60:02d}{abs(minutes) % 60:02d}"
+
+
+class MemoryRepo:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.git_dir = _git_dir(root)
+        self.git = Git(root)
+
+    @classmethod
+    def discover(cls, start: Path | str = ".") -> MemoryRepo:
+        return cls(find_root(Path(start)))
+
+    @cached_property
+    def store(self) -> ObjectStore:
+        return ObjectStore(self.git, self.git_dir)
+
+    @cached_property
+    def config(self) -> config_mod.Config:
+        return config_mod.load(self.root)
+
+    def close(self) -> None:
+        if "store" in self.__dict__:
+            self.store.close()
+
+    def __enter__(self) -> MemoryRepo:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- refs -----------------------------------------------------------------
+    def head_branch(self) -> str | None:
+        """The branch checked out in the working tree (None when detached)."""
+        head = (self.git_dir / "HEAD").read_text().strip()
+        prefix = "ref: refs/heads/"
+        return head[len(prefix) :] if head.startswith(prefix) else None
+
+    def tip(self, branch: str) -> Sha | None:
+        got = self.store.read(f"refs/heads/{branch}^{{commit}}")
+        return got[0] if got else None
+
+    @property
+    def gitmem_dir(self) -> Path:
+        path = self.git_dir / "gitmem"
+        path.mkdir(exist_ok=True)
+        return path
+
+    @contextlib.contextmanager
+    def lock(self, name: str) -> Iterator[None]:
+        """An advisory lock between gitmem processes (not against plain git)."""
+        with open(self.gitmem_dir / f"{name}.lock", "a+") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+    # -- identity -------------------------------------------------------------
+    @cached_property
+    def _identity(self) -> tuple[str, str]:
+        proc = self.git.run("config", "-z", "--get-regexp", r"^user\.(name|email)$", check=False)
+        found: dict[str, str] = {}
+        for item in proc.stdout.decode("utf-8", "replace").split("\0"):
+            key, _, value = item.partition("\n")
+            if key:
+                found[key] = value
+        return found.get("user.name", "gitmem"), found.get("user.email", "gitmem@localhost")
+
+    def signature(self, role: str = "AUTHOR") -> str:
+        """"Name <email> epoch tz" as git would write it, honouring GIT_{role}_* variables."""
+        name = os.environ.get(f"GIT_{role}_NAME") or self._identity[0]
+        email = os.environ.get(f"GIT_{role}_EMAIL") or self._identity[1]
+        date = _parse_date(os.environ.get(f"GIT_{role}_DATE", "")) if os.environ.get(
+            f"GIT_{role}_DATE"
+        ) else None
+        if date is None:
+            now = datetime.now().astimezone()
+            date = f"{int(time.time())} {_tz(now)}"
+        clean = re.sub(r"[<>\n]", "", name).strip() or "gitmem"
+        mail = re.sub(r"[<>\n]", "", email)
+        return f"{clean} <{mail}> {date}"

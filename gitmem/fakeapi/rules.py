@@ -1,0 +1,172 @@
+"""RuleModel: a deterministic simulated memory agent for demos and benchmarks.
+
+It answers a few commands in the last user text (case-insensitive):
+
+* ``remember <project> <section heading>: <text>`` -> ``write_memory_card``
+  appending ``"\\n## <heading>\\n<text>\\n"``;
+* ``update <project> <section_id>: <old> => <new>`` -> ``write_memory_card``
+  replacing ``<old>`` with ``<new>``;
+* ``recall <project> [<section_id>]`` -> ``read_memory_card``;
+* ``search <query>`` -> ``search_history``;
+* ``summarize ...`` or the marker ``<<synthesis>>`` in the system prompt or the
+  user text -> a short Markdown synthesis of the user text;
+* anything else -> an acknowledgement naming how many system blocks and
+  tools it saw.
+
+When the last message carries ``tool_result`` blocks it reports the outcome
+in one short text ("Saved.", the first line of what was read, or
+"That failed: <error>").  Output is byte-deterministic: tool-use ids are
+hashes of the request, never random.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any
+
+from .reply import Reply
+from .tokens import canonical_json, content_blocks, system_blocks
+
+SYNTHESIS_MARKER = "<<synthesis>>"
+SUMMARY_LIMIT = 80
+
+_REMEMBER = re.compile(r"^remember\s+(\S+)\s+([^:\n]+?)\s*:\s*(.+)$", re.IGNORECASE | re.DOTALL)
+_UPDATE = re.compile(
+    r"^update\s+(\S+)\s+([^:\s]+)\s*:\s*(.+?)\s*=>\s*(.+)$", re.IGNORECASE | re.DOTALL
+)
+_RECALL = re.compile(r"^recall\s+(\S+)(?:\s+(\S+))?\s*$", re.IGNORECASE)
+_SEARCH = re.compile(r"^search\s+(.+)$", re.IGNORECASE | re.DOTALL)
+_SUMMARIZE = re.compile(r"^summari[sz]e\b[:\s]*", re.IGNORECASE)
+
+
+def slug(heading: str) -> str:
+    """Lowercase, runs of non-alphanumerics become ``-``, trimmed."""
+    return re.sub(r"[^a-z0-9]+", "-", heading.lower()).strip("-")
+
+
+def keywords(text: str, limit: int = 4) -> list[str]:
+    """Up to ``limit`` longest distinct lowercase alphanumeric words (ties: first seen)."""
+    words = list(dict.fromkeys(re.findall(r"[a-z0-9]+", text.lower())))
+    return sorted(words, key=lambda word: (-len(word), words.index(word)))[:limit]
+
+
+def summary(text: str, limit: int = SUMMARY_LIMIT) -> str:
+    """Whitespace collapsed, cut to ``limit`` characters (with an ellipsis when cut)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def _text_of(content: object) -> str:
+    return "\n".join(
+        str(block.get("text", ""))
+        for block in content_blocks(content)
+        if block.get("type") == "text"
+    )
+
+
+def _result_text(block: dict[str, Any]) -> str:
+    content = block.get("content")
+    return content if isinstance(content, str) else _text_of(content)
+
+
+def _first_line(text: str) -> str:
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")
+
+
+class RuleModel:
+    """A deterministic stand-in for Claude driving gitmem's memory tools."""
+
+    def __call__(self, request: dict[str, Any]) -> Reply:
+        messages = request.get("messages") or []
+        last = messages[-1] if messages else {}
+        results = [b for b in content_blocks(last.get("content")) if b.get("type") == "tool_result"]
+        if results:
+            return self._report(results, messages)
+        system_text = "\n".join(
+            str(b.get("text", "")) for b in system_blocks(request.get("system"))
+        )
+        text = _text_of(last.get("content")).strip()
+        if SYNTHESIS_MARKER in system_text or SYNTHESIS_MARKER in text or _SUMMARIZE.match(text):
+            return Reply.text(self._synthesis(text))
+        return self._command(text, request)
+
+    def _command(self, text: str, request: dict[str, Any]) -> Reply:
+        tool_names = {str(t.get("name")) for t in request.get("tools") or [] if isinstance(t, dict)}
+        call: tuple[str, dict[str, Any]] | None = None
+        if match := _REMEMBER.match(text):
+            project, heading, body = match.group(1), match.group(2).strip(), match.group(3).strip()
+            entry = {
+                "section_id": slug(heading),
+                "keywords": keywords(body),
+                "summary": summary(body),
+            }
+            new_text = f"\n## {heading}\n{body}\n"
+            call = ("write_memory_card", _write(project, "", new_text, entry))
+        elif match := _UPDATE.match(text):
+            project, section_id, old, new = (match.group(i).strip() for i in range(1, 5))
+            entry = {
+                "section_id": section_id,
+                "keywords": keywords(new),
+                "summary": summary(f"{old} → {new}"),
+            }
+            call = ("write_memory_card", _write(project, old, new, entry))
+        elif match := _RECALL.match(text):
+            read: dict[str, Any] = {"project": match.group(1)}
+            if match.group(2):
+                read["section_id"] = match.group(2)
+            call = ("read_memory_card", read)
+        elif match := _SEARCH.match(text):
+            call = ("search_history", {"query": match.group(1).strip()})
+        if call is None:
+            return Reply.text(self._acknowledge(text, request, len(tool_names)))
+        name, tool_input = call
+        if name not in tool_names:
+            return Reply.text(f"I can't do that: the tool {name} is not available.")
+        tool_id = (
+            "toolu_"
+            + hashlib.sha256(canonical_json([request.get("messages"), name]).encode()).hexdigest()[
+                :24
+            ]
+        )
+        return Reply.tool_use(name, tool_input, id=tool_id)
+
+    @staticmethod
+    def _acknowledge(text: str, request: dict[str, Any], tools: int) -> str:
+        systems = len(system_blocks(request.get("system")))
+        said = summary(text, 60) if text else "(nothing)"
+        block_word = "block" if systems == 1 else "blocks"
+        tool_word = "tool" if tools == 1 else "tools"
+        return f'Noted: "{said}" (I saw {systems} system {block_word} and {tools} {tool_word}.)'
+
+    @staticmethod
+    def _synthesis(text: str) -> str:
+        text = _SUMMARIZE.sub("", text, count=1)
+        lines = [line.strip() for line in text.replace(SYNTHESIS_MARKER, "").splitlines()]
+        points = [line.lstrip("-*# ").strip() for line in lines if line.strip("-*# ")][:3]
+        if not points:
+            return "## Synthesis\n\n- (nothing to summarize)\n"
+        return "## Synthesis\n\n" + "".join(f"- {point}\n" for point in points)
+
+    @staticmethod
+    def _report(results: list[dict[str, Any]], messages: list[Any]) -> Reply:
+        names: dict[str, str] = {}
+        if len(messages) >= 2:
+            for block in content_blocks(messages[-2].get("content")):
+                if block.get("type") == "tool_use":
+                    names[str(block.get("id"))] = str(block.get("name"))
+        parts: list[str] = []
+        for result in results:
+            output = _result_text(result)
+            name = names.get(str(result.get("tool_use_id")), "")
+            if result.get("is_error"):
+                parts.append(f"That failed: {_first_line(output) or 'unknown error'}")
+            elif name == "write_memory_card":
+                parts.append("Saved.")
+            else:
+                parts.append(_first_line(output) or "(empty result)")
+        return Reply.text(" ".join(parts))
+
+
+def _write(project: str, old: str, new: str, entry: dict[str, Any]) -> dict[str, Any]:
+    return {"project": project, "old_text": old, "new_text": new, "index_entry": entry}

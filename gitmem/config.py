@@ -87,7 +87,10 @@ def load(root: Path) -> Config:
         if not isinstance(table, dict):
             raise ConfigError(f"{FILENAME}: prices.{model} must be a table")
         base = prices.get(model, _price(3.0, 15.0))
-        vals = {k: _get(data["prices"], model, k, float, getattr(base, k)) for k in Price.__annotations__}
+        vals = {
+            k: _get(data["prices"], model, k, float, getattr(base, k))
+            for k in Price.__annotations__
+        }
         prices[model] = Price(**vals)
     cfg = Config(
         client=_get(data, "client", "name", str, d.client),
@@ -102,7 +105,9 @@ def load(root: Path) -> Config:
         prices=prices,
     )
     if cfg.review not in ("auto", "review"):
-        raise ConfigError(f"{FILENAME}: memory.review must be 'auto' or 'review', not {cfg.review!r}")
+        raise ConfigError(
+            f"{FILENAME}: memory.review must be 'auto' or 'review', not {cfg.review!r}"
+        )
     if cfg.cache_ttl not in ("5m", "1h"):
         raise ConfigError(f"{FILENAME}: memory.cache_ttl must be '5m' or '1h'")
     if cfg.synthesis_every < 1 or cfg.max_edit_bytes < 1 or cfg.max_card_bytes < 1:

@@ -62,7 +62,7 @@ def apply_edit(text: str | None, old: str, new: str, project: str) -> str:
     if not found:
         raise EditError(f"old_text not found in {path}")
     if len(found) > 1:
-        where = ", ".join(str(n) for n in found[:20])
+        where = ", ".join(str(n) for n in sorted(set(found))[:20])
         raise EditError(
             f"old_text occurs {len(found)} times in {path} (lines {where}); add context to make it unique"
         )
@@ -125,7 +125,13 @@ def write_card(
             commit = repo.store.write_commit(
                 tree, [parent], sig, repo.signature("COMMITTER"), message
             )
-            if cas(repo, f"refs/heads/{branch}", commit, parent, f"gitmem write: {project} {entry.section_id}"):
+            if cas(
+                repo,
+                f"refs/heads/{branch}",
+                commit,
+                parent,
+                f"gitmem write: {project} {entry.section_id}",
+            ):
                 if live:
                     sync_worktree(repo, commit, [path])
                 return EditResult(commit, branch, project, entry.section_id, text is None, live)

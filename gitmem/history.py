@@ -25,9 +25,16 @@ class Commit:
 
 
 def read_log(
-    git: Git, rev: str, *, reverse: bool = False, paths: list[str] | None = None
+    git: Git,
+    rev: str,
+    *,
+    reverse: bool = False,
+    paths: list[str] | None = None,
+    max_count: int | None = None,
 ) -> list[Commit]:
     args = ["log", "-z", f"--format={_FORMAT}"]
+    if max_count is not None:
+        args.append(f"--max-count={max_count}")
     if reverse:
         args += ["--reverse", "--topo-order"]
     args.append(rev)
@@ -46,6 +53,8 @@ def read_log(
             if canon and canon not in trailers:
                 trailers[canon] = value
         out.append(
-            Commit(Sha(sha), tuple(Sha(p) for p in parents.split()), date, author, subject, trailers)
+            Commit(
+                Sha(sha), tuple(Sha(p) for p in parents.split()), date, author, subject, trailers
+            )
         )
     return out

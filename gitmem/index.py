@@ -153,7 +153,9 @@ def resolve(
         if info is None:
             raw = repo.store.read_blob(entry.sha) or b""
             text = raw.decode("utf-8", "replace")
-            title = next((ln[2:].strip() for ln in text.split("\n") if ln.startswith("# ")), project)
+            title = next(
+                (ln[2:].strip() for ln in text.split("\n") if ln.startswith("# ")), project
+            )
             info = [[title, ""], *([s.id, s.heading] for s in sections(text))]
             headings[entry.sha] = info
         if used is not None:
@@ -258,3 +260,21 @@ def rebuild(repo: MemoryRepo, branch: str = MAIN) -> tuple[Index, Index | None]:
     index = resolve(repo, state, {}, used)
     _save(repo, branch, state, used)
     return index, cached
+
+
+def differences(old: Index, new: Index) -> list[str]:
+    """Human-readable differences between two indexes, section by section."""
+
+    def flat(idx: Index) -> dict[str, SectionEntry]:
+        return {f"{c.project} § {s.id}": s for c in idx.cards for s in c.sections}
+
+    a, b = flat(old), flat(new)
+    out = []
+    for key in sorted(a.keys() | b.keys()):
+        if key not in b:
+            out.append(f"{key}: only in the cache")
+        elif key not in a:
+            out.append(f"{key}: missing from the cache")
+        elif a[key] != b[key]:
+            out.append(f"{key}: cache had {a[key].summary!r}, history says {b[key].summary!r}")
+    return out

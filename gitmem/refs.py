@@ -11,7 +11,13 @@ from .errors import DirtyCard, GitError
 from .git import Sha
 from .repo import MemoryRepo
 
-_LOST_RACE = ("but expected", "cannot lock ref", "unable to create", "is at", "reference already exists")
+_LOST_RACE = (
+    "but expected",
+    "cannot lock ref",
+    "unable to create",
+    "is at",
+    "reference already exists",
+)
 
 
 def zero(repo: MemoryRepo) -> str:
@@ -20,9 +26,7 @@ def zero(repo: MemoryRepo) -> str:
 
 def cas(repo: MemoryRepo, ref: str, new: Sha, old: Sha | None, reason: str) -> bool:
     """Point ``ref`` at ``new`` only if it still points at ``old``; False if someone moved it."""
-    proc = repo.git.run(
-        "update-ref", "-m", reason, ref, new, old or zero(repo), check=False
-    )
+    proc = repo.git.run("update-ref", "-m", reason, ref, new, old or zero(repo), check=False)
     if proc.returncode == 0:
         return True
     err = proc.stderr.decode("utf-8", "replace")

@@ -136,12 +136,14 @@ class MemoryRepo:
         return found.get("user.name", "gitmem"), found.get("user.email", "gitmem@localhost")
 
     def signature(self, role: str = "AUTHOR") -> str:
-        """"Name <email> epoch tz" as git would write it, honouring GIT_{role}_* variables."""
+        """ "Name <email> epoch tz" as git would write it, honouring GIT_{role}_* variables."""
         name = os.environ.get(f"GIT_{role}_NAME") or self._identity[0]
         email = os.environ.get(f"GIT_{role}_EMAIL") or self._identity[1]
-        date = _parse_date(os.environ.get(f"GIT_{role}_DATE", "")) if os.environ.get(
-            f"GIT_{role}_DATE"
-        ) else None
+        date = (
+            _parse_date(os.environ.get(f"GIT_{role}_DATE", ""))
+            if os.environ.get(f"GIT_{role}_DATE")
+            else None
+        )
         if date is None:
             now = datetime.now().astimezone()
             date = f"{int(time.time())} {_tz(now)}"

@@ -28,8 +28,12 @@ class IndexEntry:
     summary: str
 
     @classmethod
-    def make(cls, section_id: str, keywords: list[str] | tuple[str, ...], summary: str) -> IndexEntry:
-        return cls(names.section_id(section_id), names.keywords(list(keywords)), names.summary(summary))
+    def make(
+        cls, section_id: str, keywords: list[str] | tuple[str, ...], summary: str
+    ) -> IndexEntry:
+        return cls(
+            names.section_id(section_id), names.keywords(list(keywords)), names.summary(summary)
+        )
 
 
 def canonical(key: str) -> str | None:

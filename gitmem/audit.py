@@ -1,0 +1,79 @@
+"""The audit trail (``gitmem log``) and reading cards (``gitmem show``)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from . import names
+from . import trailers as T
+from .cards import card_path, section_ids, section_text
+from .errors import NotFound
+from .history import read_log
+from .repo import MAIN, MemoryRepo
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    sha: str
+    date: str
+    actor: str
+    session: str | None
+    card: str | None
+    section: str | None
+    summary: str
+    reverts: str | None
+
+    def to_json(self) -> dict[str, object]:
+        return asdict(self)
+
+    def line(self) -> str:
+        where = f"{self.card} § {self.section}" if self.card and self.section else self.card or "-"
+        return (
+            f"{self.date[:16].replace('T', ' ')}  {self.actor:<12}  {self.session or '-':<22}  "
+            f"{where:<32}  {self.summary}  {self.sha[:7]}"
+        )
+
+
+def audit_log(
+    repo: MemoryRepo, project: str | None = None, *, branch: str = MAIN, limit: int | None = None
+) -> list[LogEntry]:
+    tip = repo.tip(branch)
+    if tip is None:
+        raise NotFound(f"no branch {branch!r}")
+    paths = [card_path(names.project(project))] if project else None
+    out = []
+    for c in read_log(repo.git, tip, paths=paths):
+        out.append(
+            LogEntry(
+                sha=c.sha,
+                date=c.date,
+                actor=c.get(T.ACTOR) or c.author,
+                session=c.get(T.SESSION),
+                card=c.get(T.CARD),
+                section=c.get(T.SECTION),
+                summary=c.get(T.SUMMARY) or c.subject,
+                reverts=c.get(T.REVERTS),
+            )
+        )
+        if limit is not None and len(out) >= limit:
+            break
+    return out
+
+
+def read_card(
+    repo: MemoryRepo, project: str, section: str | None = None, *, branch: str = MAIN
+) -> str:
+    """A card's text at the tip of ``branch``, or one of its sections."""
+    names.project(project)
+    raw = repo.store.read_blob(f"refs/heads/{branch}:{card_path(project)}")
+    if raw is None:
+        raise NotFound(f"no card {project!r} ({card_path(project)})")
+    text = raw.decode("utf-8", "replace")
+    if section is None:
+        return text
+    names.section_id(section)
+    found = section_text(text, section)
+    if found is None:
+        known = ", ".join(section_ids(text)) or "none"
+        raise NotFound(f"no section {section!r} in {project} (sections: {known})")
+    return found

@@ -1,0 +1,146 @@
+"""The ``gitmem`` command. Only parsing and printing live here; every command calls a
+plain function that takes values and returns a result. Heavy modules are imported
+inside the commands that need them, so ``gitmem index`` starts fast.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from ..errors import EXIT_BUG, EXIT_INTERRUPTED, EXIT_USAGE, GitmemError, InvalidInput
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Ctx:
+    def __init__(self, path: str | None = None, client: str | None = None) -> None:
+        self.path = path
+        self.client = client
+        self.json = False
+
+    def repo_root(self) -> Path:
+        from ..repo import find_root
+        from ..workspace import find_client
+
+        if self.path and self.client:
+            raise InvalidInput("give either -C PATH or --client NAME, not both")
+        if self.client:
+            return find_client(self.client)
+        return find_root(Path(self.path or "."))
+
+    def repo(self) -> Any:
+        from ..repo import MemoryRepo
+
+        return MemoryRepo(self.repo_root())
+
+
+def json_option(f: F) -> F:
+    def set_json(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+        if value:
+            ctx.find_object(Ctx).json = True  # type: ignore[union-attr]
+        return value
+
+    return click.option(
+        "--json",
+        "as_json",
+        is_flag=True,
+        expose_value=False,
+        callback=set_json,
+        is_eager=True,
+        help="Print machine-readable JSON instead of text.",
+    )(f)
+
+
+def emit(ctx: Ctx, data: Any, text: str | Callable[[], str]) -> None:
+    if ctx.json:
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True))
+    else:
+        out = text() if callable(text) else text
+        if out:
+            click.echo(out, nl=not out.endswith("\n"))
+
+
+pass_ctx = click.make_pass_decorator(Ctx)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "-C", "path", metavar="PATH", help="The client memory repo (default: the current directory)."
+)
+@click.option(
+    "--client", metavar="NAME", help="A client in the workspace ($GITMEM_HOME, default ~/gitmem)."
+)
+@click.version_option(package_name="vibrating-memory", prog_name="gitmem")
+@click.pass_context
+def cli(ctx: click.Context, path: str | None, client: str | None) -> None:
+    """Long-term memory for Claude agents, kept as Markdown cards in git.
+
+    Every edit to memory is one commit whose trailers carry the index entry for
+    what changed. Start with `gitmem init PATH`, then `gitmem write`, `gitmem index`
+    and `gitmem log`. Every command takes -C PATH (or --client NAME) and --json.
+    """
+    state = ctx.ensure_object(Ctx)
+    state.path, state.client = path, client
+
+
+from . import core  # noqa: E402,F401  (registers the commands)
+
+
+def _report_bug(exc: BaseException) -> str:
+    import tempfile
+
+    path = Path(tempfile.gettempdir()) / "gitmem-crash.log"
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(f"gitmem {' '.join(sys.argv[1:])}\n")
+        fh.write("".join(traceback.format_exception(exc)))
+        fh.write("\n")
+    return str(path)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: the one place that maps errors to exit codes and one-line messages."""
+    state = Ctx(None, None)
+    try:
+        args = list(sys.argv[1:] if argv is None else argv)
+        with cli.make_context("gitmem", args, obj=state) as ctx:
+            cli.invoke(ctx)
+        code = 0
+    except click.exceptions.Exit as exc:
+        code = exc.exit_code
+    except click.ClickException as exc:
+        exc.show()
+        code = exc.exit_code
+    except (KeyboardInterrupt, click.exceptions.Abort):
+        click.echo("gitmem: interrupted", err=True)
+        code = EXIT_INTERRUPTED
+    except GitmemError as err:
+        if state.json:
+            payload = {
+                "error": {
+                    "type": type(err).__name__,
+                    "message": str(err),
+                    "exit_code": err.exit_code,
+                }
+            }
+            click.echo(json.dumps(payload, sort_keys=True))
+        click.echo(f"gitmem: error: {err}", err=True)
+        if err.hint and sys.stderr.isatty():
+            click.echo(f"hint: {err.hint}", err=True)
+        code = err.exit_code
+    except Exception as exc:  # a bug: say so, keep the traceback for the report
+        where = _report_bug(exc)
+        click.echo(
+            f"gitmem: unexpected error: {type(exc).__name__}: {exc} (details in {where})", err=True
+        )
+        code = EXIT_BUG
+    sys.exit(code)
+
+
+__all__ = ["EXIT_USAGE", "Ctx", "cli", "emit", "json_option", "main", "pass_ctx"]

@@ -1,0 +1,247 @@
+"""Commands over the memory repo itself: init, clients, write, show, index, log, revert."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from ..errors import InvalidInput
+from . import Ctx, cli, emit, json_option, pass_ctx
+
+
+def _read_text_file(path: str, what: str) -> str:
+    if path == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        try:
+            data = Path(path).read_bytes()
+        except OSError as exc:
+            raise InvalidInput(f"cannot read {what} file {path}: {exc.strerror}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidInput(f"{what} file {path} is not valid UTF-8") from None
+
+
+@cli.command()
+@click.argument("path", required=False)
+@json_option
+@pass_ctx
+def init(ctx: Ctx, path: str | None) -> None:
+    """Create a client memory repo at PATH (or, with --client NAME, in the workspace).
+
+    The repo starts from gitmem's template: gitmem.toml, persona.md, synthesis.md,
+    cards/, sessions/, logs/, a first commit on `main`, and gitmem's hooks.
+    """
+    from ..create import init_repo
+    from ..workspace import client_path
+
+    if path and ctx.client:
+        raise InvalidInput("give either PATH or --client NAME, not both")
+    if not path and not ctx.client:
+        raise InvalidInput("gitmem init needs a PATH or --client NAME")
+    target = client_path(ctx.client) if ctx.client else Path(path or ".")
+    res = init_repo(target, ctx.client)
+    emit(ctx, res.to_json(), f"Initialised memory for client {res.client} in {res.path}")
+
+
+@cli.command()
+@json_option
+@pass_ctx
+def clients(ctx: Ctx) -> None:
+    """List the clients in the workspace ($GITMEM_HOME) with their last activity."""
+    from ..workspace import home, list_clients
+
+    found = list_clients()
+
+    def text() -> str:
+        if not found:
+            return f"No clients in {home()} yet; create one with `gitmem init --client NAME`."
+        width = max(len(c.name) for c in found)
+        return "\n".join(
+            f"{c.name:<{width}}  {c.last_activity or 'never':<25}  {c.last_subject or ''}"
+            for c in found
+        )
+
+    emit(ctx, [c.to_json() for c in found], text)
+
+
+@cli.command("install-hooks")
+@json_option
+@pass_ctx
+def install_hooks(ctx: Ctx) -> None:
+    """Install gitmem's git hooks (a fresh clone has none); keeps foreign hooks as .legacy."""
+    from ..hooks import install
+
+    actions = install(ctx.repo_root())
+    emit(ctx, [a.__dict__ for a in actions], "\n".join(f"{a.hook}: {a.action}" for a in actions))
+
+
+@cli.command()
+@click.argument("project")
+@click.option(
+    "--old",
+    "old",
+    default=None,
+    help="The exact text to replace; must occur once. Empty: create or append.",
+)
+@click.option("--new", "new", default=None, help="The replacement text.")
+@click.option(
+    "--old-file",
+    type=click.Path(allow_dash=True),
+    help="Read old_text from a file ('-' for stdin).",
+)
+@click.option(
+    "--new-file",
+    type=click.Path(allow_dash=True),
+    help="Read new_text from a file ('-' for stdin).",
+)
+@click.option(
+    "--section", required=True, help="Index entry: the id (slug) of the section this edit is about."
+)
+@click.option("--keywords", required=True, help="Index entry: comma-separated keywords.")
+@click.option("--summary", required=True, help="Index entry: one line saying what changed.")
+@click.option("--session", default=None, help="Session id to record in the Gitmem-Session trailer.")
+@click.option("--actor", default="cli", show_default=True, help="Who made the edit (Gitmem-Actor).")
+@click.option("--branch", default="main", show_default=True, help="The branch to commit to.")
+@json_option
+@pass_ctx
+def write(
+    ctx: Ctx,
+    project: str,
+    old: str | None,
+    new: str | None,
+    old_file: str | None,
+    new_file: str | None,
+    section: str,
+    keywords: str,
+    summary: str,
+    session: str | None,
+    actor: str,
+    branch: str,
+) -> None:
+    """Edit a card surgically: replace the unique --old text by --new, as one commit.
+
+    \b
+    gitmem write acme-website --old "Budget: 30k" --new "Budget: 40k" \\
+        --section budget --keywords budget,q3 --summary "Q3 budget raised to 40k"
+    gitmem write acme-website --old "" --new-file notes.md --section notes ...
+
+    The commit carries the index entry in Gitmem-* trailers. The target branch is
+    moved with compare-and-swap; a checked-out working tree follows, unless the
+    card has uncommitted edits (then nothing changes).
+    """
+    from ..edit import write_card
+    from ..names import split_keywords
+    from ..trailers import IndexEntry
+
+    if (old is None) == (old_file is None):
+        raise InvalidInput("give exactly one of --old TEXT or --old-file PATH")
+    if (new is None) == (new_file is None):
+        raise InvalidInput("give exactly one of --new TEXT or --new-file PATH")
+    old_text = old if old is not None else _read_text_file(str(old_file), "--old-file")
+    new_text = new if new is not None else _read_text_file(str(new_file), "--new-file")
+    entry = IndexEntry.make(section, split_keywords(keywords), summary)
+    with ctx.repo() as repo:
+        res = write_card(
+            repo, project, old_text, new_text, entry, session=session, actor=actor, branch=branch
+        )
+    verb = "created" if res.created else "edited"
+    emit(
+        ctx, res.to_json(), f"{verb} {res.card} § {res.section} in {res.commit[:7]} on {res.branch}"
+    )
+
+
+@cli.command()
+@click.argument("project")
+@click.argument("section", required=False)
+@click.option("--branch", default="main", show_default=True)
+@json_option
+@pass_ctx
+def show(ctx: Ctx, project: str, section: str | None, branch: str) -> None:
+    """Print a card, or one SECTION of it (by id, as listed in `gitmem index`)."""
+    from ..audit import read_card
+
+    with ctx.repo() as repo:
+        text = read_card(repo, project, section, branch=branch)
+    emit(ctx, {"project": project, "section": section, "text": text}, text)
+
+
+@cli.command()
+@click.option("--branch", default="main", show_default=True)
+@json_option
+@pass_ctx
+def index(ctx: Ctx, branch: str) -> None:
+    """Print the index (layer I) exactly as the agent sees it."""
+    from .. import index as index_mod
+
+    with ctx.repo() as repo:
+        idx = index_mod.refresh(repo, branch)
+    emit(ctx, idx.to_json(), idx.render)
+
+
+@cli.command()
+@click.option("--branch", default="main", show_default=True)
+@json_option
+@pass_ctx
+def reindex(ctx: Ctx, branch: str) -> None:
+    """Rebuild the index from all of history and report any difference from the cache."""
+    from .. import index as index_mod
+
+    with ctx.repo() as repo:
+        rebuilt, cached = index_mod.rebuild(repo, branch)
+    sections = sum(len(c.sections) for c in rebuilt.cards)
+    same = cached is None or cached == rebuilt
+    diff = [] if same or cached is None else index_mod.differences(cached, rebuilt)
+    data = {
+        "cards": len(rebuilt.cards),
+        "sections": sections,
+        "had_cache": cached is not None,
+        "matches_cache": same,
+        "differences": diff,
+    }
+    msg = f"Reindexed {len(rebuilt.cards)} cards, {sections} sections: "
+    msg += (
+        "cache matched."
+        if same and cached is not None
+        else "no cache before."
+        if same
+        else ("cache differed and was replaced:\n" + "\n".join(f"  {d}" for d in diff))
+    )
+    emit(ctx, data, msg)
+
+
+@cli.command()
+@click.argument("project", required=False)
+@click.option("-n", "--limit", type=int, default=None, help="Show at most N entries.")
+@click.option("--branch", default="main", show_default=True)
+@json_option
+@pass_ctx
+def log(ctx: Ctx, project: str | None, limit: int | None, branch: str) -> None:
+    """The audit trail: who changed which card and section, when, in which session, and why."""
+    from ..audit import audit_log
+
+    with ctx.repo() as repo:
+        entries = audit_log(repo, project, branch=branch, limit=limit)
+    emit(ctx, [e.to_json() for e in entries], lambda: "\n".join(e.line() for e in entries))
+
+
+@cli.command()
+@click.argument("target")
+@click.option("--actor", default="cli", show_default=True)
+@click.option("--branch", default="main", show_default=True)
+@json_option
+@pass_ctx
+def revert(ctx: Ctx, target: str, actor: str, branch: str) -> None:
+    """Undo one edit (a COMMIT) with a commit carrying Gitmem-Reverts."""
+    from ..revert import revert_commit
+
+    with ctx.repo() as repo:
+        res = revert_commit(repo, target, branch=branch, actor=actor)
+    emit(
+        ctx,
+        res.to_json(),
+        f"reverted {res.reverted[:7]} in {res.commit[:7]} ({', '.join(res.paths)})",
+    )

@@ -1,0 +1,136 @@
+"""Installing gitmem's git hooks politely, and what they run.
+
+``python -m gitmem.hooks commit-msg FILE`` checks a hand-made commit's trailers;
+``python -m gitmem.hooks refresh`` keeps the index cache fresh after checkout,
+merge and rewrite.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import trailers as T
+from .cards import card_path, section_ids
+from .errors import GitmemError, InvalidInput
+from .git import Git
+from .paths import shipped
+
+MARKER = "gitmem-hook v1"
+HOOKS = ("commit-msg", "post-checkout", "post-merge", "post-rewrite")
+
+
+@dataclass(frozen=True)
+class HookAction:
+    hook: str
+    action: str  # "installed", "updated", "kept-legacy"
+
+
+def hooks_dir(root: Path) -> Path:
+    rel = Git(root).out("rev-parse", "--git-path", "hooks")
+    return (root / rel).resolve()
+
+
+def install(root: Path) -> list[HookAction]:
+    """Install every hook; an existing foreign hook becomes ``<hook>.legacy`` and still runs."""
+    target = hooks_dir(root)
+    target.mkdir(parents=True, exist_ok=True)
+    source = shipped("hooks")
+    actions: list[HookAction] = []
+    planned: list[tuple[Path, str, str]] = []
+    for name in HOOKS:
+        text = (source / name).read_text().replace("@PYTHON@", sys.executable)
+        dest = target / name
+        if dest.exists() and MARKER not in dest.read_text(errors="replace"):
+            legacy = target / f"{name}.legacy"
+            if legacy.exists():
+                raise InvalidInput(
+                    f"{dest} is not gitmem's and {legacy.name} exists too; refusing to overwrite",
+                    hint=f"merge them by hand, then remove {dest} and run `gitmem install-hooks`",
+                )
+            planned.append((dest, text, "kept-legacy"))
+        else:
+            planned.append((dest, text, "updated" if dest.exists() else "installed"))
+    for dest, text, action in planned:  # only after every hook was checked: all or nothing
+        if action == "kept-legacy":
+            dest.rename(dest.with_name(f"{dest.name}.legacy"))
+        dest.write_text(text)
+        dest.chmod(dest.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+        actions.append(HookAction(dest.name, action))
+    return actions
+
+
+def _strip_comments(message: str) -> str:
+    return "\n".join(ln for ln in message.split("\n") if not ln.startswith("#"))
+
+
+def check_commit_message(root: Path, message: str) -> None:
+    """Raise InvalidInput when the message's gitmem trailers are wrong for the staged tree."""
+    git = Git(root)
+    parsed = git.run("interpret-trailers", "--parse", input=_strip_comments(message).encode())
+    pairs = []
+    for line in parsed.stdout.decode("utf-8", "replace").splitlines():
+        key, sep, value = line.partition(":")
+        if sep:
+            pairs.append((key.strip(), value.strip()))
+    found = T.validate(pairs)
+    card = found.get(T.CARD)
+    if not card or T.REVERTS in found:
+        return
+    env = {}
+    index_file = os.environ.get("GIT_INDEX_FILE")
+    if index_file:  # `git commit -a` and `git commit PATH` stage into a temporary index
+        env["GIT_INDEX_FILE"] = str((root / index_file).resolve())
+    proc = git.run("cat-file", "blob", f":{card_path(card)}", check=False, env=env)
+    if proc.returncode != 0:
+        raise InvalidInput(f"{T.CARD} names {card!r} but {card_path(card)} is not in this commit")
+    section = found.get(T.SECTION)
+    if section:
+        ids = section_ids(proc.stdout.decode("utf-8", "replace"))
+        if section not in ids:
+            raise InvalidInput(
+                f"{T.SECTION} {section!r} is not a section of {card_path(card)} "
+                f"(sections: {', '.join(ids) or 'none'})"
+            )
+
+
+def main(argv: list[str]) -> int:
+    if not argv:
+        print(
+            "usage: python -m gitmem.hooks commit-msg FILE | refresh [HOOK ARGS]", file=sys.stderr
+        )
+        return 2
+    root = Path.cwd()
+    if argv[0] == "commit-msg":
+        try:
+            message = Path(argv[1]).read_text("utf-8")
+            check_commit_message(root, message)
+        except UnicodeDecodeError:
+            print("gitmem: commit refused: the message is not valid UTF-8", file=sys.stderr)
+            return 1
+        except GitmemError as err:
+            print(f"gitmem: commit refused: {err}", file=sys.stderr)
+            return 1
+        return 0
+    if argv[0] == "refresh":
+        from . import index
+        from .repo import MAIN, MemoryRepo
+
+        try:
+            with MemoryRepo.discover(root) as repo:
+                index.refresh(repo, MAIN)
+                head = repo.head_branch()
+                if head and head != MAIN:
+                    index.refresh(repo, head)
+        except Exception as err:  # a hook must never break the git command it follows
+            print(f"gitmem: index refresh skipped: {err}", file=sys.stderr)
+        return 0
+    print(f"gitmem.hooks: unknown hook {argv[0]!r}", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,67 @@
+"""``gitmem revert COMMIT``: undo one edit with a commit that says which one it undoes."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from . import names
+from . import trailers as T
+from .errors import Conflict, InvalidInput, NotFound
+from .git import Sha
+from .history import read_log
+from .refs import cas, ensure_clean, sync_worktree, worktree_guard
+from .repo import MAIN, MemoryRepo
+from .transplant import transplant
+
+MAX_ATTEMPTS = 50
+
+
+@dataclass(frozen=True)
+class RevertResult:
+    commit: Sha
+    reverted: Sha
+    paths: list[str]
+
+    def to_json(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def revert_commit(
+    repo: MemoryRepo, rev: str, *, branch: str = MAIN, actor: str = "cli"
+) -> RevertResult:
+    names.actor(actor)
+    if rev.startswith("-") or not rev.strip():
+        raise InvalidInput(f"invalid commit {rev!r}")
+    got = repo.store.read(f"{rev}^{{commit}}")
+    if got is None:
+        raise NotFound(f"no commit {rev!r}")
+    sha = got[0]
+    target = read_log(repo.git, sha, max_count=1)[0]
+    if len(target.parents) != 1:
+        raise InvalidInput(f"{sha[:7]} is a merge or root commit; revert the edits it brought")
+    for _ in range(MAX_ATTEMPTS):
+        with worktree_guard(repo, branch) as live:
+            tip = repo.tip(branch)
+            if tip is None:
+                raise NotFound(f"no branch {branch!r}")
+            if repo.git.run("merge-base", "--is-ancestor", sha, tip, check=False).returncode:
+                raise NotFound(f"{sha[:7]} is not on {branch!r}")
+            tree, paths = transplant(repo, tip, [(sha, target.parents[0])])
+            if live:
+                ensure_clean(repo, paths)
+            lines = [f"{T.CARD}: {target.get(T.CARD)}"] if target.get(T.CARD) else []
+            if target.get(T.SECTION):
+                lines.append(f"{T.SECTION}: {target.get(T.SECTION)}")
+            lines += [f"{T.REVERTS}: {sha}", f"{T.ACTOR}: {actor}"]
+            message = (
+                f'Revert "{target.subject}"\n\nThis reverts commit {sha}.\n\n'
+                + "\n".join(lines)
+                + "\n"
+            )
+            sig = repo.signature("AUTHOR")
+            new = repo.store.write_commit(tree, [tip], sig, repo.signature("COMMITTER"), message)
+            if cas(repo, f"refs/heads/{branch}", new, tip, f"gitmem revert: {sha[:12]}"):
+                if live:
+                    sync_worktree(repo, new, paths)
+                return RevertResult(new, sha, paths)
+    raise Conflict(f"gave up after {MAX_ATTEMPTS} concurrent updates of {branch!r}")

@@ -16,9 +16,13 @@ from .errors import Conflict
 from .git import Sha
 from .repo import MemoryRepo
 
+# Append-only files (DESIGN §2): both sides' lines are kept, as .gitattributes says.
+UNION_PREFIXES = ("sessions/", "logs/")
+
 
 def merge_text(repo: MemoryRepo, ours: bytes, base: bytes, theirs: bytes, label: str) -> bytes:
     """Three-way merge of one file's contents; Conflict if both sides changed the same lines."""
+    union = ["--union"] if label.startswith(UNION_PREFIXES) and label.endswith(".jsonl") else []
     with tempfile.TemporaryDirectory(prefix="gitmem-merge-") as tmp:
         files = []
         for name, data in (("ours", ours), ("base", base), ("theirs", theirs)):
@@ -26,7 +30,7 @@ def merge_text(repo: MemoryRepo, ours: bytes, base: bytes, theirs: bytes, label:
             with open(path, "wb") as fh:
                 fh.write(data)
             files.append(path)
-        proc = repo.git.run("merge-file", "-p", *files, check=False)
+        proc = repo.git.run("merge-file", "-p", *union, *files, check=False)
     if proc.returncode != 0:
         raise Conflict(f"{label} was changed on both sides; the change does not apply cleanly")
     return proc.stdout

@@ -1,0 +1,97 @@
+"""Landing commits from one branch onto another, keeping each commit's message and trailers.
+
+Used when a session ends with the ``auto`` review policy and when a person accepts
+a session's commits in review. Each commit is re-created on the target's tip
+(fast-forward when the target has not moved), so history stays linear and the
+index can be folded in incrementally.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import Conflict, NotFound
+from .git import Sha
+from .refs import cas, ensure_clean, sync_worktree, worktree_guard
+from .repo import MemoryRepo
+from .transplant import transplant
+
+MAX_ATTEMPTS = 50
+
+
+@dataclass(frozen=True)
+class RawCommit:
+    sha: Sha
+    tree: Sha
+    parents: tuple[Sha, ...]
+    author: str
+    message: str
+
+
+def read_commit(repo: MemoryRepo, rev: str) -> RawCommit:
+    got = repo.store.read(f"{rev}^{{commit}}")
+    if got is None:
+        raise NotFound(f"no commit {rev!r}")
+    head, _, message = got[2].decode("utf-8", "replace").partition("\n\n")
+    tree, author, parents = "", "", []
+    for line in head.split("\n"):
+        key, _, value = line.partition(" ")
+        if key == "tree":
+            tree = value
+        elif key == "parent":
+            parents.append(Sha(value))
+        elif key == "author":
+            author = value
+    return RawCommit(got[0], Sha(tree), tuple(parents), author, message)
+
+
+def commits_between(repo: MemoryRepo, base: str, tip: str) -> list[Sha]:
+    """First-parent commits in ``base..tip``, oldest first."""
+    out = repo.git.out("rev-list", "--reverse", "--first-parent", f"{base}..{tip}")
+    return [Sha(s) for s in out.split()]
+
+
+def land(repo: MemoryRepo, shas: list[Sha], onto: str, reason: str) -> list[Sha]:
+    """Re-create ``shas`` (oldest first) on top of branch ``onto``; returns the new commits.
+
+    Fast-forwards when the first commit's parent is the tip already. When ``onto``
+    is checked out, refuses (DirtyCard) if a touched file has uncommitted edits.
+    """
+    if not shas:
+        return []
+    raws = [read_commit(repo, s) for s in shas]
+    for _ in range(MAX_ATTEMPTS):
+        with worktree_guard(repo, onto) as live:
+            tip = repo.tip(onto)
+            if tip is None:
+                raise NotFound(f"no branch {onto!r}")
+            new: list[Sha] = []
+            touched: set[str] = set()
+            parent = tip
+            for raw in raws:
+                if raw.parents == (parent,):
+                    new.append(raw.sha)  # fast-forward: same commit, same sha
+                    parent = raw.sha
+                    touched.update(_paths(repo, raw))
+                    continue
+                if len(raw.parents) != 1:
+                    raise Conflict(f"{raw.sha[:7]} is a merge; land its edits instead")
+                tree, paths = transplant(repo, parent, [(raw.parents[0], raw.sha)])
+                touched.update(paths)
+                parent = repo.store.write_commit(
+                    tree, [parent], raw.author, repo.signature("COMMITTER"), raw.message
+                )
+                new.append(parent)
+            if live:
+                ensure_clean(repo, sorted(touched))
+            if cas(repo, f"refs/heads/{onto}", parent, tip, reason):
+                if live:
+                    sync_worktree(repo, parent, sorted(touched))
+                return new
+    raise Conflict(f"gave up after {MAX_ATTEMPTS} concurrent updates of {onto!r}")
+
+
+def _paths(repo: MemoryRepo, raw: RawCommit) -> list[str]:
+    from .transplant import changed_paths
+
+    return changed_paths(repo, raw.parents[0], raw.sha) if raw.parents else []

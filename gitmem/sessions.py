@@ -1,0 +1,170 @@
+"""Agent sessions: each writes on its own branch ``gitmem/session/<id>``.
+
+A session starts as a branch at ``main``'s tip. Its memory edits are commits on
+that branch (``edit.write_card(branch=...)``); its transcript lives in
+``.git/gitmem/sessions/<id>.jsonl`` while it runs (flushed every turn, outside the
+person's working tree) and is committed to ``sessions/<id>.jsonl`` on the branch
+when it ends. Then the review policy decides: ``auto`` lands the branch on main
+and archives it under ``refs/gitmem/archive/<id>``; ``review`` leaves it pending.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from . import names
+from . import trailers as T
+from .errors import Conflict, DirtyCard, InvalidInput, NotFound
+from .git import Sha
+from .land import commits_between, land
+from .refs import cas, ensure_clean, sync_worktree, worktree_guard
+from .repo import MAIN, SESSION_PREFIX, MemoryRepo
+
+ARCHIVE_PREFIX = "refs/gitmem/archive/"
+MAX_ATTEMPTS = 50
+
+
+def new_id(now: datetime | None = None) -> str:
+    when = now or datetime.now(UTC)
+    return f"{when:%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
+
+
+def branch_of(session_id: str) -> str:
+    return SESSION_PREFIX + names.session(session_id)
+
+
+def transcript_file(repo: MemoryRepo, session_id: str) -> Path:
+    path = repo.gitmem_dir / "sessions"
+    path.mkdir(exist_ok=True)
+    return path / f"{names.session(session_id)}.jsonl"
+
+
+@dataclass
+class Session:
+    id: str
+    branch: str
+    base: Sha  # main's tip when the session started
+
+    @property
+    def ref(self) -> str:
+        return f"refs/heads/{self.branch}"
+
+
+def start(repo: MemoryRepo, session_id: str | None = None, *, resume: bool = False) -> Session:
+    """Create the session branch at main's tip, or reopen it with ``resume``."""
+    sid = names.session(session_id) if session_id else new_id()
+    branch = branch_of(sid)
+    tip = repo.tip(branch)
+    if tip is not None:
+        if not resume:
+            raise InvalidInput(f"session {sid} exists already; continue it with --resume {sid}")
+        base = repo.git.out("merge-base", MAIN, branch)
+        return Session(sid, branch, Sha(base))
+    if resume:
+        archived = repo.store.resolve(f"{ARCHIVE_PREFIX}{sid}")
+        if archived is None and not transcript_file(repo, sid).exists():
+            raise NotFound(f"no session {sid!r} to resume")
+    main = repo.tip(MAIN)
+    if main is None:
+        raise NotFound("no main branch")
+    if not cas(repo, f"refs/heads/{branch}", main, None, f"gitmem session start: {sid}"):
+        raise Conflict(f"session branch {branch} was created concurrently")
+    return Session(sid, branch, main)
+
+
+def commit_files(
+    repo: MemoryRepo,
+    branch: str,
+    build: Callable[[Sha], dict[str, bytes | None]],
+    message: str,
+    reason: str,
+) -> Sha | None:
+    """Commit files computed from the branch tip (``build(tip)`` -> path: content or None).
+
+    Returns None when nothing changed. Plumbing plus compare-and-swap, retried.
+    """
+    for _ in range(MAX_ATTEMPTS):
+        with worktree_guard(repo, branch) as live:
+            tip = repo.tip(branch)
+            if tip is None:
+                raise NotFound(f"no branch {branch!r}")
+            files = build(tip)
+            root = repo.store.read(f"{tip}^{{tree}}")
+            tree = root[0] if root else None
+            changed = []
+            for path, data in sorted(files.items()):
+                if repo.store.read_blob(f"{tip}:{path}") == data:
+                    continue
+                blob = repo.store.write("blob", data) if data is not None else None
+                tree = repo.store.update_path(tree, path, blob)
+                changed.append(path)
+            if not changed:
+                return None
+            if live:
+                ensure_clean(repo, changed)
+            sig = repo.signature("AUTHOR")
+            commit = repo.store.write_commit(
+                tree or repo.store.write_tree([]), [tip], sig, repo.signature("COMMITTER"), message
+            )
+            if cas(repo, f"refs/heads/{branch}", commit, tip, reason):
+                if live:
+                    sync_worktree(repo, commit, changed)
+                return commit
+    raise Conflict(f"gave up after {MAX_ATTEMPTS} concurrent updates of {branch!r}")
+
+
+def save_transcript(repo: MemoryRepo, session: Session) -> Sha | None:
+    """Commit the live transcript to ``sessions/<id>.jsonl`` on the session branch."""
+    live = transcript_file(repo, session.id)
+    if not live.exists():
+        return None
+    data = live.read_bytes()
+    path = f"sessions/{session.id}.jsonl"
+    message = (
+        f"session {session.id}: transcript\n\n"
+        f"{T.SESSION}: {session.id}\n{T.LAYER}: chat\n{T.ACTOR}: agent\n"
+    )
+    return commit_files(
+        repo, session.branch, lambda _tip: {path: data}, message, f"gitmem transcript: {session.id}"
+    )
+
+
+@dataclass(frozen=True)
+class FinishResult:
+    session: str
+    policy: str
+    commits: int
+    landed: list[str] = field(default_factory=list)
+    pending: bool = False
+    reason: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def archive(repo: MemoryRepo, session: Session, tip: Sha) -> None:
+    """Keep the session's commits under refs/gitmem/archive/<id> and drop the branch."""
+    repo.git.run("update-ref", "-m", "gitmem archive", f"{ARCHIVE_PREFIX}{session.id}", tip)
+    repo.git.run("update-ref", "-d", session.ref, tip)
+
+
+def finish(repo: MemoryRepo, session: Session, policy: str | None = None) -> FinishResult:
+    """End a session: commit its transcript, then land it (``auto``) or leave it pending."""
+    policy = policy or repo.config.review
+    save_transcript(repo, session)
+    tip = repo.tip(session.branch)
+    if tip is None:
+        raise NotFound(f"session branch {session.branch} is gone")
+    shas = commits_between(repo, MAIN, tip)
+    if policy != "auto":
+        return FinishResult(session.id, policy, len(shas), pending=bool(shas))
+    try:
+        landed = land(repo, shas, MAIN, f"gitmem land session {session.id}")
+    except (DirtyCard, Conflict) as err:
+        return FinishResult(session.id, policy, len(shas), pending=True, reason=str(err))
+    archive(repo, session, tip)
+    return FinishResult(session.id, policy, len(shas), landed=list(landed))

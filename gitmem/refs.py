@@ -54,7 +54,7 @@ def dirty_paths(repo: MemoryRepo, paths: list[str]) -> list[str]:
     if not paths:
         return []
     out = repo.git.run(
-        "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", *paths
+        "--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", *paths
     ).stdout.decode("utf-8", "surrogateescape")
     return sorted({item[3:] for item in out.split("\0") if len(item) > 3})
 

@@ -11,14 +11,11 @@ thread per connection.  Every request is logged in ``server.requests``.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import socket
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 from urllib.parse import urlsplit
@@ -31,6 +28,7 @@ from .errors import ApiError
 from .faults import Fault, FaultQueue
 from .model import Model
 from .rules import RuleModel
+from .transport import Handler, LoopbackServer, abort, send_head, write
 
 MESSAGES_PATH = "/v1/messages"
 COUNT_TOKENS_PATH = "/v1/messages/count_tokens"
@@ -41,6 +39,8 @@ class RequestRecord:
     """One request the server received and what it did with it."""
 
     path: str
+    query: str
+    """The query string (``"beta=true"`` for ``client.beta.messages``)."""
     body: Any
     headers: dict[str, str]
     status: int | None = None
@@ -50,49 +50,6 @@ class RequestRecord:
     events: list[str] = field(default_factory=list)
     """Names of the SSE events actually sent."""
     fault: Fault | None = None
-
-
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    owner: FakeAnthropicServer
-
-    def __init__(self, address: tuple[str, int]) -> None:
-        super().__init__(address, _Handler)
-        self.connections: set[socket.socket] = set()
-        self.connections_lock = threading.Lock()
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        with self.connections_lock:
-            self.connections.add(request)
-        super().process_request(request, client_address)
-
-    def shutdown_request(self, request: Any) -> None:
-        with self.connections_lock:
-            self.connections.discard(request)
-        super().shutdown_request(request)
-
-    def close_connections(self) -> None:
-        """Cut every open keep-alive connection (their handler threads then end)."""
-        with self.connections_lock:
-            open_connections = list(self.connections)
-        for connection in open_connections:
-            with contextlib.suppress(OSError):
-                connection.shutdown(socket.SHUT_RDWR)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    timeout = 30
-    server: _HTTPServer
-
-    def do_POST(self) -> None:
-        self.server.owner._handle(self)
-
-    def do_GET(self) -> None:
-        self.server.owner._handle(self)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Keep test output quiet."""
 
 
 class FakeAnthropicServer:
@@ -112,7 +69,7 @@ class FakeAnthropicServer:
         self._port = port
         self._log: list[RequestRecord] = []
         self._log_lock = threading.Lock()
-        self._httpd: _HTTPServer | None = None
+        self._httpd: LoopbackServer | None = None
         self._thread: threading.Thread | None = None
 
     @property
@@ -143,8 +100,7 @@ class FakeAnthropicServer:
     def start(self) -> FakeAnthropicServer:
         if self._httpd is not None:
             return self
-        httpd = _HTTPServer(("127.0.0.1", self._port))
-        httpd.owner = self
+        httpd = LoopbackServer(self._port, self)
         self._httpd = httpd
         self._thread = threading.Thread(
             target=httpd.serve_forever, name="fake-anthropic", daemon=True
@@ -175,11 +131,13 @@ class FakeAnthropicServer:
 
     # -- request handling -------------------------------------------------------------------
 
-    def _handle(self, handler: _Handler) -> None:
-        path = urlsplit(handler.path).path.rstrip("/")
+    def handle_request(self, handler: Handler) -> None:
+        """Serve one HTTP request (called on the connection's thread)."""
+        url = urlsplit(handler.path)
+        path = url.path.rstrip("/")
         raw = handler.rfile.read(int(handler.headers.get("content-length") or 0))
         headers = {key.lower(): value for key, value in handler.headers.items()}
-        record = RequestRecord(path=path, body=None, headers=headers)
+        record = RequestRecord(path=path, query=url.query, body=None, headers=headers)
         with self._log_lock:
             self._log.append(record)
         request_id = self.api.next_request_id()
@@ -205,7 +163,7 @@ class FakeAnthropicServer:
         fault = self.faults.pop()
         record.fault = fault
         if fault is not None and fault.kind == "drop":
-            _abort(handler)
+            abort(handler)
             return
         if fault is not None and fault.kind == "status":
             error = ApiError(fault.status_code, fault.message, error_type=fault.error_type)
@@ -228,7 +186,7 @@ class FakeAnthropicServer:
 
     def _respond(
         self,
-        handler: _Handler,
+        handler: Handler,
         record: RequestRecord,
         request_id: str,
         produce: Callable[[], dict[str, Any]],
@@ -242,19 +200,19 @@ class FakeAnthropicServer:
         data = json.dumps(body, ensure_ascii=False).encode()
         record.response = body
         if fault is not None and fault.kind == "drop_mid_stream":
-            _send_head(
+            send_head(
                 handler, 200, request_id, "application/json", {"content-length": str(len(data))}
             )
-            _write(handler, data[: len(data) // 2])
-            _abort(handler)
+            write(handler, data[: len(data) // 2])
+            abort(handler)
             return
         record.status = 200
-        _send_head(handler, 200, request_id, "application/json", {"content-length": str(len(data))})
-        _write(handler, data)
+        send_head(handler, 200, request_id, "application/json", {"content-length": str(len(data))})
+        write(handler, data)
 
     def _send_error(
         self,
-        handler: _Handler,
+        handler: Handler,
         record: RequestRecord,
         request_id: str,
         error: ApiError,
@@ -264,12 +222,12 @@ class FakeAnthropicServer:
         data = json.dumps(body).encode()
         record.status, record.response = error.status, body
         headers = {"content-length": str(len(data)), **(extra or {})}
-        _send_head(handler, error.status, request_id, "application/json", headers)
-        _write(handler, data)
+        send_head(handler, error.status, request_id, "application/json", headers)
+        write(handler, data)
 
     def _stream(
         self,
-        handler: _Handler,
+        handler: Handler,
         record: RequestRecord,
         request_id: str,
         message: dict[str, Any],
@@ -283,50 +241,18 @@ class FakeAnthropicServer:
             else None
         )
         headers = {"transfer-encoding": "chunked", "cache-control": "no-cache"}
-        _send_head(handler, 200, request_id, "text/event-stream; charset=utf-8", headers)
+        send_head(handler, 200, request_id, "text/event-stream; charset=utf-8", headers)
         for index, (name, data) in enumerate(events):
             if cut is not None and index >= cut:
                 break
-            if not _write(handler, sse.chunk(sse.encode(name, data))):
+            if not write(handler, sse.chunk(sse.encode(name, data))):
                 return
             record.events.append(name)
         if fault is not None and fault.kind == "drop_mid_stream":
-            _abort(handler)
+            abort(handler)
             return
         if fault is not None and fault.kind == "stream_error":
             error = {"type": "error", "error": {"type": fault.error_type, "message": fault.message}}
-            _write(handler, sse.chunk(sse.encode("error", error)))
+            write(handler, sse.chunk(sse.encode("error", error)))
             record.events.append("error")
-        _write(handler, sse.chunk(b""))
-
-
-def _send_head(
-    handler: _Handler, status: int, request_id: str, content_type: str, headers: dict[str, str]
-) -> None:
-    handler.send_response(status)
-    handler.send_header("content-type", content_type)
-    handler.send_header("request-id", request_id)
-    for key, value in headers.items():
-        handler.send_header(key, value)
-    handler.end_headers()
-
-
-def _write(handler: _Handler, data: bytes) -> bool:
-    """Write to the client; ``False`` (and the connection closed) if it has gone away."""
-    try:
-        handler.wfile.write(data)
-        handler.wfile.flush()
-        return True
-    except (BrokenPipeError, ConnectionResetError):
-        handler.close_connection = True
-        return False
-
-
-def _abort(handler: _Handler) -> None:
-    """Close the connection at once, leaving the response unfinished."""
-    handler.close_connection = True
-    try:
-        handler.wfile.flush()
-        handler.connection.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass
+        write(handler, sse.chunk(b""))

@@ -1,0 +1,47 @@
+"""Fixtures: a fake API server on 127.0.0.1 (port 0) and real SDK clients pointed at it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import anthropic
+import pytest
+
+from gitmem.fakeapi import FakeAnthropicServer, ManualClock, QueueModel
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock(1000.0)
+
+
+@pytest.fixture
+def model() -> QueueModel:
+    return QueueModel()
+
+
+@pytest.fixture
+def server(model: QueueModel, clock: ManualClock) -> Iterator[FakeAnthropicServer]:
+    with FakeAnthropicServer(model, clock=clock) as running:
+        yield running
+
+
+@pytest.fixture
+def make_client(server: FakeAnthropicServer) -> Iterator[Callable[..., anthropic.Anthropic]]:
+    clients: list[anthropic.Anthropic] = []
+
+    def make(max_retries: int = 2, **kwargs: object) -> anthropic.Anthropic:
+        client = anthropic.Anthropic(
+            api_key="test", base_url=server.base_url, max_retries=max_retries, **kwargs
+        )
+        clients.append(client)
+        return client
+
+    yield make
+    for client in clients:
+        client.close()
+
+
+@pytest.fixture
+def client(make_client: Callable[..., anthropic.Anthropic]) -> anthropic.Anthropic:
+    return make_client(max_retries=0)

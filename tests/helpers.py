@@ -1,0 +1,65 @@
+"""Helpers shared by the tests: the CLI in-process, git, repo snapshots."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from gitmem.cli import main as cli_main
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+def gm(*args: str, cwd: Path | None = None, stdin: str | bytes = b"") -> Result:
+    """Run the gitmem CLI in-process, exactly as the console script does."""
+    out, err = io.StringIO(), io.StringIO()
+    data = stdin.encode() if isinstance(stdin, str) else stdin
+    fake_in = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8")
+    old_cwd = Path.cwd()
+    old_in = sys.stdin
+    code = 0
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        sys.stdin = fake_in
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                cli_main(list(args))
+            except SystemExit as exc:
+                code = int(exc.code or 0)
+    finally:
+        sys.stdin = old_in
+        os.chdir(old_cwd)
+    return Result(code, out.getvalue(), err.getvalue())
+
+
+def git(path: Path, *args: str, input: bytes | None = None, check: bool = True) -> str:
+    proc = subprocess.run(["git", *args], cwd=path, input=input, capture_output=True, check=False)
+    if check and proc.returncode:
+        raise AssertionError(f"git {' '.join(args)} failed: {proc.stderr.decode()}")
+    return proc.stdout.decode()
+
+
+def snapshot(path: Path) -> dict[str, str]:
+    """Every file under ``path`` (.git included) by content hash.
+
+    Empty advisory lock files under .git/gitmem are left out: creating one is how
+    gitmem waits for another gitmem process, not a change to memory.
+    """
+    out: dict[str, str] = {}
+    for f in sorted(path.rglob("*")):
+        rel = f.relative_to(path).as_posix()
+        if f.is_file() and not (rel.startswith(".git/gitmem/") and rel.endswith(".lock")):
+            out[rel] = hashlib.sha1(f.read_bytes()).hexdigest()
+    return out

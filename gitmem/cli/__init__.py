@@ -114,8 +114,12 @@ def main(argv: list[str] | None = None) -> None:
         code = 0
     except click.exceptions.Exit as exc:
         code = exc.exit_code
+    except click.UsageError as exc:  # one line, like every other error
+        where = exc.ctx.command_path if exc.ctx else "gitmem"
+        click.echo(f"gitmem: error: {exc.format_message()} (see `{where} --help`)", err=True)
+        code = exc.exit_code
     except click.ClickException as exc:
-        exc.show()
+        click.echo(f"gitmem: error: {exc.format_message()}", err=True)
         code = exc.exit_code
     except (KeyboardInterrupt, click.exceptions.Abort):
         click.echo("gitmem: interrupted", err=True)

@@ -1,0 +1,163 @@
+"""The index is a pure function of history: incremental upkeep == replay from the first commit."""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+from pathlib import Path
+
+from helpers import git
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gitmem import index
+from gitmem.create import init_repo
+from gitmem.edit import write_card
+from gitmem.errors import GitmemError
+from gitmem.repo import MemoryRepo
+from gitmem.revert import revert_commit
+from gitmem.trailers import IndexEntry
+
+PROJECTS = ["alpha", "beta", "gamma"]
+SECTIONS = ["budget", "next-steps", "people", "risks"]
+WORDS = ["invoice", "q3", "deadline", "bob", "alice", "launch", "scope"]
+
+edit = st.tuples(
+    st.just("edit"),
+    st.sampled_from(PROJECTS),
+    st.sampled_from(SECTIONS),
+    st.lists(st.sampled_from(WORDS), min_size=1, max_size=3, unique=True),
+    st.integers(0, 99),
+)
+hand = st.tuples(st.just("hand"), st.sampled_from(PROJECTS), st.sampled_from(SECTIONS), st.integers(0, 3))
+revert = st.tuples(st.just("revert"), st.integers(0, 50))
+steps = st.lists(st.one_of(edit, edit, hand, revert), min_size=1, max_size=12)
+
+
+def full_replay(repo: MemoryRepo) -> index.Index:
+    """Replay from the first commit without touching the cache."""
+    return index.resolve(repo, index.replay_all(repo), {})
+
+
+def heading(section: str) -> str:
+    return section.replace("-", " ").capitalize()
+
+
+def do_edit(repo: MemoryRepo, project: str, section: str, kws: list[str], n: int) -> None:
+    text = repo.store.read_blob(f"refs/heads/main:cards/{project}.md")
+    body = text.decode() if text else ""
+    head = f"## {heading(section)}\n"
+    entry = IndexEntry.make(section, kws, f"{section} now {n}")
+    if head not in body:
+        write_card(repo, project, "", f"{head}value {n}\n", entry)
+        return
+    start = body.index(head) + len(head)
+    line = body[start:].split("\n", 1)[0]
+    if line == f"value {n}":
+        return
+    # e.g. the same line twice after hand edits: refused, nothing changed
+    with contextlib.suppress(GitmemError):
+        write_card(repo, project, head + line, f"{head}value {n}", entry)
+
+
+def do_hand(repo: MemoryRepo, project: str, section: str, how: int) -> None:
+    """A person edits the card in their editor and commits with plain git."""
+    path = repo.root / "cards" / f"{project}.md"
+    body = path.read_text() if path.exists() else f"# {project}\n"
+    head = f"## {heading(section)}\n"
+    if how == 0:  # add or extend a section
+        body += f"\n{head}hand note\n" if head not in body else ""
+        body += "more by hand\n"
+    elif how == 1 and head in body:  # delete the section
+        start = body.index(head)
+        nxt = body.find("\n## ", start + 1)
+        body = body[:start] + (body[nxt + 1 :] if nxt != -1 else "")
+    elif how == 2 and head in body:  # rename its heading: a new section id
+        body = body.replace(head, f"## {heading(section)} renamed\n")
+    else:  # a hand edit that carries a valid index entry
+        body += f"\n{head}by hand\n" if head not in body else "one more line by hand\n"
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(body)
+        git(repo.root, "add", "-A")
+        msg = (f"{project}: hand edit\n\nGitmem-Card: {project}\nGitmem-Section: {section}\n"
+               f"Gitmem-Keywords: hand\nGitmem-Summary: edited by hand\nGitmem-Actor: person\n")
+        git(repo.root, "commit", "-q", "-m", msg)
+        return
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(body)
+    git(repo.root, "add", "-A")
+    if git(repo.root, "status", "--porcelain").strip():
+        git(repo.root, "commit", "-q", "-m", f"{project}: tidy by hand")
+
+
+def do_revert(repo: MemoryRepo, pick: int) -> None:
+    shas = git(repo.root, "rev-list", "main", "--", "cards").split()
+    if not shas:
+        return
+    # conflicts and root commits are refused without changing anything
+    with contextlib.suppress(GitmemError):
+        revert_commit(repo, shas[pick % len(shas)])
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps)
+def test_incremental_index_equals_reindex_after_every_step(plan: list[tuple[object, ...]]) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "c"
+        init_repo(root)
+        with MemoryRepo(root) as repo:
+            for step in plan:
+                kind = step[0]
+                if kind == "edit":
+                    do_edit(repo, *step[1:])  # type: ignore[arg-type]
+                elif kind == "hand":
+                    do_hand(repo, *step[1:])  # type: ignore[arg-type]
+                else:
+                    do_revert(repo, step[1])  # type: ignore[arg-type]
+                incremental = index.refresh(repo)
+                assert incremental == full_replay(repo)
+                assert incremental.render() == full_replay(repo).render()
+            rebuilt, cached = index.rebuild(repo)
+            assert cached == rebuilt
+
+
+def test_revert_restores_the_previous_entry(repo: MemoryRepo) -> None:
+    write_card(repo, "alpha", "", "## Budget\nvalue 1\n", IndexEntry.make("budget", ["a"], "one"))
+    res = write_card(repo, "alpha", "value 1", "value 2", IndexEntry.make("budget", ["b"], "two"))
+    before = index.refresh(repo)
+    assert before.cards[0].sections[0].summary == "two"
+    revert_commit(repo, res.commit)
+    after = index.refresh(repo)
+    assert after.cards[0].sections[0].summary == "one"
+    assert after.cards[0].sections[0].keywords == ("a",)
+    assert after == full_replay(repo)
+
+
+def test_hand_edited_section_is_listed_unindexed_and_dropped_sections_vanish(repo: MemoryRepo) -> None:
+    write_card(repo, "alpha", "", "## Budget\nx\n", IndexEntry.make("budget", ["a"], "one"))
+    card = repo.root / "cards/alpha.md"
+    card.write_text(card.read_text().replace("## Budget", "## Money") + "\n## Notes\nhand\n")
+    git(repo.root, "commit", "-qam", "hand edit")
+    idx = index.refresh(repo)
+    assert [(s.id, s.indexed) for s in idx.cards[0].sections] == [("money", False), ("notes", False)]
+    assert "- notes: (unindexed) Notes" in idx.render()
+
+
+def test_rewritten_history_triggers_a_full_rebuild(repo: MemoryRepo) -> None:
+    write_card(repo, "alpha", "", "## Budget\nx\n", IndexEntry.make("budget", ["a"], "one"))
+    write_card(repo, "alpha", "x", "y", IndexEntry.make("budget", ["b"], "two"))
+    assert index.refresh(repo).cards[0].sections[0].summary == "two"
+    git(repo.root, "reset", "-q", "--hard", "HEAD~1")
+    assert index.refresh(repo).cards[0].sections[0].summary == "one"
+    assert index.refresh(repo) == full_replay(repo)
+
+
+def test_render_is_byte_identical_across_clones(repo: MemoryRepo, tmp_path: Path) -> None:
+    write_card(repo, "beta", "", "## Goals\nShip\n", IndexEntry.make("goals", ["ship"], "Ship it"))
+    write_card(repo, "alpha", "", "## Budget\nx\n", IndexEntry.make("budget", ["a"], "one"))
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(repo.root), str(clone))
+    with MemoryRepo(clone) as other:
+        assert index.refresh(other).render() == index.refresh(repo).render()
+    text = index.refresh(repo).render()
+    assert text.index("## alpha") < text.index("## beta")

@@ -103,7 +103,7 @@ class FakeAnthropicServer:
         httpd = LoopbackServer(self._port, self)
         self._httpd = httpd
         self._thread = threading.Thread(
-            target=httpd.serve_forever, name="fake-anthropic", daemon=True
+            target=httpd.serve_forever, args=(0.02,), name="fake-anthropic", daemon=True
         )
         self._thread.start()
         return self

@@ -27,21 +27,22 @@ def server(model: QueueModel, clock: ManualClock) -> Iterator[FakeAnthropicServe
 
 
 @pytest.fixture
-def make_client(server: FakeAnthropicServer) -> Iterator[Callable[..., anthropic.Anthropic]]:
+def make_sdk(server: FakeAnthropicServer) -> Iterator[Callable[..., anthropic.Anthropic]]:
     clients: list[anthropic.Anthropic] = []
 
     def make(max_retries: int = 2, **kwargs: object) -> anthropic.Anthropic:
-        client = anthropic.Anthropic(
+        made = anthropic.Anthropic(
             api_key="test", base_url=server.base_url, max_retries=max_retries, **kwargs
         )
-        clients.append(client)
-        return client
+        clients.append(made)
+        return made
 
     yield make
-    for client in clients:
-        client.close()
+    for made in clients:
+        made.close()
 
 
 @pytest.fixture
-def client(make_client: Callable[..., anthropic.Anthropic]) -> anthropic.Anthropic:
-    return make_client(max_retries=0)
+def sdk(make_sdk: Callable[..., anthropic.Anthropic]) -> anthropic.Anthropic:
+    """A real SDK client without retries (fault tests make their own)."""
+    return make_sdk(max_retries=0)

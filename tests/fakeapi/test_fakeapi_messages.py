@@ -24,10 +24,10 @@ TOOL = {
 
 
 def test_create_returns_text_usage_and_request_id(
-    client: anthropic.Anthropic, model: QueueModel
+    sdk: anthropic.Anthropic, model: QueueModel
 ) -> None:
     model.push("Hello, world!")
-    raw = client.messages.with_raw_response.create(
+    raw = sdk.messages.with_raw_response.create(
         model=MODEL, max_tokens=100, messages=[{"role": "user", "content": "Say hello"}]
     )
     message = raw.parse()
@@ -48,7 +48,7 @@ def test_create_returns_text_usage_and_request_id(
 
 
 def test_stream_yields_deltas_and_final_message_matches(
-    client: anthropic.Anthropic, model: QueueModel, server: FakeAnthropicServer
+    sdk: anthropic.Anthropic, model: QueueModel, server: FakeAnthropicServer
 ) -> None:
     model.push(LONG_TEXT, LONG_TEXT)
     request: dict[str, Any] = {
@@ -56,10 +56,10 @@ def test_stream_yields_deltas_and_final_message_matches(
         "max_tokens": 500,
         "messages": [{"role": "user", "content": "Tell me about the fox"}],
     }
-    with client.messages.stream(**request) as stream:
+    with sdk.messages.stream(**request) as stream:
         pieces = list(stream.text_stream)
         final = stream.get_final_message()
-    plain = client.messages.create(**request)
+    plain = sdk.messages.create(**request)
     assert len(pieces) > 3
     assert "".join(pieces) == LONG_TEXT
     assert final.content[0].type == "text" and final.content[0].text == LONG_TEXT
@@ -73,13 +73,13 @@ def test_stream_yields_deltas_and_final_message_matches(
 
 
 def test_tool_use_round_trip_with_streamed_input_json(
-    client: anthropic.Anthropic, model: QueueModel
+    sdk: anthropic.Anthropic, model: QueueModel
 ) -> None:
     tool_input = {"word": "ephemeral", "options": {"lang": "en", "senses": [1, 2, 3]}}
     model.push(Reply.tool_use("lookup", tool_input, id="toolu_custom_1"), "It means short-lived.")
     messages: list[Any] = [{"role": "user", "content": "What does ephemeral mean?"}]
     raw_events = list(
-        client.messages.create(
+        sdk.messages.create(
             model=MODEL, max_tokens=300, messages=messages, tools=[TOOL], stream=True
         )
     )
@@ -103,7 +103,7 @@ def test_tool_use_round_trip_with_streamed_input_json(
         "role": "user",
         "content": [{"type": "tool_result", "tool_use_id": "toolu_custom_1", "content": "short"}],
     }
-    answer = client.messages.create(
+    answer = sdk.messages.create(
         model=MODEL, max_tokens=300, messages=[*messages, assistant, result], tools=[TOOL]
     )
     assert answer.content[0].type == "text" and answer.content[0].text == "It means short-lived."
@@ -111,10 +111,10 @@ def test_tool_use_round_trip_with_streamed_input_json(
 
 
 def test_streamed_tool_use_parses_in_final_message(
-    client: anthropic.Anthropic, model: QueueModel
+    sdk: anthropic.Anthropic, model: QueueModel
 ) -> None:
     model.push(Reply.tool_use("lookup", {"word": "fox"}, preamble="Let me check."))
-    with client.messages.stream(
+    with sdk.messages.stream(
         model=MODEL,
         max_tokens=300,
         tools=[TOOL],
@@ -129,9 +129,7 @@ def test_streamed_tool_use_parses_in_final_message(
     assert final.stop_reason == "tool_use"
 
 
-def test_count_tokens_agrees_with_billed_total(
-    client: anthropic.Anthropic, model: QueueModel
-) -> None:
+def test_count_tokens_agrees_with_billed_total(sdk: anthropic.Anthropic, model: QueueModel) -> None:
     model.push("one", "two")
     request: dict[str, Any] = {
         "model": MODEL,
@@ -146,9 +144,9 @@ def test_count_tokens_agrees_with_billed_total(
             {"role": "user", "content": [{"type": "text", "text": "Question two"}]},
         ],
     }
-    counted = client.messages.count_tokens(**request).input_tokens
+    counted = sdk.messages.count_tokens(**request).input_tokens
     for _ in range(2):  # first call writes the cache, second reads it
-        usage = client.messages.create(max_tokens=50, **request).usage
+        usage = sdk.messages.create(max_tokens=50, **request).usage
         total = (
             usage.input_tokens
             + (usage.cache_creation_input_tokens or 0)
@@ -158,8 +156,8 @@ def test_count_tokens_agrees_with_billed_total(
     assert usage.cache_read_input_tokens and usage.cache_read_input_tokens > 1100
 
 
-def test_count_tokens_follows_the_documented_rule(client: anthropic.Anthropic) -> None:
-    counted = client.messages.count_tokens(
+def test_count_tokens_follows_the_documented_rule(sdk: anthropic.Anthropic) -> None:
+    counted = sdk.messages.count_tokens(
         model=MODEL,
         system="y" * 8,  # 2 + 3
         messages=[{"role": "user", "content": "x" * 41}],  # ceil(41/4) = 11, + 3
@@ -168,15 +166,15 @@ def test_count_tokens_follows_the_documented_rule(client: anthropic.Anthropic) -
 
 
 def test_beta_messages_with_and_without_beta_query(
-    client: anthropic.Anthropic, model: QueueModel, server: FakeAnthropicServer
+    sdk: anthropic.Anthropic, model: QueueModel, server: FakeAnthropicServer
 ) -> None:
     model.push("beta hello", "beta again")
-    message = client.beta.messages.create(
+    message = sdk.beta.messages.create(
         model=MODEL, max_tokens=20, messages=[{"role": "user", "content": "hi"}]
     )
     assert isinstance(message, anthropic.types.beta.BetaMessage)
     assert message.content[0].type == "text" and message.content[0].text == "beta hello"
-    again = client.beta.messages.create(
+    again = sdk.beta.messages.create(
         model=MODEL,
         max_tokens=20,
         messages=[{"role": "user", "content": "hi"}],
@@ -188,7 +186,7 @@ def test_beta_messages_with_and_without_beta_query(
 
 
 def test_more_than_four_breakpoints_is_rejected(
-    client: anthropic.Anthropic, model: QueueModel
+    sdk: anthropic.Anthropic, model: QueueModel
 ) -> None:
     model.push("never sent")
     marked = {"type": "ephemeral"}
@@ -196,7 +194,7 @@ def test_more_than_four_breakpoints_is_rejected(
         {"type": "text", "text": f"block {i}", "cache_control": marked} for i in range(5)
     ]
     with pytest.raises(anthropic.BadRequestError) as caught:
-        client.messages.create(
+        sdk.messages.create(
             model=MODEL, max_tokens=20, system=system, messages=[{"role": "user", "content": "hi"}]
         )
     error = caught.value
@@ -219,17 +217,17 @@ def test_more_than_four_breakpoints_is_rejected(
     ],
 )
 def test_missing_required_fields(
-    client: anthropic.Anthropic, body: dict[str, Any], message: str
+    sdk: anthropic.Anthropic, body: dict[str, Any], message: str
 ) -> None:
     with pytest.raises(anthropic.BadRequestError) as caught:
-        client.post("/v1/messages", body=body, cast_to=object)
+        sdk.post("/v1/messages", body=body, cast_to=object)
     assert isinstance(caught.value.body, dict)
     assert caught.value.body["error"] == {"type": "invalid_request_error", "message": message}
 
 
-def test_unanswered_tool_use_is_rejected(client: anthropic.Anthropic) -> None:
+def test_unanswered_tool_use_is_rejected(sdk: anthropic.Anthropic) -> None:
     with pytest.raises(anthropic.BadRequestError, match="without `tool_result` blocks"):
-        client.messages.create(
+        sdk.messages.create(
             model=MODEL,
             max_tokens=20,
             messages=[
@@ -243,9 +241,9 @@ def test_unanswered_tool_use_is_rejected(client: anthropic.Anthropic) -> None:
         )
 
 
-def test_max_tokens_cuts_the_reply(client: anthropic.Anthropic, model: QueueModel) -> None:
+def test_max_tokens_cuts_the_reply(sdk: anthropic.Anthropic, model: QueueModel) -> None:
     model.push("z" * 400)
-    message = client.messages.create(
+    message = sdk.messages.create(
         model=MODEL, max_tokens=20, messages=[{"role": "user", "content": "long please"}]
     )
     assert message.stop_reason == "max_tokens"
@@ -253,9 +251,9 @@ def test_max_tokens_cuts_the_reply(client: anthropic.Anthropic, model: QueueMode
     assert message.usage.output_tokens == 20
 
 
-def test_exhausted_queue_model_is_a_500(client: anthropic.Anthropic) -> None:
+def test_exhausted_queue_model_is_a_500(sdk: anthropic.Anthropic) -> None:
     with pytest.raises(anthropic.InternalServerError, match="no reply left"):
-        client.messages.create(
+        sdk.messages.create(
             model=MODEL, max_tokens=20, messages=[{"role": "user", "content": "hi"}]
         )
 
@@ -277,14 +275,14 @@ def test_unknown_path_and_missing_key_have_error_shape(server: FakeAnthropicServ
 
 
 def test_concurrent_requests_are_all_served(
-    client: anthropic.Anthropic, model: QueueModel, server: FakeAnthropicServer
+    sdk: anthropic.Anthropic, model: QueueModel, server: FakeAnthropicServer
 ) -> None:
     model.push(*[f"reply {i}" for i in range(12)])
     texts: list[str] = []
     lock = threading.Lock()
 
     def ask() -> None:
-        message = client.messages.create(
+        message = sdk.messages.create(
             model=MODEL, max_tokens=20, messages=[{"role": "user", "content": "hi"}]
         )
         block = message.content[0]

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from helpers import git, gm, snapshot
 
 CARD = "# Acme\n\n## Budget\nBudget: 30k\n\n## Notes\nfoo\nfoo\n"

@@ -5,12 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import git
 
 from gitmem.edit import apply_edit, write_card
 from gitmem.errors import DirtyCard, EditError, NotFound
 from gitmem.repo import MemoryRepo
 from gitmem.trailers import IndexEntry
+
+from helpers import git
 
 ENTRY = IndexEntry.make("budget", ["budget", "q3"], "Budget set to 30k")
 CARD = "# Acme website\n\n## Budget\nBudget: 30k\n\n## Next steps\nCall Bob.\n"

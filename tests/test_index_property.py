@@ -6,7 +6,6 @@ import contextlib
 import tempfile
 from pathlib import Path
 
-from helpers import git
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -17,6 +16,8 @@ from gitmem.errors import GitmemError
 from gitmem.repo import MemoryRepo
 from gitmem.revert import revert_commit
 from gitmem.trailers import IndexEntry
+
+from helpers import git
 
 PROJECTS = ["alpha", "beta", "gamma"]
 SECTIONS = ["budget", "next-steps", "people", "risks"]

@@ -27,9 +27,10 @@ def _read_text_file(path: str, what: str) -> str:
 
 @cli.command()
 @click.argument("path", required=False)
+@click.option("--client", "client_opt", metavar="NAME", help="Create it in the workspace as NAME.")
 @json_option
 @pass_ctx
-def init(ctx: Ctx, path: str | None) -> None:
+def init(ctx: Ctx, path: str | None, client_opt: str | None) -> None:
     """Create a client memory repo at PATH (or, with --client NAME, in the workspace).
 
     The repo starts from gitmem's template: gitmem.toml, persona.md, synthesis.md,
@@ -38,6 +39,7 @@ def init(ctx: Ctx, path: str | None) -> None:
     from ..create import init_repo
     from ..workspace import client_path
 
+    ctx.client = client_opt or ctx.client
     if path and ctx.client:
         raise InvalidInput("give either PATH or --client NAME, not both")
     if not path and not ctx.client:

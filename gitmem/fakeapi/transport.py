@@ -56,10 +56,16 @@ class Handler(BaseHTTPRequestHandler):
     server: LoopbackServer
 
     def do_POST(self) -> None:
-        self.server.sink.handle_request(self)
+        self._serve()
 
     def do_GET(self) -> None:
-        self.server.sink.handle_request(self)
+        self._serve()
+
+    def _serve(self) -> None:
+        try:
+            self.server.sink.handle_request(self)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # the client went away; nothing left to answer
 
     def log_message(self, format: str, *args: Any) -> None:
         """Keep test output quiet."""

@@ -1,0 +1,172 @@
+"""RuleModel: the deterministic simulated memory agent."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anthropic
+from fakeapi_support import MODEL
+
+from gitmem.fakeapi import FakeAnthropicServer, Reply, RuleModel, TextBlock, ToolUseBlock
+from gitmem.fakeapi.rules import keywords, slug, summary
+
+MEMORY_TOOLS: list[dict[str, Any]] = [
+    {"name": name, "description": name, "input_schema": {"type": "object"}}
+    for name in ("read_memory_card", "write_memory_card", "search_history")
+]
+
+
+def ask(text: str, *, tools: list[dict[str, Any]] | None = None, system: Any = None) -> Reply:
+    request: dict[str, Any] = {
+        "model": MODEL,
+        "max_tokens": 500,
+        "messages": [{"role": "user", "content": text}],
+        "tools": MEMORY_TOOLS if tools is None else tools,
+    }
+    if system is not None:
+        request["system"] = system
+    return RuleModel()(request)
+
+
+def only_tool_use(reply: Reply) -> ToolUseBlock:
+    assert reply.stop_reason == "tool_use"
+    assert len(reply.content) == 1
+    block = reply.content[0]
+    assert isinstance(block, ToolUseBlock)
+    assert block.id.startswith("toolu_")
+    return block
+
+
+def only_text(reply: Reply) -> str:
+    assert reply.stop_reason == "end_turn"
+    assert len(reply.content) == 1 and isinstance(reply.content[0], TextBlock)
+    return reply.content[0].text
+
+
+def test_helpers() -> None:
+    assert slug("  Build & Release Steps! ") == "build-release-steps"
+    assert keywords("Use uv, not pip; uv sync installs everything quickly") == [
+        "everything",
+        "installs",
+        "quickly",
+        "sync",
+    ]
+    assert summary("short") == "short"
+    cut = summary("word " * 40)
+    assert len(cut) == 80 and cut.endswith("…")
+
+
+def test_remember_appends_a_section() -> None:
+    call = only_tool_use(ask("Remember gitmem Build Steps: run uv sync, then pytest -q"))
+    assert call.name == "write_memory_card"
+    assert call.input == {
+        "project": "gitmem",
+        "old_text": "",
+        "new_text": "\n## Build Steps\nrun uv sync, then pytest -q\n",
+        "index_entry": {
+            "section_id": "build-steps",
+            "keywords": ["pytest", "sync", "then", "run"],
+            "summary": "run uv sync, then pytest -q",
+        },
+    }
+
+
+def test_update_replaces_text() -> None:
+    call = only_tool_use(ask("update gitmem build-steps: pytest -q => pytest -x"))
+    assert call.name == "write_memory_card"
+    assert call.input == {
+        "project": "gitmem",
+        "old_text": "pytest -q",
+        "new_text": "pytest -x",
+        "index_entry": {
+            "section_id": "build-steps",
+            "keywords": ["pytest", "x"],
+            "summary": "pytest -q → pytest -x",
+        },
+    }
+
+
+def test_recall_and_search() -> None:
+    assert only_tool_use(ask("recall gitmem")).input == {"project": "gitmem"}
+    read = only_tool_use(ask("RECALL gitmem build-steps"))
+    assert (read.name, read.input) == (
+        "read_memory_card",
+        {"project": "gitmem", "section_id": "build-steps"},
+    )
+    search = only_tool_use(ask("search flaky test fix"))
+    assert (search.name, search.input) == ("search_history", {"query": "flaky test fix"})
+
+
+def test_missing_tool_is_explained() -> None:
+    assert only_text(ask("recall gitmem", tools=[])) == (
+        "I can't do that: the tool read_memory_card is not available."
+    )
+
+
+def test_synthesis_by_command_or_marker() -> None:
+    expected = "## Synthesis\n\n- alpha\n- beta\n- gamma\n"
+    assert only_text(ask("summarize\nalpha\n\nbeta\ngamma\ndelta")) == expected
+    assert only_text(ask("alpha\nbeta\ngamma", system="<<synthesis>> merge notes")) == expected
+    assert only_text(ask("<<synthesis>>\n- alpha\n- beta\n- gamma")) == expected
+
+
+def test_anything_else_is_acknowledged() -> None:
+    system = [{"type": "text", "text": "rules"}, {"type": "text", "text": "index"}]
+    assert only_text(ask("hello there", system=system)) == (
+        'Noted: "hello there" (I saw 2 system blocks and 3 tools.)'
+    )
+
+
+def _after_tool(name: str, result: dict[str, Any]) -> str:
+    request = {
+        "messages": [
+            {"role": "user", "content": "x"},
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "t1", "name": name, "input": {}}],
+            },
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", **result}]},
+        ]
+    }
+    return only_text(RuleModel()(request))
+
+
+def test_reports_tool_results() -> None:
+    assert _after_tool("write_memory_card", {"content": "ok"}) == "Saved."
+    read = {"content": [{"type": "text", "text": "\n## Build Steps\nrun uv sync\n"}]}
+    assert _after_tool("read_memory_card", read) == "## Build Steps"
+    failed = {"content": "old_text not found\nmore detail", "is_error": True}
+    assert _after_tool("write_memory_card", failed) == "That failed: old_text not found"
+
+
+def test_byte_deterministic_across_servers() -> None:
+    """Two independent servers give byte-identical responses to the same session."""
+    transcripts: list[str] = []
+    for _ in range(2):
+        with FakeAnthropicServer(RuleModel()) as server:
+            sdk = anthropic.Anthropic(api_key="test", base_url=server.base_url, max_retries=0)
+            messages: list[Any] = [
+                {"role": "user", "content": "remember demo Notes: keep it simple"}
+            ]
+            first = sdk.messages.create(
+                model=MODEL, max_tokens=300, messages=messages, tools=MEMORY_TOOLS
+            )
+            call = first.content[0]
+            assert call.type == "tool_use"
+            messages += [
+                {"role": "assistant", "content": first.content},
+                {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": call.id, "content": "ok"}],
+                },
+            ]
+            second = sdk.messages.create(
+                model=MODEL, max_tokens=300, messages=messages, tools=MEMORY_TOOLS
+            )
+            assert second.content[0].type == "text" and second.content[0].text == "Saved."
+            sdk.close()
+            transcripts.append(
+                json.dumps([record.response for record in server.requests], sort_keys=True)
+            )
+    assert transcripts[0] == transcripts[1]

@@ -1,0 +1,123 @@
+"""Layer C: the session transcript, appended and flushed before each request.
+
+One JSON object a line. ``message`` records hold an API message (role, content
+blocks) and its plain text for search; ``synthesis`` records say that the
+synthesis now covers every turn before ``covers``. The window of turns sent to
+the model moves only at a synthesis, so between two syntheses the message prefix
+is byte-stable and the cache keeps hitting.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def plain_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    parts: list[str] = []
+    for block in content or []:
+        kind = block.get("type")
+        if kind == "text":
+            parts.append(str(block.get("text", "")))
+        elif kind == "tool_use":
+            parts.append(f"[{block.get('name')} {json.dumps(block.get('input'), ensure_ascii=False)}]")
+        elif kind == "tool_result":
+            inner = block.get("content")
+            parts.append(inner if isinstance(inner, str) else plain_text(inner))
+    return "\n".join(p for p in parts if p)
+
+
+def estimate_tokens(text: str) -> int:
+    return -(-len(text.encode("utf-8")) // 4)
+
+
+class Transcript:
+    def __init__(self, path: Path, budget_tokens: int = 20000) -> None:
+        self.path = path
+        self.budget = budget_tokens
+        self.records: list[dict[str, Any]] = []
+        if path.exists():
+            for line in path.read_text("utf-8", "replace").splitlines():
+                try:
+                    rec = json.loads(line)
+                except ValueError:
+                    continue  # a torn last line after a crash: the reply in flight is lost
+                if isinstance(rec, dict):
+                    self.records.append(rec)
+
+    def _append(self, record: dict[str, Any]) -> None:
+        self.records.append(record)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def add_message(self, role: str, content: list[dict[str, Any]]) -> None:
+        turn = self.turns() + (1 if role == "user" and _is_user_text(content) else 0)
+        self._append(
+            {"type": "message", "at": now_iso(), "role": role, "turn": turn,
+             "content": content, "text": plain_text(content)}
+        )
+
+    def add_synthesis(self, covers: int) -> None:
+        self._append({"type": "synthesis", "at": now_iso(), "covers": covers})
+
+    def messages_records(self) -> list[dict[str, Any]]:
+        return [r for r in self.records if r.get("type") == "message"]
+
+    def turns(self) -> int:
+        return max((int(r.get("turn", 0)) for r in self.messages_records()), default=0)
+
+    def covered(self) -> int:
+        return max((int(r["covers"]) for r in self.records if r.get("type") == "synthesis"), default=0)
+
+    def since_synthesis(self) -> list[dict[str, Any]]:
+        covered = self.covered()
+        return [r for r in self.messages_records() if int(r.get("turn", 0)) > covered]
+
+    def window_start(self) -> int:
+        """First turn sent to the model: moves only when a synthesis covers older turns."""
+        start = 1
+        for upto, rec in enumerate(self.records):
+            if rec.get("type") != "synthesis":
+                continue
+            sent = [r for r in self.records[:upto] if r.get("type") == "message"
+                    and int(r.get("turn", 0)) >= start]
+            if sum(estimate_tokens(r.get("text", "")) for r in sent) > self.budget:
+                start = int(rec["covers"]) + 1
+        return start
+
+    def messages(self) -> list[dict[str, Any]]:
+        """API messages from the window start; consecutive same-role messages merged."""
+        start = self.window_start()
+        out: list[dict[str, Any]] = []
+        for rec in self.messages_records():
+            if int(rec.get("turn", 0)) < start:
+                continue
+            content = list(rec["content"])
+            if out and out[-1]["role"] == rec["role"]:
+                out[-1]["content"] = out[-1]["content"] + content
+            else:
+                out.append({"role": rec["role"], "content": content})
+        while out and out[0]["role"] != "user":
+            out.pop(0)
+        return out
+
+    def pending(self) -> bool:
+        """True when the last message awaits the model (a user turn or tool results)."""
+        msgs = self.messages_records()
+        return bool(msgs) and msgs[-1]["role"] == "user"
+
+
+def _is_user_text(content: list[dict[str, Any]]) -> bool:
+    return any(b.get("type") == "text" for b in content)

@@ -1,0 +1,112 @@
+"""``gitmem usage``: per-session tokens, cache share and cost, with flags for waste."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from itertools import pairwise
+from typing import Any
+
+REWRITE_SHARE = 0.2  # a layer changing on more than 1 request in 5 keeps missing the cache
+COLD_SHARE = 0.1
+FULL_READS = 3
+
+
+@dataclass(frozen=True)
+class SessionReport:
+    session: str
+    requests: int
+    input_tokens: int  # everything sent: uncached + written + read
+    cache_read_tokens: int
+    cache_write_tokens: int
+    output_tokens: int
+    cache_read_share: float
+    cost_usd: float
+    uncached_cost_usd: float
+    layers: dict[str, int]
+    estimated: bool
+    flags: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _flags(recs: list[dict[str, Any]]) -> list[str]:
+    flags: list[str] = []
+    turns = [r for r in recs if r.get("purpose", "turn") == "turn"]
+    cold = 0
+    for prev, cur in pairwise(turns):
+        stable = sum(cur.get("layers", {}).get(k, 0) for k in ("A", "B"))
+        if cur.get("cache_read_input_tokens", 0) < stable and prev.get("layer_hashes", {}).get(
+            "AB"
+        ) == cur.get("layer_hashes", {}).get("AB"):
+            cold += 1
+    if turns and cold and cold >= max(1, COLD_SHARE * len(turns)):
+        flags.append(
+            f"cache expired between turns {cold} time(s): requests further apart than the "
+            f"cache TTL re-write the whole prefix (consider cache_ttl = \"1h\")"
+        )
+    for layer in ("AB", "I", "S"):
+        changes = sum(
+            1 for a, b in pairwise(turns)
+            if a.get("layer_hashes", {}).get(layer) != b.get("layer_hashes", {}).get(layer)
+        )
+        if turns and changes > max(2, REWRITE_SHARE * len(turns)):
+            flags.append(f"layer {layer} was rewritten {changes} times in {len(turns)} requests")
+    full = sum(int(r.get("full_card_reads", 0)) for r in recs)
+    if full >= FULL_READS:
+        flags.append(
+            f"{full} full-card reads where the index would have done: read one section "
+            f"(section_id) instead"
+        )
+    return flags
+
+
+def report(records: list[dict[str, Any]], session: str | None = None) -> list[SessionReport]:
+    by: dict[str, list[dict[str, Any]]] = {}
+    for r in records:
+        if session is None or r.get("session") == session:
+            by.setdefault(str(r.get("session")), []).append(r)
+    out = []
+    for sid, recs in sorted(by.items()):
+        inp = sum(r.get("input_tokens", 0) for r in recs)
+        cw = sum(r.get("cache_creation_input_tokens", 0) for r in recs)
+        cr = sum(r.get("cache_read_input_tokens", 0) for r in recs)
+        layers = {k: sum(int(r.get("layers", {}).get(k, 0)) for r in recs) for k in "ABISCE"}
+        total = inp + cw + cr
+        out.append(
+            SessionReport(
+                session=sid,
+                requests=len(recs),
+                input_tokens=total,
+                cache_read_tokens=cr,
+                cache_write_tokens=cw,
+                output_tokens=sum(r.get("output_tokens", 0) for r in recs),
+                cache_read_share=round(cr / total, 4) if total else 0.0,
+                cost_usd=round(sum(r.get("cost_usd", 0.0) for r in recs), 6),
+                uncached_cost_usd=round(sum(r.get("uncached_cost_usd", 0.0) for r in recs), 6),
+                layers=layers,
+                estimated=any(r.get("estimated") for r in recs),
+                flags=_flags(recs),
+            )
+        )
+    return out
+
+
+def render(reports: list[SessionReport]) -> str:
+    if not reports:
+        return "No model usage recorded yet.\n"
+    lines = []
+    for r in reports:
+        saved = 1 - r.cost_usd / r.uncached_cost_usd if r.uncached_cost_usd else 0.0
+        lines.append(f"session {r.session}: {r.requests} requests")
+        lines.append(
+            f"  input {r.input_tokens:,} tokens ({r.cache_read_share:.0%} read from cache, "
+            f"{r.cache_write_tokens:,} written), output {r.output_tokens:,}"
+        )
+        lines.append(
+            f"  cost ${r.cost_usd:.4f} vs ${r.uncached_cost_usd:.4f} uncached ({saved:.0%} saved)"
+        )
+        est = " (estimated)" if r.estimated else ""
+        lines.append("  layers" + est + ": " + ", ".join(f"{k} {v:,}" for k, v in r.layers.items()))
+        lines += [f"  ! {f}" for f in r.flags]
+    return "\n".join(lines) + "\n"

@@ -90,7 +90,7 @@ def cli(ctx: click.Context, path: str | None, client: str | None) -> None:
     state.path, state.client = path, client
 
 
-from . import core  # noqa: E402,F401  (registers the commands)
+from . import agent, core  # noqa: E402,F401  (registers the commands)
 
 
 def _report_bug(exc: BaseException) -> str:

@@ -1,0 +1,197 @@
+"""An agent session on the Claude API: the tool loop, the cached layout, the usage log.
+
+``AgentSession.ask(text)`` records the user's turn (flushed to disk first), then
+calls the model until it ends its turn, running memory tools on the session's
+branch. Each response appends one usage line. Every N exchanges the synthesis
+is rewritten. The index block shown to the model is refreshed only when the
+cache has gone cold anyway (or at the next session).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+from . import index, prompt, synthesis, usage
+from .errors import ConfigError, ModelError
+from .models import minimum_cacheable_tokens
+from .repo import MemoryRepo
+from .sessions import Session, transcript_file
+from .tokencount import LayerCounter
+from .tools import TOOLS, MemoryTools
+from .transcript import Transcript, now_iso
+from .workspace import persona
+
+MAX_STEPS = 16
+
+
+def make_client(max_retries: int = 2) -> Any:
+    """``anthropic.Anthropic()`` as configured by the environment; a clear error without a key."""
+    if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
+        raise ConfigError(
+            "no API key: set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for another endpoint); "
+            "`gitmem demo` runs without one"
+        )
+    import anthropic
+
+    return anthropic.Anthropic(max_retries=max_retries)
+
+
+def _dump(block: Any) -> dict[str, Any]:
+    data = block.model_dump(exclude_none=True) if hasattr(block, "model_dump") else dict(block)
+    keep = {"text": ("type", "text"), "tool_use": ("type", "id", "name", "input")}
+    fields = keep.get(data.get("type", ""))
+    return {k: data[k] for k in fields if k in data} if fields else data
+
+
+class AgentSession:
+    def __init__(
+        self,
+        repo: MemoryRepo,
+        session: Session,
+        client: Any,
+        *,
+        clock: Callable[[], float] = time.time,
+        warn: Callable[[str], None] = lambda _msg: None,
+    ) -> None:
+        self.repo, self.session, self.client = repo, session, client
+        self.cfg = repo.config
+        self.clock, self.warn = clock, warn
+        path = transcript_file(repo, session.id)
+        self.transcript = Transcript(path, self.cfg.chat_budget_tokens)
+        self.tools = MemoryTools(repo, session.branch, session.id, "agent", [path])
+        self.counter = LayerCounter(client, self.cfg.model)
+        self.persona = persona(repo.root)
+        self.rules = prompt.rules_text()
+        self.index_text = index.refresh(repo, session.branch).render()
+        self.synthesis_text = synthesis.current(repo, session.branch)
+        self.last_call: float | None = None
+        self.previous_id: str | None = None
+        self._warned = False
+
+    # -- the turn -------------------------------------------------------------------
+    def ask(self, text: str, on_text: Callable[[str], None] | None = None) -> str:
+        self.transcript.add_message("user", [{"type": "text", "text": text}])
+        return self.answer(on_text)
+
+    def answer(self, on_text: Callable[[str], None] | None = None) -> str:
+        """Run the model until it ends its turn; the pending user turn stays on failure."""
+        reply: list[str] = []
+        card_tokens = 0
+        for _ in range(MAX_STEPS):
+            msg = self._call(on_text)
+            content = [_dump(b) for b in msg.content]
+            self.transcript.add_message("assistant", content)
+            reply += [b["text"] for b in content if b.get("type") == "text"]
+            uses = [b for b in content if b.get("type") == "tool_use"]
+            results, called, full_reads = [], [], 0
+            for use in uses:
+                res = self.tools.call(use["name"], use.get("input"))
+                called.append(use["name"])
+                if use["name"] == "read_memory_card" and not (use.get("input") or {}).get("section_id"):
+                    full_reads += not res.is_error
+                if res.card_text:
+                    card_tokens += self.counter.text(res.text)
+                block: dict[str, Any] = {"type": "tool_result", "tool_use_id": use["id"], "content": res.text}
+                if res.is_error:
+                    block["is_error"] = True
+                results.append(block)
+            self._log(msg, "turn", called, full_reads, card_tokens)
+            if msg.stop_reason != "tool_use" or not results:
+                break
+            self.transcript.add_message("user", results)
+        self._maybe_synthesise()
+        return "".join(reply)
+
+    def _layers(self) -> prompt.Layers:
+        return prompt.Layers(self.persona, self.rules, self.index_text, self.synthesis_text)
+
+    def _call(self, on_text: Callable[[str], None] | None) -> Any:
+        import anthropic
+
+        now = self.clock()
+        if self.last_call is not None and now - self.last_call > self.cfg.ttl_seconds:
+            # The cache is cold anyway: showing the fresh index costs nothing extra.
+            self.index_text = index.refresh(self.repo, self.session.branch).render()
+        self._warn_if_uncacheable()
+        params = prompt.request(
+            self.cfg.model, self.cfg.max_tokens, self._layers(), self.transcript.messages(),
+            self.cfg.cache_ttl,
+        )
+        extra = {"diagnostics": {"previous_message_id": self.previous_id}} if self.previous_id else None
+        try:
+            with self.client.messages.stream(**params, extra_body=extra) as stream:
+                for chunk in stream.text_stream:
+                    if on_text:
+                        on_text(chunk)
+                msg = stream.get_final_message()
+        except anthropic.APIError as err:
+            raise ModelError(f"the model API failed: {type(err).__name__}: {err}") from None
+        self.last_call = self.clock()
+        self.previous_id = msg.id
+        return msg
+
+    def _warn_if_uncacheable(self) -> None:
+        if self._warned:
+            return
+        self._warned = True
+        prefix = self.counter.text(self.rules + self.persona, TOOLS)
+        minimum = minimum_cacheable_tokens(self.cfg.model)
+        if prefix < minimum:
+            self.warn(
+                f"the cached prefix (tools + rules + persona) is about {prefix} tokens, below "
+                f"{self.cfg.model}'s minimum of {minimum}: it will not be cached"
+            )
+
+    def _log(self, msg: Any, purpose: str, tools: list[str], full_reads: int, card: int) -> None:
+        u = msg.usage
+        counts = {
+            "input_tokens": u.input_tokens or 0,
+            "cache_creation_input_tokens": u.cache_creation_input_tokens or 0,
+            "cache_read_input_tokens": u.cache_read_input_tokens or 0,
+            "output_tokens": u.output_tokens or 0,
+        }
+        layers = {"A": 0, "B": 0, "I": 0, "S": 0, "C": 0, "E": 0}
+        if purpose == "turn":
+            layers["A"] = self.counter.text(self.persona)
+            layers["B"] = self.counter.text(self.rules, TOOLS)
+            layers["I"] = self.counter.text(self.index_text)
+            layers["S"] = self.counter.text(self.synthesis_text)
+            layers["E"] = card
+        total = counts["input_tokens"] + counts["cache_creation_input_tokens"] + counts["cache_read_input_tokens"]
+        layers["C"] = max(0, total - sum(layers.values()))
+        miss = getattr(getattr(msg, "diagnostics", None), "cache_miss_reason", None)
+        cost, uncached = usage.costs(self.cfg, self.cfg.model, counts, self.cfg.cache_ttl)
+        usage.append(self.repo, usage.UsageRecord(
+            at=now_iso(), session=self.session.id, message_id=msg.id, model=msg.model,
+            purpose=purpose, input_tokens=counts["input_tokens"],
+            cache_creation_input_tokens=counts["cache_creation_input_tokens"],
+            cache_read_input_tokens=counts["cache_read_input_tokens"],
+            output_tokens=counts["output_tokens"], layers=layers, estimated=self.counter.estimated,
+            tools=tools, full_card_reads=full_reads,
+            cache_miss_reason=getattr(miss, "type", None) if miss else None,
+            layer_hashes=self._layers().hashes(), cost_usd=cost, uncached_cost_usd=uncached,
+            ttl=self.cfg.cache_ttl,
+        ))
+
+    # -- layer S --------------------------------------------------------------------
+    def _maybe_synthesise(self) -> None:
+        turns, covered = self.transcript.turns(), self.transcript.covered()
+        if turns - covered < self.cfg.synthesis_every:
+            return
+        import anthropic
+
+        req = synthesis.request(self.cfg.model, self.synthesis_text, self.transcript.since_synthesis())
+        try:
+            msg = self.client.messages.create(**req)
+        except anthropic.APIError as err:
+            self.warn(f"synthesis skipped, will retry next turn: {err}")
+            return
+        text = "".join(b.text for b in msg.content if getattr(b, "type", "") == "text")
+        if text.strip():
+            synthesis.save(self.repo, self.session, text, turns)
+            self.synthesis_text = synthesis.current(self.repo, self.session.branch)
+            self.transcript.add_synthesis(turns)
+        self._log(msg, "synthesis", [], 0, 0)

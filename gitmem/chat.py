@@ -1,0 +1,74 @@
+"""``gitmem chat`` and ``gitmem ask`` as plain functions over values."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from . import sessions, usage
+from .agent import AgentSession
+from .errors import ModelError
+from .repo import MemoryRepo
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    session: str
+    turns: int
+    failed_turns: int
+    finish: sessions.FinishResult
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def run_chat(
+    repo: MemoryRepo,
+    inputs: Iterable[str],
+    *,
+    client: Any,
+    write: Callable[[str], None],
+    warn: Callable[[str], None],
+    resume: str | None = None,
+    session_id: str | None = None,
+    prompt: Callable[[], None] | None = None,
+    clock: Callable[[], float] | None = None,
+) -> ChatResult:
+    """One session: each input line is a user turn; the reply streams through ``write``.
+
+    A failed model call is reported through ``warn`` and the session goes on; the
+    user's turn stays in the transcript and is answered with the next one. The
+    session ends (transcript committed, review policy applied) however the loop ends.
+    """
+    session = sessions.start(repo, resume or session_id, resume=bool(resume))
+    kwargs = {"clock": clock} if clock else {}
+    agent = AgentSession(repo, session, client, warn=warn, **kwargs)
+    turns = failed = 0
+    try:
+        if agent.transcript.pending():
+            failed += not _turn(lambda: agent.answer(write), write, warn)
+        if prompt:
+            prompt()
+        for line in inputs:
+            text = line.rstrip("\r\n")
+            if text.strip():
+                turns += 1
+                failed += not _turn(lambda t=text: agent.ask(t, write), write, warn)  # type: ignore[misc]
+            if prompt:
+                prompt()
+    finally:
+        fin = sessions.finish(repo, session)
+        usage.commit_session(repo, session.id)
+    return ChatResult(session.id, turns, failed, fin)
+
+
+def _turn(run: Callable[[], str], write: Callable[[str], None], warn: Callable[[str], None]) -> bool:
+    try:
+        run()
+    except ModelError as err:
+        write("\n")
+        warn(f"{err} (your message is kept; it will be answered with the next one)")
+        return False
+    write("\n")
+    return True

@@ -245,14 +245,15 @@ class FakeAnthropicServer:
         for index, (name, data) in enumerate(events):
             if cut is not None and index >= cut:
                 break
+            record.events.append(name)  # before writing: the client may finish reading first
             if not write(handler, sse.chunk(sse.encode(name, data))):
+                record.events.pop()
                 return
-            record.events.append(name)
         if fault is not None and fault.kind == "drop_mid_stream":
             abort(handler)
             return
         if fault is not None and fault.kind == "stream_error":
             error = {"type": "error", "error": {"type": fault.error_type, "message": fault.message}}
-            write(handler, sse.chunk(sse.encode("error", error)))
             record.events.append("error")
+            write(handler, sse.chunk(sse.encode("error", error)))
         write(handler, sse.chunk(b""))

@@ -127,7 +127,13 @@ class AgentSession:
                     if on_text:
                         on_text(chunk)
                 msg = stream.get_final_message()
-        except anthropic.APIError as err:
+        except Exception as err:
+            # The SDK raises APIError subclasses, except for a stream cut mid-way, which
+            # surfaces as the HTTP library's own error: both mean "no answer this time".
+            if not isinstance(err, anthropic.APIError) and not type(err).__module__.startswith(
+                ("httpx", "httpcore", "h11")
+            ):
+                raise
             raise ModelError(f"the model API failed: {type(err).__name__}: {err}") from None
         self.last_call = self.clock()
         self.previous_id = msg.id

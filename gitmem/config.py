@@ -28,20 +28,27 @@ def _price(inp: float, out: float) -> Price:
     return Price(inp, out, inp * 1.25, inp * 2, inp * 0.1)
 
 
+# Published list prices, dollars per million tokens (input, output), late 2026.
 DEFAULT_PRICES: dict[str, Price] = {
+    "claude-fable-5-1": _price(10.0, 50.0),
+    "claude-opus-5-5": _price(4.0, 20.0),
+    "claude-opus-5": _price(5.0, 25.0),
+    "claude-sonnet-5-5": _price(2.0, 10.0),
+    "claude-sonnet-5": _price(2.0, 10.0),
+    "claude-haiku-5-5": _price(0.10, 0.50),
+    "claude-opus-4-8": _price(5.0, 25.0),
     "claude-opus-4-5": _price(5.0, 25.0),
     "claude-opus-4-1": _price(15.0, 75.0),
+    "claude-sonnet-4-6": _price(3.0, 15.0),
     "claude-sonnet-4-5": _price(3.0, 15.0),
-    "claude-sonnet-4": _price(3.0, 15.0),
     "claude-haiku-4-5": _price(1.0, 5.0),
-    "claude-3-5-haiku": _price(0.8, 4.0),
 }
 
 
 @dataclass(frozen=True)
 class Config:
     client: str = "client"
-    model: str = "claude-sonnet-4-5"
+    model: str = "claude-sonnet-5-5"
     max_tokens: int = 2048
     synthesis_every: int = 30
     review: str = "auto"

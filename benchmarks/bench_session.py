@@ -27,13 +27,13 @@ import anthropic
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from generate import Params, cached_repo  # noqa: E402
+from generate import Params, cached_repo
 
-from gitmem import index, usage  # noqa: E402
-from gitmem.chat import run_chat  # noqa: E402
-from gitmem.fakeapi import FakeAnthropicServer, ManualClock, RuleModel  # noqa: E402
-from gitmem.fakeapi.tokens import block_tokens, tool_tokens  # noqa: E402
-from gitmem.repo import MemoryRepo  # noqa: E402
+from gitmem import index, usage
+from gitmem.chat import run_chat
+from gitmem.fakeapi import FakeAnthropicServer, ManualClock, RuleModel
+from gitmem.fakeapi.tokens import block_tokens, tool_tokens
+from gitmem.repo import MemoryRepo
 
 
 def copy_repo(src: Path, dest: Path) -> Path:

@@ -120,7 +120,8 @@ class AgentSession:
             self.cfg.model, self.cfg.max_tokens, self._layers(), self.transcript.messages(),
             self.cfg.cache_ttl,
         )
-        extra = {"diagnostics": {"previous_message_id": self.previous_id}} if self.previous_id else None
+        # null on the first call opts in, so the next call can be compared with this one.
+        extra = {"diagnostics": {"previous_message_id": self.previous_id}}
         try:
             with self.client.messages.stream(**params, extra_body=extra) as stream:
                 for chunk in stream.text_stream:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .git import Git, Sha
-from .trailers import canonical, parse_block
+from .trailers import REVERTS, canonical, parse_block
 
 # NUL ends a record (-z); 0x1f separates fields; git puts 0x1e between trailers.
 _FORMAT = "%H%x1f%P%x1f%aI%x1f%an%x1f%s%x1f%(trailers:only,unfold,separator=%x1e)"
@@ -19,6 +19,8 @@ class Commit:
     author: str
     subject: str
     trailers: dict[str, str] = field(hash=False)
+    # Every Gitmem-Reverts value in order: a session revert undoes several commits at once.
+    reverts: tuple[str, ...] = ()
 
     def get(self, key: str) -> str | None:
         return self.trailers.get(key)
@@ -31,8 +33,12 @@ def read_log(
     reverse: bool = False,
     paths: list[str] | None = None,
     max_count: int | None = None,
+    first_parent: bool = False,
+    extra: list[str] | None = None,
 ) -> list[Commit]:
-    args = ["log", "-z", f"--format={_FORMAT}"]
+    args = ["log", "-z", f"--format={_FORMAT}", *(extra or [])]
+    if first_parent:
+        args.append("--first-parent")
     if max_count is not None:
         args.append(f"--max-count={max_count}")
     if reverse:
@@ -48,13 +54,22 @@ def read_log(
             continue
         sha, parents, date, author, subject, block = (record.split("\x1f") + [""] * 6)[:6]
         trailers: dict[str, str] = {}
+        reverts: list[str] = []
         for key, value in parse_block(block):
             canon = canonical(key)
             if canon and canon not in trailers:
                 trailers[canon] = value
+            if canon == REVERTS and value:
+                reverts.append(value)
         out.append(
             Commit(
-                Sha(sha), tuple(Sha(p) for p in parents.split()), date, author, subject, trailers
+                Sha(sha),
+                tuple(Sha(p) for p in parents.split()),
+                date,
+                author,
+                subject,
+                trailers,
+                tuple(reverts),
             )
         )
     return out

@@ -67,7 +67,9 @@ def search_history(
     tip = repo.tip(branch)
     if not terms or tip is None:
         return hits
-    for c in read_log(repo.git, tip):
+    # git filters the messages (each term must match, case-insensitive): only hits are parsed.
+    grep = ["-i", "--all-match", "--fixed-strings", *(f"--grep={t}" for t in terms)]
+    for c in read_log(repo.git, tip, extra=grep, max_count=limit * 4):
         if c.get(T.LAYER):
             continue
         blob = " ".join([c.subject, *c.trailers.values()])

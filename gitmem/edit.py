@@ -14,7 +14,7 @@ from . import names
 from .cards import card_path, section_ids
 from .errors import Conflict, EditError, NotFound
 from .git import Sha
-from .refs import cas, ensure_clean, sync_worktree, worktree_guard
+from .refs import cas_fast, ensure_clean, sync_worktree, worktree_guard
 from .repo import MAIN, MemoryRepo
 from .trailers import IndexEntry, edit_message
 
@@ -106,7 +106,8 @@ def write_card(
             parent = repo.tip(branch)
             if parent is None:
                 raise NotFound(f"no branch {branch!r} in {repo.root}")
-            raw = repo.store.read_blob(f"{parent}:{path}")
+            got = repo.store.read(f"{parent}:{path}")
+            raw = got[2] if got and got[1] == "blob" else None
             text = None
             if raw is not None:
                 try:
@@ -116,7 +117,7 @@ def write_card(
             content = apply_edit(text, old_text, new_text, project)
             _check_result(repo, path, text, content, entry)
             if live:
-                ensure_clean(repo, [path])
+                ensure_clean(repo, [path], {path: (got[0] if raw is not None and got else None, raw)})
             blob = repo.store.write("blob", content.encode())
             root = repo.store.read(f"{parent}^{{tree}}")
             tree = repo.store.update_path(root[0] if root else None, path, blob)
@@ -125,13 +126,7 @@ def write_card(
             commit = repo.store.write_commit(
                 tree, [parent], sig, repo.signature("COMMITTER"), message
             )
-            if cas(
-                repo,
-                f"refs/heads/{branch}",
-                commit,
-                parent,
-                f"gitmem write: {project} {entry.section_id}",
-            ):
+            if cas_fast(repo, f"refs/heads/{branch}", commit, parent):
                 if live:
                     sync_worktree(repo, commit, [path])
                 return EditResult(commit, branch, project, entry.section_id, text is None, live)

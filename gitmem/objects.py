@@ -50,6 +50,7 @@ class ObjectStore:
         self._sha256 = "objectformat = sha256" in text
         self._raw_len = 32 if self._sha256 else 20
         self._proc: subprocess.Popen[bytes] | None = None
+        self._trees: dict[str, list[TreeEntry]] = {}
 
     # -- reading ------------------------------------------------------------
     def _batch(self) -> subprocess.Popen[bytes]:
@@ -84,10 +85,17 @@ class ObjectStore:
         return got[2] if got and got[1] == "blob" else None
 
     def read_tree(self, name: str) -> list[TreeEntry]:
+        cached = self._trees.get(name)
+        if cached is not None:
+            return cached
         got = self.read(name)
         if got is None or got[1] != "tree":
             return []
-        return self.parse_tree(got[2])
+        entries = self.parse_tree(got[2])
+        if len(self._trees) > 64:  # trees are immutable: a small cache by id is always right
+            self._trees.clear()
+        self._trees[got[0]] = entries
+        return entries
 
     def parse_tree(self, data: bytes) -> list[TreeEntry]:
         entries: list[TreeEntry] = []
@@ -116,24 +124,33 @@ class ObjectStore:
 
     # -- writing ------------------------------------------------------------
     def write(self, kind: str, data: bytes) -> Sha:
+        """Store a loose object as git would (temp file, then rename); its id."""
         raw = f"{kind} {len(data)}\0".encode() + data
         digest = (hashlib.sha256(raw) if self._sha256 else hashlib.sha1(raw)).hexdigest()
-        path = self.objects_dir / digest[:2] / digest[2:]
-        if not path.exists():
-            path.parent.mkdir(exist_ok=True)
-            tmp = path.parent / f"tmp_obj_{os.getpid()}_{digest[2:10]}"
-            with open(tmp, "wb") as fh:
-                fh.write(zlib.compress(raw, 1))
-            os.chmod(tmp, 0o444)
-            os.replace(tmp, path)
+        folder = f"{self.objects_dir}/{digest[:2]}"
+        path = f"{folder}/{digest[2:]}"
+        if os.path.exists(path):
+            return Sha(digest)
+        tmp = f"{folder}/tmp_obj_{os.getpid()}_{digest[2:10]}"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+        try:
+            fd = os.open(tmp, flags, 0o444)
+        except FileNotFoundError:
+            os.makedirs(folder, exist_ok=True)
+            fd = os.open(tmp, flags, 0o444)
+        try:
+            os.write(fd, zlib.compress(raw, 1))
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
         return Sha(digest)
 
     def write_tree(self, entries: list[TreeEntry]) -> Sha:
-        body = b"".join(
-            e.mode + b" " + e.name + b"\0" + bytes.fromhex(e.sha)
-            for e in sorted(entries, key=_sort_key)
-        )
-        return self.write("tree", body)
+        ordered = sorted(entries, key=_sort_key)
+        body = b"".join(e.mode + b" " + e.name + b"\0" + bytes.fromhex(e.sha) for e in ordered)
+        sha = self.write("tree", body)
+        self._trees[sha] = ordered
+        return sha
 
     def write_commit(
         self, tree: Sha, parents: list[Sha], author: str, committer: str, message: str

@@ -9,6 +9,8 @@ from collections.abc import Iterator
 
 from .errors import DirtyCard, GitError
 from .git import Sha
+from .gitindex import staged
+from .reftx import lost_race
 from .repo import MemoryRepo
 
 _LOST_RACE = (
@@ -30,9 +32,14 @@ def cas(repo: MemoryRepo, ref: str, new: Sha, old: Sha | None, reason: str) -> b
     if proc.returncode == 0:
         return True
     err = proc.stderr.decode("utf-8", "replace")
-    if any(s in err.lower() for s in _LOST_RACE):
+    if lost_race(err):
         return False
     raise GitError(["git", "update-ref", ref], proc.returncode, err)
+
+
+def cas_fast(repo: MemoryRepo, ref: str, new: Sha, old: Sha | None) -> bool:
+    """``cas`` through the repo's long-running update-ref (reflog reason "gitmem write")."""
+    return repo.ref_tx.cas(ref, new, old or zero(repo))
 
 
 def checked_out(repo: MemoryRepo, branch: str) -> bool:
@@ -59,8 +66,40 @@ def dirty_paths(repo: MemoryRepo, paths: list[str]) -> list[str]:
     return sorted({item[3:] for item in out.split("\0") if len(item) > 3})
 
 
-def ensure_clean(repo: MemoryRepo, paths: list[str]) -> None:
-    dirty = dirty_paths(repo, paths)
+def card_is_clean(repo: MemoryRepo, path: str, blob: Sha | None, content: bytes | None) -> bool | None:
+    """Whether ``path`` in the index and working tree equals HEAD's ``blob`` (None: ask git).
+
+    The fast check for one card on every edit: the index entry must be HEAD's blob
+    at stage 0, and the file must hold exactly HEAD's bytes.
+    """
+    entries = staged(repo.git_dir / "index", path, 32 if repo.store._sha256 else 20)
+    if entries is None:
+        return None
+    if entries != ([(0, blob)] if blob else []):
+        return False
+    try:
+        on_disk: bytes | None = (repo.root / path).read_bytes()
+    except FileNotFoundError:
+        on_disk = None
+    except OSError:
+        return None
+    return on_disk == content
+
+
+def ensure_clean(
+    repo: MemoryRepo, paths: list[str], known: dict[str, tuple[Sha | None, bytes | None]] | None = None
+) -> None:
+    """Refuse (DirtyCard) when a person has uncommitted edits to any of ``paths``.
+
+    ``known`` gives HEAD's (blob, content) for paths the caller has read already,
+    which lets the check run without starting ``git status``.
+    """
+    rest = []
+    for path in paths:
+        if known and path in known and card_is_clean(repo, path, *known[path]):
+            continue
+        rest.append(path)
+    dirty = dirty_paths(repo, rest)
     if dirty:
         raise DirtyCard(
             f"uncommitted edits to {', '.join(dirty)}; commit or stash them first",

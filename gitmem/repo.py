@@ -9,7 +9,6 @@ import re
 import time
 from collections.abc import Iterator
 from datetime import datetime
-from email.utils import parsedate_to_datetime
 from functools import cached_property
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from . import config as config_mod
 from .errors import NotARepo
 from .git import Git, Sha
 from .objects import ObjectStore
+from .reftx import RefTransactions
 
 MAIN = "main"
 SESSION_PREFIX = "gitmem/session/"
@@ -53,6 +53,8 @@ def _parse_date(value: str) -> str | None:
     try:
         when = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
+        from email.utils import parsedate_to_datetime  # rare: RFC 2822 dates only
+
         try:
             when = parsedate_to_datetime(value)
         except (TypeError, ValueError):
@@ -84,12 +86,19 @@ class MemoryRepo:
         return ObjectStore(self.git, self.git_dir)
 
     @cached_property
+    def ref_tx(self) -> RefTransactions:
+        """Compare-and-swap ref updates without a process each (the edit hot path)."""
+        return RefTransactions(self.git, "gitmem write")
+
+    @cached_property
     def config(self) -> config_mod.Config:
         return config_mod.load(self.root)
 
     def close(self) -> None:
         if "store" in self.__dict__:
             self.store.close()
+        if "ref_tx" in self.__dict__:
+            self.ref_tx.close()
 
     def __enter__(self) -> MemoryRepo:
         return self

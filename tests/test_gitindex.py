@@ -1,0 +1,60 @@
+"""The in-process index reader agrees with `git ls-files --stage`, and falls back when unsure."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gitmem.edit import write_card
+from gitmem.errors import DirtyCard
+from gitmem.gitindex import staged
+from gitmem.repo import MemoryRepo
+from gitmem.trailers import IndexEntry
+
+from helpers import git
+
+ENTRY = IndexEntry.make("notes", ["n"], "notes")
+
+
+def ls_stage(root: Path, path: str) -> list[tuple[int, str]]:
+    out = git(root, "ls-files", "--stage", "--", path)
+    return [(int(line.split()[2]), line.split()[1]) for line in out.splitlines()]
+
+
+@pytest.mark.parametrize("version", ["2", "3"])
+def test_staged_matches_git(client: Path, version: str) -> None:
+    names = [f"cards/{n}.md" for n in ("a", "a-b", "ab", "b", "z" * 120)]
+    for i, name in enumerate(names):
+        (client / name).write_text(f"# x\n\n## Notes\n{i}\n")
+    git(client, "add", "-A")
+    git(client, "update-index", "--index-version", version)
+    if version == "3":
+        (client / "cards/later.md").write_text("# later\n")
+        git(client, "add", "--intent-to-add", "cards/later.md")  # sets the extended flags
+    for name in [*names, "cards/later.md", "cards/missing.md", "gitmem.toml"]:
+        assert staged(client / ".git/index", name) == ls_stage(client, name), name
+
+
+def test_version_4_is_left_to_git(client: Path) -> None:
+    git(client, "update-index", "--index-version", "4")
+    assert staged(client / ".git/index", "gitmem.toml") is None
+
+
+def test_untracked_new_card_blocks_its_creation(repo: MemoryRepo) -> None:
+    (repo.root / "cards/new.md").write_text("# mine\n")
+    tip = repo.tip("main")
+    with pytest.raises(DirtyCard):
+        write_card(repo, "new", "", "## Notes\nx\n", ENTRY)
+    assert repo.tip("main") == tip and (repo.root / "cards/new.md").read_text() == "# mine\n"
+
+
+def test_dirty_check_still_works_with_a_v4_index(repo: MemoryRepo) -> None:
+    write_card(repo, "a", "", "## Notes\nx\n", ENTRY)
+    git(repo.root, "update-index", "--index-version", "4")
+    (repo.root / "cards/a.md").write_text("# a\n\n## Notes\nmine\n")
+    with pytest.raises(DirtyCard):
+        write_card(repo, "a", "x", "y", ENTRY)
+    git(repo.root, "checkout", "--", "cards/a.md")
+    write_card(repo, "a", "x", "y", ENTRY)
+    assert git(repo.root, "status", "--porcelain") == ""

@@ -20,7 +20,7 @@ from .git import Sha
 from .history import Commit, read_log
 from .repo import MAIN, MemoryRepo
 
-CACHE_VERSION = 2
+CACHE_VERSION = 3  # 3: a revert may undo several commits
 
 
 @dataclass
@@ -31,23 +31,26 @@ class Replay:
     # "card/section" -> [[sha, "kw1, kw2", summary], ...] oldest first
     entries: dict[str, list[list[str]]] = field(default_factory=dict)
     inactive: set[str] = field(default_factory=set)  # entry or revert commits undone
-    reverts: dict[str, str] = field(default_factory=dict)  # revert commit -> its target
+    # revert commit -> the commits it undoes (one, or all of a session's)
+    reverts: dict[str, list[str]] = field(default_factory=dict)
 
     def _set_active(self, sha: str, active: bool) -> None:
         # Undoing a revert re-applies what it reverted, and so on down the chain.
-        for _ in range(10_000):
+        todo = [(sha, active)]
+        for _ in range(1_000_000):  # a bound against forged cycles of trailers
+            if not todo:
+                return
+            sha, active = todo.pop()
             if active:
                 self.inactive.discard(sha)
             else:
                 self.inactive.add(sha)
-            if sha not in self.reverts:
-                return
-            sha, active = self.reverts[sha], not active
+            todo.extend((target, not active) for target in self.reverts.get(sha, ()))
 
     def apply(self, c: Commit) -> None:
-        target = c.get(T.REVERTS)
-        if target:
-            self.reverts[c.sha] = target
+        targets = list(c.reverts) or [t for t in (c.get(T.REVERTS),) if t]
+        if targets:
+            self.reverts[c.sha] = targets
             self._set_active(c.sha, True)
         elif c.get(T.LAYER) is None:
             card, section = c.get(T.CARD), c.get(T.SECTION)

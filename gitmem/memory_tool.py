@@ -1,0 +1,306 @@
+"""``GitMemoryTool``: the SDK's memory tool (``memory_20250818``) backed by a client repo.
+
+The model sees exactly what ``BetaLocalFilesystemMemoryTool`` would show it -- the
+same results and error messages for the same commands -- but ``/memories`` is the
+``cards/`` tree of a branch, and every command that changes something is one
+commit made with plumbing and compare-and-swap (``sessions.commit_files``).
+
+Mapping: ``/memories/<path>`` is ``cards/<path>``, any file name at any depth, as
+the SDK allows. Only top-level ``<slug>.md`` files are cards; commits touching one
+carry ``Gitmem-Card``. A directory the SDK would keep empty keeps a hidden
+``.gitkeep`` (git stores no empty directories); listings skip it as they skip
+every hidden name. A command that fails changes and commits nothing.
+
+Index: the memory tool has no summary to give, so its commits carry no
+``Gitmem-Section``/``Gitmem-Keywords``/``Gitmem-Summary`` and the index treats
+them as it treats a person's hand edit -- a section no trailer describes is listed
+as unindexed, and an entry written earlier stays until a write with a summary
+replaces it. A summary-less entry would either render as an indexed section with
+an empty summary, or (carrying an old summary forward) outlive the revert of the
+commit that wrote it. The section touched, from its heading, is in the subject.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from anthropic.tools import BetaAbstractMemoryTool, ToolError
+from anthropic.types.beta import (
+    BetaCacheControlEphemeralParam,
+    BetaMemoryTool20250818Command,
+    BetaMemoryTool20250818CreateCommand,
+    BetaMemoryTool20250818DeleteCommand,
+    BetaMemoryTool20250818InsertCommand,
+    BetaMemoryTool20250818RenameCommand,
+    BetaMemoryTool20250818StrReplaceCommand,
+    BetaMemoryTool20250818ViewCommand,
+)
+
+from . import memory_tool_text as tx
+from . import names, sessions
+from .cards import sections
+from .errors import GitmemError, NotFound
+from .git import Sha
+from .memory_tool_paths import Node, Parts, Snapshot, check_command, os_error
+from .repo import SESSION_PREFIX, MemoryRepo
+
+ACTOR = "memory-tool"
+MAX_ATTEMPTS = 50
+Files = dict[str, bytes | None]
+
+
+@dataclass(frozen=True)
+class _Change:
+    result: str  # what the model sees
+    after: Mapping[Parts, Node | bytes]  # everything under cards/ after the command
+    removed: Parts | None  # the subtree a delete or rename took away
+    subject: str
+    card: str | None
+
+
+class _Moved(Exception):
+    """The branch moved between planning and committing: plan again on the new tip."""
+
+
+def _put(snap: Snapshot, parts: Parts, text: str) -> dict[Parts, Node | bytes]:
+    after: dict[Parts, Node | bytes] = dict(snap.files)
+    after[parts] = text.encode()
+    return after
+
+
+class GitMemoryTool(BetaAbstractMemoryTool):
+    """The Anthropic memory tool over a gitmem client repo (see the module docstring).
+
+    ``branch=None`` starts a new session branch ``gitmem/session/<id>``; ``finish()``
+    (or leaving a ``with`` block) ends it under the repo's review policy.
+    ``branch="main"`` writes to main directly.
+    """
+
+    def __init__(
+        self,
+        repo: MemoryRepo | str | os.PathLike[str],
+        branch: str | None = None,
+        *,
+        session: str | None = None,
+        actor: str = ACTOR,
+        cache_control: BetaCacheControlEphemeralParam | None = None,
+    ) -> None:
+        super().__init__(cache_control=cache_control)
+        self._owns_repo = not isinstance(repo, MemoryRepo)
+        self.repo = repo if isinstance(repo, MemoryRepo) else MemoryRepo.discover(Path(repo))
+        self.actor = names.actor(actor)
+        self.session: sessions.Session | None = None
+        if branch is None:
+            self.session = sessions.start(self.repo, session)
+            branch, session = self.session.branch, self.session.id
+        elif session is None and branch.startswith(SESSION_PREFIX):
+            session = branch[len(SESSION_PREFIX) :]
+        self.branch = branch
+        self.session_id = names.session(session) if session else None
+        if self.repo.tip(branch) is None:
+            raise NotFound(f"no branch {branch!r} in {self.repo.root}")
+        self.commits: list[Sha] = []
+        self._lock = threading.Lock()  # one cat-file process: one command at a time
+
+    def finish(self) -> sessions.FinishResult | None:
+        """End the session this tool started: land it (auto) or leave it for review."""
+        if self.session is None:
+            return None
+        done, self.session = sessions.finish(self.repo, self.session), None
+        return done
+
+    def close(self) -> None:
+        if self._owns_repo:
+            self.repo.close()
+
+    def __enter__(self) -> GitMemoryTool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self.finish()
+        finally:
+            self.close()
+
+    # -- dispatch ----------------------------------------------------------------
+    def call(self, input: object) -> str:
+        check_command(input)
+        return str(super().call(input))
+
+    def execute(self, command: BetaMemoryTool20250818Command) -> str:
+        with self._lock:
+            return str(super().execute(command))
+
+    def _snapshot(self) -> tuple[Sha, Snapshot]:
+        tip = self.repo.tip(self.branch)
+        if tip is None:
+            raise ToolError(f"The memory branch {self.branch} no longer exists")
+        return tip, Snapshot(self.repo.store, tip)
+
+    def _text_file(self, snap: Snapshot, path: str) -> tuple[Parts, str]:
+        parts = snap.resolve(path)
+        kind = snap.kind(parts)
+        if kind is None:
+            raise ToolError(f"The path {path} does not exist. Please provide a valid path.")
+        if kind != "file":
+            raise ToolError(f"The path {path} is not a file.")
+        return parts, snap.text(parts, path)
+
+    # -- commands ----------------------------------------------------------------
+    def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
+        path = command.path
+        _, snap = self._snapshot()
+        parts = snap.resolve(path)
+        kind = snap.kind(parts)
+        if kind is None:
+            raise ToolError(f"The path {path} does not exist. Please provide a valid path.")
+        if kind == "dir":
+            return snap.listing(parts, path)
+        if kind != "file":
+            raise ToolError(f"Unsupported file type for {path}")
+        return tx.view_file(snap.text(parts, path), path, command.view_range)
+
+    def create(self, command: BetaMemoryTool20250818CreateCommand) -> str:
+        path, text = command.path, command.file_text
+
+        def plan(snap: Snapshot) -> _Change:
+            parts = snap.resolve(path)
+            if snap.blocked(parts):
+                raise os_error(errno.ENOTDIR)
+            if snap.kind(parts) is not None:
+                raise ToolError(f"File {path} already exists")
+            self._check_size(text, path)
+            card = tx.card_of(parts)
+            first = next((s.start for s in sections(text)), None)
+            head = tx.subject("create", path, card, text, first)
+            result = f"File created successfully at: {path}"
+            return _Change(result, _put(snap, parts, text), None, head, card)
+
+        return self._commit(plan)
+
+    def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
+        path = command.path
+
+        def plan(snap: Snapshot) -> _Change:
+            parts, content = self._text_file(snap, path)
+            text, line, result = tx.replace_once(content, command.old_str, command.new_str, path)
+            self._check_size(text, path)
+            card = tx.card_of(parts)
+            head = tx.subject("str_replace", path, card, text, line)
+            return _Change(result, _put(snap, parts, text), None, head, card)
+
+        return self._commit(plan)
+
+    def insert(self, command: BetaMemoryTool20250818InsertCommand) -> str:
+        path, at = command.path, command.insert_line
+
+        def plan(snap: Snapshot) -> _Change:
+            parts, content = self._text_file(snap, path)
+            text = tx.insert_at(content, at, command.insert_text)
+            self._check_size(text, path)
+            card = tx.card_of(parts)
+            head = tx.subject("insert", path, card, text, at)
+            result = f"The file {path} has been edited."
+            return _Change(result, _put(snap, parts, text), None, head, card)
+
+        return self._commit(plan)
+
+    def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> str:
+        path = command.path
+
+        def plan(snap: Snapshot) -> _Change:
+            parts = snap.resolve(path)
+            if parts == ():
+                raise ToolError("Cannot delete the /memories directory itself")
+            if snap.kind(parts) not in ("file", "dir"):
+                raise ToolError(f"The path {path} does not exist")
+            gone = self._movable(snap, parts, path, "delete")
+            after = {p: n for p, n in snap.files.items() if p not in gone}
+            card = tx.card_of(parts)
+            head = tx.subject("delete", path, card, None, None)
+            return _Change(f"Successfully deleted {path}", after, parts, head, card)
+
+        return self._commit(plan)
+
+    def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:
+        old, new = command.old_path, command.new_path
+
+        def plan(snap: Snapshot) -> _Change:
+            src, dst = snap.resolve(old), snap.resolve(new)
+            if src == ():
+                raise ToolError("Cannot rename the /memories directory itself")
+            if snap.kind(dst) is not None:
+                raise ToolError(f"The destination {new} already exists")
+            snap.check_rename(src, dst, old)
+            moved = self._movable(snap, src, old, "move")
+            after = {p: n for p, n in snap.files.items() if p not in moved}
+            after.update({(*dst, *p[len(src) :]): snap.files[p] for p in moved})
+            card = tx.card_of(dst) or tx.card_of(src)
+            head = tx.subject("rename", f"{old} -> {new}", card, None, None)
+            return _Change(f"Successfully renamed {old} to {new}", after, src, head, card)
+
+        return self._commit(plan)
+
+    def clear_all_memory(self) -> str:
+        """Remove everything under /memories in one commit, as the SDK's local tool does."""
+
+        def plan(snap: Snapshot) -> _Change:
+            self._movable(snap, (), "/memories", "clear")
+            return _Change("All memory cleared", {}, (), "memory: clear all", None)
+
+        with self._lock:
+            return self._commit(plan)
+
+    # -- committing --------------------------------------------------------------
+    def _check_size(self, text: str, shown: str) -> None:
+        try:
+            size = len(text.encode("utf-8"))
+        except UnicodeEncodeError:
+            raise ToolError(f"The text for {shown} is not valid UTF-8 (a lone surrogate)") from None
+        limit = self.repo.config.max_card_bytes
+        if size > limit:
+            raise ToolError(
+                f"File {shown} would be {size} bytes, over the limit of {limit} bytes "
+                "(limits.max_card_bytes in gitmem.toml); nothing was changed"
+            )
+
+    @staticmethod
+    def _movable(snap: Snapshot, parts: Parts, shown: str, verb: str) -> set[Parts]:
+        files = snap.under(parts)
+        special = [p for p in files if snap.files[p].kind != "file"]
+        if special:
+            raise ToolError(
+                f"Cannot {verb} {shown}: it holds a symlink or submodule "
+                f"({'/'.join(special[0])}); change that with git"
+            )
+        return set(files)
+
+    def _commit(self, plan: Callable[[Snapshot], _Change]) -> str:
+        """Plan on the tip, commit with CAS; when the branch moved, plan again."""
+        for _ in range(MAX_ATTEMPTS):
+            tip, snap = self._snapshot()
+            change = plan(snap)
+            files = snap.changes(change.after, change.removed)
+
+            def build(now: Sha, tip: Sha = tip, files: Files = files) -> Files:
+                if now != tip:
+                    raise _Moved
+                return files
+
+            text = tx.message(change.subject, change.card, self.session_id, self.actor)
+            reason = f"gitmem memory-tool: {change.subject}"
+            try:
+                sha = sessions.commit_files(self.repo, self.branch, build, text, reason)
+            except _Moved:
+                continue
+            except GitmemError as err:
+                raise ToolError(str(err)) from None
+            if sha is not None:  # None: the command changed nothing (e.g. x -> x)
+                self.commits.append(sha)
+            return change.result
+        raise ToolError(f"Gave up after {MAX_ATTEMPTS} concurrent updates of {self.branch}")

@@ -1,0 +1,116 @@
+"""The texts the memory tool computes: file views and edits as the SDK words them, and
+the commit messages that record them.
+
+The view and edit functions repeat ``BetaLocalFilesystemMemoryTool`` line for line
+(its numbering width, snippets, error wording); ``tests/test_memory_tool.py`` runs
+both tools side by side so a change in the SDK shows up as a failing test.
+"""
+
+from __future__ import annotations
+
+import re
+
+from anthropic.tools import ToolError
+
+from . import names
+from . import trailers as T
+from .cards import sections
+from .errors import GitmemError
+
+MAX_LINES = 999999
+WIDTH = len(str(MAX_LINES))
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f\u2028\u2029\x85]")
+
+
+def view_file(content: str, shown: str, view_range: list[int] | None) -> str:
+    lines = content.split("\n")
+    if len(lines) > MAX_LINES:
+        raise ToolError(f"File {shown} exceeds maximum line limit of 999,999 lines.")
+    picked, start = lines, 1
+    if view_range and len(view_range) == 2:
+        first = max(1, view_range[0]) - 1
+        last = len(lines) if view_range[1] == -1 else view_range[1]
+        picked, start = lines[first:last], first + 1
+    numbered = [f"{str(i + start).rjust(WIDTH)}\t{line}" for i, line in enumerate(picked)]
+    return f"Here's the content of {shown} with line numbers:\n" + "\n".join(numbered)
+
+
+def replace_once(content: str, old: str, new: str, shown: str) -> tuple[str, int, str]:
+    """(new content, index of the changed line, the result the model sees)."""
+    count = content.count(old)
+    if count == 0:
+        raise ToolError(
+            f"No replacement was performed, old_str `{old}` did not appear verbatim in {shown}."
+        )
+    if count > 1:
+        found, start = [], 0
+        while (pos := content.find(old, start)) != -1:
+            found.append(content[:pos].count("\n") + 1)
+            start = pos + 1
+        raise ToolError(
+            f"No replacement was performed. Multiple occurrences of old_str `{old}` in lines: "
+            f"{', '.join(map(str, found))}. Please ensure it is unique"
+        )
+    changed = content[: content.find(old)].count("\n")
+    text = content.replace(old, new)
+    lines = text.split("\n")
+    first, last = max(0, changed - 2), min(len(lines), changed + 3)
+    snippet = [f"{str(n).rjust(WIDTH)}\t{lines[n - 1]}" for n in range(first + 1, last + 1)]
+    result = (
+        "The memory file has been edited. Here is the snippet showing the change "
+        "(with line numbers):\n" + "\n".join(snippet)
+    )
+    return text, changed, result
+
+
+def insert_at(content: str, at: int, text: str) -> str:
+    lines = content.split("\n")  # LF only: a CR stays with its line
+    if lines[-1] == "":
+        lines.pop()
+    if at < 0 or at > len(lines):
+        raise ToolError(
+            f"Invalid `insert_line` parameter: {at}. It should be within the range [0, {len(lines)}]."
+        )
+    lines.insert(at, text.rstrip("\n"))
+    out = "\n".join(lines)
+    return out if out.endswith("\n") else out + "\n"
+
+
+# -- commit messages -------------------------------------------------------------
+def card_of(parts: tuple[str, ...]) -> str | None:
+    """The card a path below /memories is, if it is one: a top-level ``<slug>.md``."""
+    if len(parts) != 1 or not parts[0].endswith(".md"):
+        return None
+    try:
+        return names.project(parts[0][:-3])
+    except GitmemError:
+        return None
+
+
+def subject(verb: str, shown: str, card: str | None, text: str | None, line: int | None) -> str:
+    """``card: memory str_replace § budget``: the section is the one holding ``line``.
+
+    Delete and rename name their paths instead.
+    """
+    if card is None:
+        head = f"memory: {verb} {shown}"
+    elif text is not None:
+        found = [s for s in sections(text) if line is not None and s.start <= line < s.end]
+        head = f"{card}: memory {verb}" + (f" § {found[0].id}" if found else "")
+    else:
+        head = f"{card}: memory {verb} {shown}"
+    return _UNSAFE.sub("?", head)[:72]
+
+
+def message(head: str, card: str | None, session: str | None, actor: str) -> str:
+    lines = [f"{T.CARD}: {card}"] if card else []
+    if session:
+        lines.append(f"{T.SESSION}: {session}")
+    lines.append(f"{T.ACTOR}: {actor}")
+    body = (
+        "Made with the memory tool, which gives no summary: this commit adds no index\n"
+        "entry, so a section no trailer describes is listed as unindexed."
+        if card
+        else "Made with the memory tool. Not a card (cards/<slug>.md): not in the index."
+    )
+    return f"{head}\n\n{body}\n\n" + "\n".join(lines) + "\n"

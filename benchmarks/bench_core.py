@@ -68,8 +68,16 @@ def timed(fn: Callable[[], object]) -> float:
     return time.perf_counter() - began
 
 
+# Commands run as a user's would: with bytecode caching on (some shells here export
+# PYTHONDONTWRITEBYTECODE=1, which would recompile gitmem's modules on every start while
+# click's come precompiled from its wheel). The warm-up round writes the caches.
+CLI_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def run_quiet(cmd: list[str], cwd: Path) -> None:
-    subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=True)
+    subprocess.run(
+        cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=True, env=CLI_ENV
+    )
 
 
 def git_quiet(root: Path, *args: str) -> str:

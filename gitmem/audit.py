@@ -42,7 +42,7 @@ def audit_log(
         raise NotFound(f"no branch {branch!r}")
     paths = [card_path(names.project(project))] if project else None
     out = []
-    for c in read_log(repo.git, tip, paths=paths):
+    for c in read_log(repo.git, tip, paths=paths, max_count=limit):
         out.append(
             LogEntry(
                 sha=c.sha,

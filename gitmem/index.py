@@ -16,8 +16,9 @@ from dataclasses import asdict, dataclass, field
 
 from . import trailers as T
 from .cards import sections
+from .errors import GitmemError
 from .git import Sha
-from .history import Commit, read_log
+from .history import Commit
 from .repo import MAIN, MemoryRepo
 
 CACHE_VERSION = 3  # 3: a revert may undo several commits
@@ -47,7 +48,7 @@ class Replay:
                 self.inactive.add(sha)
             todo.extend((target, not active) for target in self.reverts.get(sha, ()))
 
-    def apply(self, c: Commit) -> None:
+    def apply(self, c: Commit | _Rec) -> None:
         targets = list(c.reverts) or [t for t in (c.get(T.REVERTS),) if t]
         if targets:
             self.reverts[c.sha] = targets
@@ -176,11 +177,52 @@ def resolve(
     return Index(tuple(cards))
 
 
+class _Rec:
+    """The part of a commit the replay needs, parsed with as little work as possible."""
+
+    __slots__ = ("parents", "reverts", "sha", "trailers")
+
+    def __init__(self, sha: str, parents: tuple[str, ...], trailers: dict[str, str],
+                 reverts: tuple[str, ...]) -> None:
+        self.sha, self.parents, self.trailers, self.reverts = sha, parents, trailers, reverts
+
+    def get(self, key: str) -> str | None:
+        return self.trailers.get(key)
+
+
+_LEAN = "%H%x1f%P%x1f%(trailers:only,unfold,separator=%x1e)"
+
+
+def _replay_log(repo: MemoryRepo, rev: str) -> list[_Rec]:
+    """Commits of ``rev`` oldest first (parents before children), one ``git log``."""
+    raw = repo.git.run("log", "-z", "--reverse", "--topo-order", f"--format={_LEAN}", rev)
+    out = []
+    canon = T.canonical
+    for record in raw.stdout.decode("utf-8", "replace").split("\0"):
+        sha, _, rest = record.strip("\n").partition("\x1f")
+        if not sha:
+            continue
+        parents, _, block = rest.partition("\x1f")
+        trailers: dict[str, str] = {}
+        reverts: list[str] = []
+        if block:
+            for item in block.split("\x1e"):
+                key, sep, value = item.partition(":")
+                name = canon(key) if sep else None
+                if name:
+                    value = value.strip()
+                    trailers.setdefault(name, value)
+                    if name == T.REVERTS and value:
+                        reverts.append(value)
+        out.append(_Rec(sha, tuple(parents.split()), trailers, tuple(reverts)))
+    return out
+
+
 def replay_all(repo: MemoryRepo, branch: str = MAIN) -> Replay:
     state = Replay()
     tip = repo.tip(branch)
     if tip is not None:
-        for c in read_log(repo.git, tip, reverse=True):
+        for c in _replay_log(repo, tip):
             state.apply(c)
     return state
 
@@ -214,7 +256,7 @@ def _save(repo: MemoryRepo, branch: str, state: Replay, headings: Headings) -> N
     }
     tmp = f"{path}.{os.getpid()}.tmp"
     with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, separators=(",", ":"))
+        fh.write(json.dumps(data, separators=(",", ":")))
     os.replace(tmp, path)  # readers see the old cache or the new one, never half
 
 
@@ -223,8 +265,8 @@ def _advance(repo: MemoryRepo, state: Replay, tip: Sha) -> bool:
     if state.commit is None:
         return False
     try:
-        new = read_log(repo.git, f"{state.commit}..{tip}", reverse=True)
-    except Exception:  # the cached commit is gone (gc after a rewrite)
+        new = _replay_log(repo, f"{state.commit}..{tip}")
+    except GitmemError:  # the cached commit is gone (gc after a rewrite)
         return False
     prev = state.commit
     for c in new:
@@ -255,12 +297,45 @@ def refresh(repo: MemoryRepo, branch: str = MAIN) -> Index:
     return resolve(repo, state, headings)
 
 
+def _text_path(repo: MemoryRepo, branch: str) -> str:
+    return str(repo.gitmem_dir / f"index-{branch.replace('/', '%')}.txt")
+
+
+def _save_text(repo: MemoryRepo, branch: str, commit: str | None, index: Index) -> None:
+    path = _text_path(repo, branch)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(f"{commit}\n{CACHE_VERSION}\n{index.render()}")
+    os.replace(tmp, path)
+
+
+def rendered(repo: MemoryRepo, branch: str = MAIN) -> str:
+    """The I block at ``branch``'s tip; served from the last rendering when the tip matches."""
+    tip = repo.tip(branch)
+    try:
+        with open(_text_path(repo, branch), encoding="utf-8") as fh:
+            head, version, text = fh.readline(), fh.readline(), fh.read()
+        if head.strip() == str(tip) and version.strip() == str(CACHE_VERSION):
+            return text
+    except OSError:
+        pass
+    index = refresh(repo, branch)
+    _save_text(repo, branch, str(tip), index)
+    return index.render()
+
+
 def rebuild(repo: MemoryRepo, branch: str = MAIN) -> tuple[Index, Index | None]:
     """Replay all of history (reindex); returns (rebuilt, what the cache held, if any)."""
-    cached = refresh(repo, branch) if _load(repo, branch) else None
+    loaded = _load(repo, branch)
+    tip = repo.tip(branch)
+    cached, headings = None, loaded[1] if loaded else {}
+    if loaded and tip is not None and (loaded[0].commit == tip or _advance(repo, loaded[0], tip)):
+        cached = resolve(repo, loaded[0], headings)
     state = replay_all(repo, branch)
     used: Headings = {}
-    index = resolve(repo, state, {}, used)
+    # Headings are parsed from blobs and keyed by blob id: reusing them is still a pure
+    # function of the tree, so the rebuild stays independent of the cached trailers.
+    index = resolve(repo, state, headings, used)
     _save(repo, branch, state, used)
     return index, cached
 

@@ -118,6 +118,7 @@ def test_incremental_index_equals_reindex_after_every_step(plan: list[tuple[obje
                 incremental = index.refresh(repo)
                 assert incremental == full_replay(repo)
                 assert incremental.render() == full_replay(repo).render()
+                assert index.rendered(repo) == incremental.render()  # the text cache too
             rebuilt, cached = index.rebuild(repo)
             assert cached == rebuilt
 
@@ -148,7 +149,9 @@ def test_rewritten_history_triggers_a_full_rebuild(repo: MemoryRepo) -> None:
     write_card(repo, "alpha", "", "## Budget\nx\n", IndexEntry.make("budget", ["a"], "one"))
     write_card(repo, "alpha", "x", "y", IndexEntry.make("budget", ["b"], "two"))
     assert index.refresh(repo).cards[0].sections[0].summary == "two"
+    assert "two" in index.rendered(repo)
     git(repo.root, "reset", "-q", "--hard", "HEAD~1")
+    assert "one [a]" in index.rendered(repo)
     assert index.refresh(repo).cards[0].sections[0].summary == "one"
     assert index.refresh(repo) == full_replay(repo)
 

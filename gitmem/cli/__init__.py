@@ -59,8 +59,11 @@ def json_option(f: F) -> F:
 
 
 def emit(ctx: Ctx, data: Any, text: str | Callable[[], str]) -> None:
+    """Print ``text`` for people, or ``data`` as JSON with --json (either may be a callable,
+    so the form that is not printed is never built)."""
     if ctx.json:
-        click.echo(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True))
+        payload = data() if callable(data) else data
+        click.echo(json.dumps(payload, indent=2, ensure_ascii=False, sort_keys=True))
     else:
         out = text() if callable(text) else text
         if out:

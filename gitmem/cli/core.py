@@ -180,8 +180,10 @@ def index(ctx: Ctx, branch: str) -> None:
     from .. import index as index_mod
 
     with ctx.repo() as repo:
-        idx = index_mod.refresh(repo, branch)
-    emit(ctx, idx.to_json(), idx.render)
+        if ctx.json:
+            emit(ctx, index_mod.refresh(repo, branch).to_json, "")
+        else:
+            emit(ctx, None, index_mod.rendered(repo, branch))
 
 
 @cli.command()
@@ -217,17 +219,27 @@ def reindex(ctx: Ctx, branch: str) -> None:
 
 @cli.command()
 @click.argument("project", required=False)
-@click.option("-n", "--limit", type=int, default=None, help="Show at most N entries.")
+@click.option("-n", "--limit", type=click.IntRange(min=0), default=50, show_default=True,
+              help="Show the newest N entries; 0 shows all of history.")
 @click.option("--branch", default="main", show_default=True)
 @json_option
 @pass_ctx
-def log(ctx: Ctx, project: str | None, limit: int | None, branch: str) -> None:
+def log(ctx: Ctx, project: str | None, limit: int, branch: str) -> None:
     """The audit trail: who changed which card and section, when, in which session, and why."""
     from ..audit import audit_log
 
     with ctx.repo() as repo:
-        entries = audit_log(repo, project, branch=branch, limit=limit)
-    emit(ctx, [e.to_json() for e in entries], lambda: "\n".join(e.line() for e in entries))
+        entries = audit_log(repo, project, branch=branch, limit=(limit + 1) if limit else None)
+    more = bool(limit) and len(entries) > limit
+    entries = entries[:limit] if limit else entries
+
+    def text() -> str:
+        lines = [e.line() for e in entries]
+        if more:
+            lines.append(f"(the newest {limit} entries; `gitmem log -n 0` shows all)")
+        return "\n".join(lines)
+
+    emit(ctx, lambda: [e.to_json() for e in entries], text)
 
 
 @cli.command()

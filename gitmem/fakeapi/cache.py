@@ -32,12 +32,16 @@ Rules implemented:
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..models import (  # noqa: F401  (re-exported)
+    DEFAULT_MIN_CACHEABLE_TOKENS,
+    MIN_CACHEABLE_TOKENS,
+    minimum_cacheable_tokens,
+)
 from .clock import Clock
 from .prompt import PromptBlock, breakpoints, prefix_keys
 
@@ -45,37 +49,7 @@ LOOKBACK_BLOCKS = 20
 MAX_BREAKPOINTS = 4
 TTL_SECONDS: dict[str, float] = {"5m": 300.0, "1h": 3600.0}
 
-DEFAULT_MIN_CACHEABLE_TOKENS = 1024
-MIN_CACHEABLE_TOKENS: dict[str, int] = {
-    "claude-opus-5": 512,
-    "claude-fable-5": 512,
-    "claude-mythos-5": 512,
-    "claude-opus-4-8": 1024,
-    "claude-sonnet-5": 1024,
-    "claude-sonnet-4-6": 1024,
-    "claude-sonnet-4-5": 1024,
-    "claude-opus-4-1": 1024,
-    "claude-opus-4": 1024,
-    "claude-sonnet-4": 1024,
-    "claude-3-7-sonnet": 1024,
-    "claude-opus-4-7": 2048,
-    "claude-opus-4-6": 4096,
-    "claude-opus-4-5": 4096,
-    "claude-haiku-4-5": 4096,
-    "claude-3-5-haiku": 2048,
-    "claude-3-haiku": 2048,
-}
-"""Minimum cacheable prompt length per model id (a ``-YYYYMMDD`` suffix is ignored)."""
-
-_DATE_SUFFIX = re.compile(r"-\d{8}$")
-
-
-def minimum_cacheable_tokens(model: str) -> int:
-    """The shortest prefix (in tokens) that ``model`` will cache."""
-    base = _DATE_SUFFIX.sub("", model)
-    if base.endswith("-latest"):
-        base = base[: -len("-latest")]
-    return MIN_CACHEABLE_TOKENS.get(base, DEFAULT_MIN_CACHEABLE_TOKENS)
+# The per-model minimums are facts about the models, shared with gitmem itself.
 
 
 def ttl_of(cache_control: Mapping[str, Any] | None) -> str:

@@ -1,0 +1,208 @@
+"""Commands for agent sessions and remotes: review (with its decisions) and sync."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import click
+
+from ..errors import EXIT_CONFLICT, InvalidInput
+from . import Ctx, cli, emit, json_option, pass_ctx
+
+_ASK = "ask"
+_HELP = """y - accept this hunk
+n - leave this hunk out
+a - accept this hunk and all the rest
+d - leave out this hunk and all the rest
+q - quit; decide nothing, the session stays pending
+? - print this help"""
+
+
+def render(lines: list[tuple[str, str]], colour: bool) -> str:
+    """The lines as plain text, or with ANSI colours (rich) for a terminal."""
+    from ..review_text import plain
+
+    if not colour:
+        return plain(lines)
+    import io
+
+    from rich.console import Console
+    from rich.text import Text
+
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=True, highlight=False, soft_wrap=True)
+    for text, style in lines:
+        console.print(Text(text, style=style or ""))
+    return buf.getvalue()
+
+
+def _print(ctx: Ctx, data: Any, lines: list[tuple[str, str]]) -> None:
+    """JSON for --json, colours in a terminal, plain text when piped."""
+    emit(ctx, data, lambda: render(lines, sys.stdout.isatty() and "NO_COLOR" not in os.environ))
+
+
+def _numbers(spec: str) -> list[int]:
+    out: list[int] = []
+    for part in spec.replace(" ", ",").split(","):
+        if not part:
+            continue
+        lo, dash, hi = part.partition("-")
+        if not (lo.isdigit() and (not dash or hi.isdigit())):
+            raise InvalidInput(f"invalid hunk list {spec!r}: use numbers like 1,3 or 2-4")
+        out += range(int(lo), int(hi) + 1) if dash else [int(lo)]
+    if not out:
+        raise InvalidInput("--hunks needs hunk numbers, e.g. --hunks 1,3")
+    return out
+
+
+def _ask(view: Any) -> list[int] | None:
+    """Ask about each hunk like `git add -p`; None when the person quits."""
+    from ..review_text import entry_line, hunk_lines, plain
+
+    chosen: list[int] = []
+    numbered = view.hunks()
+    last = None
+    for i, h in enumerate(numbered):
+        if (h.commit.sha, h.hunk.path) != last:
+            last = (h.commit.sha, h.hunk.path)
+            click.echo(f"\n{h.hunk.path}  {h.commit.sha[:7]} {h.commit.commit.subject}")
+            click.echo(f"  {entry_line(h.commit.entry())}")
+        click.echo(plain(hunk_lines(h, "  ")), nl=False)
+        while True:
+            click.echo(f"Accept hunk {h.number}/{len(numbered)} [y,n,a,d,q,?]? ", nl=False)
+            answer = sys.stdin.readline()
+            if not answer:
+                raise InvalidInput(f"no answer for hunk {h.number}; nothing was decided")
+            key = answer.strip().lower()[:1]
+            if key in ("y", "n", "a", "d", "q"):
+                break
+            click.echo(_HELP)
+        if key == "q":
+            return None
+        if key in ("y", "a"):
+            chosen.append(h.number)
+        if key == "a":
+            chosen += [x.number for x in numbered[i + 1 :]]
+        if key in ("a", "d"):
+            break
+    return chosen
+
+
+@cli.command()
+@click.argument("session", required=False)
+@click.option("--all", "show_all", is_flag=True, help="List accepted and rejected sessions too.")
+@click.option("--accept", is_flag=True, help="Land the session's edits on main.")
+@click.option("--reject", is_flag=True, help="Land nothing; keep the session aside.")
+@click.option(
+    "--commit", "commits", multiple=True, metavar="SHA", help="With --accept: only these commits."
+)
+@click.option(
+    "--hunks",
+    is_flag=False,
+    flag_value=_ASK,
+    default=None,
+    metavar="N,N",
+    help="With --accept: only these hunks; alone, ask about each one.",
+)
+@click.option("--push", "push_to", metavar="REMOTE", help="Push the session branch to REMOTE.")
+@json_option
+@pass_ctx
+def review(
+    ctx: Ctx,
+    session: str | None,
+    show_all: bool,
+    accept: bool,
+    reject: bool,
+    commits: tuple[str, ...],
+    hunks: str | None,
+    push_to: str | None,
+) -> None:
+    """Review agent sessions like pull requests.
+
+    \b
+    gitmem review                      sessions waiting for review
+    gitmem review ID                   the session: per card, per commit, the diff and index entry
+    gitmem review ID --accept          land all of it on main
+    gitmem review ID --accept --commit SHA [--commit SHA]
+    gitmem review ID --accept --hunks 1,3    (or --hunks alone: one hunk at a time)
+    gitmem review ID --reject
+    gitmem review ID --push origin     push gitmem/session/ID to open a pull request
+    """
+    from .. import decide
+    from .. import review as review_mod
+    from ..review_text import list_lines, show_lines
+
+    decisions = accept or reject or bool(commits) or hunks is not None
+    if session is None:
+        if decisions or push_to:
+            raise InvalidInput("name the SESSION to decide on (`gitmem review` lists them)")
+        with ctx.repo() as repo:
+            found = review_mod.list_sessions(repo, decided=show_all)
+        _print(ctx, [s.to_json() for s in found], list_lines(found, show_all))
+        return
+    if accept and reject:
+        raise InvalidInput("give --accept or --reject, not both")
+    if (commits or hunks is not None) and not accept:
+        raise InvalidInput("--commit and --hunks choose what --accept lands; add --accept")
+    if push_to and decisions:
+        raise InvalidInput("--push only publishes the session; decide in a separate command")
+    with ctx.repo() as repo:
+        if push_to:
+            from ..remote import push_session
+
+            pushed = push_session(repo, session, push_to)
+            emit(ctx, pushed.to_json(), pushed.text)
+            return
+        if reject:
+            done = decide.reject(repo, session)
+        elif accept and hunks == _ASK:
+            if ctx.json:
+                raise InvalidInput(
+                    "--hunks without numbers asks questions; it cannot go with --json"
+                )
+            view = decide.pending(repo, session)
+            chosen = _ask(view)
+            if chosen is None:
+                click.echo(f"nothing decided; session {view.ref.id} is still pending")
+                return
+            done = decide.accept(repo, session, hunks=chosen, expect_tip=view.ref.tip)
+        elif accept:
+            numbers = _numbers(hunks) if hunks is not None else None
+            revs = [r for spec in commits for r in spec.replace(",", " ").split()]
+            done = decide.accept(repo, session, commits=revs, hunks=numbers)
+        else:
+            view = review_mod.load(repo, session)
+            _print(ctx, view.to_json(), show_lines(view))
+            return
+    emit(ctx, done.to_json(), done.text)
+
+
+@cli.command()
+@click.argument("remote", required=False, default="origin")
+@click.option("--continue", "cont", is_flag=True, help="Finish a sync stopped at a conflict.")
+@click.option("--abort", "abort", is_flag=True, help="Undo a sync stopped at a conflict.")
+@json_option
+@pass_ctx
+def sync(ctx: Ctx, remote: str, cont: bool, abort: bool) -> None:
+    """Exchange memory with a git remote (default: origin): fetch, integrate, push.
+
+    Never force-pushes and never drops a local commit. Edits to different cards or
+    sections merge silently; the same section edited on both sides stops with a
+    report, both versions kept, until `--continue` (after you settle it) or `--abort`.
+    """
+    from .. import sync as sync_mod
+
+    if cont and abort:
+        raise InvalidInput("give --continue or --abort, not both")
+    with ctx.repo() as repo:
+        if cont:
+            res = sync_mod.continue_sync(repo)
+        elif abort:
+            res = sync_mod.abort_sync(repo)
+        else:
+            res = sync_mod.sync(repo, remote)
+    emit(ctx, res.to_json(), res.text)
+    if res.status == "conflict":
+        raise click.exceptions.Exit(EXIT_CONFLICT)

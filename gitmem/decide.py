@@ -1,0 +1,226 @@
+"""Deciding on a pending session: accept all of it, some commits or some hunks, or reject it.
+
+What is accepted lands on ``main`` through ``land.land`` with each commit's
+message and trailers, so an accepted hunk keeps the index entry of its commit and
+a commit whose hunks were all left out lands nothing (its entry never reaches the
+index). Partial acceptance first rebuilds the session as a chain of commits
+holding only the accepted changes, on the session's own base, then lands that
+chain; nothing touches the person's working tree or index except through
+``refs.sync_worktree`` after main moved. Every check (state, numbers, uncommitted
+edits) runs before anything is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+from . import hunks as H
+from . import index
+from .errors import Conflict, InvalidInput
+from .git import Sha
+from .land import land, read_commit
+from .refs import checked_out, ensure_clean
+from .repo import MAIN, MemoryRepo
+from .review import ARCHIVE_OF_ACTION, ReviewCommit, SessionView, load
+from .transplant import transplant
+
+# commit -> None (all of it) or the hunks to keep; a commit not in the plan is left out
+Plan = dict[Sha, tuple[H.Hunk, ...] | None]
+
+
+@dataclass(frozen=True)
+class Decision:
+    session: str
+    action: str  # accepted | partial | rejected
+    archived: str  # the ref that keeps the session's original commits
+    landed: list[str]  # new commits on main
+    left_out: list[str]  # session edits not landed, or landed only in part
+    worktree: str  # what happened to the working tree
+
+    def to_json(self) -> dict[str, object]:
+        return asdict(self)
+
+    def text(self) -> str:
+        what = {
+            "accepted": f"accepted: {len(self.landed)} commits landed on main",
+            "partial": f"accepted in part: {len(self.landed)} commits landed on main, "
+            f"{len(self.left_out)} edits left out or cut down",
+            "rejected": "rejected: nothing landed on main",
+        }[self.action]
+        return f"session {self.session} {what}; kept as {self.archived}\n{self.worktree}\n"
+
+
+def pending(repo: MemoryRepo, session_id: str, expect_tip: str | None = None) -> SessionView:
+    view = load(repo, session_id)
+    if not view.ref.pending:
+        raise InvalidInput(f"session {view.ref.id} was {view.ref.state} already; nothing to decide")
+    if expect_tip and view.ref.tip != expect_tip:
+        raise Conflict(f"session {view.ref.id} changed while it was reviewed; review it again")
+    if checked_out(repo, view.ref.ref.removeprefix("refs/heads/")):
+        raise InvalidInput(f"{view.ref.ref} is checked out; switch to main first")
+    return view
+
+
+def plan_all(view: SessionView) -> Plan:
+    return {c.sha: None for c in view.commits}
+
+
+def plan_commits(view: SessionView, revs: Sequence[str]) -> Plan:
+    """The transcript and the named edits (by sha or unique prefix)."""
+    plan: Plan = {c.sha: None for c in view.commits if c.transcript}
+    for rev in revs:
+        found = [c for c in view.edits if len(rev) >= 4 and c.sha.startswith(rev.lower())]
+        if len(found) != 1:
+            why = "is ambiguous" if found else "is not an edit"
+            raise InvalidInput(f"commit {rev!r} {why} in session {view.ref.id}")
+        plan[found[0].sha] = None
+    return plan
+
+
+def plan_hunks(view: SessionView, numbers: Sequence[int]) -> Plan:
+    """The transcript and the hunks numbered as ``gitmem review ID`` shows them."""
+    numbered = view.hunks()
+    bad = sorted({n for n in numbers if not 1 <= n <= len(numbered)})
+    if bad:
+        raise InvalidInput(
+            f"hunk {', '.join(map(str, bad))} out of range: session {view.ref.id} has "
+            f"{len(numbered)} hunks (1-{len(numbered)})"
+            if numbered
+            else f"session {view.ref.id} has no hunks to choose from"
+        )
+    plan: Plan = {c.sha: None for c in view.commits if c.transcript}
+    chosen = set(numbers)
+    for c in view.edits:
+        mine = [h for h in numbered if h.commit is c]
+        keep = tuple(h.hunk for h in mine if h.number in chosen)
+        if keep:
+            plan[c.sha] = None if len(keep) == len(mine) else keep
+    return plan
+
+
+def _touched(view: SessionView, plan: Plan) -> list[str]:
+    paths = {f.path for c in view.commits if c.sha in plan for f in c.files}
+    return sorted(paths)
+
+
+def _partial_message(message: str, kept: int, total: int) -> str:
+    note = f"Accepted in part in review: {kept} of {total} hunks."
+    head, sep, block = message.rstrip("\n").rpartition("\n\n")
+    if not sep:  # no trailer block: the note goes after the subject
+        return f"{block}\n\n{note}\n"
+    return f"{head}\n\n{note}\n\n{block}\n"
+
+
+def _cut_down(repo: MemoryRepo, parent: Sha, c: ReviewCommit, keep: tuple[H.Hunk, ...]) -> Sha:
+    """The tree of ``parent`` with only the ``keep`` hunks of ``c`` applied."""
+    root = repo.store.read(f"{parent}^{{tree}}")
+    tree = root[0] if root else None
+    for f in c.files:
+        mine = [h for h in keep if h.path == f.path]
+        if not mine:
+            continue
+        raw = repo.store.read_blob(f"{parent}:{f.path}")
+        text = raw.decode("utf-8", "surrogateescape") if raw is not None else None
+        try:
+            new = H.apply(text, mine).encode("utf-8", "surrogateescape")
+        except H.HunkDoesNotApply as err:
+            raise Conflict(
+                f"commit {c.sha[:7]} does not apply without what was left out before it ({err}); "
+                "accept both or neither"
+            ) from None
+        if f.removed and len(mine) == len(f.hunks):
+            tree = repo.store.update_path(tree, f.path, None)
+        else:
+            tree = repo.store.update_path(tree, f.path, repo.store.write("blob", new))
+    return tree or repo.store.write_tree([])
+
+
+def build_chain(repo: MemoryRepo, view: SessionView, plan: Plan) -> list[Sha]:
+    """The session's commits holding only what the plan keeps, on the session's base."""
+    if view.base is None:
+        return []
+    parent, chain = view.base, []
+    for c in view.commits:
+        if c.sha not in plan:
+            continue
+        keep = plan[c.sha]
+        if keep is None and c.commit.parents == (parent,):
+            chain.append(c.sha)  # unchanged so far: the original commit itself
+            parent = c.sha
+            continue
+        raw = read_commit(repo, c.sha)
+        if keep is None:
+            try:
+                tree, _ = transplant(repo, parent, [(raw.parents[0], raw.sha)])
+            except Conflict:
+                tree = _cut_down(repo, parent, c, tuple(h for f in c.files for h in f.hunks))
+            message = raw.message
+        else:
+            tree = _cut_down(repo, parent, c, keep)
+            total = sum(len(f.hunks) for f in c.files)
+            message = _partial_message(raw.message, len(keep), total)
+        parent = repo.store.write_commit(
+            tree, [parent], raw.author, repo.signature("COMMITTER"), message
+        )
+        chain.append(parent)
+    return chain
+
+
+def _archive(repo: MemoryRepo, view: SessionView, action: str) -> str:
+    target = ARCHIVE_OF_ACTION[action] + view.ref.id
+    repo.git.run("update-ref", "-m", f"gitmem review: {action}", target, view.ref.tip)
+    repo.git.run("update-ref", "-d", view.ref.ref, view.ref.tip)
+    return target
+
+
+def _worktree_note(repo: MemoryRepo, landed: list[Sha]) -> str:
+    if not landed:
+        return "main is unchanged."
+    if checked_out(repo, MAIN):
+        return "main moved; the working tree follows it."
+    head = repo.head_branch()
+    where = f"branch {head}" if head else "a detached HEAD"
+    return f"main moved; your working tree is on {where} and was left alone."
+
+
+def accept(
+    repo: MemoryRepo,
+    session_id: str,
+    *,
+    commits: Sequence[str] = (),
+    hunks: Sequence[int] | None = None,
+    expect_tip: str | None = None,
+) -> Decision:
+    """Land all of a pending session, or only the given commits or hunks, on main."""
+    view = pending(repo, session_id, expect_tip)
+    if commits and hunks is not None:
+        raise InvalidInput("choose by --commit or by --hunks, not both")
+    plan = (
+        plan_hunks(view, hunks)
+        if hunks is not None
+        else plan_commits(view, commits)
+        if commits
+        else plan_all(view)
+    )
+    if checked_out(repo, MAIN):
+        ensure_clean(repo, _touched(view, plan))  # before anything is written
+    chain = build_chain(repo, view, plan)
+    landed = land(repo, chain, MAIN, f"gitmem review: accept {view.ref.id}")
+    whole = [c.sha for c in view.edits if c.sha in plan and plan[c.sha] is None]
+    left_out: list[str] = [c.sha for c in view.edits if c.sha not in whole]
+    action = "partial" if left_out else "accepted"
+    archived = _archive(repo, view, action)
+    index.refresh(repo, MAIN)
+    return Decision(
+        view.ref.id, action, archived, list(landed), left_out, _worktree_note(repo, landed)
+    )
+
+
+def reject(repo: MemoryRepo, session_id: str) -> Decision:
+    """Set a pending session aside: nothing lands, its commits stay under refs/gitmem/rejected/."""
+    view = pending(repo, session_id)
+    archived = _archive(repo, view, "rejected")
+    return Decision(
+        view.ref.id, "rejected", archived, [], [c.sha for c in view.edits], "main is unchanged."
+    )

@@ -1,0 +1,122 @@
+"""Talking to a git remote: which one, fetching main, pushing without ever forcing.
+
+Every network call goes through ``Git.run`` (``GIT_TERMINAL_PROMPT=0``: a remote
+that wants a password fails instead of waiting for one). Failures become one-line
+errors naming the remote and what git said.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from .errors import EXIT_GIT, GitmemError, InvalidInput, NotFound
+from .git import Sha
+from .repo import MemoryRepo
+
+
+class RemoteError(GitmemError):
+    """The remote could not be reached, or it refused what was sent."""
+
+    exit_code = EXIT_GIT
+
+
+def _last_line(text: bytes) -> str:
+    lines = [ln.strip() for ln in text.decode("utf-8", "replace").splitlines() if ln.strip()]
+    return lines[-1] if lines else "no output"
+
+
+def url(repo: MemoryRepo, name: str) -> str:
+    """The URL of the configured remote ``name``; NotFound when there is none."""
+    if not name or name.startswith("-") or any(c.isspace() for c in name):
+        raise InvalidInput(f"invalid remote name {name!r}")
+    proc = repo.git.run("remote", "get-url", name, check=False)
+    if proc.returncode == 0:
+        return proc.stdout.decode("utf-8", "replace").strip()
+    known = repo.git.out("remote").split()
+    if known:
+        raise NotFound(f"no remote {name!r} configured (remotes: {', '.join(known)})")
+    raise NotFound(f"no remote {name!r} configured; add one with `git remote add {name} URL`")
+
+
+def fetch_main(repo: MemoryRepo, name: str, into: str) -> Sha | None:
+    """Fetch the remote's ``main`` into ``into`` (a private ref); None if it has no main yet.
+
+    ``--refmap=`` keeps the person's remote-tracking refs as they are, and no
+    FETCH_HEAD is written: a refused sync leaves nothing behind but objects.
+    """
+    where = url(repo, name)
+    proc = repo.git.run(
+        "fetch",
+        "--quiet",
+        "--no-tags",
+        "--no-write-fetch-head",
+        "--refmap=",
+        name,
+        f"+refs/heads/main:{into}",
+        check=False,
+    )
+    if proc.returncode == 0:
+        return repo.store.resolve(into)
+    if b"couldn't find remote ref" in proc.stderr:
+        return None
+    raise RemoteError(f"cannot fetch from {name} ({where}): {_last_line(proc.stderr)}")
+
+
+@dataclass(frozen=True)
+class Pushed:
+    ok: bool
+    rejected: str | None  # why the remote refused, when it did
+
+
+def push(repo: MemoryRepo, name: str, source: str, target: str) -> Pushed:
+    """``git push`` of ``source`` to the remote's ``target``, never forced.
+
+    Returns ``Pushed(False, reason)`` when the remote refused an update that is
+    not a fast-forward (someone pushed first); raises RemoteError otherwise.
+    """
+    where = url(repo, name)
+    proc = repo.git.run("push", "--porcelain", "--quiet", name, f"{source}:{target}", check=False)
+    if proc.returncode == 0:
+        return Pushed(True, None)
+    for line in proc.stdout.decode("utf-8", "replace").splitlines():
+        if line.startswith("!"):
+            reason = line.split("\t")[-1]
+            if "fetch first" in reason or "non-fast-forward" in reason:
+                return Pushed(False, reason)
+            raise RemoteError(f"{name} ({where}) refused the push of {target}: {reason}")
+    raise RemoteError(f"cannot push to {name} ({where}): {_last_line(proc.stderr)}")
+
+
+@dataclass(frozen=True)
+class PushedSession:
+    session: str
+    remote: str
+    url: str
+    branch: str
+    commit: str
+
+    def to_json(self) -> dict[str, object]:
+        return asdict(self)
+
+    def text(self) -> str:
+        return (
+            f"pushed {self.branch} ({self.commit[:7]}) to {self.remote} ({self.url}); "
+            f"open a pull request from {self.branch} into main to review it there\n"
+        )
+
+
+def push_session(repo: MemoryRepo, session_id: str, name: str) -> PushedSession:
+    """Publish a pending session's branch so a forge can show it as a pull request."""
+    from .review import find
+
+    s = find(repo, session_id)
+    if not s.pending:
+        raise InvalidInput(
+            f"session {s.id} was {s.state} already; only pending sessions are pushed"
+        )
+    where = url(repo, name)
+    branch = s.ref.removeprefix("refs/heads/")
+    done = push(repo, name, s.ref, s.ref)
+    if not done.ok:
+        raise RemoteError(f"{name} has a different {branch} ({done.rejected}); nothing was pushed")
+    return PushedSession(s.id, name, where, branch, s.tip)

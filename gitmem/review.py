@@ -1,0 +1,289 @@
+"""Agent sessions seen like pull requests: which ones wait for review, and what each changed.
+
+A session with the ``review`` policy ends with its commits on
+``refs/heads/gitmem/session/<id>`` (pending). A decision moves that ref aside,
+keeping the session's commits under a ref that says how it ended:
+
+| ref | state |
+|---|---|
+| ``refs/heads/gitmem/session/<id>`` | pending (``pushed`` once a remote has the branch) |
+| ``refs/gitmem/archive/<id>`` | accepted: every edit landed (also sessions landed by ``auto``) |
+| ``refs/gitmem/partial/<id>`` | accepted in part: some commits or hunks were left out |
+| ``refs/gitmem/rejected/<id>`` | rejected: nothing landed |
+
+A landed session whose edits were all reverted since is shown as ``reverted``.
+Decisions themselves live in ``decide.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import names
+from . import trailers as T
+from .errors import NotFound
+from .git import Sha
+from .history import Commit, read_log
+from .hunks import FileDiff, Hunk, commit_diffs
+from .index import Replay
+from .repo import MAIN, SESSION_PREFIX, MemoryRepo
+from .sessions import ARCHIVE_PREFIX
+
+PARTIAL_PREFIX = "refs/gitmem/partial/"
+REJECTED_PREFIX = "refs/gitmem/rejected/"
+PENDING_PREFIX = "refs/heads/" + SESSION_PREFIX
+STATE_OF_PREFIX = {
+    PENDING_PREFIX: "pending",
+    ARCHIVE_PREFIX: "accepted",
+    PARTIAL_PREFIX: "partial",
+    REJECTED_PREFIX: "rejected",
+}
+ARCHIVE_OF_ACTION = {
+    "accepted": ARCHIVE_PREFIX,
+    "partial": PARTIAL_PREFIX,
+    "rejected": REJECTED_PREFIX,
+}
+
+
+@dataclass(frozen=True)
+class SessionRef:
+    id: str
+    state: str  # pending, pushed, accepted, partial, rejected (reverted: see list_sessions)
+    ref: str
+    tip: Sha
+
+    @property
+    def pending(self) -> bool:
+        return self.state in ("pending", "pushed")
+
+
+def session_refs(repo: MemoryRepo) -> dict[str, SessionRef]:
+    """Every session gitmem knows of, by id, from one ``git for-each-ref``."""
+    out = repo.git.out(
+        "for-each-ref",
+        "--format=%(refname)%00%(objectname)",
+        *(p.rstrip("/") for p in STATE_OF_PREFIX),
+        "refs/remotes",
+    )
+    found: dict[str, SessionRef] = {}
+    pushed: set[str] = set()
+    for line in out.splitlines():
+        ref, _, sha = line.partition("\0")
+        if ref.startswith("refs/remotes/") and f"/{SESSION_PREFIX}" in ref:
+            pushed.add(ref.split(f"/{SESSION_PREFIX}", 1)[1])
+            continue
+        for prefix, state in STATE_OF_PREFIX.items():
+            if ref.startswith(prefix):
+                sid = ref[len(prefix) :]
+                if sid not in found or state == "pending":  # a live branch wins
+                    found[sid] = SessionRef(sid, state, ref, Sha(sha))
+    for sid in pushed & found.keys():
+        if found[sid].state == "pending":
+            found[sid] = SessionRef(sid, "pushed", found[sid].ref, found[sid].tip)
+    return found
+
+
+def find(repo: MemoryRepo, session_id: str) -> SessionRef:
+    sid = names.session(session_id)
+    got = session_refs(repo).get(sid)
+    if got is None:
+        raise NotFound(f"no session {sid!r}; `gitmem review --all` lists the sessions")
+    return got
+
+
+def session_commits(repo: MemoryRepo, s: SessionRef) -> list[Commit]:
+    """The session's own commits, oldest first.
+
+    Pending: what the branch has that main has not. Archived: the run of commits
+    at the archived tip that carry the session's trailer (its commits may be in
+    main already, when they were fast-forwarded).
+    """
+    if s.pending:
+        return read_log(repo.git, f"{MAIN}..{s.tip}", reverse=True, first_parent=True)
+    count = 64
+    while True:
+        log = read_log(repo.git, s.tip, first_parent=True, max_count=count)
+        run: list[Commit] = []
+        for c in log:
+            if c.get(T.SESSION) != s.id:
+                return run[::-1]
+            run.append(c)
+        if len(log) < count:
+            return run[::-1]
+        count *= 4
+
+
+@dataclass(frozen=True)
+class ReviewCommit:
+    commit: Commit
+    files: tuple[FileDiff, ...]
+
+    @property
+    def sha(self) -> Sha:
+        return self.commit.sha
+
+    @property
+    def transcript(self) -> bool:
+        """A transcript (layer C) commit: not a memory edit; it lands with any acceptance."""
+        return self.commit.get(T.LAYER) is not None
+
+    def entry(self) -> dict[str, object] | None:
+        c = self.commit
+        if not c.get(T.CARD):
+            return None
+        kws = [k.strip() for k in (c.get(T.KEYWORDS) or "").split(",") if k.strip()]
+        return {
+            "card": c.get(T.CARD),
+            "section": c.get(T.SECTION),
+            "keywords": kws,
+            "summary": c.get(T.SUMMARY),
+        }
+
+
+@dataclass(frozen=True)
+class NumberedHunk:
+    number: int
+    commit: ReviewCommit
+    hunk: Hunk
+
+
+@dataclass(frozen=True)
+class SessionView:
+    ref: SessionRef
+    base: Sha | None  # the commit the session started from
+    commits: tuple[ReviewCommit, ...]
+
+    @property
+    def edits(self) -> list[ReviewCommit]:
+        return [c for c in self.commits if not c.transcript]
+
+    def paths(self) -> list[str]:
+        """Files the edits touch, in the order the session first touched them."""
+        out: list[str] = []
+        for c in self.edits:
+            out += [f.path for f in c.files if f.path not in out]
+        return out
+
+    def cards(self) -> list[str]:
+        out: list[str] = []
+        for c in self.edits:
+            card = c.commit.get(T.CARD)
+            if card and card not in out:
+                out.append(card)
+        return out
+
+    def hunks(self) -> list[NumberedHunk]:
+        """Every hunk of every edit, numbered as shown: per file, per commit, in order."""
+        out: list[NumberedHunk] = []
+        for path in self.paths():
+            for c in self.edits:
+                for f in c.files:
+                    if f.path == path:
+                        for h in f.hunks:
+                            out.append(NumberedHunk(len(out) + 1, c, h))
+        return out
+
+    @property
+    def started(self) -> str | None:
+        return self.commits[0].commit.date if self.commits else None
+
+    def to_json(self) -> dict[str, object]:
+        hunks = self.hunks()
+        files = []
+        for path in self.paths():
+            commits = []
+            for c in self.edits:
+                mine = [h for h in hunks if h.commit is c and h.hunk.path == path]
+                if mine:
+                    commits.append(
+                        {
+                            "sha": c.sha,
+                            "subject": c.commit.subject,
+                            "date": c.commit.date,
+                            "author": c.commit.author,
+                            "entry": c.entry(),
+                            "hunks": [_hunk_json(h) for h in mine],
+                        }
+                    )
+            files.append({"path": path, "commits": commits})
+        return {
+            "session": self.ref.id,
+            "state": self.ref.state,
+            "ref": self.ref.ref,
+            "tip": self.ref.tip,
+            "base": self.base,
+            "started": self.started,
+            "edits": len(self.edits),
+            "cards": self.cards(),
+            "files": files,
+            "transcript": [c.sha for c in self.commits if c.transcript],
+            "hunks": len(hunks),
+        }
+
+
+def _hunk_json(h: NumberedHunk) -> dict[str, object]:
+    return {
+        "number": h.number,
+        "path": h.hunk.path,
+        "header": h.hunk.header,
+        "added": h.hunk.added,
+        "removed": h.hunk.removed,
+        "lines": list(h.hunk.lines),
+    }
+
+
+def load(repo: MemoryRepo, session_id: str) -> SessionView:
+    """A session with its commits and their diffs (one ``git log -p``)."""
+    s = find(repo, session_id)
+    commits = session_commits(repo, s)
+    if not commits:
+        return SessionView(s, s.tip if s.pending else None, ())
+    base = commits[0].parents[0] if commits[0].parents else None
+    diffs = commit_diffs(repo, base, s.tip) if base else {}
+    return SessionView(
+        s, base, tuple(ReviewCommit(c, tuple(diffs.get(c.sha, ()))) for c in commits)
+    )
+
+
+@dataclass(frozen=True)
+class SessionSummary:
+    id: str
+    state: str
+    started: str | None
+    edits: int
+    cards: tuple[str, ...]
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "session": self.id,
+            "state": self.state,
+            "started": self.started,
+            "edits": self.edits,
+            "cards": list(self.cards),
+        }
+
+
+def list_sessions(repo: MemoryRepo, *, decided: bool = False) -> list[SessionSummary]:
+    """Pending sessions (and, with ``decided``, the accepted and rejected ones), oldest first."""
+    refs = [s for s in session_refs(repo).values() if decided or s.pending]
+    landed: dict[str, list[str]] = {}
+    replay = Replay()
+    if any(not s.pending for s in refs) and repo.tip(MAIN):
+        for c in read_log(repo.git, MAIN, reverse=True):
+            replay.apply(c)
+            sid = c.get(T.SESSION)
+            if sid and not c.reverts and c.get(T.LAYER) is None and c.get(T.CARD):
+                landed.setdefault(sid, []).append(c.sha)
+    out = []
+    for s in refs:
+        commits = session_commits(repo, s)
+        edits = [c for c in commits if c.get(T.LAYER) is None]
+        cards = tuple(dict.fromkeys(c.get(T.CARD) or "" for c in edits if c.get(T.CARD)))
+        state = s.state
+        mine = landed.get(s.id, [])
+        if state in ("accepted", "partial") and mine and all(m in replay.inactive for m in mine):
+            state = "reverted"
+        started = commits[0].date if commits else None
+        out.append(SessionSummary(s.id, state, started, len(edits), cards))
+    out.sort(key=lambda x: (x.started or "", x.id))
+    return out

@@ -243,16 +243,25 @@ def log(ctx: Ctx, project: str | None, limit: int, branch: str) -> None:
 
 
 @cli.command()
-@click.argument("target")
+@click.argument("target", metavar="COMMIT|SESSION")
 @click.option("--actor", default="cli", show_default=True)
 @click.option("--branch", default="main", show_default=True)
 @json_option
 @pass_ctx
 def revert(ctx: Ctx, target: str, actor: str, branch: str) -> None:
-    """Undo one edit (a COMMIT) with a commit carrying Gitmem-Reverts."""
+    """Undo one edit (a COMMIT), or every accepted edit of a SESSION, in one commit.
+
+    The commit carries a Gitmem-Reverts trailer per undone commit, so the index
+    holds what it held before those edits.
+    """
     from ..revert import revert_commit
+    from ..revert_session import is_session, revert_session
 
     with ctx.repo() as repo:
+        if is_session(repo, target):
+            done = revert_session(repo, target, branch=branch, actor=actor)
+            emit(ctx, done.to_json(), done.text())
+            return
         res = revert_commit(repo, target, branch=branch, actor=actor)
     emit(
         ctx,

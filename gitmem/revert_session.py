@@ -1,0 +1,119 @@
+"""``gitmem revert SESSION``: undo every accepted edit of a session in one commit.
+
+The session's edits on main are the commits carrying its ``Gitmem-Session``
+trailer (its transcript stays: it records what was said, not what memory holds).
+One commit reverts them all, newest first, and names each in its own
+``Gitmem-Reverts`` trailer, so the index replay undoes exactly their entries.
+Edits already undone by an earlier revert are left alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from . import index, names
+from . import trailers as T
+from .errors import Conflict, InvalidInput, NotFound
+from .git import Sha
+from .history import Commit, read_log
+from .refs import cas, ensure_clean, sync_worktree, worktree_guard
+from .repo import MAIN, MemoryRepo
+from .review import session_refs
+from .transplant import transplant
+
+MAX_ATTEMPTS = 50
+
+
+@dataclass(frozen=True)
+class SessionRevertResult:
+    session: str
+    commit: Sha
+    reverted: list[str]
+    paths: list[str]
+
+    def to_json(self) -> dict[str, object]:
+        return asdict(self)
+
+    def text(self) -> str:
+        return (
+            f"reverted session {self.session}: {len(self.reverted)} edits undone in "
+            f"{self.commit[:7]} ({', '.join(self.paths)})"
+        )
+
+
+def is_session(repo: MemoryRepo, target: str) -> bool:
+    """Whether ``target`` names a session gitmem knows (a decided one, or one with edits on main)."""
+    try:
+        names.session(target)
+    except InvalidInput:
+        return False
+    found = session_refs(repo).get(target)
+    if found is not None:
+        return True
+    if repo.store.resolve(f"{target}^{{commit}}") is not None:
+        return False
+    return any(c.get(T.SESSION) == target for c in _log(repo, MAIN))
+
+
+def _log(repo: MemoryRepo, branch: str) -> list[Commit]:
+    tip = repo.tip(branch)
+    return read_log(repo.git, tip, reverse=True) if tip else []
+
+
+def landed_edits(repo: MemoryRepo, session_id: str, branch: str = MAIN) -> list[Commit]:
+    """The session's edits on ``branch`` that are in effect now, oldest first."""
+    replay = index.Replay()
+    mine: list[Commit] = []
+    for c in _log(repo, branch):
+        replay.apply(c)
+        if c.get(T.SESSION) == session_id and c.get(T.LAYER) is None and not c.reverts:
+            mine.append(c)
+    return [c for c in mine if c.sha not in replay.inactive and len(c.parents) == 1]
+
+
+def _message(session_id: str, commits: list[Commit], actor: str) -> str:
+    listed = "\n".join(f"  {c.sha[:12]} {c.subject}" for c in reversed(commits))
+    trailers = "\n".join(f"{T.REVERTS}: {c.sha}" for c in reversed(commits))
+    return (
+        f"Revert session {session_id}\n\n"
+        f"This reverts the {len(commits)} edits of session {session_id}:\n{listed}\n\n"
+        f"{trailers}\n{T.ACTOR}: {actor}\n"
+    )
+
+
+def revert_session(
+    repo: MemoryRepo, session_id: str, *, branch: str = MAIN, actor: str = "cli"
+) -> SessionRevertResult:
+    sid, actor = names.session(session_id), names.actor(actor)
+    pend = session_refs(repo).get(sid)
+    if pend is not None and pend.pending:
+        raise InvalidInput(
+            f"session {sid} is waiting for review and nothing of it landed; "
+            f"`gitmem review {sid} --reject` sets it aside"
+        )
+    commits = landed_edits(repo, sid, branch)
+    if not commits:
+        raise NotFound(f"session {sid} has no edits on {branch} left to revert")
+    for _ in range(MAX_ATTEMPTS):
+        with worktree_guard(repo, branch) as live:
+            tip = repo.tip(branch)
+            if tip is None:
+                raise NotFound(f"no branch {branch!r}")
+            pairs: list[tuple[Sha | None, Sha | None]] = [
+                (c.sha, c.parents[0]) for c in reversed(commits)
+            ]
+            try:
+                tree, paths = transplant(repo, tip, pairs)
+            except Conflict as err:
+                raise Conflict(f"session {sid} cannot be reverted cleanly: {err}") from None
+            if live:
+                ensure_clean(repo, paths)
+            message = _message(sid, commits, actor)
+            sig = repo.signature("AUTHOR")
+            new = repo.store.write_commit(tree, [tip], sig, repo.signature("COMMITTER"), message)
+            if cas(repo, f"refs/heads/{branch}", new, tip, f"gitmem revert session: {sid}"):
+                if live:
+                    sync_worktree(repo, new, paths)
+                index.refresh(repo, branch)
+                return SessionRevertResult(sid, new, [c.sha for c in commits], paths)
+    raise Conflict(f"gave up after {MAX_ATTEMPTS} concurrent updates of {branch!r}")

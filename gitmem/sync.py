@@ -1,0 +1,365 @@
+"""``gitmem sync [REMOTE]``: exchange memory with any git remote without losing an edit.
+
+One round: fetch the remote's ``main`` into a private ref, check that it still
+contains what we last synced (a rewritten remote is refused), integrate, push
+(never forced; a push refused because someone pushed first starts another
+round), then record what was synced and refresh the derived index.
+
+Integration never rewrites a local commit: a fast-forward when only one side
+moved, else a merge commit built with plumbing (``merge.merge_trees``). Local
+commits keep their shas, so session branches, reviews and ``Gitmem-Reverts``
+trailers that name them stay valid. When the same section was edited on both
+sides the round stops: main stays as it was, both tips are kept under
+``refs/gitmem/conflict/{local,remote}``, the state is written to
+``.git/gitmem/sync-state.json`` and, when main is checked out, the card in the
+working tree shows both versions between conflict markers. ``--continue`` takes
+the person's resolution (in the working tree or committed on main) and finishes;
+``--abort`` puts everything back.
+
+Refs: ``refs/gitmem/sync/<remote>/last-synced`` (the remote's main after our
+last sync), ``refs/gitmem/sync/<remote>/fetched`` (only during a round).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import index
+from . import remote as remote_mod
+from .errors import Conflict, InvalidInput, NotFound
+from .git import Sha
+from .merge import FileConflict, Merged, has_markers, merge_trees
+from .refs import cas, ensure_clean, sync_worktree, worktree_guard
+from .repo import MAIN, MemoryRepo
+from .transplant import changed_paths
+
+LOCAL_REF = "refs/gitmem/conflict/local"
+REMOTE_REF = "refs/gitmem/conflict/remote"
+STATE_FILE = "sync-state.json"
+MAX_ROUNDS = 5
+
+
+def sync_ref(remote: str, what: str) -> str:
+    return f"refs/gitmem/sync/{remote}/{what}"
+
+
+class RemoteRewritten(Conflict):
+    """The remote's main no longer contains what we synced last."""
+
+
+class _MainMoved(Exception):
+    """main moved under us (a concurrent writer): do the round again."""
+
+
+@dataclass(frozen=True)
+class SyncResult:
+    remote: str
+    status: str  # up-to-date | synced | conflict | aborted
+    main: str | None
+    received: int = 0
+    sent: int = 0
+    merged: bool = False
+    conflicts: list[FileConflict] = field(default_factory=list)
+    note: str = ""
+
+    def to_json(self) -> dict[str, object]:
+        return asdict(self)
+
+    def text(self) -> str:
+        r, at = self.remote, (self.main or "")[:7]
+        if self.status == "conflict":
+            return conflict_report(r, self.conflicts, self.note)
+        if self.status == "aborted":
+            return (
+                f"sync with {r} aborted: main and the working tree are as they were.{self.note}\n"
+            )
+        if self.status == "up-to-date":
+            return f"main is up to date with {r} ({at}).\n"
+        how = ", merged" if self.merged else ""
+        return (
+            f"synced with {r}: received {self.received} commits, sent {self.sent} "
+            f"(main at {at}{how}).{self.note}\n"
+        )
+
+
+def conflict_report(remote: str, conflicts: list[FileConflict], note: str) -> str:
+    lines = [f"sync with {remote} stopped: the same part of memory was edited here and there:"]
+    lines += [f"  {c.label():<40}  {c.path}" for c in conflicts]
+    lines += [
+        f"Both versions are kept: this machine's in main, {remote}'s in {REMOTE_REF}.",
+        note.strip() or "main is not checked out: commit the resolution on main.",
+        "Keep what you want of both, then run `gitmem sync --continue`;",
+        "`gitmem sync --abort` puts everything back as it was.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+# -- small git helpers -----------------------------------------------------------
+def _ancestor(repo: MemoryRepo, a: str, b: str) -> bool:
+    return repo.git.run("merge-base", "--is-ancestor", a, b, check=False).returncode == 0
+
+
+def _count(repo: MemoryRepo, a: str, b: str) -> int:
+    return int(repo.git.out("rev-list", "--count", f"{a}..{b}") or 0)
+
+
+def _state_path(repo: MemoryRepo) -> Path:
+    return repo.gitmem_dir / STATE_FILE
+
+
+def load_state(repo: MemoryRepo) -> dict[str, Any] | None:
+    try:
+        data: dict[str, Any] = json.loads(_state_path(repo).read_text("utf-8"))
+        return data
+    except FileNotFoundError:
+        return None
+
+
+def _worktree_file(repo: MemoryRepo, path: str) -> bytes | None:
+    try:
+        return (repo.root / path).read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def _put_file(repo: MemoryRepo, path: str, data: bytes | None) -> None:
+    """Write one working-tree file (not the index): both versions for the person to settle."""
+    target = repo.root / path
+    if data is None:
+        target.unlink(missing_ok=True)
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.gitmem-{os.getpid()}")
+    tmp.write_bytes(data)
+    os.replace(tmp, target)
+
+
+# -- one round ---------------------------------------------------------------------
+def _check_history(repo: MemoryRepo, remote: str, theirs: Sha | None) -> None:
+    last = repo.store.resolve(sync_ref(remote, "last-synced"))
+    if last is None or (theirs is not None and _ancestor(repo, last, theirs)):
+        return
+    raise RemoteRewritten(
+        f"{remote}/main was rewritten: it no longer contains {last[:7]}, what we synced last; "
+        f"nothing was changed here. To keep this history, put it back with "
+        f"`git push --force-with-lease {remote} main`; to take theirs, start from a fresh clone",
+        hint="gitmem never force-pushes and never drops a local commit",
+    )
+
+
+def _fast_forward(repo: MemoryRepo, ours: Sha, theirs: Sha) -> None:
+    paths = changed_paths(repo, ours, theirs)
+    with worktree_guard(repo, MAIN) as live:
+        if live:
+            ensure_clean(repo, paths)
+        if not cas(repo, f"refs/heads/{MAIN}", theirs, ours, "gitmem sync: fast-forward"):
+            raise _MainMoved
+        if live:
+            sync_worktree(repo, theirs, paths)
+
+
+def _merge_base(repo: MemoryRepo, ours: Sha, theirs: Sha, remote: str) -> Sha:
+    proc = repo.git.run("merge-base", ours, theirs, check=False)
+    if proc.returncode:
+        raise Conflict(
+            f"main and {remote}/main share no history; clone {remote} on this machine "
+            "instead of syncing a separately created memory"
+        )
+    return Sha(proc.stdout.decode().strip())
+
+
+def _commit_merge(
+    repo: MemoryRepo,
+    remote: str,
+    ours: Sha,
+    theirs: Sha,
+    merged: Merged,
+    live: bool,
+    extra: list[str],
+) -> Sha:
+    assert merged.tree is not None
+    n = _count(repo, ours, theirs)
+    message = (
+        f"gitmem sync: merge {remote}/main\n\n"
+        f"{n} commits from {remote} joined to the local ones; no local commit was rewritten.\n"
+    )
+    sig = repo.signature("AUTHOR")
+    commit = repo.store.write_commit(
+        merged.tree, [ours, theirs], sig, repo.signature("COMMITTER"), message
+    )
+    if not cas(repo, f"refs/heads/{MAIN}", commit, ours, f"gitmem sync: merge {remote}/main"):
+        raise _MainMoved
+    paths = sorted(set(merged.touched) | set(extra))
+    if live and paths:
+        sync_worktree(repo, commit, paths)
+    return commit
+
+
+def _stop(
+    repo: MemoryRepo, remote: str, ours: Sha, theirs: Sha, merged: Merged, live: bool
+) -> SyncResult:
+    """Keep both versions and the state for --continue/--abort; main does not move."""
+    repo.git.run("update-ref", "-m", "gitmem sync: conflict", LOCAL_REF, ours)
+    repo.git.run("update-ref", "-m", "gitmem sync: conflict", REMOTE_REF, theirs)
+    written = {}
+    if live:
+        for path, data in merged.marked.items():
+            written[path] = hashlib.sha1(data).hexdigest()
+    state = {
+        "remote": remote,
+        "local": ours,
+        "theirs": theirs,
+        "conflicts": [c.to_json() for c in merged.conflicts],
+        "written": written,
+    }
+    tmp = _state_path(repo).with_suffix(".tmp")
+    tmp.write_text(json.dumps(state, indent=1, sort_keys=True), "utf-8")
+    os.replace(tmp, _state_path(repo))
+    for path in written:
+        _put_file(repo, path, merged.marked[path])
+    note = (
+        f"{', '.join(written)} in the working tree show both versions between <<<<<<< and >>>>>>>."
+        if written
+        else ""
+    )
+    return SyncResult(remote, "conflict", ours, conflicts=merged.conflicts, note=note)
+
+
+def _integrate(repo: MemoryRepo, remote: str, theirs: Sha | None) -> SyncResult | str:
+    """Bring main up to ``theirs``: "none", "fast-forward", "merge", or the stop at a conflict."""
+    ours = repo.tip(MAIN)
+    if ours is None:
+        raise NotFound("no main branch")
+    if theirs is None or theirs == ours or _ancestor(repo, theirs, ours):
+        return "none"
+    if _ancestor(repo, ours, theirs):
+        _fast_forward(repo, ours, theirs)
+        return "fast-forward"
+    base = _merge_base(repo, ours, theirs, remote)
+    labels = (f"{MAIN} (this machine)", f"{remote}/main")
+    with worktree_guard(repo, MAIN) as live:
+        if live:
+            ensure_clean(repo, changed_paths(repo, base, theirs))
+        if repo.tip(MAIN) != ours:
+            raise _MainMoved
+        merged = merge_trees(repo, base, ours, theirs, labels)
+        if merged.conflicts:
+            return _stop(repo, remote, ours, theirs, merged, live)
+        _commit_merge(repo, remote, ours, theirs, merged, live, [])
+    return "merge"
+
+
+def sync(repo: MemoryRepo, remote: str = "origin") -> SyncResult:
+    """Fetch, integrate, push; refuses while a stopped sync waits for --continue/--abort."""
+    remote_mod.url(repo, remote)
+    state = load_state(repo)
+    if state is not None:
+        raise Conflict(
+            f"a sync with {state['remote']} stopped at a conflict; settle it and run "
+            "`gitmem sync --continue`, or `gitmem sync --abort`"
+        )
+    start = repo.tip(MAIN)
+    if start is None:
+        raise NotFound("no main branch")
+    fetched = sync_ref(remote, "fetched")
+    merged = False
+    for _ in range(MAX_ROUNDS):
+        try:
+            theirs = remote_mod.fetch_main(repo, remote, fetched)
+            _check_history(repo, remote, theirs)
+            try:
+                how = _integrate(repo, remote, theirs)
+            except _MainMoved:
+                continue
+            if isinstance(how, SyncResult):
+                return how
+            merged = merged or how == "merge"
+            ours = repo.tip(MAIN)
+            assert ours is not None
+            if ours != theirs and not remote_mod.push(repo, remote, ours, "refs/heads/main").ok:
+                continue  # someone pushed first: fetch and integrate again
+        finally:
+            repo.git.run("update-ref", "-d", fetched, check=False)
+        repo.git.run("update-ref", "-m", "gitmem sync", sync_ref(remote, "last-synced"), ours)
+        index.refresh(repo, MAIN)
+        if ours == start and theirs == ours:
+            return SyncResult(remote, "up-to-date", ours)
+        received = _count(repo, start, theirs) if theirs else 0
+        sent = _count(repo, theirs, ours) if theirs else _count_all(repo, ours)
+        return SyncResult(remote, "synced", ours, received, sent, merged)
+    raise Conflict(f"{remote} kept moving during sync; nothing was lost, run `gitmem sync` again")
+
+
+def _count_all(repo: MemoryRepo, tip: str) -> int:
+    return int(repo.git.out("rev-list", "--count", tip) or 0)
+
+
+def continue_sync(repo: MemoryRepo) -> SyncResult:
+    """Finish a stopped sync with the person's resolution, then push."""
+    state = load_state(repo)
+    if state is None:
+        raise InvalidInput("no sync is waiting for --continue")
+    remote, theirs = state["remote"], Sha(state["theirs"])
+    paths = [c["path"] for c in state["conflicts"]]
+    with worktree_guard(repo, MAIN) as live:
+        ours = repo.tip(MAIN)
+        if ours is None:
+            raise NotFound("no main branch")
+        resolved: dict[str, bytes | None] = {}
+        for path in paths:
+            data = _worktree_file(repo, path) if live else repo.store.read_blob(f"{ours}:{path}")
+            if has_markers(data):
+                raise InvalidInput(
+                    f"{path} still has conflict markers; keep what you want of both versions, "
+                    "then run `gitmem sync --continue` again"
+                )
+            resolved[path] = data
+        base = _merge_base(repo, ours, theirs, remote)
+        if live:
+            ensure_clean(repo, [p for p in changed_paths(repo, base, theirs) if p not in resolved])
+        labels = (f"{MAIN} (this machine)", f"{remote}/main")
+        merged = merge_trees(repo, base, ours, theirs, labels, resolved)
+        if merged.conflicts:
+            return _stop(repo, remote, ours, theirs, merged, live)
+        try:
+            _commit_merge(repo, remote, ours, theirs, merged, live, paths)
+        except _MainMoved:
+            raise Conflict(
+                "main moved while the sync was continued; run --continue again"
+            ) from None
+    _clear(repo)
+    return sync(repo, remote)
+
+
+def _clear(repo: MemoryRepo) -> None:
+    for ref in (LOCAL_REF, REMOTE_REF):
+        repo.git.run("update-ref", "-d", ref, check=False)
+    _state_path(repo).unlink(missing_ok=True)
+
+
+def abort_sync(repo: MemoryRepo) -> SyncResult:
+    """Undo a stopped sync: the working-tree files it wrote go back, its refs and state go."""
+    state = load_state(repo)
+    if state is None:
+        raise InvalidInput("no sync to abort")
+    note = ""
+    with worktree_guard(repo, MAIN) as live:
+        tip = repo.tip(MAIN)
+        for path, digest in state["written"].items() if live else ():
+            now = _worktree_file(repo, path)
+            before = repo.store.read_blob(f"{tip}:{path}")
+            if now == before:
+                continue
+            if now is not None and hashlib.sha1(now).hexdigest() != digest:
+                keep = repo.gitmem_dir / "sync-aborted" / path
+                keep.parent.mkdir(parents=True, exist_ok=True)
+                keep.write_bytes(now)  # the person had started resolving: keep their text
+                note += f" Your edits to {path} are saved in {keep}."
+            _put_file(repo, path, before)
+    _clear(repo)
+    return SyncResult(state["remote"], "aborted", repo.tip(MAIN), note=note)

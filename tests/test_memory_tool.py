@@ -134,3 +134,312 @@ def test_same_results_and_files_as_the_sdk_tool(commands: list[dict[str, Any]]) 
                     assert commit.parents == (before_tip,)
                     assert commit.get("Gitmem-Actor") == "memory-tool"
             assert tree_state(repo, ours.branch) == sdk_state(disk)
+
+
+# -- bad input: a clear error, nothing committed ------------------------------------
+def refs(repo: MemoryRepo) -> str:
+    return repo.git.out("for-each-ref", "--format=%(refname) %(objectname)")
+
+
+CARD = "# Acme\n\n## Budget\n30k\n"
+BAD = [
+    (
+        {"command": "view", "path": "/etc/passwd"},
+        "Path must start with /memories, got: /etc/passwd",
+    ),
+    ({"command": "create", "path": "memories/x.md", "file_text": "x"}, "Path must start with"),
+    (
+        {"command": "create", "path": "/memories/../x.md", "file_text": "x"},
+        "would escape /memories",
+    ),
+    ({"command": "view", "path": "/memories/d/../../../etc/passwd"}, "would escape /memories"),
+    ({"command": "delete", "path": "/memories/.."}, "would escape /memories directory"),
+    ({"command": "view", "path": "/memories/%2e%2e/x"}, "URL-encoded traversal"),
+    ({"command": "create", "path": "/memories/%252e%252e/x", "file_text": "x"}, "URL-encoded"),
+    ({"command": "delete", "path": "/memories/a%2f..%2f..%2fx"}, "URL-encoded traversal"),
+    ({"command": "create", "path": "/memories/.git/config", "file_text": "x"}, ".git is reserved"),
+    ({"command": "create", "path": "/memories/a\0.md", "file_text": "x"}, "NUL byte"),
+    ({"command": "create", "path": "/memories/n.md", "file_text": "bad \ud800"}, "not valid UTF-8"),
+    (
+        {
+            "command": "str_replace",
+            "path": "/memories/acme.md",
+            "old_str": "30k",
+            "new_str": "\udcff",
+        },
+        "not valid UTF-8",
+    ),
+    ({"command": "create", "path": "/memories/big.md", "file_text": "x" * 5000}, "over the limit"),
+    (
+        {
+            "command": "str_replace",
+            "path": "/memories/acme.md",
+            "old_str": "30k",
+            "new_str": "y" * 5000,
+        },
+        "limits.max_card_bytes",
+    ),
+    ({"command": "delete", "path": "/memories"}, "Cannot delete the /memories directory itself"),
+    ({"command": "delete", "path": "/memories/x/.."}, "Cannot delete the /memories directory"),
+    (
+        {"command": "rename", "old_path": "/memories/", "new_path": "/memories/y"},
+        "Cannot rename the /memories directory itself",
+    ),
+    ({"command": "view"}, "`path` is required for view and must be a string"),
+    ({"command": "explode", "path": "/memories"}, "Unknown memory command 'explode'"),
+    ("view /memories", "must be an object with a `command` field"),
+    ({"command": "create", "path": "/memories/x.md", "file_text": 7}, "`file_text` is required"),
+    (
+        {"command": "insert", "path": "/memories/acme.md", "insert_line": "1", "insert_text": "x"},
+        "integer",
+    ),
+    ({"command": "view", "path": "/memories/acme.md", "view_range": "1-2"}, "`view_range` must be"),
+]
+
+
+def test_bad_input_is_a_clear_error_and_commits_nothing(repo: MemoryRepo) -> None:
+    toml = repo.root / "gitmem.toml"
+    toml.write_text(toml.read_text().replace("max_card_bytes = 1048576", "max_card_bytes = 4096"))
+    tool = GitMemoryTool(repo, "main")
+    tool.call({"command": "create", "path": "/memories/acme.md", "file_text": CARD})
+    before = refs(repo)
+    for cmd, message in BAD:
+        try:
+            tool.call(cmd)
+        except ToolError as err:
+            assert message in str(err), (cmd, str(err))
+        else:
+            raise AssertionError(f"{cmd} was accepted")
+        assert refs(repo) == before, cmd
+    assert git_show(repo, "main:cards/acme.md") == CARD.encode()
+
+
+def git_show(repo: MemoryRepo, rev: str) -> bytes:
+    return repo.git.run("show", rev).stdout
+
+
+def commit_by_hand(repo: MemoryRepo, files: dict[str, bytes | str]) -> None:
+    """A person commits files (symlinks when the value is ``str``: its target)."""
+    for name, value in files.items():
+        target = repo.root / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(value, str):
+            target.symlink_to(value)
+        else:
+            target.write_bytes(value)
+    repo.git.run("add", "--", *files)
+    repo.git.run("commit", "-q", "-m", "by hand")
+
+
+def test_symlinks_are_followed_inside_and_refused_outside_like_the_sdk(
+    repo: MemoryRepo, tmp_path: Path
+) -> None:
+    links = {
+        "cards/acme.md": b"# Acme\n",
+        "cards/alias.md": "acme.md",
+        "cards/out.md": "/etc/passwd",
+        "cards/up": "../../..",
+        "cards/loop": "loop",
+    }
+    commit_by_hand(repo, links)
+    sdk = BetaLocalFilesystemMemoryTool(str(tmp_path / "sdk"))
+    disk = tmp_path / "sdk" / "memories"
+    for name, value in links.items():
+        target = disk / name[len("cards/") :]
+        if isinstance(value, str):
+            target.symlink_to(value)
+        else:
+            target.write_bytes(value)
+    ours = GitMemoryTool(repo)
+    for cmd in [
+        {"command": "view", "path": "/memories"},
+        {"command": "view", "path": "/memories/alias.md"},
+        {"command": "view", "path": "/memories/out.md"},
+        {"command": "view", "path": "/memories/up/etc/passwd"},
+        {"command": "create", "path": "/memories/up/evil.md", "file_text": "x"},
+        {"command": "str_replace", "path": "/memories/out.md", "old_str": "root", "new_str": "x"},
+        {"command": "rename", "old_path": "/memories/acme.md", "new_path": "/memories/up/x"},
+        {"command": "delete", "path": "/memories/out.md"},
+    ]:
+        before = refs(repo)
+        theirs, mine = outcome(sdk, cmd), outcome(ours, cmd)
+        assert normalise(mine) == normalise(theirs), cmd
+        if mine[0] == "error":
+            assert refs(repo) == before, cmd
+    assert "escape" in outcome(ours, {"command": "view", "path": "/memories/out.md"})[1]
+
+
+def test_a_file_that_is_not_utf8_is_refused_clearly(repo: MemoryRepo) -> None:
+    commit_by_hand(repo, {"cards/raw.md": b"caf\xe9\n"})
+    tool = GitMemoryTool(repo, "main")
+    before = refs(repo)
+    for cmd in [
+        {"command": "view", "path": "/memories/raw.md"},
+        {"command": "insert", "path": "/memories/raw.md", "insert_line": 0, "insert_text": "x"},
+    ]:
+        assert outcome(tool, cmd) == (
+            "error",
+            "The file /memories/raw.md is not valid UTF-8 text; the memory tool reads only text files.",
+        )
+    assert refs(repo) == before
+
+
+# -- the index stays a pure function of history ----------------------------------------
+CARDS = [
+    "/memories/alpha.md",
+    "/memories/beta.md",
+    "/memories/notes/x.md",
+    "/memories/Not A Card.md",
+]
+BODIES = ["# Alpha\n\n## Budget\n30k\n", "## Budget\nx\n## People\nbob\n", "plain text\n", ""]
+card = st.sampled_from(CARDS)
+tool_step = st.one_of(
+    st.builds(
+        lambda p, t: {"command": "create", "path": p, "file_text": t}, card, st.sampled_from(BODIES)
+    ),
+    st.builds(
+        lambda p, o, n: {"command": "str_replace", "path": p, "old_str": o, "new_str": n},
+        card,
+        st.sampled_from(["30k", "## Budget", "bob", "x"]),
+        st.sampled_from(["40k", "## Money", "## People\nalice", "## Risks\nnone"]),
+    ),
+    st.builds(
+        lambda p, n: {
+            "command": "insert",
+            "path": p,
+            "insert_line": n,
+            "insert_text": "## Later\nmore",
+        },
+        card,
+        st.integers(0, 4),
+    ),
+    st.builds(lambda p: {"command": "delete", "path": p}, card),
+    st.builds(lambda a, b: {"command": "rename", "old_path": a, "new_path": b}, card, card),
+)
+agent_step = st.tuples(st.sampled_from(["alpha", "beta"]), st.sampled_from(["budget", "people"]))
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(st.one_of(tool_step, agent_step), min_size=1, max_size=12))
+def test_incremental_index_equals_rebuild_after_memory_tool_commits(steps: list[Any]) -> None:
+    from gitmem import index
+    from gitmem.tools import MemoryTools
+
+    with tempfile.TemporaryDirectory() as tmp:
+        init_repo(Path(tmp) / "c")
+        with MemoryRepo(Path(tmp) / "c") as repo:
+            tool = GitMemoryTool(repo)
+            agent = MemoryTools(repo, branch=tool.branch, session=tool.session_id)
+            for step in steps:
+                if isinstance(step, dict):
+                    outcome(tool, step)
+                else:  # an agent write that describes a section (it may fail: fine)
+                    project, section = step
+                    entry = {"section_id": section, "keywords": ["k"], "summary": f"{section} set"}
+                    agent.call(
+                        "write_memory_card",
+                        {
+                            "project": project,
+                            "old_text": "",
+                            "new_text": "## Budget\nagent\n",
+                            "index_entry": entry,
+                        },
+                    )
+                incremental = index.refresh(repo, tool.branch)
+                assert incremental == index.resolve(repo, index.replay_all(repo, tool.branch), {})
+            rebuilt, cached = index.rebuild(repo, tool.branch)
+            assert cached == rebuilt
+            tool.finish()
+            assert index.refresh(repo) == index.rebuild(repo)[0]
+
+
+def test_memory_tool_sections_are_unindexed_and_earlier_entries_stay(repo: MemoryRepo) -> None:
+    from gitmem import index
+    from gitmem.revert import revert_commit
+    from gitmem.tools import MemoryTools
+
+    agent = MemoryTools(repo, actor="agent")
+
+    def write(old: str, new: str, summary: str) -> None:
+        entry = {"section_id": "budget", "keywords": ["money"], "summary": summary}
+        args = {"project": "acme", "old_text": old, "new_text": new, "index_entry": entry}
+        assert not agent.call("write_memory_card", args).is_error
+
+    write("", "## Budget\n30k\n\n## People\nbob\n", "Budget is 30k")
+    write("30k", "35k", "Budget is 35k")
+    tool = GitMemoryTool(repo, "main")
+    tool.call(
+        {"command": "str_replace", "path": "/memories/acme.md", "old_str": "bob", "new_str": "al"}
+    )
+    tool.call(
+        {
+            "command": "insert",
+            "path": "/memories/acme.md",
+            "insert_line": 5,
+            "insert_text": "## Risks",
+        }
+    )
+    text = index.refresh(repo).render()
+    assert "- budget: Budget is 35k [money]" in text
+    assert "- people: (unindexed) People" in text
+    assert "- risks: (unindexed) Risks" in text
+    log = read_log(repo.git, "main", max_count=2)
+    assert [c.subject for c in log] == [
+        "acme: memory insert § risks",
+        "acme: memory str_replace § people",
+    ]
+    for c in log:
+        assert c.get("Gitmem-Card") == "acme" and c.get("Gitmem-Actor") == "memory-tool"
+        assert c.get("Gitmem-Section") is None and c.get("Gitmem-Summary") is None
+    # The memory tool re-asserted nothing: undoing the agent's edit restores the older entry.
+    revert_commit(repo, agent.commits[1])
+    assert "- budget: Budget is 30k [money]" in index.refresh(repo).render()
+    assert index.refresh(repo) == index.rebuild(repo)[0]
+
+
+# -- a tool_runner conversation against the fake Messages API --------------------------
+def test_tool_runner_conversation_commits_each_change(repo: MemoryRepo, tmp_path: Path) -> None:
+    import anthropic
+
+    from gitmem.fakeapi import FakeAnthropicServer, QueueModel, Reply
+
+    calls = [
+        {"command": "view", "path": "/memories"},
+        {
+            "command": "create",
+            "path": "/memories/acme.md",
+            "file_text": "# Acme\n\n## Budget\n30k\n",
+        },
+        {"command": "str_replace", "path": "/memories/acme.md", "old_str": "30k", "new_str": "40k"},
+        {"command": "delete", "path": "/memories"},
+    ]
+    model = QueueModel([*(Reply.tool_use("memory", c) for c in calls), "Noted: the budget is 40k."])
+    sdk = BetaLocalFilesystemMemoryTool(str(tmp_path / "sdk"))
+    expected = [outcome(sdk, c) for c in calls]
+    with FakeAnthropicServer(model) as server, GitMemoryTool(repo.root) as tool:
+        client = anthropic.Anthropic(api_key="test", base_url=server.base_url, max_retries=0)
+        runner = client.beta.messages.tool_runner(
+            model="claude-sonnet-5-5",
+            max_tokens=1024,
+            tools=[tool],
+            messages=[{"role": "user", "content": "Remember: the Acme budget is now 40k."}],
+        )
+        final = runner.until_done()
+        session = tool.session_id
+        client.close()
+    assert final.content[0].type == "text" and final.content[0].text == "Noted: the budget is 40k."
+    assert model.seen[0]["tools"] == [{"type": "memory_20250818", "name": "memory"}]
+    for request, (kind, text) in zip(model.seen[1:], expected, strict=True):
+        (result,) = request["messages"][-1]["content"]
+        assert result["type"] == "tool_result"
+        assert result["content"] == text and bool(result.get("is_error")) == (kind == "error")
+    # The session ended with the runner (auto review): its two commits are on main.
+    log = read_log(repo.git, "main", max_count=2)
+    assert [c.subject for c in log] == [
+        "acme: memory str_replace § budget",
+        "acme: memory create § budget",
+    ]
+    assert all(c.get("Gitmem-Session") == session for c in log)
+    assert git_show(repo, "main:cards/acme.md") == b"# Acme\n\n## Budget\n40k\n"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NewType
@@ -78,6 +79,21 @@ class Git:
                 proc.stdout.decode("utf-8", "replace"),
             )
         return proc
+
+    def output(self, *args: str) -> bytes:
+        """stdout of a command with a large output, read from a temporary file.
+
+        A pipe would wake the reader for every small write git makes (thousands for a
+        long log); a file is read once, when git is done.
+        """
+        cmd = ["git", *args]
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            code = subprocess.run(cmd, cwd=self.cwd, stdout=out, stderr=err, env=self._env).returncode
+            out.seek(0)
+            err.seek(0)
+            if code:
+                raise GitError(cmd, code, err.read().decode("utf-8", "replace"))
+            return out.read()
 
     def out(self, *args: str, input: bytes | None = None) -> str:
         """Run and return stdout as text with the trailing newline removed."""

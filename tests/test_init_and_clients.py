@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from gitmem import index
+from gitmem.repo import MemoryRepo
 from gitmem.workspace import persona
 
 from helpers import git, gm, snapshot
@@ -95,8 +97,8 @@ def test_post_checkout_and_merge_hooks_keep_the_cache_fresh(client: Path) -> Non
     git(client, "commit", "-qam", "hand edit on side")
     git(client, "checkout", "-q", "main")
     git(client, "merge", "-q", "--ff-only", "side")
-    cache = json.loads((client / ".git/gitmem/index-main.json").read_text())
-    assert cache["commit"] == git(client, "rev-parse", "main").strip()
+    with MemoryRepo(client) as repo:
+        assert index.cached_commit(repo) == git(client, "rev-parse", "main").strip()
 
 
 def test_index_and_log_views_match_expected_files(client: Path) -> None:

@@ -12,7 +12,7 @@ trailers that name them stay valid. When the same section was edited on both
 sides the round stops: main stays as it was, both tips are kept under
 ``refs/gitmem/conflict/{local,remote}``, the state is written to
 ``.git/gitmem/sync-state.json`` and, when main is checked out, the card in the
-working tree shows both versions between conflict markers. ``--continue`` takes
+working tree shows both versions between conflict markers (``sync_state.py``). ``--continue`` takes
 the person's resolution (in the working tree or committed on main) and finishes;
 ``--abort`` puts everything back.
 
@@ -22,25 +22,17 @@ last sync), ``refs/gitmem/sync/<remote>/fetched`` (only during a round).
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from typing import Any
 
-from . import index
+from . import index, sync_state
 from . import remote as remote_mod
 from .errors import Conflict, InvalidInput, NotFound
 from .git import Sha
-from .merge import FileConflict, Merged, has_markers, merge_trees
+from .merge import FileConflict, Merged, merge_trees
 from .refs import cas, ensure_clean, sync_worktree, worktree_guard
 from .repo import MAIN, MemoryRepo
 from .transplant import changed_paths
 
-LOCAL_REF = "refs/gitmem/conflict/local"
-REMOTE_REF = "refs/gitmem/conflict/remote"
-STATE_FILE = "sync-state.json"
 MAX_ROUNDS = 5
 
 
@@ -91,7 +83,7 @@ def conflict_report(remote: str, conflicts: list[FileConflict], note: str) -> st
     lines = [f"sync with {remote} stopped: the same part of memory was edited here and there:"]
     lines += [f"  {c.label():<40}  {c.path}" for c in conflicts]
     lines += [
-        f"Both versions are kept: this machine's in main, {remote}'s in {REMOTE_REF}.",
+        f"Both versions are kept: this machine's in main, {remote}'s in {sync_state.REMOTE_REF}.",
         note.strip() or "main is not checked out: commit the resolution on main.",
         "Keep what you want of both, then run `gitmem sync --continue`;",
         "`gitmem sync --abort` puts everything back as it was.",
@@ -106,37 +98,6 @@ def _ancestor(repo: MemoryRepo, a: str, b: str) -> bool:
 
 def _count(repo: MemoryRepo, a: str, b: str) -> int:
     return int(repo.git.out("rev-list", "--count", f"{a}..{b}") or 0)
-
-
-def _state_path(repo: MemoryRepo) -> Path:
-    return repo.gitmem_dir / STATE_FILE
-
-
-def load_state(repo: MemoryRepo) -> dict[str, Any] | None:
-    try:
-        data: dict[str, Any] = json.loads(_state_path(repo).read_text("utf-8"))
-        return data
-    except FileNotFoundError:
-        return None
-
-
-def _worktree_file(repo: MemoryRepo, path: str) -> bytes | None:
-    try:
-        return (repo.root / path).read_bytes()
-    except FileNotFoundError:
-        return None
-
-
-def _put_file(repo: MemoryRepo, path: str, data: bytes | None) -> None:
-    """Write one working-tree file (not the index): both versions for the person to settle."""
-    target = repo.root / path
-    if data is None:
-        target.unlink(missing_ok=True)
-        return
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.gitmem-{os.getpid()}")
-    tmp.write_bytes(data)
-    os.replace(tmp, target)
 
 
 # -- one round ---------------------------------------------------------------------
@@ -204,29 +165,11 @@ def _stop(
     repo: MemoryRepo, remote: str, ours: Sha, theirs: Sha, merged: Merged, live: bool
 ) -> SyncResult:
     """Keep both versions and the state for --continue/--abort; main does not move."""
-    repo.git.run("update-ref", "-m", "gitmem sync: conflict", LOCAL_REF, ours)
-    repo.git.run("update-ref", "-m", "gitmem sync: conflict", REMOTE_REF, theirs)
-    written = {}
-    if live:
-        for path, data in merged.marked.items():
-            written[path] = hashlib.sha1(data).hexdigest()
-    state = {
-        "remote": remote,
-        "local": ours,
-        "theirs": theirs,
-        "conflicts": [c.to_json() for c in merged.conflicts],
-        "written": written,
-    }
-    tmp = _state_path(repo).with_suffix(".tmp")
-    tmp.write_text(json.dumps(state, indent=1, sort_keys=True), "utf-8")
-    os.replace(tmp, _state_path(repo))
-    for path in written:
-        _put_file(repo, path, merged.marked[path])
-    note = (
-        f"{', '.join(written)} in the working tree show both versions between <<<<<<< and >>>>>>>."
-        if written
-        else ""
-    )
+    written = sync_state.keep(repo, remote, ours, theirs, merged, live)
+    note = ""
+    if written:
+        verb = "shows" if len(written) == 1 else "show"
+        note = f"{', '.join(written)} in the working tree {verb} both versions between <<<<<<< and >>>>>>>."
     return SyncResult(remote, "conflict", ours, conflicts=merged.conflicts, note=note)
 
 
@@ -257,7 +200,7 @@ def _integrate(repo: MemoryRepo, remote: str, theirs: Sha | None) -> SyncResult 
 def sync(repo: MemoryRepo, remote: str = "origin") -> SyncResult:
     """Fetch, integrate, push; refuses while a stopped sync waits for --continue/--abort."""
     remote_mod.url(repo, remote)
-    state = load_state(repo)
+    state = sync_state.load(repo)
     if state is not None:
         raise Conflict(
             f"a sync with {state['remote']} stopped at a conflict; settle it and run "
@@ -301,24 +244,15 @@ def _count_all(repo: MemoryRepo, tip: str) -> int:
 
 def continue_sync(repo: MemoryRepo) -> SyncResult:
     """Finish a stopped sync with the person's resolution, then push."""
-    state = load_state(repo)
+    state = sync_state.load(repo)
     if state is None:
         raise InvalidInput("no sync is waiting for --continue")
     remote, theirs = state["remote"], Sha(state["theirs"])
-    paths = [c["path"] for c in state["conflicts"]]
     with worktree_guard(repo, MAIN) as live:
         ours = repo.tip(MAIN)
         if ours is None:
             raise NotFound("no main branch")
-        resolved: dict[str, bytes | None] = {}
-        for path in paths:
-            data = _worktree_file(repo, path) if live else repo.store.read_blob(f"{ours}:{path}")
-            if has_markers(data):
-                raise InvalidInput(
-                    f"{path} still has conflict markers; keep what you want of both versions, "
-                    "then run `gitmem sync --continue` again"
-                )
-            resolved[path] = data
+        resolved = sync_state.resolutions(repo, state, ours, live)
         base = _merge_base(repo, ours, theirs, remote)
         if live:
             ensure_clean(repo, [p for p in changed_paths(repo, base, theirs) if p not in resolved])
@@ -327,39 +261,20 @@ def continue_sync(repo: MemoryRepo) -> SyncResult:
         if merged.conflicts:
             return _stop(repo, remote, ours, theirs, merged, live)
         try:
-            _commit_merge(repo, remote, ours, theirs, merged, live, paths)
+            _commit_merge(repo, remote, ours, theirs, merged, live, sorted(resolved))
         except _MainMoved:
             raise Conflict(
                 "main moved while the sync was continued; run --continue again"
             ) from None
-    _clear(repo)
+    sync_state.clear(repo)
     return sync(repo, remote)
-
-
-def _clear(repo: MemoryRepo) -> None:
-    for ref in (LOCAL_REF, REMOTE_REF):
-        repo.git.run("update-ref", "-d", ref, check=False)
-    _state_path(repo).unlink(missing_ok=True)
 
 
 def abort_sync(repo: MemoryRepo) -> SyncResult:
     """Undo a stopped sync: the working-tree files it wrote go back, its refs and state go."""
-    state = load_state(repo)
+    state = sync_state.load(repo)
     if state is None:
         raise InvalidInput("no sync to abort")
-    note = ""
     with worktree_guard(repo, MAIN) as live:
-        tip = repo.tip(MAIN)
-        for path, digest in state["written"].items() if live else ():
-            now = _worktree_file(repo, path)
-            before = repo.store.read_blob(f"{tip}:{path}")
-            if now == before:
-                continue
-            if now is not None and hashlib.sha1(now).hexdigest() != digest:
-                keep = repo.gitmem_dir / "sync-aborted" / path
-                keep.parent.mkdir(parents=True, exist_ok=True)
-                keep.write_bytes(now)  # the person had started resolving: keep their text
-                note += f" Your edits to {path} are saved in {keep}."
-            _put_file(repo, path, before)
-    _clear(repo)
+        note = sync_state.undo(repo, state, repo.tip(MAIN), live)
     return SyncResult(state["remote"], "aborted", repo.tip(MAIN), note=note)

@@ -91,7 +91,8 @@ def dirs_on_disk(root: Path) -> set[str]:
 def tree_state(repo: MemoryRepo, branch: str) -> tuple[dict[str, bytes], set[str]]:
     """Files (without .gitkeep placeholders) and directories under cards/ on ``branch``."""
     listing = repo.git.out("ls-tree", "-r", "-z", "--name-only", branch, "--", "cards/")
-    files, dirs = {}, set()
+    files: dict[str, bytes] = {}
+    dirs: set[str] = set()
     for name in filter(None, listing.split("\0")):
         rel = name[len("cards/") :]
         parts = rel.split("/")
@@ -234,7 +235,7 @@ def commit_by_hand(repo: MemoryRepo, files: dict[str, bytes | str]) -> None:
 def test_symlinks_are_followed_inside_and_refused_outside_like_the_sdk(
     repo: MemoryRepo, tmp_path: Path
 ) -> None:
-    links = {
+    links: dict[str, bytes | str] = {
         "cards/acme.md": b"# Acme\n",
         "cards/alias.md": "acme.md",
         "cards/out.md": "/etc/passwd",

@@ -1,0 +1,26 @@
+"""Commands that bridge gitmem memory to other agent hosts: ``gitmem mcp``."""
+
+from __future__ import annotations
+
+import click
+
+from . import Ctx, cli, pass_ctx
+
+
+@cli.command()
+@pass_ctx
+def mcp(ctx: Ctx) -> None:
+    """Serve the memory tools over MCP on stdin/stdout (for Claude Desktop, Claude Code, IDEs).
+
+    \b
+    Tools: read_memory_card, write_memory_card, search_history (the same as in
+    `gitmem chat`); resource: gitmem://index, the memory index. Each connection
+    is one session on its own branch, landed or left for `gitmem review` by the
+    repo's review policy when the client disconnects. See docs/mcp.md.
+    """
+    from ..mcp_server import serve
+
+    with ctx.repo() as repo:
+        done = serve(repo)
+    what = "waiting for review" if done.pending else f"{len(done.landed)} commit(s) landed"
+    click.echo(f"gitmem mcp: session {done.session} ended, {what}", err=True)

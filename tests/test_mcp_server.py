@@ -1,0 +1,239 @@
+"""`gitmem mcp` driven by the official MCP client over stdio, checked in git."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.client import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from gitmem import index
+from gitmem.history import read_log
+from gitmem.repo import MemoryRepo
+from gitmem.tools import TOOLS
+
+from helpers import git
+
+SERVER = "from gitmem.cli import main; main()"
+ENTRY = {"section_id": "budget", "keywords": ["budget", "q3"], "summary": "Q3 budget is 30k"}
+CARD = "## Budget\n30k\n"
+
+
+@asynccontextmanager
+async def connect(client: Path, errlog: Path) -> AsyncIterator[ClientSession]:
+    """The server as an MCP client starts it: a subprocess (this interpreter, this env)."""
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-c", SERVER, "-C", str(client), "mcp"],
+        env=dict(os.environ),  # the hermetic test environment, not the user's
+        cwd=str(client),
+    )
+    with open(errlog, "w") as err:
+        async with (
+            stdio_client(params, errlog=err) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            yield session
+
+
+def run(client: Path, tmp: Path, scenario: Callable[[ClientSession], Awaitable[None]]) -> str:
+    """Run ``scenario`` over one connection; returns the server's stderr after it exited."""
+
+    async def main() -> None:
+        async with connect(client, tmp / "mcp.err") as session:
+            await scenario(session)
+
+    anyio.run(main)
+    return (tmp / "mcp.err").read_text()
+
+
+def session_branches(client: Path) -> list[str]:
+    out = git(client, "for-each-ref", "--format=%(refname:short)", "refs/heads/gitmem/session/")
+    return out.split()
+
+
+def text_of(result: types.CallToolResult) -> str:
+    (block,) = result.content
+    assert isinstance(block, types.TextContent)
+    return block.text
+
+
+def test_tools_have_the_chat_schemas_and_the_index_is_a_resource(
+    client: Path, tmp_path: Path
+) -> None:
+    seen: dict[str, Any] = {}
+
+    async def scenario(session: ClientSession) -> None:
+        seen["tools"] = (await session.list_tools()).tools
+        write = {"project": "acme", "old_text": "", "new_text": CARD, "index_entry": ENTRY}
+        assert not (await session.call_tool("write_memory_card", write)).is_error
+        seen["resources"] = (await session.list_resources()).resources
+        seen["index"] = await session.read_resource("gitmem://index")
+        (branch,) = session_branches(client)
+        with MemoryRepo(client) as repo:
+            seen["expected"] = index.refresh(repo, branch).render()
+        seen["instructions"] = session.instructions
+
+    run(client, tmp_path, scenario)
+    tools = {t.name: t for t in seen["tools"]}
+    assert list(tools) == [t["name"] for t in TOOLS]
+    for spec in TOOLS:
+        assert tools[spec["name"]].input_schema == spec["input_schema"]
+        assert tools[spec["name"]].description == spec["description"]
+    (resource,) = seen["resources"]
+    assert (str(resource.uri), resource.mime_type) == ("gitmem://index", "text/markdown")
+    (contents,) = seen["index"].contents
+    assert isinstance(contents, types.TextResourceContents)
+    assert contents.mime_type == "text/markdown"
+    assert contents.text == seen["expected"]
+    assert "- budget: Q3 budget is 30k [budget, q3]" in contents.text
+    assert "<memory-index>" in (seen["instructions"] or "")
+
+
+def test_writes_commit_on_the_session_branch_and_land_when_the_client_leaves(
+    client: Path, tmp_path: Path
+) -> None:
+    seen: dict[str, Any] = {}
+
+    async def call(session: ClientSession, name: str, args: dict[str, Any] | None) -> Any:
+        return await session.call_tool(name, args)
+
+    async def scenario(session: ClientSession) -> None:
+        (branch,) = session_branches(client)
+        seen["branch"] = branch
+        write = {"project": "acme", "old_text": "", "new_text": CARD, "index_entry": ENTRY}
+        created = await call(session, "write_memory_card", write)
+        assert not created.is_error and text_of(created).startswith("Created acme § budget")
+        tip = git(client, "rev-parse", branch).strip()
+        seen["tip"] = tip
+        bad: list[tuple[str, dict[str, Any] | None, str]] = [
+            ("write_memory_card", {**write, "old_text": "40k"}, "old_text not found"),
+            (
+                "write_memory_card",
+                {k: v for k, v in write.items() if k != "index_entry"},
+                "index_entry",
+            ),
+            (
+                "write_memory_card",
+                {**write, "project": 5},
+                "project is required and must be a string",
+            ),
+            ("write_memory_card", {**write, "colour": "red"}, "unexpected field(s): colour"),
+            (
+                "write_memory_card",
+                {**write, "index_entry": {**ENTRY, "keywords": "q3"}},
+                "keywords",
+            ),
+            ("write_memory_card", {**write, "project": "../etc"}, "invalid project name"),
+            ("write_memory_card", None, "index_entry must be an object"),
+            (
+                "read_memory_card",
+                {"project": "acme", "section_id": 3},
+                "section_id must be a string",
+            ),
+            ("search_history", {"query": "x", "limit": 0}, "limit must be an integer from 1 to 50"),
+            ("drop_tables", {}, "unknown tool 'drop_tables'"),
+        ]
+        for name, args, message in bad:
+            result = await call(session, name, args)
+            assert result.is_error, (name, args)
+            assert text_of(result).startswith("Error: ") and message in text_of(result), text_of(
+                result
+            )
+            assert git(client, "rev-parse", branch).strip() == tip, (name, args)
+        read = await call(session, "read_memory_card", {"project": "acme", "section_id": "budget"})
+        assert (read.is_error, text_of(read)) == (False, CARD)
+        found = await call(session, "search_history", {"query": "budget"})
+        assert tip[:7] in text_of(found)
+
+    err = run(client, tmp_path, scenario)
+    assert session_branches(client) == []  # auto review policy: landed and archived
+    (commit,) = read_log(MemoryRepo(client).git, "main", max_count=1)
+    assert commit.sha == seen["tip"]  # fast-forward: the very commit the session made
+    session = seen["branch"].rsplit("/", 1)[1]
+    assert commit.trailers == {
+        "Gitmem-Card": "acme",
+        "Gitmem-Section": "budget",
+        "Gitmem-Keywords": "budget, q3",
+        "Gitmem-Summary": "Q3 budget is 30k",
+        "Gitmem-Session": session,
+        "Gitmem-Actor": "mcp",
+    }
+    assert git(client, "rev-parse", f"refs/gitmem/archive/{session}").strip() == seen["tip"]
+    assert f"session {session} ended, 1 commit(s) landed" in err
+
+
+def test_review_policy_leaves_the_session_for_review(client: Path, tmp_path: Path) -> None:
+    toml = client / "gitmem.toml"
+    toml.write_text(toml.read_text().replace('review = "auto"', 'review = "review"'))
+    main = git(client, "rev-parse", "main")
+
+    async def scenario(session: ClientSession) -> None:
+        write = {"project": "acme", "old_text": "", "new_text": CARD, "index_entry": ENTRY}
+        assert not (await session.call_tool("write_memory_card", write)).is_error
+
+    err = run(client, tmp_path, scenario)
+    (branch,) = session_branches(client)
+    assert git(client, "rev-parse", "main") == main
+    assert git(client, "log", "-1", "--format=%s", branch).strip() == "acme: Q3 budget is 30k"
+    assert "waiting for review" in err
+
+
+def test_a_read_only_connection_leaves_no_branch(client: Path, tmp_path: Path) -> None:
+    main = git(client, "rev-parse", "main")
+
+    async def scenario(session: ClientSession) -> None:
+        result = await session.call_tool("read_memory_card", {"project": "nope"})
+        assert result.is_error and "no card 'nope'" in text_of(result)
+
+    run(client, tmp_path, scenario)
+    assert session_branches(client) == []
+    assert git(client, "rev-parse", "main") == main
+
+
+def test_sigterm_ends_the_session_even_while_stdin_stays_open(client: Path) -> None:
+    import json
+    import signal
+    import subprocess
+
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SERVER, "-C", str(client), "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        hello = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "test", "version": "1"},
+            },
+        }
+        proc.stdin.write(json.dumps(hello).encode() + b"\n")
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["id"] == 1  # serving: signals are handled
+        (branch,) = session_branches(client)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=10)  # stdin is still open: only the signal can end it
+        err = proc.communicate()[1]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    session = branch.rsplit("/", 1)[1]
+    assert session_branches(client) == []
+    assert git(client, "rev-parse", "-q", "--verify", f"refs/gitmem/archive/{session}").strip()
+    assert f"session {session} ended" in err.decode()

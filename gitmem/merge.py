@@ -29,7 +29,7 @@ MARKERS = ("<<<<<<< ", "=======", ">>>>>>> ")
 class FileConflict:
     path: str
     card: str | None  # the project, for a card
-    sections: tuple[str, ...]  # section ids edited on both sides (empty: the whole file)
+    sections: tuple[str, ...]  # section ids edited on both sides (empty: not a card, or removed)
 
     def to_json(self) -> dict[str, object]:
         return asdict(self)
@@ -37,7 +37,9 @@ class FileConflict:
     def label(self) -> str:
         if self.card and self.sections:
             return f"{self.card} § {', '.join(self.sections)}"
-        return f"{self.path} (whole file)"
+        if self.card:
+            return f"{self.card} (removed on one side, edited on the other)"
+        return self.path
 
 
 @dataclass
@@ -88,18 +90,36 @@ def _nl(text: str) -> str:
     return text if not text or text.endswith("\n") else text + "\n"
 
 
+def _tail(block: str | None) -> str | None:
+    return None if block is None else block[len(block.rstrip("\n")) :]
+
+
+def _pick(mine: str | None, yours: str | None, was: str | None) -> tuple[str | None, bool]:
+    """One block's merge: (text, conflict). Blank lines at a block's end are compared apart:
+    appending a section after a block adds one there, which is not an edit of that block."""
+    cm, cy, cw = (None if x is None else x.rstrip("\n") for x in (mine, yours, was))
+    if cm == cy or cy == cw:
+        core = cm
+    elif cm == cw:
+        core = cy
+    else:
+        return None, True
+    if core is None:
+        return None, False
+    tm, ty, tw = _tail(mine), _tail(yours), _tail(was)
+    tail = tm if tm is not None and (tm != tw or ty is None) else ty
+    return core + (tail or ""), False
+
+
 def merge_card(base: str, ours: str, theirs: str, labels: tuple[str, str]) -> tuple[str, list[str]]:
     """The merged card and the sections edited differently on both sides (marked in the text)."""
     b, o, t = _blocks(base), _blocks(ours), _blocks(theirs)
     out: list[str] = []
     clashes: list[str] = []
     for key in _order(o, t):
-        mine, yours, was = o.get(key), t.get(key), b.get(key)
-        if mine == yours or yours == was:
-            pick = mine
-        elif mine == was:
-            pick = yours
-        else:
+        mine, yours = o.get(key), t.get(key)
+        pick, clash = _pick(mine, yours, b.get(key))
+        if clash:
             clashes.append(key)
             pick = (
                 f"{MARKERS[0]}{labels[0]}\n{_nl(mine or '')}{MARKERS[1]}\n"

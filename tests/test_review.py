@@ -5,13 +5,18 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from gitmem import index, sessions
 from gitmem.cli.review import render
 from gitmem.edit import write_card
+from gitmem.hunks import apply as apply_hunks
+from gitmem.hunks import parse as parse_diff
 from gitmem.repo import MemoryRepo
 from gitmem.review import load
 from gitmem.review_text import show_lines
@@ -155,6 +160,9 @@ def test_accept_all_lands_every_commit_with_its_trailers(pending: MemoryRepo, cl
     assert (client / "cards/beta.md").exists() and (client / f"sessions/{SID}.jsonl").exists()
     assert git(client, "status", "--porcelain") == ""
     assert gm("-C", str(client), "review").out == "No sessions waiting for review.\n"
+    shown = gm("-C", str(client), "review", SID).out  # still shown, from its archive ref
+    assert shown.startswith(f"Session {SID} (accepted): 3 edits to 2 cards") and "[4] @@" in shown
+    assert "--accept" not in shown
 
 
 def test_accept_after_main_moved_recreates_commits_on_top(pending: MemoryRepo, client: Path) -> None:
@@ -311,3 +319,27 @@ def test_push_a_session_for_a_forge_pull_request(pending: MemoryRepo, client: Pa
     assert "pushed" in gm("-C", str(client), "review").out
     again = gm("-C", str(client), "review", SID, "--push", "forge")
     assert again.code == 0, again.err
+
+
+lines_st = st.lists(st.sampled_from(["a\n", "b\n", "c\n", "## H\n", "\n", "x\n"]), max_size=25)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(old=lines_st, new=lines_st, ends=st.sampled_from(["", "", "z", "a"]), subset=st.lists(st.booleans(), min_size=30, max_size=30))
+def test_hunks_apply_like_the_diff_they_come_from(tmp_path: Path, old: list[str], new: list[str], ends: str,
+                                                  subset: list[bool]) -> None:
+    old, new = [*old, ends] if len(old) % 2 else old, [*new, ends] if len(new) % 3 else new  # "\ No newline"
+    a, b = tmp_path / "a.md", tmp_path / "b.md"
+    a.write_text("".join(old))
+    b.write_text("".join(new))
+    proc = subprocess.run(["git", "diff", "--no-index", "--no-color", "a.md", "b.md"], cwd=tmp_path,
+                          capture_output=True, text=True, check=False)
+    files = parse_diff(proc.stdout)
+    hunks = [h for f in files for h in f.hunks]
+    assert apply_hunks("".join(old), hunks) == "".join(new)
+    # shifted by lines above them, hunks anchored by some old line still land where they belong
+    if all(h.old for h in hunks):
+        assert apply_hunks("top\n" * 3 + "".join(old), hunks) == "top\n" * 3 + "".join(new)
+    # any subset applies to the original (each hunk's context comes from it)
+    chosen = [h for h, keep in zip(hunks, subset, strict=False) if keep]
+    apply_hunks("".join(old), chosen)

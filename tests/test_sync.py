@@ -15,6 +15,7 @@ import pytest
 from gitmem import index
 from gitmem import remote as remote_mod
 from gitmem.create import init_repo
+from gitmem.merge import merge_card
 from gitmem.repo import MemoryRepo
 
 from helpers import git, gm, snapshot
@@ -313,3 +314,34 @@ def test_two_machines_through_a_real_git_daemon(tmp_path: Path) -> None:
         assert "Ship v3" in (laptop / "cards/beta.md").read_text()
         assert "45k" in (laptop / "cards/acme-website.md").read_text()
         assert rendered_index(laptop) == rendered_index(desktop)
+
+
+def test_merge_card_by_section() -> None:
+    base = CARDS["acme-website"]
+    ours = base.replace("30k", "40k") + "\n## Risks\nnone\n"
+    theirs = base.replace("Call Bob", "Call Bob on Monday").replace("## Team\n", "## Legal\nok\n\n## Team\n")
+    text, clashes = merge_card(base, ours, theirs, ("main", "origin/main"))
+    assert clashes == []
+    assert text == (base.replace("30k", "40k").replace("Call Bob", "Call Bob on Monday")
+                    .replace("## Team\n", "## Legal\nok\n\n## Team\n") + "\n## Risks\nnone\n")
+    same, none = merge_card(base, ours, ours, ("main", "origin/main"))
+    assert same == ours and none == []
+    text, clashes = merge_card(base, base.replace("Bob\n", "Bobby\n"), base.replace("Cy\n", "Cyd\n"),
+                               ("main", "origin/main"))
+    assert clashes == ["team"]  # one section, two different edits: a conflict even if the lines differ
+    assert "<<<<<<< main\n## Team\nAnn\nBobby\nCy\n\n=======\n## Team\nAnn\nBob\nCyd\n\n>>>>>>> origin/main\n" in text
+
+
+def test_a_file_other_than_a_card_conflicts_by_lines(pair: tuple[Path, Path, Path]) -> None:
+    _, laptop, desktop = pair
+    for path, who in ((laptop, "laptop"), (desktop, "desktop")):
+        text = (path / "persona.md").read_text()
+        (path / "persona.md").write_text(text.splitlines()[0] + f"\nedited on the {who}\n")
+        git(path, "commit", "-qam", f"persona on the {who}")
+    assert sync(laptop)[0] == 0
+    code, out, _ = sync(desktop)
+    assert code == 4 and "  persona.md" in out
+    text = (desktop / "persona.md").read_text()
+    assert "<<<<<<< main (this machine)" in text and ">>>>>>> origin/main" in text
+    assert sync(desktop, "--abort")[0] == 0
+    assert (desktop / "persona.md").read_text().endswith("edited on the desktop\n")

@@ -9,12 +9,12 @@ Integration never rewrites a local commit: a fast-forward when only one side
 moved, else a merge commit built with plumbing (``merge.merge_trees``). Local
 commits keep their shas, so session branches, reviews and ``Gitmem-Reverts``
 trailers that name them stay valid. When the same section was edited on both
-sides the round stops: main stays as it was, both tips are kept under
-``refs/gitmem/conflict/{local,remote}``, the state is written to
-``.git/gitmem/sync-state.json`` and, when main is checked out, the card in the
-working tree shows both versions between conflict markers (``sync_state.py``). ``--continue`` takes
-the person's resolution (in the working tree or committed on main) and finishes;
-``--abort`` puts everything back.
+sides the round stops and ``sync_state.py`` keeps both versions: main stays as
+it was, both tips are kept under ``refs/gitmem/conflict/{local,remote}``, the
+state goes to ``.git/gitmem/sync-state.json`` and, when main is checked out, the
+card in the working tree shows both versions between conflict markers.
+``--continue`` takes the person's resolution (in the working tree or committed
+on main) and finishes; ``--abort`` puts everything back.
 
 Refs: ``refs/gitmem/sync/<remote>/last-synced`` (the remote's main after our
 last sync), ``refs/gitmem/sync/<remote>/fetched`` (only during a round).

@@ -297,3 +297,25 @@ def test_demo_runs_without_a_key(tmp_path: Path) -> None:
     assert "Gitmem-Section: budget" in res.out and "<memory-index>" in res.out
     assert "read from cache" in res.out
     assert git(tmp_path / "d/demo-client", "status", "--porcelain") == ""
+
+
+def test_old_turns_leave_the_window_only_once_the_synthesis_covers_them(
+    client: Path, api: FakeAnthropicServer, sdk: anthropic.Anthropic, clock: ManualClock
+) -> None:
+    toml = client / "gitmem.toml"
+    text = toml.read_text().replace("synthesis_every = 30", "synthesis_every = 3")
+    toml.write_text(text.replace("chat_budget_tokens = 20000", "chat_budget_tokens = 30"))
+    git(client, "commit", "-qam", "tiny window")
+    turns = [f"turn {i}: " + "words " * 20 for i in range(1, 6)]
+    with MemoryRepo(client) as repo:
+        chat(repo, sdk, turns, clock)
+    reqs = message_requests(api)
+
+    def first_user_text(rec: Any) -> str:
+        return str(rec.body["messages"][0]["content"][0]["text"])
+
+    # Turns 1-3 are over the 30-token budget but stay until the synthesis covers them...
+    assert [first_user_text(r)[:6] for r in reqs[:3]] == ["turn 1"] * 3
+    # ...then the window starts after the covered turns.
+    assert [first_user_text(r)[:6] for r in reqs[3:]] == ["turn 4", "turn 4"]
+    assert "turn 1" in reqs[3].body["system"][2]["text"]  # the synthesis now holds them

@@ -143,7 +143,11 @@ class RuleModel:
     def _synthesis(text: str) -> str:
         text = _SUMMARIZE.sub("", text, count=1)
         lines = [line.strip() for line in text.replace(SYNTHESIS_MARKER, "").splitlines()]
-        points = [line.lstrip("-*# ").strip() for line in lines if line.strip("-*# ")][:3]
+        # gitmem's synthesis request lists the exchanges as "user: ..." lines: keep what the
+        # person said most recently; any other text: its first lines.
+        said = [line[5:].strip() for line in lines if line.lower().startswith("user:")]
+        picked = said[-3:] if said else lines
+        points = [line.lstrip("-*# ").strip() for line in picked if line.strip("-*# ")][:3]
         if not points:
             return "## Synthesis\n\n- (nothing to summarize)\n"
         return "## Synthesis\n\n" + "".join(f"- {point}\n" for point in points)

@@ -38,13 +38,13 @@ def url(repo: MemoryRepo, name: str) -> str:
     raise NotFound(f"no remote {name!r} configured; add one with `git remote add {name} URL`")
 
 
-def fetch_main(repo: MemoryRepo, name: str, into: str) -> Sha | None:
+def fetch_main(repo: MemoryRepo, name: str, into: str, where: str | None = None) -> Sha | None:
     """Fetch the remote's ``main`` into ``into`` (a private ref); None if it has no main yet.
 
     ``--refmap=`` keeps the person's remote-tracking refs as they are, and no
     FETCH_HEAD is written: a refused sync leaves nothing behind but objects.
     """
-    where = url(repo, name)
+    where = where or url(repo, name)
     proc = repo.git.run(
         "fetch",
         "--quiet",
@@ -68,13 +68,13 @@ class Pushed:
     rejected: str | None  # why the remote refused, when it did
 
 
-def push(repo: MemoryRepo, name: str, source: str, target: str) -> Pushed:
+def push(repo: MemoryRepo, name: str, source: str, target: str, where: str | None = None) -> Pushed:
     """``git push`` of ``source`` to the remote's ``target``, never forced.
 
     Returns ``Pushed(False, reason)`` when the remote refused an update that is
     not a fast-forward (someone pushed first); raises RemoteError otherwise.
     """
-    where = url(repo, name)
+    where = where or url(repo, name)
     proc = repo.git.run("push", "--porcelain", "--quiet", name, f"{source}:{target}", check=False)
     if proc.returncode == 0:
         return Pushed(True, None)
@@ -116,7 +116,7 @@ def push_session(repo: MemoryRepo, session_id: str, name: str) -> PushedSession:
         )
     where = url(repo, name)
     branch = s.ref.removeprefix("refs/heads/")
-    done = push(repo, name, s.ref, s.ref)
+    done = push(repo, name, s.ref, s.ref, where)
     if not done.ok:
         raise RemoteError(f"{name} has a different {branch} ({done.rejected}); nothing was pushed")
     return PushedSession(s.id, name, where, branch, s.tip)

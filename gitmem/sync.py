@@ -100,10 +100,20 @@ def _count(repo: MemoryRepo, a: str, b: str) -> int:
     return int(repo.git.out("rev-list", "--count", f"{a}..{b}") or 0)
 
 
+def _divergence(repo: MemoryRepo, ours: str, theirs: str | None) -> tuple[int, int]:
+    """(commits only we have, commits only they have), from one ``git rev-list``."""
+    if theirs is None:
+        return int(repo.git.out("rev-list", "--count", ours) or 0), 0
+    left, _, right = repo.git.out(
+        "rev-list", "--left-right", "--count", f"{ours}...{theirs}"
+    ).partition("\t")
+    return int(left), int(right)
+
+
 # -- one round ---------------------------------------------------------------------
 def _check_history(repo: MemoryRepo, remote: str, theirs: Sha | None) -> None:
     last = repo.store.resolve(sync_ref(remote, "last-synced"))
-    if last is None or (theirs is not None and _ancestor(repo, last, theirs)):
+    if last is None or last == theirs or (theirs is not None and _ancestor(repo, last, theirs)):
         return
     raise RemoteRewritten(
         f"{remote}/main was rewritten: it no longer contains {last[:7]}, what we synced last; "
@@ -142,9 +152,9 @@ def _commit_merge(
     merged: Merged,
     live: bool,
     extra: list[str],
+    n: int,
 ) -> Sha:
     assert merged.tree is not None
-    n = _count(repo, ours, theirs)
     message = (
         f"gitmem sync: merge {remote}/main\n\n"
         f"{n} commits from {remote} joined to the local ones; no local commit was rewritten.\n"
@@ -173,16 +183,24 @@ def _stop(
     return SyncResult(remote, "conflict", ours, conflicts=merged.conflicts, note=note)
 
 
-def _integrate(repo: MemoryRepo, remote: str, theirs: Sha | None) -> SyncResult | str:
-    """Bring main up to ``theirs``: "none", "fast-forward", "merge", or the stop at a conflict."""
+@dataclass(frozen=True)
+class _Round:
+    how: str  # none | fast-forward | merge
+    received: int
+    sent: int  # what main has that the remote has not, after integrating
+
+
+def _integrate(repo: MemoryRepo, remote: str, theirs: Sha | None) -> SyncResult | _Round:
+    """Bring main up to ``theirs``; a SyncResult when the round stops at a conflict."""
     ours = repo.tip(MAIN)
     if ours is None:
         raise NotFound("no main branch")
-    if theirs is None or theirs == ours or _ancestor(repo, theirs, ours):
-        return "none"
-    if _ancestor(repo, ours, theirs):
+    ahead, behind = _divergence(repo, ours, theirs)
+    if theirs is None or behind == 0:
+        return _Round("none", 0, ahead)
+    if ahead == 0:
         _fast_forward(repo, ours, theirs)
-        return "fast-forward"
+        return _Round("fast-forward", behind, 0)
     base = _merge_base(repo, ours, theirs, remote)
     labels = (f"{MAIN} (this machine)", f"{remote}/main")
     with worktree_guard(repo, MAIN) as live:
@@ -193,53 +211,54 @@ def _integrate(repo: MemoryRepo, remote: str, theirs: Sha | None) -> SyncResult 
         merged = merge_trees(repo, base, ours, theirs, labels)
         if merged.conflicts:
             return _stop(repo, remote, ours, theirs, merged, live)
-        _commit_merge(repo, remote, ours, theirs, merged, live, [])
-    return "merge"
+        _commit_merge(repo, remote, ours, theirs, merged, live, [], behind)
+    return _Round("merge", behind, ahead + 1)
 
 
 def sync(repo: MemoryRepo, remote: str = "origin") -> SyncResult:
     """Fetch, integrate, push; refuses while a stopped sync waits for --continue/--abort."""
-    remote_mod.url(repo, remote)
+    where = remote_mod.url(repo, remote)
     state = sync_state.load(repo)
     if state is not None:
         raise Conflict(
             f"a sync with {state['remote']} stopped at a conflict; settle it and run "
             "`gitmem sync --continue`, or `gitmem sync --abort`"
         )
-    start = repo.tip(MAIN)
-    if start is None:
+    if repo.tip(MAIN) is None:
         raise NotFound("no main branch")
     fetched = sync_ref(remote, "fetched")
-    merged = False
+    received, merged = 0, False
     for _ in range(MAX_ROUNDS):
+        done = False
         try:
-            theirs = remote_mod.fetch_main(repo, remote, fetched)
+            theirs = remote_mod.fetch_main(repo, remote, fetched, where)
             _check_history(repo, remote, theirs)
             try:
-                how = _integrate(repo, remote, theirs)
+                step = _integrate(repo, remote, theirs)
             except _MainMoved:
                 continue
-            if isinstance(how, SyncResult):
-                return how
-            merged = merged or how == "merge"
+            if isinstance(step, SyncResult):
+                return step
+            received, merged = received + step.received, merged or step.how == "merge"
             ours = repo.tip(MAIN)
             assert ours is not None
-            if ours != theirs and not remote_mod.push(repo, remote, ours, "refs/heads/main").ok:
+            if step.sent and not remote_mod.push(repo, remote, ours, "refs/heads/main", where).ok:
                 continue  # someone pushed first: fetch and integrate again
+            # one transaction: forget the fetched ref, remember what the remote now holds
+            repo.git.run(
+                "update-ref",
+                "--stdin",
+                input=f"delete {fetched}\nupdate {sync_ref(remote, 'last-synced')} {ours}\n".encode(),
+            )
+            done = True
         finally:
-            repo.git.run("update-ref", "-d", fetched, check=False)
-        repo.git.run("update-ref", "-m", "gitmem sync", sync_ref(remote, "last-synced"), ours)
+            if not done:
+                repo.git.run("update-ref", "-d", fetched, check=False)
         index.refresh(repo, MAIN)
-        if ours == start and theirs == ours:
+        if not received and not step.sent:
             return SyncResult(remote, "up-to-date", ours)
-        received = _count(repo, start, theirs) if theirs else 0
-        sent = _count(repo, theirs, ours) if theirs else _count_all(repo, ours)
-        return SyncResult(remote, "synced", ours, received, sent, merged)
+        return SyncResult(remote, "synced", ours, received, step.sent, merged)
     raise Conflict(f"{remote} kept moving during sync; nothing was lost, run `gitmem sync` again")
-
-
-def _count_all(repo: MemoryRepo, tip: str) -> int:
-    return int(repo.git.out("rev-list", "--count", tip) or 0)
 
 
 def continue_sync(repo: MemoryRepo) -> SyncResult:
@@ -261,7 +280,8 @@ def continue_sync(repo: MemoryRepo) -> SyncResult:
         if merged.conflicts:
             return _stop(repo, remote, ours, theirs, merged, live)
         try:
-            _commit_merge(repo, remote, ours, theirs, merged, live, sorted(resolved))
+            n = _count(repo, ours, theirs)
+            _commit_merge(repo, remote, ours, theirs, merged, live, sorted(resolved), n)
         except _MainMoved:
             raise Conflict(
                 "main moved while the sync was continued; run --continue again"

@@ -248,13 +248,13 @@ def test_someone_pushing_first_means_another_round(pair: tuple[Path, Path, Path]
     real_push = remote_mod.push
     calls: list[str] = []
 
-    def racing_push(repo: MemoryRepo, name: str, source: str, target: str) -> remote_mod.Pushed:
+    def racing_push(repo: MemoryRepo, name: str, source: str, target: str, where: str | None = None) -> remote_mod.Pushed:
         if not calls:  # the laptop pushes between our fetch and our push
             (laptop / "cards/acme-website.md").write_text(CARDS["acme-website"].replace("Ann", "Anne"))
             git(laptop, "commit", "-qam", "hand edit")
             git(laptop, "push", "-q", "origin", "main")
         calls.append(target)
-        return real_push(repo, name, source, target)
+        return real_push(repo, name, source, target, where)
 
     monkeypatch.setattr(remote_mod, "push", racing_push)
     code, _, err = sync(desktop)

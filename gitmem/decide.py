@@ -23,6 +23,7 @@ from .land import land, read_commit
 from .refs import checked_out, ensure_clean
 from .repo import MAIN, MemoryRepo
 from .review import ARCHIVE_OF_ACTION, ReviewCommit, SessionView, load
+from .review_text import count
 from .transplant import transplant
 
 # commit -> None (all of it) or the hunks to keep; a commit not in the plan is left out
@@ -43,9 +44,9 @@ class Decision:
 
     def text(self) -> str:
         what = {
-            "accepted": f"accepted: {len(self.landed)} commits landed on main",
-            "partial": f"accepted in part: {len(self.landed)} commits landed on main, "
-            f"{len(self.left_out)} edits left out or cut down",
+            "accepted": f"accepted: {count(len(self.landed), 'commit')} landed on main",
+            "partial": f"accepted in part: {count(len(self.landed), 'commit')} landed on main, "
+            f"{count(len(self.left_out), 'edit')} left out or cut down",
             "rejected": "rejected: nothing landed on main",
         }[self.action]
         return f"session {self.session} {what}; kept as {self.archived}\n{self.worktree}\n"

@@ -19,6 +19,7 @@ from .history import Commit, read_log
 from .refs import cas, ensure_clean, sync_worktree, worktree_guard
 from .repo import MAIN, MemoryRepo
 from .review import session_refs
+from .review_text import count
 from .transplant import transplant
 
 MAX_ATTEMPTS = 50
@@ -36,7 +37,7 @@ class SessionRevertResult:
 
     def text(self) -> str:
         return (
-            f"reverted session {self.session}: {len(self.reverted)} edits undone in "
+            f"reverted session {self.session}: {count(len(self.reverted), 'edit')} undone in "
             f"{self.commit[:7]} ({', '.join(self.paths)})"
         )
 
@@ -76,7 +77,7 @@ def _message(session_id: str, commits: list[Commit], actor: str) -> str:
     trailers = "\n".join(f"{T.REVERTS}: {c.sha}" for c in reversed(commits))
     return (
         f"Revert session {session_id}\n\n"
-        f"This reverts the {len(commits)} edits of session {session_id}:\n{listed}\n\n"
+        f"This reverts {count(len(commits), 'edit')} of session {session_id}:\n{listed}\n\n"
         f"{trailers}\n{T.ACTOR}: {actor}\n"
     )
 

@@ -13,6 +13,11 @@ Line = tuple[str, str]  # (text, rich style; "" for none)
 _LINE_STYLE = {"+": "green", "-": "red", "\\": "dim"}
 
 
+def count(n: int, noun: str) -> str:
+    """ "1 edit", "3 edits"."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def _when(date: str | None) -> str:
     return date[:16].replace("T", " ") if date else "-"
 
@@ -51,7 +56,8 @@ def show_lines(view: SessionView) -> list[Line]:
     cards = view.cards()
     out: list[Line] = [
         (
-            f"Session {s.id} ({s.state}): {len(view.edits)} edits to {len(cards)} cards, "
+            f"Session {s.id} ({s.state}): {count(len(view.edits), 'edit')} to "
+            f"{count(len(cards), 'card')}, "
             f"started {_when(view.started)}",
             "bold",
         ),
@@ -71,11 +77,14 @@ def show_lines(view: SessionView) -> list[Line]:
     for c in view.commits:
         if c.transcript:
             added = sum(h.added for f in c.files for h in f.hunks)
-            out += [("", ""), (f"Transcript {c.sha[:7]}: {c.commit.subject} (+{added} lines)", "")]
+            out += [
+                ("", ""),
+                (f"Transcript {c.sha[:7]}: {c.commit.subject} (+{count(added, 'line')})", ""),
+            ]
     if s.pending:
         out += [
             ("", ""),
-            (f"{len(numbered)} hunks. Decide with `gitmem review {s.id}` and:", ""),
+            (f"{count(len(numbered), 'hunk')}. Decide with `gitmem review {s.id}` and:", ""),
             ("  --accept                 land everything on main", ""),
             ("  --accept --commit SHA    land only these commits", ""),
             (

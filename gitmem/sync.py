@@ -31,6 +31,7 @@ from .git import Sha
 from .merge import FileConflict, Merged, merge_trees
 from .refs import cas, ensure_clean, sync_worktree, worktree_guard
 from .repo import MAIN, MemoryRepo
+from .review_text import count
 from .transplant import changed_paths
 
 MAX_ROUNDS = 5
@@ -74,7 +75,7 @@ class SyncResult:
             return f"main is up to date with {r} ({at}).\n"
         how = ", merged" if self.merged else ""
         return (
-            f"synced with {r}: received {self.received} commits, sent {self.sent} "
+            f"synced with {r}: received {count(self.received, 'commit')}, sent {self.sent} "
             f"(main at {at}{how}).{self.note}\n"
         )
 
@@ -157,7 +158,8 @@ def _commit_merge(
     assert merged.tree is not None
     message = (
         f"gitmem sync: merge {remote}/main\n\n"
-        f"{n} commits from {remote} joined to the local ones; no local commit was rewritten.\n"
+        f"{count(n, 'commit')} from {remote} joined to the local ones; "
+        "no local commit was rewritten.\n"
     )
     sig = repo.signature("AUTHOR")
     commit = repo.store.write_commit(

@@ -25,7 +25,7 @@ from .git import Sha
 from .history import Commit
 from .repo import MAIN, MemoryRepo
 
-CACHE_VERSION = 3  # 3: a revert may undo several commits
+CACHE_VERSION = 4  # 3: a revert may undo several commits; 4: untitled cards
 
 
 @dataclass
@@ -169,9 +169,9 @@ def resolve(
         if info is None:
             raw = repo.store.read_blob(entry.sha) or b""
             text = raw.decode("utf-8", "replace")
-            title = next(
-                (ln[2:].strip() for ln in text.split("\n") if ln.startswith("# ")), project
-            )
+            # No "# Title": the card's name stands in, at resolve time -- the cache is keyed
+            # by blob, and two cards may hold the same bytes.
+            title = next((ln[2:].strip() for ln in text.split("\n") if ln.startswith("# ")), "")
             info = [[title, ""], *([s.id, s.heading] for s in sections(text))]
             headings[entry.sha] = info
         if used is not None:
@@ -186,7 +186,7 @@ def resolve(
                 if kws is None:
                     kws = split_kw[cur[1]] = tuple(k.strip() for k in cur[1].split(",") if k.strip())
                 secs.append(SectionEntry(sid, heading, kws, cur[2], cur[0]))
-        cards.append(CardEntry(project, info[0][0], tuple(secs)))
+        cards.append(CardEntry(project, info[0][0] or project, tuple(secs)))
     cards.sort(key=lambda c: c.project)
     return Index(tuple(cards))
 

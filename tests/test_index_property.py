@@ -165,3 +165,15 @@ def test_render_is_byte_identical_across_clones(repo: MemoryRepo, tmp_path: Path
         assert index.refresh(other).render() == index.refresh(repo).render()
     text = index.refresh(repo).render()
     assert text.index("## alpha") < text.index("## beta")
+
+
+def test_two_untitled_cards_with_the_same_bytes_keep_their_own_names(repo: MemoryRepo) -> None:
+    for project in ("beta", "alpha"):
+        write_card(repo, project, "", "## Budget\nx\n", IndexEntry.make("budget", ["a"], "one"))
+    for p in ("alpha", "beta"):  # no "# Title" line: the card's name is its title
+        path = repo.root / "cards" / f"{p}.md"
+        path.write_text("## Budget\nx\n")
+    git(repo.root, "commit", "-qam", "drop the titles")
+    idx = index.refresh(repo)
+    assert [(c.project, c.title) for c in idx.cards] == [("alpha", "alpha"), ("beta", "beta")]
+    assert idx == full_replay(repo)

@@ -313,10 +313,20 @@ def _advance(repo: MemoryRepo, state: Replay, tip: Sha) -> bool:
 
 
 def refresh(repo: MemoryRepo, branch: str = MAIN) -> Index:
-    """The index at ``branch``'s tip, updating the cache incrementally when it can."""
+    """The index at ``branch``'s tip, updating the cache incrementally when it can.
+
+    An open repo also keeps the last result in memory (keyed by commit, so it cannot go
+    stale): a long-running session pays for new commits only.
+    """
     tip = repo.tip(branch)
-    loaded = _load(repo, branch)
-    state, headings = loaded if loaded else (Replay(), {})
+    memo = repo.memo.get(("index", branch))
+    if isinstance(memo, _Memo) and memo.state.commit == tip:
+        return memo.index
+    if isinstance(memo, _Memo):
+        state, headings = memo.state, memo.headings
+    else:
+        loaded = _load(repo, branch)
+        state, headings = loaded if loaded else (Replay(), {})
     if state.commit != tip:
         if tip is None:
             state = Replay()
@@ -325,8 +335,18 @@ def refresh(repo: MemoryRepo, branch: str = MAIN) -> Index:
         used: Headings = {}
         index = resolve(repo, state, headings, used)
         _save(repo, branch, state, used)
-        return index
-    return resolve(repo, state, headings)
+        headings = used
+    else:
+        index = resolve(repo, state, headings)
+    repo.memo[("index", branch)] = _Memo(state, headings, index)
+    return index
+
+
+@dataclass
+class _Memo:
+    state: Replay
+    headings: Headings
+    index: Index
 
 
 def _text_path(repo: MemoryRepo, branch: str) -> str:
@@ -374,6 +394,7 @@ def rebuild(repo: MemoryRepo, branch: str = MAIN) -> tuple[Index, Index | None]:
         same = old_state.currents() == state.currents()
         cached = index if same else resolve(repo, old_state, headings)
     _save(repo, branch, state, used)
+    repo.memo[("index", branch)] = _Memo(state, used, index)
     return index, cached
 
 

@@ -76,6 +76,9 @@ class MemoryRepo:
         self.root = root
         self.git_dir = _git_dir(root)
         self.git = Git(root)
+        # Results derived from immutable objects, keyed by what they were derived from
+        # (e.g. the index at a commit): safe to keep for as long as the repo is open.
+        self.memo: dict[tuple[str, str], object] = {}
 
     @classmethod
     def discover(cls, start: Path | str = ".") -> MemoryRepo:

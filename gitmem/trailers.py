@@ -82,6 +82,12 @@ def validate(pairs: list[tuple[str, str]]) -> dict[str, str]:
         canon = canonical(key)
         if canon is None:
             raise InvalidInput(f"unknown trailer {key!r}; gitmem knows {', '.join(ALL_KEYS)}")
+        if canon == REVERTS:  # a session revert undoes several commits: one trailer each
+            sha = value.strip()
+            if not (len(sha) in (40, 64) and all(c in "0123456789abcdef" for c in sha)):
+                raise InvalidInput(f"{REVERTS} must be a full commit sha, not {value!r}")
+            found[canon] = f"{found[canon]} {sha}" if canon in found else sha
+            continue
         if canon in found:
             raise InvalidInput(f"trailer {canon} given more than once")
         found[canon] = value
@@ -99,8 +105,6 @@ def validate(pairs: list[tuple[str, str]]) -> dict[str, str]:
             check(found[key])
     if KEYWORDS in found:
         names.split_keywords(found[KEYWORDS])
-    if REVERTS in found and not all(c in "0123456789abcdef" for c in found[REVERTS]):
-        raise InvalidInput(f"{REVERTS} must be a full commit sha")
     describes = {SECTION, KEYWORDS, SUMMARY} & found.keys()
     if describes and CARD not in found:
         raise InvalidInput(f"{', '.join(sorted(describes))} given without {CARD}")

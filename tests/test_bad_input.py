@@ -194,3 +194,16 @@ def test_hook_accepts_a_valid_hand_made_entry(seeded: Path) -> None:
     msg = "hand edit\n\nGitmem-Card: acme\nGitmem-Section: budget\nGitmem-Keywords: k\nGitmem-Summary: by hand\n"
     git(seeded, "commit", "-qam", msg)
     assert "- budget: by hand [k]" in gm("-C", str(seeded), "index").out
+
+
+def test_hook_accepts_several_reverts_and_refuses_a_malformed_one(seeded: Path) -> None:
+    sha = git(seeded, "rev-parse", "HEAD").strip()
+    (seeded / "notes.txt").write_text("x\n")
+    git(seeded, "add", "notes.txt")
+    ok = f"undo\n\nGitmem-Reverts: {sha}\nGitmem-Reverts: {sha}\nGitmem-Actor: person\n"
+    git(seeded, "commit", "-qm", ok)
+    (seeded / "notes.txt").write_text("y\n")
+    bad = subprocess.run(["git", "commit", "-qam", "undo\n\nGitmem-Reverts: HEAD~1\n"], cwd=seeded,
+                         capture_output=True, check=False)
+    assert bad.returncode != 0
+    assert "Gitmem-Reverts must be a full commit sha" in bad.stderr.decode()

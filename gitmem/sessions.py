@@ -65,8 +65,11 @@ def start(repo: MemoryRepo, session_id: str | None = None, *, resume: bool = Fal
         base = repo.git.out("merge-base", MAIN, branch)
         return Session(sid, branch, Sha(base))
     if resume:
-        archived = repo.store.resolve(f"{ARCHIVE_PREFIX}{sid}")
-        if archived is None and not transcript_file(repo, sid).exists():
+        ended = any(
+            repo.store.resolve(f"refs/gitmem/{kind}/{sid}")
+            for kind in ("archive", "partial", "rejected")  # landed, partly accepted, rejected
+        )
+        if not ended and not transcript_file(repo, sid).exists():
             raise NotFound(f"no session {sid!r} to resume")
     main = repo.tip(MAIN)
     if main is None:

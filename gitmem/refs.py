@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 from .errors import DirtyCard, GitError
 from .git import Sha
-from .gitindex import staged
+from .gitindex import restage, staged
 from .reftx import lost_race
 from .repo import MemoryRepo
 
@@ -109,17 +109,24 @@ def ensure_clean(
 
 def sync_worktree(repo: MemoryRepo, commit: Sha, paths: list[str]) -> None:
     """Make ``paths`` in the working tree and index match ``commit`` (after a CAS moved HEAD)."""
+    updates: dict[str, tuple[str, os.stat_result]] = {}
+    removed = False
     for path in paths:
-        data = repo.store.read_blob(f"{commit}:{path}")
+        got = repo.store.read(f"{commit}:{path}")
         target = repo.root / path
-        if data is None:
+        if got is None or got[1] != "blob":
+            removed = True
             with contextlib.suppress(FileNotFoundError):
                 target.unlink()
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(f".{target.name}.gitmem-{os.getpid()}")
-        tmp.write_bytes(data)
+        tmp.write_bytes(got[2])
         os.replace(tmp, target)
+        updates[path] = (got[0], target.stat())
+    sha_len = 32 if repo.store._sha256 else 20
+    if not removed and restage(repo.git_dir / "index", updates, sha_len):
+        return  # the common case: no git process at all
     for attempt in range(50):
         proc = repo.git.run("update-index", "-q", "--add", "--remove", "--", *paths, check=False)
         if proc.returncode == 0:

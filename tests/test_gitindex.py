@@ -58,3 +58,33 @@ def test_dirty_check_still_works_with_a_v4_index(repo: MemoryRepo) -> None:
     git(repo.root, "checkout", "--", "cards/a.md")
     write_card(repo, "a", "x", "y", ENTRY)
     assert git(repo.root, "status", "--porcelain") == ""
+
+
+@pytest.mark.parametrize("setup", [[], ["--untracked-cache"], ["--split-index"], ["--index-version", "3"]])
+def test_edit_on_a_checked_out_branch_leaves_the_index_as_git_would(
+    repo: MemoryRepo, setup: list[str]
+) -> None:
+    write_card(repo, "a", "", "## Notes\nx\n", ENTRY)
+    git(repo.root, "commit", "-q", "--allow-empty", "-m", "cache tree present")  # TREE extension
+    if setup:
+        git(repo.root, "update-index", *setup)
+    write_card(repo, "a", "x", "y", ENTRY)
+    assert git(repo.root, "status", "--porcelain", "--untracked-files=all") == ""
+    assert git(repo.root, "diff-index", "--cached", "HEAD") == ""
+    assert git(repo.root, "write-tree").strip() == git(repo.root, "rev-parse", "HEAD^{tree}").strip()
+    assert ls_stage(repo.root, "cards/a.md") == [(0, git(repo.root, "rev-parse", "HEAD:cards/a.md").strip())]
+    # The stat data is what git would record: a refresh finds nothing to re-hash.
+    assert git(repo.root, "update-index", "--refresh") == ""
+    assert "error" not in git(repo.root, "fsck", "--no-dangling").lower()
+
+
+def test_restage_gives_way_to_a_held_index_lock(repo: MemoryRepo) -> None:
+    from gitmem.gitindex import restage
+
+    write_card(repo, "a", "", "## Notes\nx\n", ENTRY)
+    lock = repo.root / ".git/index.lock"
+    lock.write_text("someone else")
+    before = (repo.root / ".git/index").read_bytes()
+    st = (repo.root / "cards/a.md").stat()
+    assert restage(repo.root / ".git/index", {"cards/a.md": ("0" * 40, st)}) is False
+    assert (repo.root / ".git/index").read_bytes() == before and lock.read_text() == "someone else"

@@ -103,9 +103,10 @@ def write_card(
     message = edit_message(project, entry, session=session, actor=actor)
     for _ in range(MAX_ATTEMPTS):
         with worktree_guard(repo, branch) as live:
-            parent = repo.tip(branch)
-            if parent is None:
+            head = repo.tip_and_tree(branch)
+            if head is None:
                 raise NotFound(f"no branch {branch!r} in {repo.root}")
+            parent, root = head
             got = repo.store.read(f"{parent}:{path}")
             raw = got[2] if got and got[1] == "blob" else None
             text = None
@@ -119,8 +120,7 @@ def write_card(
             if live:
                 ensure_clean(repo, [path], {path: (got[0] if raw is not None and got else None, raw)})
             blob = repo.store.write("blob", content.encode())
-            root = repo.store.read(f"{parent}^{{tree}}")
-            tree = repo.store.update_path(root[0] if root else None, path, blob)
+            tree = repo.store.update_path(root, path, blob)
             assert tree is not None
             sig = repo.signature("AUTHOR")
             commit = repo.store.write_commit(

@@ -1,9 +1,10 @@
 """git's index file, for the hot path of an edit on a checked-out branch.
 
-``staged`` reads one path's entry (the clean-card check); ``restage`` points existing
+``staged`` reads one path's entries (the clean-card check); ``restage`` points existing
 entries at new blobs after the working tree was written. Only index versions 2 and 3
 without a split or sparse index are handled; anything else returns None/False and
-the caller runs git instead.
+the caller runs git instead. The walk over the entries is remembered per index file
+(by inode, size and mtime), so a session's edits don't repeat it.
 """
 
 from __future__ import annotations
@@ -12,46 +13,84 @@ import contextlib
 import hashlib
 import os
 import struct
+from dataclasses import dataclass
 from pathlib import Path
 
 _HEADER = struct.Struct(">4sLL")
+_FLAGS = struct.Struct(">H")
+_ENTRY_STAT = struct.Struct(">10L")
+# Optional caches git rebuilds when they are missing: dropping them is always safe.
+_DROPPABLE = {b"TREE", b"UNTR", b"FSMN", b"EOIE", b"IEOT"}
+
+
+@dataclass
+class _Layout:
+    key: tuple[int, int, int]
+    entries: dict[bytes, list[tuple[int, int]]]  # path -> [(offset, stage)]
+    extensions: list[tuple[bytes, int, int]]  # (signature, start, end)
+
+
+_layouts: dict[str, _Layout] = {}
+
+
+def _stat_key(st: os.stat_result) -> tuple[int, int, int]:
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _walk(data: bytes, sha_len: int, key: tuple[int, int, int]) -> _Layout | None:
+    if len(data) < 12 + sha_len:
+        return None
+    sig, version, count = _HEADER.unpack_from(data)
+    if sig != b"DIRC" or version not in (2, 3):
+        return None
+    entries: dict[bytes, list[tuple[int, int]]] = {}
+    pos = 12
+    try:
+        for _ in range(count):
+            flags = _FLAGS.unpack_from(data, pos + 40 + sha_len)[0]
+            start = pos + 42 + sha_len + (2 if version == 3 and flags & 0x4000 else 0)
+            end = data.index(b"\0", start)
+            entries.setdefault(data[start:end], []).append((pos, (flags >> 12) & 3))
+            pos += (end - pos + 8) & ~7  # entries are NUL-padded to a multiple of 8
+        extensions = []
+        stop = len(data) - sha_len
+        while pos + 8 <= stop:
+            size = struct.unpack_from(">L", data, pos + 4)[0]
+            extensions.append((data[pos : pos + 4], pos, pos + 8 + size))
+            pos += 8 + size
+    except (struct.error, ValueError):
+        return None
+    if any(ext in (b"link", b"sdir") or not ext[:1].isupper() for ext, _, _ in extensions):
+        return None  # a split or sparse index, or an extension git requires readers to know
+    return _Layout(key, entries, extensions)
+
+
+def _layout(index_file: Path, data: bytes, st: os.stat_result, sha_len: int) -> _Layout | None:
+    key = _stat_key(st)
+    known = _layouts.get(str(index_file))
+    if known is not None and known.key == key:
+        return known
+    layout = _walk(data, sha_len, key)
+    if layout is not None:
+        _layouts[str(index_file)] = layout
+    return layout
 
 
 def staged(index_file: Path, path: str, sha_len: int = 20) -> list[tuple[int, str]] | None:
     """[(stage, sha), ...] of ``path`` in the index ([] if absent), or None if unreadable."""
     try:
-        data = index_file.read_bytes()
+        with open(index_file, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            data = fh.read()
     except FileNotFoundError:
         return []
     except OSError:
         return None
-    if len(data) < 12:
+    layout = _layout(index_file, data, st, sha_len)
+    if layout is None:
         return None
-    sig, version, count = _HEADER.unpack_from(data)
-    if sig != b"DIRC" or version not in (2, 3) or b"link" in data[-64:]:
-        return None
-    want = path.encode("utf-8", "surrogateescape")
-    fixed = 40 + sha_len + 2  # stat data, object id, flags
-    pos, found = 12, []
-    try:
-        for _ in range(count):
-            flags = struct.unpack_from(">H", data, pos + 40 + sha_len)[0]
-            extended = version == 3 and flags & 0x4000
-            start = pos + fixed + (2 if extended else 0)
-            end = data.index(b"\0", start)
-            if data[start:end] == want:
-                found.append(((flags >> 12) & 3, data[pos + 40 : pos + 40 + sha_len].hex()))
-            elif found:
-                break  # entries are sorted by path: no more matches
-            pos += (end - pos + 8) & ~7  # entries are NUL-padded to a multiple of 8
-    except (struct.error, ValueError):
-        return None
-    return found
-
-
-# Optional caches git rebuilds when they are missing: dropping them is always safe.
-_DROPPABLE = {b"TREE", b"UNTR", b"FSMN", b"EOIE", b"IEOT"}
-_ENTRY_STAT = struct.Struct(">10L")
+    found = layout.entries.get(path.encode("utf-8", "surrogateescape"), [])
+    return [(stage, data[at + 40 : at + 40 + sha_len].hex()) for at, stage in found]
 
 
 def restage(index_file: Path, updates: dict[str, tuple[str, os.stat_result]], sha_len: int = 20) -> bool:
@@ -60,7 +99,7 @@ def restage(index_file: Path, updates: dict[str, tuple[str, os.stat_result]], sh
 
     Takes ``index.lock`` like git. Returns False, having changed nothing, whenever git
     should do it instead: a path not in the index (or conflicted), an index version or
-    extension not handled here (split or sparse index), or the lock held by someone else.
+    extension not handled here, or the lock held by someone else.
     """
     lock = index_file.with_name(index_file.name + ".lock")
     try:
@@ -68,14 +107,25 @@ def restage(index_file: Path, updates: dict[str, tuple[str, os.stat_result]], sh
     except OSError:
         return False
     try:
-        data = index_file.read_bytes()
-        new = _rewrite(data, updates, sha_len)
-        if new is None:
+        with open(index_file, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            data = fh.read()
+        layout = _layout(index_file, data, st, sha_len)
+        new = _rewrite(data, layout, updates, sha_len) if layout else None
+        if new is None or layout is None:
             return False
         os.write(fd, new)
         os.close(fd)
         fd = -1
         os.replace(lock, index_file)
+        # Entries kept their offsets; only the dropped caches are gone.
+        at = layout.extensions[0][1] if layout.extensions else len(new) - sha_len
+        kept = []
+        for sig, a, b in layout.extensions:
+            if sig not in _DROPPABLE:
+                kept.append((sig, at, at + b - a))
+                at += b - a
+        _layouts[str(index_file)] = _Layout(_stat_key(index_file.stat()), layout.entries, kept)
         return True
     except OSError:
         return False
@@ -86,40 +136,24 @@ def restage(index_file: Path, updates: dict[str, tuple[str, os.stat_result]], sh
                 os.unlink(lock)
 
 
-def _rewrite(data: bytes, updates: dict[str, tuple[str, os.stat_result]], sha_len: int) -> bytes | None:
-    if len(data) < 12 + sha_len:
-        return None
-    sig, version, count = _HEADER.unpack_from(data)
-    if sig != b"DIRC" or version not in (2, 3):
-        return None
-    want = {p.encode("utf-8", "surrogateescape"): v for p, v in updates.items()}
+def _rewrite(
+    data: bytes, layout: _Layout, updates: dict[str, tuple[str, os.stat_result]], sha_len: int
+) -> bytes | None:
     out = bytearray(data[: len(data) - sha_len])
-    pos, done = 12, set()
-    for _ in range(count):
-        flags = struct.unpack_from(">H", data, pos + 40 + sha_len)[0]
-        start = pos + 40 + sha_len + 2 + (2 if version == 3 and flags & 0x4000 else 0)
-        end = data.index(b"\0", start)
-        name = data[start:end]
-        if name in want:
-            if (flags >> 12) & 3 or name in done:
-                return None  # a conflicted path: git's job
-            sha, st = want[name]
-            mode = struct.unpack_from(">L", data, pos + 24)[0]
-            fields = (int(st.st_ctime), st.st_ctime_ns % 10**9, int(st.st_mtime), st.st_mtime_ns % 10**9,
-                      st.st_dev, st.st_ino, mode, st.st_uid, st.st_gid, st.st_size)
-            _ENTRY_STAT.pack_into(out, pos, *(f & 0xFFFFFFFF for f in fields))
-            out[pos + 40 : pos + 40 + sha_len] = bytes.fromhex(sha)
-            done.add(name)
-        pos += (end - pos + 8) & ~7
-    if len(done) != len(want):
-        return None
-    kept = bytearray(out[:pos])
-    while pos + 8 <= len(out):
-        ext, size = bytes(out[pos : pos + 4]), struct.unpack_from(">L", out, pos + 4)[0]
-        if ext not in _DROPPABLE:
-            if ext in (b"link", b"sdir") or not ext[:1].isupper():
-                return None  # a split or sparse index, or an extension git requires us to know
-            kept += out[pos : pos + 8 + size]
-        pos += 8 + size
+    for path, (sha, st) in updates.items():
+        found = layout.entries.get(path.encode("utf-8", "surrogateescape"), [])
+        if len(found) != 1 or found[0][1] != 0:
+            return None  # not in the index, or conflicted: git's job
+        at = found[0][0]
+        mode = struct.unpack_from(">L", data, at + 24)[0]
+        fields = (int(st.st_ctime), st.st_ctime_ns % 10**9, int(st.st_mtime), st.st_mtime_ns % 10**9,
+                  st.st_dev, st.st_ino, mode, st.st_uid, st.st_gid, st.st_size)
+        _ENTRY_STAT.pack_into(out, at, *(f & 0xFFFFFFFF for f in fields))
+        out[at + 40 : at + 40 + sha_len] = bytes.fromhex(sha)
+    first_ext = layout.extensions[0][1] if layout.extensions else len(out)
+    kept = bytearray(out[:first_ext])
+    for sig, start, end in layout.extensions:
+        if sig not in _DROPPABLE:
+            kept += out[start:end]
     digest = hashlib.sha256(kept) if sha_len == 32 else hashlib.sha1(kept)
     return bytes(kept) + digest.digest()

@@ -8,6 +8,7 @@ no process at all until the compare-and-swap ``update-ref`` that publishes it.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import os
 import subprocess
@@ -50,7 +51,7 @@ class ObjectStore:
         self._sha256 = "objectformat = sha256" in text
         self._raw_len = 32 if self._sha256 else 20
         self._proc: subprocess.Popen[bytes] | None = None
-        self._trees: dict[str, list[TreeEntry]] = {}
+        self._trees: dict[str, tuple[list[TreeEntry], list[bytes]]] = {}
 
     # -- reading ------------------------------------------------------------
     def _batch(self) -> subprocess.Popen[bytes]:
@@ -85,28 +86,40 @@ class ObjectStore:
         return got[2] if got and got[1] == "blob" else None
 
     def read_tree(self, name: str) -> list[TreeEntry]:
+        return self._tree(name)[0]
+
+    def _tree(self, name: str) -> tuple[list[TreeEntry], list[bytes]]:
+        """A tree's entries in git order, with each entry's raw bytes (cached by id)."""
         cached = self._trees.get(name)
         if cached is not None:
             return cached
         got = self.read(name)
         if got is None or got[1] != "tree":
-            return []
-        entries = self.parse_tree(got[2])
+            return [], []
+        parsed = self._parse(got[2])
+        self._remember(got[0], parsed)
+        return parsed
+
+    def _remember(self, sha: str, parsed: tuple[list[TreeEntry], list[bytes]]) -> None:
         if len(self._trees) > 64:  # trees are immutable: a small cache by id is always right
             self._trees.clear()
-        self._trees[got[0]] = entries
-        return entries
+        self._trees[sha] = parsed
 
     def parse_tree(self, data: bytes) -> list[TreeEntry]:
+        return self._parse(data)[0]
+
+    def _parse(self, data: bytes) -> tuple[list[TreeEntry], list[bytes]]:
         entries: list[TreeEntry] = []
+        chunks: list[bytes] = []
         pos, n = 0, self._raw_len
         while pos < len(data):
             sp = data.index(b" ", pos)
             nul = data.index(b"\0", sp)
-            raw = data[nul + 1 : nul + 1 + n]
-            entries.append(TreeEntry(data[pos:sp], data[sp + 1 : nul], Sha(raw.hex())))
-            pos = nul + 1 + n
-        return entries
+            end = nul + 1 + n
+            entries.append(TreeEntry(data[pos:sp], data[sp + 1 : nul], Sha(data[nul + 1 : end].hex())))
+            chunks.append(data[pos:end])
+            pos = end
+        return entries, chunks
 
     def resolve(self, ref: str) -> Sha | None:
         got = self.read(ref)
@@ -147,9 +160,11 @@ class ObjectStore:
 
     def write_tree(self, entries: list[TreeEntry]) -> Sha:
         ordered = sorted(entries, key=_sort_key)
-        body = b"".join(e.mode + b" " + e.name + b"\0" + bytes.fromhex(e.sha) for e in ordered)
-        sha = self.write("tree", body)
-        self._trees[sha] = ordered
+        return self._write_tree(ordered, [_chunk(e) for e in ordered])
+
+    def _write_tree(self, ordered: list[TreeEntry], chunks: list[bytes]) -> Sha:
+        sha = self.write("tree", b"".join(chunks))
+        self._remember(sha, (ordered, chunks))
         return sha
 
     def write_commit(
@@ -165,17 +180,33 @@ class ObjectStore:
     def update_path(self, root: Sha | None, path: str, blob: Sha | None) -> Sha | None:
         """The tree ``root`` with the file at ``path`` set to ``blob`` (None removes it).
 
-        Returns None when the result is empty (git stores no empty subtrees).
+        Returns None when the result is empty (git stores no empty subtrees). Only the
+        changed entry is re-serialised: a 1,000-card folder costs one list splice.
         """
         head, _, rest = path.partition("/")
-        entries = self.read_tree(root) if root else []
+        entries, chunks = self._tree(root) if root else ([], [])
         name = head.encode()
-        kept = [e for e in entries if e.name != name]
-        if rest:
-            old = next((e for e in entries if e.name == name and e.is_tree), None)
-            sub = self.update_path(old.sha if old else None, rest, blob)
-            if sub is not None:
-                kept.append(TreeEntry(TREE_MODE, name, sub))
+        at = next((i for i, e in enumerate(entries) if e.name == name), None)
+        entries, chunks = list(entries), list(chunks)
+        old = entries[at] if at is not None else None
+        if at is not None:
+            del entries[at], chunks[at]
+        new: TreeEntry | None = None
+        if rest and blob is None and old is not None and not old.is_tree:
+            new = old  # nothing to remove below a file
+        elif rest:
+            sub = self.update_path(old.sha if old and old.is_tree else None, rest, blob)
+            new = TreeEntry(TREE_MODE, name, sub) if sub is not None else None
         elif blob is not None:
-            kept.append(TreeEntry(BLOB_MODE, name, blob))
-        return self.write_tree(kept) if kept else None
+            new = TreeEntry(BLOB_MODE, name, blob)
+        elif old is not None and old.is_tree:
+            new = old  # removing a file never removes a folder of the same name
+        if new is not None:
+            i = bisect.bisect(entries, _sort_key(new), key=_sort_key)
+            entries.insert(i, new)
+            chunks.insert(i, _chunk(new))
+        return self._write_tree(entries, chunks) if entries else None
+
+
+def _chunk(e: TreeEntry) -> bytes:
+    return e.mode + b" " + e.name + b"\0" + bytes.fromhex(e.sha)

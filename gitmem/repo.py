@@ -120,6 +120,13 @@ class MemoryRepo:
         got = self.store.read(f"refs/heads/{branch}^{{commit}}")
         return got[0] if got else None
 
+    def tip_and_tree(self, branch: str) -> tuple[Sha, Sha] | None:
+        """The branch's commit and its root tree, in one read."""
+        got = self.store.read(f"refs/heads/{branch}^{{commit}}")
+        if got is None or not got[2].startswith(b"tree "):
+            return None
+        return got[0], Sha(got[2][5 : got[2].index(b"\n")].decode())
+
     @property
     def gitmem_dir(self) -> Path:
         path = self.git_dir / "gitmem"

@@ -88,3 +88,29 @@ def test_restage_gives_way_to_a_held_index_lock(repo: MemoryRepo) -> None:
     st = (repo.root / "cards/a.md").stat()
     assert restage(repo.root / ".git/index", {"cards/a.md": ("0" * 40, st)}) is False
     assert (repo.root / ".git/index").read_bytes() == before and lock.read_text() == "someone else"
+
+
+def test_kept_extensions_stay_readable_over_many_edits(repo: MemoryRepo) -> None:
+    """A resolve-undo record (REUC) survives, after the dropped caches, edit after edit."""
+    write_card(repo, "a", "", "## Notes\nx\n", ENTRY)
+    write_card(repo, "b", "", "## Notes\nx\n", ENTRY)
+    git(repo.root, "commit", "-q", "--allow-empty", "-m", "cache tree present")
+    # Make a REUC extension: a conflict on a side file, resolved by hand.
+    side = repo.root / "side.txt"
+    side.write_text("base\n")
+    git(repo.root, "add", "side.txt")
+    git(repo.root, "commit", "-qm", "side")
+    git(repo.root, "checkout", "-qb", "other")
+    side.write_text("theirs\n")
+    git(repo.root, "commit", "-qam", "theirs")
+    git(repo.root, "checkout", "-q", "main")
+    side.write_text("ours\n")
+    git(repo.root, "commit", "-qam", "ours")
+    git(repo.root, "merge", "-q", "other", check=False)
+    side.write_text("resolved\n")
+    git(repo.root, "add", "side.txt")
+    git(repo.root, "commit", "-qm", "merged", "--no-verify")
+    for i in range(5):
+        write_card(repo, "a" if i % 2 else "b", f"{'x' if i < 2 else i - 2}", f"{i}", ENTRY)
+        assert git(repo.root, "status", "--porcelain") == ""
+        assert git(repo.root, "write-tree").strip() == git(repo.root, "rev-parse", "HEAD^{tree}").strip()

@@ -1,0 +1,59 @@
+"""Trees built in-process are byte-for-byte the trees git builds for the same files."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gitmem.create import init_repo
+from gitmem.repo import MemoryRepo
+
+NAMES = ["a", "a-b", "a.b", "ab", "b", "cards", "z"]
+paths = st.lists(st.sampled_from(NAMES), min_size=1, max_size=3).map("/".join)
+ops = st.lists(st.tuples(paths, st.one_of(st.none(), st.binary(max_size=8))), min_size=1, max_size=15)
+
+
+def git_tree(root: Path, tree: str, path: str, blob: str | None, index: str) -> str:
+    env = {**os.environ, "GIT_INDEX_FILE": index}
+
+    def run(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=root, env=env, capture_output=True,
+                              check=True).stdout.decode().strip()
+
+    run("read-tree", tree)
+    if blob is None:
+        run("update-index", "--force-remove", "--", path)
+    else:
+        # a file where a folder was (or the reverse) replaces it, as in update_path
+        listed = run("ls-files", "--", path).split("\n")
+        for other in [p for p in listed if p and p != path]:
+            run("update-index", "--force-remove", "--", other)
+        for i in range(1, path.count("/") + 1):
+            run("update-index", "--force-remove", "--", "/".join(path.split("/")[:i]))
+        run("update-index", "--add", "--cacheinfo", f"100644,{blob},{path}")
+    return run("write-tree")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops)
+def test_update_path_matches_git(plan: list[tuple[str, bytes | None]]) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "c"
+        init_repo(root)
+        with MemoryRepo(root) as repo:
+            tree = repo.store.resolve("HEAD^{tree}")
+            assert tree is not None
+            for path, data in plan:
+                blob = repo.store.write("blob", data) if data is not None else None
+                ours = repo.store.update_path(tree, path, blob) or repo.store.write_tree([])
+                theirs = git_tree(root, tree, path, blob, str(Path(tmp) / "index"))
+                assert ours == theirs, (path, data)
+                tree = ours
+            fsck = subprocess.run(["git", "fsck", "--strict", "--no-dangling"], cwd=root,
+                                  capture_output=True, check=False)
+            assert fsck.returncode == 0, fsck.stderr

@@ -119,7 +119,8 @@ def write_card(
             _check_result(repo, path, text, content, entry)
             if live:
                 ensure_clean(repo, [path], {path: (got[0] if raw is not None and got else None, raw)})
-            blob = repo.store.write("blob", content.encode())
+            data = content.encode()
+            blob = repo.store.write("blob", data)
             tree = repo.store.update_path(root, path, blob)
             assert tree is not None
             sig = repo.signature("AUTHOR")
@@ -128,7 +129,7 @@ def write_card(
             )
             if cas_fast(repo, f"refs/heads/{branch}", commit, parent):
                 if live:
-                    sync_worktree(repo, commit, [path])
+                    sync_worktree(repo, commit, [path], {path: (blob, data)})
                 return EditResult(commit, branch, project, entry.section_id, text is None, live)
     raise Conflict(f"gave up after {MAX_ATTEMPTS} concurrent updates of {branch!r}")
 

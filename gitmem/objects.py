@@ -101,8 +101,9 @@ class ObjectStore:
         return parsed
 
     def _remember(self, sha: str, parsed: tuple[list[TreeEntry], list[bytes]]) -> None:
-        if len(self._trees) > 64:  # trees are immutable: a small cache by id is always right
-            self._trees.clear()
+        # Trees are immutable: a small cache by id is always right. Oldest out first.
+        while len(self._trees) >= 64:
+            del self._trees[next(iter(self._trees))]
         self._trees[sha] = parsed
 
     def parse_tree(self, data: bytes) -> list[TreeEntry]:

@@ -61,12 +61,20 @@ def dirty_paths(repo: MemoryRepo, paths: list[str]) -> list[str]:
     if not paths:
         return []
     out = repo.git.run(
-        "--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", *paths
+        "--no-optional-locks",
+        "status",
+        "--porcelain=v1",
+        "-z",
+        "--untracked-files=all",
+        "--",
+        *paths,
     ).stdout.decode("utf-8", "surrogateescape")
     return sorted({item[3:] for item in out.split("\0") if len(item) > 3})
 
 
-def card_is_clean(repo: MemoryRepo, path: str, blob: Sha | None, content: bytes | None) -> bool | None:
+def card_is_clean(
+    repo: MemoryRepo, path: str, blob: Sha | None, content: bytes | None
+) -> bool | None:
     """Whether ``path`` in the index and working tree equals HEAD's ``blob`` (None: ask git).
 
     The fast check for one card on every edit: the index entry must be HEAD's blob
@@ -87,7 +95,9 @@ def card_is_clean(repo: MemoryRepo, path: str, blob: Sha | None, content: bytes 
 
 
 def ensure_clean(
-    repo: MemoryRepo, paths: list[str], known: dict[str, tuple[Sha | None, bytes | None]] | None = None
+    repo: MemoryRepo,
+    paths: list[str],
+    known: dict[str, tuple[Sha | None, bytes | None]] | None = None,
 ) -> None:
     """Refuse (DirtyCard) when a person has uncommitted edits to any of ``paths``.
 
@@ -107,12 +117,24 @@ def ensure_clean(
         )
 
 
-def sync_worktree(repo: MemoryRepo, commit: Sha, paths: list[str]) -> None:
-    """Make ``paths`` in the working tree and index match ``commit`` (after a CAS moved HEAD)."""
+def sync_worktree(
+    repo: MemoryRepo,
+    commit: Sha,
+    paths: list[str],
+    known: dict[str, tuple[Sha, bytes]] | None = None,
+) -> None:
+    """Make ``paths`` in the working tree and index match ``commit`` (after a CAS moved HEAD).
+
+    ``known`` gives the (blob, content) the caller just wrote, saving a read.
+    """
     updates: dict[str, tuple[str, os.stat_result]] = {}
     removed = False
     for path in paths:
-        got = repo.store.read(f"{commit}:{path}")
+        got = (
+            (known[path][0], "blob", known[path][1])
+            if known and path in known
+            else repo.store.read(f"{commit}:{path}")
+        )
         target = repo.root / path
         if got is None or got[1] != "blob":
             removed = True

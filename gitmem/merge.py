@@ -10,16 +10,14 @@ working tree.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from dataclasses import asdict, dataclass, field
 
 from .cards import sections
-from .errors import Conflict, GitError
+from .errors import Conflict
 from .git import Sha
 from .hunks import split_lines
 from .repo import MemoryRepo
-from .transplant import changed_paths, merge_text
+from .transplant import changed_paths, merge_contents, merge_text
 
 TOP = "(top)"  # the part of a card before its first section: the title
 MARKERS = ("<<<<<<< ", "=======", ">>>>>>> ")
@@ -133,18 +131,7 @@ def merge_card(base: str, ours: str, theirs: str, labels: tuple[str, str]) -> tu
 
 
 def _merge_marked(repo: MemoryRepo, o: bytes, b: bytes, t: bytes, labels: tuple[str, str]) -> bytes:
-    with tempfile.TemporaryDirectory(prefix="gitmem-merge-") as tmp:
-        files = []
-        for name, data in (("ours", o), ("base", b), ("theirs", t)):
-            path = os.path.join(tmp, name)
-            with open(path, "wb") as fh:
-                fh.write(data)
-            files.append(path)
-        args = ["-L", labels[0], "-L", "base", "-L", labels[1]]
-        proc = repo.git.run("merge-file", "-p", *args, *files, check=False)
-    if proc.returncode < 0 or proc.returncode > 127:
-        raise GitError(["git", "merge-file"], proc.returncode, proc.stderr.decode())
-    return proc.stdout
+    return merge_contents(repo, o, b, t, "-L", labels[0], "-L", "base", "-L", labels[1])[1]
 
 
 def merge_file(

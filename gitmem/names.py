@@ -33,23 +33,23 @@ def check_utf8(value: str, what: str) -> str:
     return value
 
 
-def project(name: str) -> str:
-    check_utf8(name, "project name")
+def _slug(name: str, what: str, rule: str) -> str:
+    check_utf8(name, what)
     if not _SLUG.match(name) or len(name) > MAX_SLUG:
-        raise InvalidInput(
-            f"invalid project name {name!r}: use lowercase letters, digits and single dashes "
-            f"(at most {MAX_SLUG} characters), e.g. 'acme-website'"
-        )
+        raise InvalidInput(f"invalid {what} {name!r}: {rule}")
     return name
+
+
+def project(name: str) -> str:
+    rule = (
+        f"use lowercase letters, digits and single dashes (at most {MAX_SLUG} characters), "
+        "e.g. 'acme-website'"
+    )
+    return _slug(name, "project name", rule)
 
 
 def section_id(name: str) -> str:
-    check_utf8(name, "section id")
-    if not _SLUG.match(name) or len(name) > MAX_SLUG:
-        raise InvalidInput(
-            f"invalid section id {name!r}: a section id is the slug of its heading, e.g. 'next-steps'"
-        )
-    return name
+    return _slug(name, "section id", "a section id is the slug of its heading, e.g. 'next-steps'")
 
 
 def client(name: str) -> str:

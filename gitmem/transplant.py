@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import tempfile
 
-from .errors import Conflict
+from .errors import Conflict, GitError
 from .git import Sha
 from .repo import MemoryRepo
 
@@ -20,9 +20,13 @@ from .repo import MemoryRepo
 UNION_PREFIXES = ("sessions/", "logs/")
 
 
-def merge_text(repo: MemoryRepo, ours: bytes, base: bytes, theirs: bytes, label: str) -> bytes:
-    """Three-way merge of one file's contents; Conflict if both sides changed the same lines."""
-    union = ["--union"] if label.startswith(UNION_PREFIXES) and label.endswith(".jsonl") else []
+def merge_contents(
+    repo: MemoryRepo, ours: bytes, base: bytes, theirs: bytes, *options: str
+) -> tuple[int, bytes]:
+    """``git merge-file -p`` over three contents: (exit status, merged bytes).
+
+    The status is the number of conflicts (0: clean); a negative one is an error.
+    """
     with tempfile.TemporaryDirectory(prefix="gitmem-merge-") as tmp:
         files = []
         for name, data in (("ours", ours), ("base", base), ("theirs", theirs)):
@@ -30,10 +34,19 @@ def merge_text(repo: MemoryRepo, ours: bytes, base: bytes, theirs: bytes, label:
             with open(path, "wb") as fh:
                 fh.write(data)
             files.append(path)
-        proc = repo.git.run("merge-file", "-p", *union, *files, check=False)
-    if proc.returncode != 0:
+        proc = repo.git.run("merge-file", "-p", *options, *files, check=False)
+    if proc.returncode < 0 or proc.returncode > 127:
+        raise GitError(["git", "merge-file"], proc.returncode, proc.stderr.decode())
+    return proc.returncode, proc.stdout
+
+
+def merge_text(repo: MemoryRepo, ours: bytes, base: bytes, theirs: bytes, label: str) -> bytes:
+    """Three-way merge of one file's contents; Conflict if both sides changed the same lines."""
+    union = ["--union"] if label.startswith(UNION_PREFIXES) and label.endswith(".jsonl") else []
+    status, merged = merge_contents(repo, ours, base, theirs, *union)
+    if status != 0:
         raise Conflict(f"{label} was changed on both sides; the change does not apply cleanly")
-    return proc.stdout
+    return merged
 
 
 def changed_paths(repo: MemoryRepo, a: Sha, b: Sha) -> list[str]:

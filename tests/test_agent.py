@@ -53,6 +53,17 @@ def chat(repo: MemoryRepo, sdk: anthropic.Anthropic, lines: list[str], clock: Ma
     return res, out, warnings
 
 
+def configure(client: Path, *changes: tuple[str, str]) -> None:
+    """Edit the client's gitmem.toml and commit it, as a person would."""
+    toml = client / "gitmem.toml"
+    text = toml.read_text()
+    for old, new in changes:
+        assert old in text
+        text = text.replace(old, new)
+    toml.write_text(text)
+    git(client, "commit", "-qam", "settings")
+
+
 def message_requests(api: FakeAnthropicServer) -> list[Any]:
     return [r for r in api.requests if r.path.endswith("/v1/messages") and r.status == 200
             and r.body.get("system") and "<<synthesis>>" not in json.dumps(r.body["system"])]
@@ -129,9 +140,7 @@ def test_index_refreshes_only_when_the_cache_went_cold(
 def test_synthesis_every_n_exchanges_is_committed_and_shown(
     client: Path, api: FakeAnthropicServer, sdk: anthropic.Anthropic, clock: ManualClock
 ) -> None:
-    toml = client / "gitmem.toml"
-    toml.write_text(toml.read_text().replace("synthesis_every = 30", "synthesis_every = 3"))
-    git(client, "commit", "-qam", "synthesis every 3")
+    configure(client, ("synthesis_every = 30", "synthesis_every = 3"))
     with MemoryRepo(client) as repo:
         _res, _, _ = chat(repo, sdk, ["first point", "second point", "third point", "fourth"], clock)
     log = git(client, "log", "--format=%s%n%(trailers:key=Gitmem-Layer)", "main")
@@ -174,9 +183,7 @@ def test_mid_stream_drop_is_reported_and_the_session_goes_on(
 def test_review_policy_leaves_the_session_pending(
     client: Path, api: FakeAnthropicServer, sdk: anthropic.Anthropic, clock: ManualClock
 ) -> None:
-    toml = client / "gitmem.toml"
-    toml.write_text(toml.read_text().replace('review = "auto"', 'review = "review"'))
-    git(client, "commit", "-qam", "review policy")
+    configure(client, ('review = "auto"', 'review = "review"'))
     with MemoryRepo(client) as repo:
         main = repo.tip("main")
         res, _, _ = chat(repo, sdk, ["remember acme Budget: 40k agreed"], clock)
@@ -255,9 +262,7 @@ def test_usage_report_flags_a_cache_that_expires_between_turns(
 def test_warns_once_when_the_prefix_is_below_the_minimum_cacheable_length(
     client: Path, api: FakeAnthropicServer, sdk: anthropic.Anthropic, clock: ManualClock
 ) -> None:
-    toml = client / "gitmem.toml"
-    toml.write_text(toml.read_text().replace('name = "claude-sonnet-5-5"', 'name = "claude-haiku-4-5"'))
-    git(client, "commit", "-qam", "haiku")
+    configure(client, ('name = "claude-sonnet-5-5"', 'name = "claude-haiku-4-5"'))
     with MemoryRepo(client) as repo:
         _, _, warnings = chat(repo, sdk, ["one", "two"], clock)
     assert len(warnings) == 1 and "below claude-haiku-4-5's minimum of 4096" in warnings[0]
@@ -302,10 +307,8 @@ def test_demo_runs_without_a_key(tmp_path: Path) -> None:
 def test_old_turns_leave_the_window_only_once_the_synthesis_covers_them(
     client: Path, api: FakeAnthropicServer, sdk: anthropic.Anthropic, clock: ManualClock
 ) -> None:
-    toml = client / "gitmem.toml"
-    text = toml.read_text().replace("synthesis_every = 30", "synthesis_every = 3")
-    toml.write_text(text.replace("chat_budget_tokens = 20000", "chat_budget_tokens = 30"))
-    git(client, "commit", "-qam", "tiny window")
+    configure(client, ("synthesis_every = 30", "synthesis_every = 3"),
+              ("chat_budget_tokens = 20000", "chat_budget_tokens = 30"))
     turns = [f"turn {i}: " + "words " * 20 for i in range(1, 6)]
     with MemoryRepo(client) as repo:
         chat(repo, sdk, turns, clock)

@@ -6,6 +6,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from anthropic.tools import BetaLocalFilesystemMemoryTool, ToolError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -32,6 +33,7 @@ PATHS = [
     "/memories/a.md/x.md",
     "/memories/d/../b.md",
     "/memories/./d/c.md",
+    "/memories//d//e/..",
     "/memoriesX.md",
     "/memories/.hidden.md",
 ]
@@ -444,3 +446,42 @@ def test_tool_runner_conversation_commits_each_change(repo: MemoryRepo, tmp_path
     ]
     assert all(c.get("Gitmem-Session") == session for c in log)
     assert git_show(repo, "main:cards/acme.md") == b"# Acme\n\n## Budget\n40k\n"
+
+
+def test_a_concurrent_writer_is_never_overwritten(repo: MemoryRepo, monkeypatch: Any) -> None:
+    """The branch moves between planning and the compare-and-swap: plan again on the new tip."""
+    from gitmem import memory_tool_paths
+
+    mine, other = GitMemoryTool(repo), None
+    other = GitMemoryTool(repo, mine.branch)
+    other.call({"command": "create", "path": "/memories/acme.md", "file_text": "a\nb\n"})
+    real = memory_tool_paths.Snapshot.changes
+    raced: list[str] = []
+
+    def racing(self: Any, after: Any, removed: Any) -> Any:
+        if not raced:  # someone else commits right after our plan
+            raced.append("once")
+            cmd = {"command": "insert", "path": "/memories/acme.md", "insert_line": 0}
+            other.call({**cmd, "insert_text": "first"})
+        return real(self, after, removed)
+
+    monkeypatch.setattr(memory_tool_paths.Snapshot, "changes", racing)
+    result = mine.call(
+        {"command": "str_replace", "path": "/memories/acme.md", "old_str": "b", "new_str": "B"}
+    )
+    assert raced and result.endswith("     3\tB\n     4\t")  # the snippet of the re-planned edit
+    assert git_show(repo, f"{mine.branch}:cards/acme.md") == b"first\na\nB\n"
+    assert len(read_log(repo.git, f"main..{mine.branch}")) == 3
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="refs.sync_worktree leaves an emptied directory in the checked-out working tree, "
+    "so a later file of the same name cannot be written there",
+)
+def test_on_checked_out_main_a_file_may_replace_a_deleted_directory(repo: MemoryRepo) -> None:
+    tool = GitMemoryTool(repo, "main")
+    tool.call({"command": "create", "path": "/memories/d/c.md", "file_text": "c"})
+    tool.call({"command": "delete", "path": "/memories/d"})
+    tool.call({"command": "create", "path": "/memories/d", "file_text": "now a file"})
+    assert (repo.root / "cards" / "d").read_text() == "now a file"

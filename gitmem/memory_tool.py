@@ -46,7 +46,7 @@ from . import names, sessions
 from .cards import sections
 from .errors import GitmemError, NotFound
 from .git import Sha
-from .memory_tool_paths import Node, Parts, Snapshot, check_command, os_error
+from .memory_tool_paths import Node, Parts, Snapshot, os_error
 from .repo import SESSION_PREFIX, MemoryRepo
 
 ACTOR = "memory-tool"
@@ -129,7 +129,7 @@ class GitMemoryTool(BetaAbstractMemoryTool):
 
     # -- dispatch ----------------------------------------------------------------
     def call(self, input: object) -> str:
-        check_command(input)
+        tx.check_command(input)
         return str(super().call(input))
 
     def execute(self, command: BetaMemoryTool20250818Command) -> str:

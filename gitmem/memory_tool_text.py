@@ -1,5 +1,5 @@
-"""The texts the memory tool computes: file views and edits as the SDK words them, and
-the commit messages that record them.
+"""The texts the memory tool computes: file views and edits as the SDK words them, the
+check of its input, and the commit messages that record them.
 
 The view and edit functions repeat ``BetaLocalFilesystemMemoryTool`` line for line
 (its numbering width, snippets, error wording); ``tests/test_memory_tool.py`` runs
@@ -74,6 +74,46 @@ def insert_at(content: str, at: int, text: str) -> str:
     lines.insert(at, text.rstrip("\n"))
     out = "\n".join(lines)
     return out if out.endswith("\n") else out + "\n"
+
+
+# -- input ---------------------------------------------------------------------
+_COMMANDS: dict[str, dict[str, type]] = {
+    "view": {"path": str},
+    "create": {"path": str, "file_text": str},
+    "str_replace": {"path": str, "old_str": str, "new_str": str},
+    "insert": {"path": str, "insert_line": int, "insert_text": str},
+    "delete": {"path": str},
+    "rename": {"old_path": str, "new_path": str},
+}
+
+
+def check_command(value: object) -> None:
+    """Refuse a malformed tool input with a clear message before anything runs.
+
+    The SDK's own tool would fail later with an ``AttributeError`` (sometimes after
+    creating an empty file); fields it does not know are ignored, as it does.
+    """
+    if not isinstance(value, dict):
+        raise ToolError("The memory tool input must be an object with a `command` field")
+    command = value.get("command")
+    if command not in _COMMANDS:
+        raise ToolError(f"Unknown memory command {command!r}; use one of {', '.join(_COMMANDS)}")
+    for key, kind in _COMMANDS[command].items():
+        got = value.get(key)
+        if kind is int and (not isinstance(got, int) or isinstance(got, bool)):
+            raise ToolError(f"`{key}` is required for {command} and must be an integer")
+        if kind is str and not isinstance(got, str):
+            raise ToolError(f"`{key}` is required for {command} and must be a string")
+    lines = value.get("view_range")
+    if (
+        command == "view"
+        and lines is not None
+        and (
+            not isinstance(lines, list)
+            or not all(isinstance(n, int) and not isinstance(n, bool) for n in lines)
+        )
+    ):
+        raise ToolError("`view_range` must be a list of two line numbers, e.g. [1, 20]")
 
 
 # -- commit messages -------------------------------------------------------------

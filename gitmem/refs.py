@@ -6,6 +6,7 @@ import contextlib
 import os
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 from .errors import DirtyCard, GitError
 from .git import Sha
@@ -117,6 +118,20 @@ def ensure_clean(
         )
 
 
+def _remove(root: Path, path: str) -> None:
+    """Delete a file of the working tree, and the folders it leaves empty (as git does)."""
+    target = root / path
+    with contextlib.suppress(FileNotFoundError):
+        target.unlink()
+    for folder in target.parents:
+        if folder == root or root not in folder.parents:
+            break
+        try:
+            folder.rmdir()
+        except OSError:
+            break  # not empty, or gone
+
+
 def sync_worktree(
     repo: MemoryRepo,
     commit: Sha,
@@ -128,6 +143,7 @@ def sync_worktree(
     ``known`` gives the (blob, content) the caller just wrote, saving a read.
     """
     updates: dict[str, tuple[str, os.stat_result]] = {}
+    contents: dict[str, tuple[Sha, bytes]] = {}
     removed = False
     for path in paths:
         got = (
@@ -135,17 +151,22 @@ def sync_worktree(
             if known and path in known
             else repo.store.read(f"{commit}:{path}")
         )
-        target = repo.root / path
         if got is None or got[1] != "blob":
             removed = True
-            with contextlib.suppress(FileNotFoundError):
-                target.unlink()
-            continue
+            _remove(repo.root, path)
+        else:
+            contents[path] = (got[0], got[2])
+    # Deletions first: a file may take the place of a folder this commit emptied.
+    for path, (blob, data) in contents.items():
+        target = repo.root / path
+        if target.is_dir():
+            with contextlib.suppress(OSError):
+                target.rmdir()  # an empty folder left behind; a full one makes the write fail
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(f".{target.name}.gitmem-{os.getpid()}")
-        tmp.write_bytes(got[2])
+        tmp.write_bytes(data)
         os.replace(tmp, target)
-        updates[path] = (got[0], target.stat())
+        updates[path] = (blob, target.stat())
     sha_len = 32 if repo.store._sha256 else 20
     if not removed and restage(repo.git_dir / "index", updates, sha_len):
         return  # the common case: no git process at all

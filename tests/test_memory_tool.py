@@ -6,7 +6,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import pytest
 from anthropic.tools import BetaLocalFilesystemMemoryTool, ToolError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -474,11 +473,6 @@ def test_a_concurrent_writer_is_never_overwritten(repo: MemoryRepo, monkeypatch:
     assert len(read_log(repo.git, f"main..{mine.branch}")) == 3
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="refs.sync_worktree leaves an emptied directory in the checked-out working tree, "
-    "so a later file of the same name cannot be written there",
-)
 def test_on_checked_out_main_a_file_may_replace_a_deleted_directory(repo: MemoryRepo) -> None:
     tool = GitMemoryTool(repo, "main")
     tool.call({"command": "create", "path": "/memories/d/c.md", "file_text": "c"})

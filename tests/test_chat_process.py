@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from gitmem.fakeapi import FakeAnthropicServer, RuleModel
+
 from helpers import git
 
 GITMEM = str(Path(sys.executable).with_name("gitmem"))

@@ -25,7 +25,7 @@ from .git import Sha
 from .history import Commit
 from .repo import MAIN, MemoryRepo
 
-CACHE_VERSION = 4  # 3: a revert may undo several commits; 4: untitled cards
+CACHE_VERSION = 5  # 3: multi-revert; 4: untitled cards; 5: summary-less entries
 
 
 @dataclass
@@ -132,7 +132,8 @@ class Index:
                 if s.indexed:
                     out.append(f"- {s.id}: {s.summary} [{', '.join(s.keywords)}]")
                 else:
-                    out.append(f"- {s.id}: (unindexed) {s.heading}")
+                    kws = f" [{', '.join(s.keywords)}]" if s.keywords else ""
+                    out.append(f"- {s.id}: (unindexed) {s.heading}{kws}")
         out.append("</memory-index>")
         return "\n".join(out) + "\n"
 
@@ -185,7 +186,8 @@ def resolve(
                 kws = split_kw.get(cur[1])
                 if kws is None:
                     kws = split_kw[cur[1]] = tuple(k.strip() for k in cur[1].split(",") if k.strip())
-                secs.append(SectionEntry(sid, heading, kws, cur[2], cur[0]))
+                # An entry without a summary (the memory tool's) leaves it unindexed.
+                secs.append(SectionEntry(sid, heading, kws, cur[2] or None, cur[0]))
         cards.append(CardEntry(project, info[0][0] or project, tuple(secs)))
     cards.sort(key=lambda c: c.project)
     return Index(tuple(cards))

@@ -11,13 +11,11 @@ carry ``Gitmem-Card``. A directory the SDK would keep empty keeps a hidden
 ``.gitkeep`` (git stores no empty directories); listings skip it as they skip
 every hidden name. A command that fails changes and commits nothing.
 
-Index: the memory tool has no summary to give, so its commits carry no
-``Gitmem-Section``/``Gitmem-Keywords``/``Gitmem-Summary`` and the index treats
-them as it treats a person's hand edit -- a section no trailer describes is listed
-as unindexed, and an entry written earlier stays until a write with a summary
-replaces it. A summary-less entry would either render as an indexed section with
-an empty summary, or (carrying an old summary forward) outlive the revert of the
-commit that wrote it. The section touched, from its heading, is in the subject.
+Index: a change to a card carries the touched section's index entry derived from its
+heading (``Gitmem-Section`` and ``Gitmem-Keywords`` from the heading's words) and no
+``Gitmem-Summary``: the memory tool has no summary to give, so the index lists the
+section as unindexed, with those keywords, until a write with a summary describes it.
+Reverting the commit brings back the entry the section had before.
 """
 
 from __future__ import annotations
@@ -61,6 +59,7 @@ class _Change:
     removed: Parts | None  # the subtree a delete or rename took away
     subject: str
     card: str | None
+    section: tuple[str, str] | None = None  # (id, heading) of the card section touched
 
 
 class _Moved(Exception):
@@ -179,7 +178,8 @@ class GitMemoryTool(BetaAbstractMemoryTool):
             first = next((s.start for s in sections(text)), None)
             head = tx.subject("create", path, card, text, first)
             result = f"File created successfully at: {path}"
-            return _Change(result, _put(snap, parts, text), None, head, card)
+            sec = tx.section_at(text, first)
+            return _Change(result, _put(snap, parts, text), None, head, card, sec)
 
         return self._commit(plan)
 
@@ -192,7 +192,8 @@ class GitMemoryTool(BetaAbstractMemoryTool):
             self._check_size(text, path)
             card = tx.card_of(parts)
             head = tx.subject("str_replace", path, card, text, line)
-            return _Change(result, _put(snap, parts, text), None, head, card)
+            sec = tx.section_at(text, line)
+            return _Change(result, _put(snap, parts, text), None, head, card, sec)
 
         return self._commit(plan)
 
@@ -206,7 +207,8 @@ class GitMemoryTool(BetaAbstractMemoryTool):
             card = tx.card_of(parts)
             head = tx.subject("insert", path, card, text, at)
             result = f"The file {path} has been edited."
-            return _Change(result, _put(snap, parts, text), None, head, card)
+            sec = tx.section_at(text, at)
+            return _Change(result, _put(snap, parts, text), None, head, card, sec)
 
         return self._commit(plan)
 
@@ -292,7 +294,9 @@ class GitMemoryTool(BetaAbstractMemoryTool):
                     raise _Moved
                 return files
 
-            text = tx.message(change.subject, change.card, self.session_id, self.actor)
+            text = tx.message(
+                change.subject, change.card, self.session_id, self.actor, change.section
+            )
             reason = f"gitmem memory-tool: {change.subject}"
             try:
                 sha = sessions.commit_files(self.repo, self.branch, build, text, reason)

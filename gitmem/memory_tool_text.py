@@ -127,6 +127,23 @@ def card_of(parts: tuple[str, ...]) -> str | None:
         return None
 
 
+def section_at(text: str | None, line: int | None) -> tuple[str, str] | None:
+    """(id, heading) of the card section holding ``line`` (0-based), if any."""
+    if text is None or line is None:
+        return None
+    found = [s for s in sections(text) if s.start <= line < s.end]
+    return (found[0].id, found[0].heading) if found else None
+
+
+def heading_keywords(heading: str) -> list[str]:
+    """Index keywords derived from a heading: its words, lowercased, at most six."""
+    words: list[str] = []
+    for word in re.findall(r"[a-z0-9]+", heading.lower()):
+        if word not in words:
+            words.append(word)
+    return words[:6]
+
+
 def subject(verb: str, shown: str, card: str | None, text: str | None, line: int | None) -> str:
     """``card: memory str_replace § budget``: the section is the one holding ``line``.
 
@@ -135,21 +152,36 @@ def subject(verb: str, shown: str, card: str | None, text: str | None, line: int
     if card is None:
         head = f"memory: {verb} {shown}"
     elif text is not None:
-        found = [s for s in sections(text) if line is not None and s.start <= line < s.end]
-        head = f"{card}: memory {verb}" + (f" § {found[0].id}" if found else "")
+        found = section_at(text, line)
+        head = f"{card}: memory {verb}" + (f" § {found[0]}" if found else "")
     else:
         head = f"{card}: memory {verb} {shown}"
     return _UNSAFE.sub("?", head)[:72]
 
 
-def message(head: str, card: str | None, session: str | None, actor: str) -> str:
+def message(
+    head: str,
+    card: str | None,
+    session: str | None,
+    actor: str,
+    section: tuple[str, str] | None = None,
+) -> str:
+    """The commit message: the section's index entry derived from its heading, no summary.
+
+    With no summary the index lists the section as unindexed (with these keywords)
+    until a write with a summary describes it; reverting this commit brings back
+    whatever entry the section had before.
+    """
     lines = [f"{T.CARD}: {card}"] if card else []
+    keywords = heading_keywords(section[1]) if card and section else []
+    if section and keywords:
+        lines += [f"{T.SECTION}: {section[0]}", f"{T.KEYWORDS}: {', '.join(keywords)}"]
     if session:
         lines.append(f"{T.SESSION}: {session}")
     lines.append(f"{T.ACTOR}: {actor}")
     body = (
-        "Made with the memory tool, which gives no summary: this commit adds no index\n"
-        "entry, so a section no trailer describes is listed as unindexed."
+        "Made with the memory tool, which gives no summary: the section is listed as\n"
+        "unindexed until an edit with a summary describes it."
         if card
         else "Made with the memory tool. Not a card (cards/<slug>.md): not in the index."
     )

@@ -108,6 +108,7 @@ def validate(pairs: list[tuple[str, str]]) -> dict[str, str]:
     describes = {SECTION, KEYWORDS, SUMMARY} & found.keys()
     if describes and CARD not in found:
         raise InvalidInput(f"{', '.join(sorted(describes))} given without {CARD}")
-    if SECTION in found and REVERTS not in found and not {KEYWORDS, SUMMARY} <= found.keys():
-        raise InvalidInput(f"{SECTION} needs {KEYWORDS} and {SUMMARY} beside it")
+    if SECTION in found and REVERTS not in found and KEYWORDS not in found:
+        # A summary is optional: without one the section is listed as unindexed.
+        raise InvalidInput(f"{SECTION} needs {KEYWORDS} beside it")
     return found

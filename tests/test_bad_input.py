@@ -172,7 +172,7 @@ def memory_state(client: Path) -> tuple[dict[str, str], str, str]:
         ("Gitmem-Card: acme\nGitmem-Card: acme\nGitmem-Section: budget\nGitmem-Keywords: k\nGitmem-Summary: s",
          "given more than once"),
         ("Gitmem-Section: budget\nGitmem-Keywords: k\nGitmem-Summary: s", "without Gitmem-Card"),
-        ("Gitmem-Card: acme\nGitmem-Section: budget", "needs Gitmem-Keywords and Gitmem-Summary"),
+        ("Gitmem-Card: acme\nGitmem-Section: budget", "Gitmem-Section needs Gitmem-Keywords beside it"),
     ],
 )
 def test_hook_refuses_forged_trailers(seeded: Path, trailers: str, reason: str) -> None:

@@ -357,7 +357,7 @@ def test_incremental_index_equals_rebuild_after_memory_tool_commits(steps: list[
             assert index.refresh(repo) == index.rebuild(repo)[0]
 
 
-def test_memory_tool_sections_are_unindexed_and_earlier_entries_stay(repo: MemoryRepo) -> None:
+def test_memory_tool_entries_come_from_headings_and_stay_unindexed(repo: MemoryRepo) -> None:
     from gitmem import index
     from gitmem.revert import revert_commit
     from gitmem.tools import MemoryTools
@@ -370,7 +370,6 @@ def test_memory_tool_sections_are_unindexed_and_earlier_entries_stay(repo: Memor
         assert not agent.call("write_memory_card", args).is_error
 
     write("", "## Budget\n30k\n\n## People\nbob\n", "Budget is 30k")
-    write("30k", "35k", "Budget is 35k")
     tool = GitMemoryTool(repo, "main")
     tool.call(
         {"command": "str_replace", "path": "/memories/acme.md", "old_str": "bob", "new_str": "al"}
@@ -380,23 +379,30 @@ def test_memory_tool_sections_are_unindexed_and_earlier_entries_stay(repo: Memor
             "command": "insert",
             "path": "/memories/acme.md",
             "insert_line": 5,
-            "insert_text": "## Risks",
+            "insert_text": "## Next Risks",
         }
     )
     text = index.refresh(repo).render()
-    assert "- budget: Budget is 35k [money]" in text
-    assert "- people: (unindexed) People" in text
-    assert "- risks: (unindexed) Risks" in text
+    assert "- budget: Budget is 30k [money]" in text
+    assert "- people: (unindexed) People [people]" in text
+    assert "- next-risks: (unindexed) Next Risks [next, risks]" in text
     log = read_log(repo.git, "main", max_count=2)
     assert [c.subject for c in log] == [
-        "acme: memory insert § risks",
+        "acme: memory insert § next-risks",
         "acme: memory str_replace § people",
+    ]
+    assert [(c.get("Gitmem-Section"), c.get("Gitmem-Keywords")) for c in log] == [
+        ("next-risks", "next, risks"),
+        ("people", "people"),
     ]
     for c in log:
         assert c.get("Gitmem-Card") == "acme" and c.get("Gitmem-Actor") == "memory-tool"
-        assert c.get("Gitmem-Section") is None and c.get("Gitmem-Summary") is None
-    # The memory tool re-asserted nothing: undoing the agent's edit restores the older entry.
-    revert_commit(repo, agent.commits[1])
+        assert c.get("Gitmem-Summary") is None
+    # A memory-tool edit of a summarised section leaves its old summary behind (it may be
+    # stale now): the section is unindexed; reverting that edit brings the summary back.
+    tool.call({"command": "str_replace", "path": "/memories/acme.md", "old_str": "30k", "new_str": "35k"})
+    assert "- budget: (unindexed) Budget [budget]" in index.refresh(repo).render()
+    revert_commit(repo, read_log(repo.git, "main", max_count=1)[0].sha)
     assert "- budget: Budget is 30k [money]" in index.refresh(repo).render()
     assert index.refresh(repo) == index.rebuild(repo)[0]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import tempfile
 from pathlib import Path
 
@@ -177,3 +178,23 @@ def test_two_untitled_cards_with_the_same_bytes_keep_their_own_names(repo: Memor
     idx = index.refresh(repo)
     assert [(c.project, c.title) for c in idx.cards] == [("alpha", "alpha"), ("beta", "beta")]
     assert idx == full_replay(repo)
+
+
+def test_reindex_reports_what_a_damaged_cache_got_wrong(repo: MemoryRepo) -> None:
+    from helpers import gm
+
+    write_card(repo, "alpha", "", "## Budget\nx\n", IndexEntry.make("budget", ["a"], "the truth"))
+    index.refresh(repo)
+    with MemoryRepo(repo.root) as other:  # another process damages the cache on disk
+        loaded = index._load(other, "main")
+        assert loaded is not None
+        state, headings = loaded
+        state.entries["alpha/budget"][-1][2] = "a lie"
+        index._save(other, "main", state, headings)
+    res = gm("-C", str(repo.root), "reindex", "--json")
+    assert res.code == 0, res.err
+    report = json.loads(res.out)
+    assert report["matches_cache"] is False
+    assert report["differences"] == ["alpha § budget: cache had 'a lie', history says 'the truth'"]
+    again = json.loads(gm("-C", str(repo.root), "reindex", "--json").out)
+    assert again["matches_cache"] is True and again["differences"] == []

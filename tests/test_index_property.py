@@ -10,7 +10,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gitmem import index
+from gitmem import index, index_cache
 from gitmem.create import init_repo
 from gitmem.edit import write_card
 from gitmem.errors import GitmemError
@@ -186,11 +186,11 @@ def test_reindex_reports_what_a_damaged_cache_got_wrong(repo: MemoryRepo) -> Non
     write_card(repo, "alpha", "", "## Budget\nx\n", IndexEntry.make("budget", ["a"], "the truth"))
     index.refresh(repo)
     with MemoryRepo(repo.root) as other:  # another process damages the cache on disk
-        loaded = index._load(other, "main")
+        loaded = index_cache.load(other, "main")
         assert loaded is not None
         state, headings = loaded
         state.entries["alpha/budget"][-1][2] = "a lie"
-        index._save(other, "main", state, headings)
+        index_cache.save(other, "main", state, headings)
     res = gm("-C", str(repo.root), "reindex", "--json")
     assert res.code == 0, res.err
     report = json.loads(res.out)

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gitmem import index
+from gitmem import index_cache
 from gitmem.repo import MemoryRepo
 from gitmem.workspace import persona
 
@@ -98,7 +98,7 @@ def test_post_checkout_and_merge_hooks_keep_the_cache_fresh(client: Path) -> Non
     git(client, "checkout", "-q", "main")
     git(client, "merge", "-q", "--ff-only", "side")
     with MemoryRepo(client) as repo:
-        assert index.cached_commit(repo) == git(client, "rev-parse", "main").strip()
+        assert index_cache.cached_commit(repo) == git(client, "rev-parse", "main").strip()
 
 
 def test_index_and_log_views_match_expected_files(client: Path) -> None:

@@ -66,6 +66,15 @@ class _Moved(Exception):
     """The branch moved between planning and committing: plan again on the new tip."""
 
 
+def _written(
+    snap: Snapshot, parts: Parts, text: str, verb: str, path: str, line: int | None, result: str
+) -> _Change:
+    """The change that leaves ``text`` at ``parts``; ``line`` locates the section touched."""
+    card = tx.card_of(parts)
+    head = tx.subject(verb, path, card, text, line)
+    return _Change(result, _put(snap, parts, text), None, head, card, tx.section_at(text, line))
+
+
 def _put(snap: Snapshot, parts: Parts, text: str) -> dict[Parts, Node | bytes]:
     after: dict[Parts, Node | bytes] = dict(snap.files)
     after[parts] = text.encode()
@@ -174,12 +183,9 @@ class GitMemoryTool(BetaAbstractMemoryTool):
             if snap.kind(parts) is not None:
                 raise ToolError(f"File {path} already exists")
             self._check_size(text, path)
-            card = tx.card_of(parts)
             first = next((s.start for s in sections(text)), None)
-            head = tx.subject("create", path, card, text, first)
             result = f"File created successfully at: {path}"
-            sec = tx.section_at(text, first)
-            return _Change(result, _put(snap, parts, text), None, head, card, sec)
+            return _written(snap, parts, text, "create", path, first, result)
 
         return self._commit(plan)
 
@@ -190,10 +196,7 @@ class GitMemoryTool(BetaAbstractMemoryTool):
             parts, content = self._text_file(snap, path)
             text, line, result = tx.replace_once(content, command.old_str, command.new_str, path)
             self._check_size(text, path)
-            card = tx.card_of(parts)
-            head = tx.subject("str_replace", path, card, text, line)
-            sec = tx.section_at(text, line)
-            return _Change(result, _put(snap, parts, text), None, head, card, sec)
+            return _written(snap, parts, text, "str_replace", path, line, result)
 
         return self._commit(plan)
 
@@ -204,11 +207,8 @@ class GitMemoryTool(BetaAbstractMemoryTool):
             parts, content = self._text_file(snap, path)
             text = tx.insert_at(content, at, command.insert_text)
             self._check_size(text, path)
-            card = tx.card_of(parts)
-            head = tx.subject("insert", path, card, text, at)
             result = f"The file {path} has been edited."
-            sec = tx.section_at(text, at)
-            return _Change(result, _put(snap, parts, text), None, head, card, sec)
+            return _written(snap, parts, text, "insert", path, at, result)
 
         return self._commit(plan)
 

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from gitmem.cli import main as cli_main
 
@@ -63,3 +64,12 @@ def snapshot(path: Path) -> dict[str, str]:
         if f.is_file() and not (rel.startswith(".git/gitmem/") and rel.endswith(".lock")):
             out[rel] = hashlib.sha1(f.read_bytes()).hexdigest()
     return out
+
+
+def index_summaries(repo: Any) -> dict[str, str | None]:
+    """The index as card/section -> summary; the incremental cache must equal a full replay."""
+    from gitmem import index
+
+    idx = index.refresh(repo)
+    assert idx == index.resolve(repo, index.replay_all(repo), {})
+    return {f"{c.project}/{s.id}": s.summary for c in idx.cards for s in c.sections}

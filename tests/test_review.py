@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gitmem import index, sessions
+from gitmem import sessions
 from gitmem.cli.review import render
 from gitmem.edit import write_card
 from gitmem.hunks import apply as apply_hunks
@@ -22,7 +22,7 @@ from gitmem.review import load
 from gitmem.review_text import show_lines
 from gitmem.trailers import IndexEntry
 
-from helpers import git, gm, snapshot
+from helpers import git, gm, index_summaries, snapshot
 
 EXPECTED = Path(__file__).parent / "expected"
 SID = "20261130-101200-ab12"
@@ -69,11 +69,7 @@ def agent_session(repo: MemoryRepo, sid: str = SID, *, policy: str = "review") -
     sessions.finish(repo, s, policy)
 
 
-def entries(repo: MemoryRepo) -> dict[str, str | None]:
-    """card/section -> summary, from the incremental index, checked against a full replay."""
-    idx = index.refresh(repo)
-    assert idx == index.resolve(repo, index.replay_all(repo), {})
-    return {f"{c.project}/{s.id}": s.summary for c in idx.cards for s in c.sections}
+entries = index_summaries
 
 
 def normalise(repo_path: Path, text: str) -> str:

@@ -11,7 +11,7 @@ from gitmem.history import read_log
 from gitmem.repo import MemoryRepo
 from gitmem.trailers import IndexEntry
 
-from helpers import git, gm, snapshot
+from helpers import git, gm, index_summaries, snapshot
 
 SID = "20261130-101200-ab12"
 CARD = "# Acme website\n\n## Budget\n30k\n\n## Team\nAnn\nBob\nCy\nDee\nEve\n\n## Next steps\nCall Bob\n"
@@ -35,11 +35,7 @@ def run_session(repo: MemoryRepo, sid: str = SID, policy: str = "auto") -> None:
     sessions.finish(repo, s, policy)
 
 
-def summaries(repo: MemoryRepo) -> dict[str, str | None]:
-    """The index as card/section -> summary; the incremental cache must equal a full replay."""
-    idx = index.refresh(repo)
-    assert idx == index.resolve(repo, index.replay_all(repo), {})
-    return {f"{c.project}/{s.id}": s.summary for c in idx.cards for s in c.sections}
+summaries = index_summaries
 
 
 def test_revert_session_undoes_every_edit_in_one_commit(repo: MemoryRepo, client: Path) -> None:

@@ -207,7 +207,17 @@ def rebuild(repo: MemoryRepo, branch: str = MAIN) -> tuple[Index, Index | None]:
     if old_state is not None:
         same = old_state.currents() == state.currents()
         cached = index if same else resolve(repo, old_state, headings)
-    index_cache.save(repo, branch, state, used)
+    unchanged = (
+        old_state is not None
+        and old_state.commit == state.commit
+        and old_state.entries == state.entries
+        and old_state.inactive == state.inactive
+        and old_state.reverts == state.reverts
+        and loaded is not None
+        and loaded[1] == used
+    )
+    if not unchanged:  # the file would be written byte for byte as it is
+        index_cache.save(repo, branch, state, used)
     repo.memo[("index", branch)] = _Memo(state, used, index)
     return index, cached
 

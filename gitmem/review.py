@@ -172,40 +172,52 @@ class SessionView:
                 out.append(card)
         return out
 
-    def hunks(self) -> list[NumberedHunk]:
-        """Every hunk of every edit, numbered as shown: per file, per commit, in order."""
-        out: list[NumberedHunk] = []
+    def by_file(self) -> list[tuple[str, list[tuple[ReviewCommit, list[NumberedHunk]]]]]:
+        """Each file the edits touch, with the edits that change it and their numbered hunks:
+        the order ``gitmem review ID`` shows them in (per file, per commit)."""
+        out: list[tuple[str, list[tuple[ReviewCommit, list[NumberedHunk]]]]] = []
+        number = 0
         for path in self.paths():
+            commits = []
             for c in self.edits:
+                mine = []
                 for f in c.files:
                     if f.path == path:
                         for h in f.hunks:
-                            out.append(NumberedHunk(len(out) + 1, c, h))
+                            number += 1
+                            mine.append(NumberedHunk(number, c, h))
+                if mine:
+                    commits.append((c, mine))
+            out.append((path, commits))
         return out
+
+    def hunks(self) -> list[NumberedHunk]:
+        """Every hunk of every edit, numbered as shown: per file, per commit, in order."""
+        return [h for _, commits in self.by_file() for _, mine in commits for h in mine]
 
     @property
     def started(self) -> str | None:
         return self.commits[0].commit.date if self.commits else None
 
     def to_json(self) -> dict[str, object]:
-        hunks = self.hunks()
-        files = []
-        for path in self.paths():
-            commits = []
-            for c in self.edits:
-                mine = [h for h in hunks if h.commit is c and h.hunk.path == path]
-                if mine:
-                    commits.append(
-                        {
-                            "sha": c.sha,
-                            "subject": c.commit.subject,
-                            "date": c.commit.date,
-                            "author": c.commit.author,
-                            "entry": c.entry(),
-                            "hunks": [_hunk_json(h) for h in mine],
-                        }
-                    )
-            files.append({"path": path, "commits": commits})
+        grouped = self.by_file()
+        files = [
+            {
+                "path": path,
+                "commits": [
+                    {
+                        "sha": c.sha,
+                        "subject": c.commit.subject,
+                        "date": c.commit.date,
+                        "author": c.commit.author,
+                        "entry": c.entry(),
+                        "hunks": [_hunk_json(h) for h in mine],
+                    }
+                    for c, mine in commits
+                ],
+            }
+            for path, commits in grouped
+        ]
         return {
             "session": self.ref.id,
             "state": self.ref.state,
@@ -217,7 +229,7 @@ class SessionView:
             "cards": self.cards(),
             "files": files,
             "transcript": [c.sha for c in self.commits if c.transcript],
-            "hunks": len(hunks),
+            "hunks": sum(len(mine) for _, commits in grouped for _, mine in commits),
         }
 
 

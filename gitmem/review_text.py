@@ -63,13 +63,11 @@ def show_lines(view: SessionView) -> list[Line]:
         ),
         (f"{s.ref} at {s.tip[:7]}" + (f", based on {view.base[:7]}" if view.base else ""), ""),
     ]
-    numbered = view.hunks()
-    for path in view.paths():
+    total = 0
+    for path, commits in view.by_file():
         out += [("", ""), (path, "bold")]
-        for c in view.edits:
-            mine = [h for h in numbered if h.commit is c and h.hunk.path == path]
-            if not mine:
-                continue
+        for c, mine in commits:
+            total += len(mine)
             out.append((f"  {c.sha[:7]} {c.commit.subject}", "yellow"))
             out.append((f"          {entry_line(c.entry())}", "magenta"))
             for h in mine:
@@ -84,7 +82,7 @@ def show_lines(view: SessionView) -> list[Line]:
     if s.pending:
         out += [
             ("", ""),
-            (f"{count(len(numbered), 'hunk')}. Decide with `gitmem review {s.id}` and:", ""),
+            (f"{count(total, 'hunk')}. Decide with `gitmem review {s.id}` and:", ""),
             ("  --accept                 land everything on main", ""),
             ("  --accept --commit SHA    land only these commits", ""),
             (

@@ -18,7 +18,7 @@ from .git import Sha
 from .history import Commit, read_log
 from .refs import cas, ensure_clean, sync_worktree, worktree_guard
 from .repo import MAIN, MemoryRepo
-from .review import session_refs
+from .review import landed_by_session, session_refs
 from .review_text import count
 from .transplant import transplant
 
@@ -63,12 +63,8 @@ def _log(repo: MemoryRepo, branch: str) -> list[Commit]:
 
 def landed_edits(repo: MemoryRepo, session_id: str, branch: str = MAIN) -> list[Commit]:
     """The session's edits on ``branch`` that are in effect now, oldest first."""
-    replay = index.Replay()
-    mine: list[Commit] = []
-    for c in _log(repo, branch):
-        replay.apply(c)
-        if c.get(T.SESSION) == session_id and c.get(T.LAYER) is None and not c.reverts:
-            mine.append(c)
+    landed, replay = landed_by_session(repo, branch)
+    mine = landed.get(session_id, [])
     return [c for c in mine if c.sha not in replay.inactive and len(c.parents) == 1]
 
 

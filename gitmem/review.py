@@ -275,24 +275,36 @@ class SessionSummary:
         }
 
 
+def landed_by_session(
+    repo: MemoryRepo, branch: str = MAIN
+) -> tuple[dict[str, list[Commit]], Replay]:
+    """Each session's edits on ``branch`` (not its transcript, not reverts), oldest first,
+    and the replay of ``branch`` that says which of them are undone; one ``git log``."""
+    landed: dict[str, list[Commit]] = {}
+    replay = Replay()
+    tip = repo.tip(branch)
+    for c in read_log(repo.git, tip, reverse=True) if tip else []:
+        replay.apply(c)
+        sid = c.get(T.SESSION)
+        if sid and not c.reverts and c.get(T.LAYER) is None:
+            landed.setdefault(sid, []).append(c)
+    return landed, replay
+
+
 def list_sessions(repo: MemoryRepo, *, decided: bool = False) -> list[SessionSummary]:
     """Pending sessions (and, with ``decided``, the accepted and rejected ones), oldest first."""
     refs = [s for s in session_refs(repo).values() if decided or s.pending]
-    landed: dict[str, list[str]] = {}
+    landed: dict[str, list[Commit]] = {}
     replay = Replay()
-    if any(not s.pending for s in refs) and repo.tip(MAIN):
-        for c in read_log(repo.git, MAIN, reverse=True):
-            replay.apply(c)
-            sid = c.get(T.SESSION)
-            if sid and not c.reverts and c.get(T.LAYER) is None and c.get(T.CARD):
-                landed.setdefault(sid, []).append(c.sha)
+    if any(not s.pending for s in refs):
+        landed, replay = landed_by_session(repo)
     out = []
     for s in refs:
         commits = session_commits(repo, s)
         edits = [c for c in commits if c.get(T.LAYER) is None]
         cards = tuple(dict.fromkeys(c.get(T.CARD) or "" for c in edits if c.get(T.CARD)))
         state = s.state
-        mine = landed.get(s.id, [])
+        mine = [c.sha for c in landed.get(s.id, []) if c.get(T.CARD)]
         if state in ("accepted", "partial") and mine and all(m in replay.inactive for m in mine):
             state = "reverted"
         started = commits[0].date if commits else None

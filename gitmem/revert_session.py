@@ -91,21 +91,19 @@ def revert_session(
     commits = landed_edits(repo, sid, branch)
     if not commits:
         raise NotFound(f"session {sid} has no edits on {branch} left to revert")
+    pairs: list[tuple[Sha | None, Sha | None]] = [(c.sha, c.parents[0]) for c in reversed(commits)]
+    message = _message(sid, commits, actor)
     for _ in range(MAX_ATTEMPTS):
         with worktree_guard(repo, branch) as live:
             tip = repo.tip(branch)
             if tip is None:
                 raise NotFound(f"no branch {branch!r}")
-            pairs: list[tuple[Sha | None, Sha | None]] = [
-                (c.sha, c.parents[0]) for c in reversed(commits)
-            ]
             try:
                 tree, paths = transplant(repo, tip, pairs)
             except Conflict as err:
                 raise Conflict(f"session {sid} cannot be reverted cleanly: {err}") from None
             if live:
                 ensure_clean(repo, paths)
-            message = _message(sid, commits, actor)
             sig = repo.signature("AUTHOR")
             new = repo.store.write_commit(tree, [tip], sig, repo.signature("COMMITTER"), message)
             if cas(repo, f"refs/heads/{branch}", new, tip, f"gitmem revert session: {sid}"):

@@ -66,21 +66,6 @@ class _Moved(Exception):
     """The branch moved between planning and committing: plan again on the new tip."""
 
 
-def _written(
-    snap: Snapshot, parts: Parts, text: str, verb: str, path: str, line: int | None, result: str
-) -> _Change:
-    """The change that leaves ``text`` at ``parts``; ``line`` locates the section touched."""
-    card = tx.card_of(parts)
-    head = tx.subject(verb, path, card, text, line)
-    return _Change(result, _put(snap, parts, text), None, head, card, tx.section_at(text, line))
-
-
-def _put(snap: Snapshot, parts: Parts, text: str) -> dict[Parts, Node | bytes]:
-    after: dict[Parts, Node | bytes] = dict(snap.files)
-    after[parts] = text.encode()
-    return after
-
-
 class GitMemoryTool(BetaAbstractMemoryTool):
     """The Anthropic memory tool over a gitmem client repo (see the module docstring).
 
@@ -182,10 +167,9 @@ class GitMemoryTool(BetaAbstractMemoryTool):
                 raise os_error(errno.ENOTDIR)
             if snap.kind(parts) is not None:
                 raise ToolError(f"File {path} already exists")
-            self._check_size(text, path)
             first = next((s.start for s in sections(text)), None)
             result = f"File created successfully at: {path}"
-            return _written(snap, parts, text, "create", path, first, result)
+            return self._written(snap, parts, text, "create", path, first, result)
 
         return self._commit(plan)
 
@@ -195,8 +179,7 @@ class GitMemoryTool(BetaAbstractMemoryTool):
         def plan(snap: Snapshot) -> _Change:
             parts, content = self._text_file(snap, path)
             text, line, result = tx.replace_once(content, command.old_str, command.new_str, path)
-            self._check_size(text, path)
-            return _written(snap, parts, text, "str_replace", path, line, result)
+            return self._written(snap, parts, text, "str_replace", path, line, result)
 
         return self._commit(plan)
 
@@ -206,9 +189,8 @@ class GitMemoryTool(BetaAbstractMemoryTool):
         def plan(snap: Snapshot) -> _Change:
             parts, content = self._text_file(snap, path)
             text = tx.insert_at(content, at, command.insert_text)
-            self._check_size(text, path)
             result = f"The file {path} has been edited."
-            return _written(snap, parts, text, "insert", path, at, result)
+            return self._written(snap, parts, text, "insert", path, at, result)
 
         return self._commit(plan)
 
@@ -224,7 +206,7 @@ class GitMemoryTool(BetaAbstractMemoryTool):
             gone = self._movable(snap, parts, path, "delete")
             after = {p: n for p, n in snap.files.items() if p not in gone}
             card = tx.card_of(parts)
-            head = tx.subject("delete", path, card, None, None)
+            head = tx.subject("delete", path, card)
             return _Change(f"Successfully deleted {path}", after, parts, head, card)
 
         return self._commit(plan)
@@ -243,7 +225,7 @@ class GitMemoryTool(BetaAbstractMemoryTool):
             after = {p: n for p, n in snap.files.items() if p not in moved}
             after.update({(*dst, *p[len(src) :]): snap.files[p] for p in moved})
             card = tx.card_of(dst) or tx.card_of(src)
-            head = tx.subject("rename", f"{old} -> {new}", card, None, None)
+            head = tx.subject("rename", f"{old} -> {new}", card)
             return _Change(f"Successfully renamed {old} to {new}", after, src, head, card)
 
         return self._commit(plan)
@@ -259,6 +241,23 @@ class GitMemoryTool(BetaAbstractMemoryTool):
             return self._commit(plan)
 
     # -- committing --------------------------------------------------------------
+    def _written(
+        self,
+        snap: Snapshot,
+        parts: Parts,
+        text: str,
+        verb: str,
+        path: str,
+        line: int | None,
+        result: str,
+    ) -> _Change:
+        """The change that leaves ``text`` at ``parts``; ``line`` locates the section touched."""
+        self._check_size(text, path)
+        card, section = tx.card_of(parts), tx.section_at(text, line)
+        head = tx.subject(verb, path, card, section, edit=True)
+        after: dict[Parts, Node | bytes] = {**snap.files, parts: text.encode()}
+        return _Change(result, after, None, head, card, section)
+
     def _check_size(self, text: str, shown: str) -> None:
         try:
             size = len(text.encode("utf-8"))

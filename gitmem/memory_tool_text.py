@@ -144,16 +144,22 @@ def heading_keywords(heading: str) -> list[str]:
     return words[:6]
 
 
-def subject(verb: str, shown: str, card: str | None, text: str | None, line: int | None) -> str:
-    """``card: memory str_replace § budget``: the section is the one holding ``line``.
+def subject(
+    verb: str,
+    shown: str,
+    card: str | None,
+    section: tuple[str, str] | None = None,
+    *,
+    edit: bool = False,
+) -> str:
+    """``card: memory str_replace § budget``: an edit of a card names the section touched.
 
     Delete and rename name their paths instead.
     """
     if card is None:
         head = f"memory: {verb} {shown}"
-    elif text is not None:
-        found = section_at(text, line)
-        head = f"{card}: memory {verb}" + (f" § {found[0]}" if found else "")
+    elif edit:
+        head = f"{card}: memory {verb}" + (f" § {section[0]}" if section else "")
     else:
         head = f"{card}: memory {verb} {shown}"
     return _UNSAFE.sub("?", head)[:72]

@@ -60,8 +60,8 @@ def keep(
     repo: MemoryRepo, remote: str, ours: Sha, theirs: Sha, merged: Merged, live: bool
 ) -> list[str]:
     """Record the stop; returns the working-tree files now showing both versions."""
-    repo.git.run("update-ref", "-m", "gitmem sync: conflict", LOCAL_REF, ours)
-    repo.git.run("update-ref", "-m", "gitmem sync: conflict", REMOTE_REF, theirs)
+    both = f"update {LOCAL_REF} {ours}\nupdate {REMOTE_REF} {theirs}\n"
+    repo.git.run("update-ref", "-m", "gitmem sync: conflict", "--stdin", input=both.encode())
     written = {p: hashlib.sha1(d).hexdigest() for p, d in merged.marked.items()} if live else {}
     state = {
         "remote": remote,

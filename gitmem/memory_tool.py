@@ -66,6 +66,22 @@ class _Moved(Exception):
     """The branch moved between planning and committing: plan again on the new tip."""
 
 
+def _existing(snap: Snapshot, path: str) -> tuple[Parts, str]:
+    """``path`` resolved, with its kind; the SDK's error when nothing is there."""
+    parts = snap.resolve(path)
+    kind = snap.kind(parts)
+    if kind is None:
+        raise ToolError(f"The path {path} does not exist. Please provide a valid path.")
+    return parts, kind
+
+
+def _text_file(snap: Snapshot, path: str) -> tuple[Parts, str]:
+    parts, kind = _existing(snap, path)
+    if kind != "file":
+        raise ToolError(f"The path {path} is not a file.")
+    return parts, snap.text(parts, path)
+
+
 class GitMemoryTool(BetaAbstractMemoryTool):
     """The Anthropic memory tool over a gitmem client repo (see the module docstring).
 
@@ -135,23 +151,11 @@ class GitMemoryTool(BetaAbstractMemoryTool):
             raise ToolError(f"The memory branch {self.branch} no longer exists")
         return tip, Snapshot(self.repo.store, tip)
 
-    def _text_file(self, snap: Snapshot, path: str) -> tuple[Parts, str]:
-        parts = snap.resolve(path)
-        kind = snap.kind(parts)
-        if kind is None:
-            raise ToolError(f"The path {path} does not exist. Please provide a valid path.")
-        if kind != "file":
-            raise ToolError(f"The path {path} is not a file.")
-        return parts, snap.text(parts, path)
-
     # -- commands ----------------------------------------------------------------
     def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
         path = command.path
         _, snap = self._snapshot()
-        parts = snap.resolve(path)
-        kind = snap.kind(parts)
-        if kind is None:
-            raise ToolError(f"The path {path} does not exist. Please provide a valid path.")
+        parts, kind = _existing(snap, path)
         if kind == "dir":
             return snap.listing(parts, path)
         if kind != "file":
@@ -177,7 +181,7 @@ class GitMemoryTool(BetaAbstractMemoryTool):
         path = command.path
 
         def plan(snap: Snapshot) -> _Change:
-            parts, content = self._text_file(snap, path)
+            parts, content = _text_file(snap, path)
             text, line, result = tx.replace_once(content, command.old_str, command.new_str, path)
             return self._written(snap, parts, text, "str_replace", path, line, result)
 
@@ -187,7 +191,7 @@ class GitMemoryTool(BetaAbstractMemoryTool):
         path, at = command.path, command.insert_line
 
         def plan(snap: Snapshot) -> _Change:
-            parts, content = self._text_file(snap, path)
+            parts, content = _text_file(snap, path)
             text = tx.insert_at(content, at, command.insert_text)
             result = f"The file {path} has been edited."
             return self._written(snap, parts, text, "insert", path, at, result)

@@ -49,16 +49,22 @@ def body(server: FakeAnthropicServer, index: int) -> dict[str, Any]:
     return result
 
 
+def runner_for(sdk: anthropic.Anthropic, tool: Any, question: str, **options: Any) -> Any:
+    """The SDK's tool runner over one tool, starting from one user question."""
+    return sdk.beta.messages.tool_runner(
+        model=MODEL,
+        max_tokens=200,
+        tools=[tool],
+        messages=[{"role": "user", "content": question}],
+        **options,
+    )
+
+
 def test_tool_runner_calls_the_function_and_finishes(
     sdk: anthropic.Anthropic, model: QueueModel, server: FakeAnthropicServer
 ) -> None:
     model.push(Reply.tool_use("add", {"a": 2, "b": 3}), "The sum is 5.")
-    runner = sdk.beta.messages.tool_runner(
-        model=MODEL,
-        max_tokens=200,
-        tools=[add],
-        messages=[{"role": "user", "content": "What is 2 + 3?"}],
-    )
+    runner = runner_for(sdk, add, "What is 2 + 3?")
     final = runner.until_done()
     assert final.content[0].type == "text" and final.content[0].text == "The sum is 5."
     assert calls == [(2, 3)]
@@ -80,12 +86,7 @@ def test_tool_runner_with_cache_control_falls_back_to_full_history(
     sdk: anthropic.Anthropic, model: QueueModel, server: FakeAnthropicServer
 ) -> None:
     model.push(Reply.tool_use("multiply", {"a": 6, "b": 7}), "It is 42.")
-    runner = sdk.beta.messages.tool_runner(
-        model=MODEL,
-        max_tokens=200,
-        tools=[multiply],
-        messages=[{"role": "user", "content": "What is 6 * 7?"}],
-    )
+    runner = runner_for(sdk, multiply, "What is 6 * 7?")
     final = runner.until_done()
     assert final.content[0].type == "text" and final.content[0].text == "It is 42."
     assert calls == [(6, 7)]
@@ -104,13 +105,7 @@ def test_streaming_tool_runner(
     sdk: anthropic.Anthropic, model: QueueModel, server: FakeAnthropicServer
 ) -> None:
     model.push(Reply.tool_use("add", {"a": 40, "b": 2}), "The answer is 42.")
-    runner = sdk.beta.messages.tool_runner(
-        model=MODEL,
-        max_tokens=200,
-        tools=[add],
-        messages=[{"role": "user", "content": "40 + 2?"}],
-        stream=True,
-    )
+    runner = runner_for(sdk, add, "40 + 2?", stream=True)
     text: list[str] = []
     for stream in runner:
         for event in stream:

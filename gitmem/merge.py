@@ -169,14 +169,18 @@ def merge_trees(
     theirs: Sha,
     labels: tuple[str, str],
     resolved: dict[str, bytes | None] | None = None,
+    changed: list[str] | None = None,
 ) -> Merged:
-    """Our tree with their changes since ``base``; ``resolved`` settles conflicted paths."""
+    """Our tree with their changes since ``base``; ``resolved`` settles conflicted paths.
+
+    ``changed`` is ``changed_paths(repo, base, theirs)`` when the caller has it already.
+    """
     resolved = resolved or {}
     root = repo.store.read(f"{ours}^{{tree}}")
     tree = root[0] if root else None
     result = Merged(None)
     updates: dict[str, bytes | None] = {}
-    for path in changed_paths(repo, base, theirs):
+    for path in changed if changed is not None else changed_paths(repo, base, theirs):
         o = repo.store.read_blob(f"{ours}:{path}")
         t = repo.store.read_blob(f"{theirs}:{path}")
         if path in resolved:

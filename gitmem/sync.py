@@ -206,11 +206,12 @@ def _integrate(repo: MemoryRepo, remote: str, theirs: Sha | None) -> SyncResult 
     base = _merge_base(repo, ours, theirs, remote)
     labels = (f"{MAIN} (this machine)", f"{remote}/main")
     with worktree_guard(repo, MAIN) as live:
+        changed = changed_paths(repo, base, theirs)
         if live:
-            ensure_clean(repo, changed_paths(repo, base, theirs))
+            ensure_clean(repo, changed)
         if repo.tip(MAIN) != ours:
             raise _MainMoved
-        merged = merge_trees(repo, base, ours, theirs, labels)
+        merged = merge_trees(repo, base, ours, theirs, labels, changed=changed)
         if merged.conflicts:
             return _stop(repo, remote, ours, theirs, merged, live)
         _commit_merge(repo, remote, ours, theirs, merged, live, [], behind)
@@ -275,10 +276,11 @@ def continue_sync(repo: MemoryRepo) -> SyncResult:
             raise NotFound("no main branch")
         resolved = sync_state.resolutions(repo, state, ours, live)
         base = _merge_base(repo, ours, theirs, remote)
+        changed = changed_paths(repo, base, theirs)
         if live:
-            ensure_clean(repo, [p for p in changed_paths(repo, base, theirs) if p not in resolved])
+            ensure_clean(repo, [p for p in changed if p not in resolved])
         labels = (f"{MAIN} (this machine)", f"{remote}/main")
-        merged = merge_trees(repo, base, ours, theirs, labels, resolved)
+        merged = merge_trees(repo, base, ours, theirs, labels, resolved, changed)
         if merged.conflicts:
             return _stop(repo, remote, ours, theirs, merged, live)
         try:

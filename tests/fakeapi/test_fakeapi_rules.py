@@ -38,6 +38,13 @@ def only_tool_use(reply: Reply) -> ToolUseBlock:
     return block
 
 
+def write_input(text: str) -> dict[str, Any]:
+    """The input of the one ``write_memory_card`` call the model answers ``text`` with."""
+    call = only_tool_use(ask(text))
+    assert call.name == "write_memory_card"
+    return call.input
+
+
 def only_text(reply: Reply) -> str:
     assert reply.stop_reason == "end_turn"
     assert len(reply.content) == 1 and isinstance(reply.content[0], TextBlock)
@@ -58,9 +65,7 @@ def test_helpers() -> None:
 
 
 def test_remember_appends_a_section() -> None:
-    call = only_tool_use(ask("Remember gitmem Build Steps: run uv sync, then pytest -q"))
-    assert call.name == "write_memory_card"
-    assert call.input == {
+    assert write_input("Remember gitmem Build Steps: run uv sync, then pytest -q") == {
         "project": "gitmem",
         "old_text": "",
         "new_text": "\n## Build Steps\nrun uv sync, then pytest -q\n",
@@ -73,9 +78,7 @@ def test_remember_appends_a_section() -> None:
 
 
 def test_update_replaces_text() -> None:
-    call = only_tool_use(ask("update gitmem build-steps: pytest -q => pytest -x"))
-    assert call.name == "write_memory_card"
-    assert call.input == {
+    assert write_input("update gitmem build-steps: pytest -q => pytest -x") == {
         "project": "gitmem",
         "old_text": "pytest -q",
         "new_text": "pytest -x",

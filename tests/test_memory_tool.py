@@ -220,15 +220,20 @@ def git_show(repo: MemoryRepo, rev: str) -> bytes:
     return repo.git.run("show", rev).stdout
 
 
-def commit_by_hand(repo: MemoryRepo, files: dict[str, bytes | str]) -> None:
-    """A person commits files (symlinks when the value is ``str``: its target)."""
+def put_files(root: Path, files: dict[str, bytes | str]) -> None:
+    """Write files under ``root`` (symlinks when the value is ``str``: its target)."""
     for name, value in files.items():
-        target = repo.root / name
+        target = root / name
         target.parent.mkdir(parents=True, exist_ok=True)
         if isinstance(value, str):
             target.symlink_to(value)
         else:
             target.write_bytes(value)
+
+
+def commit_by_hand(repo: MemoryRepo, files: dict[str, bytes | str]) -> None:
+    """A person commits files (symlinks when the value is ``str``: its target)."""
+    put_files(repo.root, files)
     repo.git.run("add", "--", *files)
     repo.git.run("commit", "-q", "-m", "by hand")
 
@@ -245,13 +250,7 @@ def test_symlinks_are_followed_inside_and_refused_outside_like_the_sdk(
     }
     commit_by_hand(repo, links)
     sdk = BetaLocalFilesystemMemoryTool(str(tmp_path / "sdk"))
-    disk = tmp_path / "sdk" / "memories"
-    for name, value in links.items():
-        target = disk / name[len("cards/") :]
-        if isinstance(value, str):
-            target.symlink_to(value)
-        else:
-            target.write_bytes(value)
+    put_files(tmp_path / "sdk" / "memories", {n[len("cards/") :]: v for n, v in links.items()})
     ours = GitMemoryTool(repo)
     for cmd in [
         {"command": "view", "path": "/memories"},

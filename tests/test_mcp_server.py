@@ -24,6 +24,7 @@ from helpers import git
 SERVER = "from gitmem.cli import main; main()"
 ENTRY = {"section_id": "budget", "keywords": ["budget", "q3"], "summary": "Q3 budget is 30k"}
 CARD = "## Budget\n30k\n"
+WRITE: dict[str, Any] = {"project": "acme", "old_text": "", "new_text": CARD, "index_entry": ENTRY}
 
 
 @asynccontextmanager
@@ -73,8 +74,7 @@ def test_tools_have_the_chat_schemas_and_the_index_is_a_resource(
 
     async def scenario(session: ClientSession) -> None:
         seen["tools"] = (await session.list_tools()).tools
-        write = {"project": "acme", "old_text": "", "new_text": CARD, "index_entry": ENTRY}
-        assert not (await session.call_tool("write_memory_card", write)).is_error
+        assert not (await session.call_tool("write_memory_card", WRITE)).is_error
         seen["resources"] = (await session.list_resources()).resources
         seen["index"] = await session.read_resource("gitmem://index")
         (branch,) = session_branches(client)
@@ -103,36 +103,32 @@ def test_writes_commit_on_the_session_branch_and_land_when_the_client_leaves(
 ) -> None:
     seen: dict[str, Any] = {}
 
-    async def call(session: ClientSession, name: str, args: dict[str, Any] | None) -> Any:
-        return await session.call_tool(name, args)
-
     async def scenario(session: ClientSession) -> None:
         (branch,) = session_branches(client)
         seen["branch"] = branch
-        write = {"project": "acme", "old_text": "", "new_text": CARD, "index_entry": ENTRY}
-        created = await call(session, "write_memory_card", write)
+        created = await session.call_tool("write_memory_card", WRITE)
         assert not created.is_error and text_of(created).startswith("Created acme § budget")
         tip = git(client, "rev-parse", branch).strip()
         seen["tip"] = tip
         bad: list[tuple[str, dict[str, Any] | None, str]] = [
-            ("write_memory_card", {**write, "old_text": "40k"}, "old_text not found"),
+            ("write_memory_card", {**WRITE, "old_text": "40k"}, "old_text not found"),
             (
                 "write_memory_card",
-                {k: v for k, v in write.items() if k != "index_entry"},
+                {k: v for k, v in WRITE.items() if k != "index_entry"},
                 "index_entry",
             ),
             (
                 "write_memory_card",
-                {**write, "project": 5},
+                {**WRITE, "project": 5},
                 "project is required and must be a string",
             ),
-            ("write_memory_card", {**write, "colour": "red"}, "unexpected field(s): colour"),
+            ("write_memory_card", {**WRITE, "colour": "red"}, "unexpected field(s): colour"),
             (
                 "write_memory_card",
-                {**write, "index_entry": {**ENTRY, "keywords": "q3"}},
+                {**WRITE, "index_entry": {**ENTRY, "keywords": "q3"}},
                 "keywords",
             ),
-            ("write_memory_card", {**write, "project": "../etc"}, "invalid project name"),
+            ("write_memory_card", {**WRITE, "project": "../etc"}, "invalid project name"),
             ("write_memory_card", None, "index_entry must be an object"),
             (
                 "read_memory_card",
@@ -143,15 +139,17 @@ def test_writes_commit_on_the_session_branch_and_land_when_the_client_leaves(
             ("drop_tables", {}, "unknown tool 'drop_tables'"),
         ]
         for name, args, message in bad:
-            result = await call(session, name, args)
+            result = await session.call_tool(name, args)
             assert result.is_error, (name, args)
             assert text_of(result).startswith("Error: ") and message in text_of(result), text_of(
                 result
             )
             assert git(client, "rev-parse", branch).strip() == tip, (name, args)
-        read = await call(session, "read_memory_card", {"project": "acme", "section_id": "budget"})
+        read = await session.call_tool(
+            "read_memory_card", {"project": "acme", "section_id": "budget"}
+        )
         assert (read.is_error, text_of(read)) == (False, CARD)
-        found = await call(session, "search_history", {"query": "budget"})
+        found = await session.call_tool("search_history", {"query": "budget"})
         assert tip[:7] in text_of(found)
 
     err = run(client, tmp_path, scenario)
@@ -177,8 +175,7 @@ def test_review_policy_leaves_the_session_for_review(client: Path, tmp_path: Pat
     main = git(client, "rev-parse", "main")
 
     async def scenario(session: ClientSession) -> None:
-        write = {"project": "acme", "old_text": "", "new_text": CARD, "index_entry": ENTRY}
-        assert not (await session.call_tool("write_memory_card", write)).is_error
+        assert not (await session.call_tool("write_memory_card", WRITE)).is_error
 
     err = run(client, tmp_path, scenario)
     (branch,) = session_branches(client)

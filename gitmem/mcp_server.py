@@ -55,6 +55,9 @@ def build_server(repo: MemoryRepo, session: sessions.Session) -> Server[Any]:
     """An MCP server for one connection: its writes go to ``session``'s branch."""
     tools = MemoryTools(repo, branch=session.branch, session=session.id, actor=ACTOR)
 
+    def index_text() -> str:  # the index as of the session branch's tip
+        return index_mod.refresh(repo, session.branch).render()
+
     async def list_tools(
         ctx: Ctx, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
@@ -94,15 +97,15 @@ def build_server(repo: MemoryRepo, session: sessions.Session) -> Server[Any]:
         uri = str(params.uri)
         if uri != INDEX_URI:
             raise MCPError(types.INVALID_PARAMS, f"unknown resource {uri}", {"uri": uri})
-        text = index_mod.refresh(repo, session.branch).render()
-        contents = types.TextResourceContents(uri=INDEX_URI, mime_type="text/markdown", text=text)
+        contents = types.TextResourceContents(
+            uri=INDEX_URI, mime_type="text/markdown", text=index_text()
+        )
         return types.ReadResourceResult(contents=[contents])
 
-    start = index_mod.refresh(repo, session.branch).render()
     return Server(
         "gitmem",
         version=__version__,
-        instructions=INSTRUCTIONS.format(client=repo.config.client) + start,
+        instructions=INSTRUCTIONS.format(client=repo.config.client) + index_text(),
         on_list_tools=list_tools,
         on_call_tool=call_tool,
         on_list_resources=list_resources,

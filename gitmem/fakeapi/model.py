@@ -31,9 +31,10 @@ class QueueModel:
     """
 
     def __init__(self, replies: Iterable[Reply | str] = ()) -> None:
-        self._replies = [Reply.text(r) if isinstance(r, str) else r for r in replies]
+        self._replies: list[Reply] = []
         self._lock = threading.Lock()
         self.seen: list[dict[str, Any]] = []
+        self.push(*replies)
 
     def push(self, *replies: Reply | str) -> None:
         """Queue more replies."""

@@ -12,13 +12,11 @@ from dataclasses import asdict, dataclass
 
 from . import names
 from .cards import card_path, section_ids
-from .errors import Conflict, EditError, NotFound
+from .errors import EditError, NotFound
 from .git import Sha
-from .refs import cas_fast, ensure_clean, sync_worktree, worktree_guard
+from .publish import Blobs, Plan, publish
 from .repo import MAIN, MemoryRepo
 from .trailers import IndexEntry, edit_message
-
-MAX_ATTEMPTS = 200
 
 
 @dataclass(frozen=True)
@@ -101,25 +99,24 @@ def write_card(
     names.actor(actor)
     path = card_path(project)
     message = edit_message(project, entry, session=session, actor=actor)
-    for _ in range(MAX_ATTEMPTS):
-        with worktree_guard(repo, branch) as live:
-            head = repo.tip_and_tree(branch)
-            if head is None:
-                raise NotFound(f"no branch {branch!r} in {repo.root}")
-            parent, root = head
-            got = repo.store.read(f"{parent}:{path}")
-            raw = got[2] if got and got[1] == "blob" else None
-            text = None
-            if raw is not None:
-                try:
-                    text = raw.decode("utf-8")
-                except UnicodeDecodeError:
-                    raise EditError(f"{path} is not valid UTF-8; fix it by hand") from None
-            content = apply_edit(text, old_text, new_text, project)
-            _check_result(repo, path, text, content, entry)
-            if live:
-                ensure_clean(repo, [path], {path: (got[0] if raw is not None and got else None, raw)})
-            data = content.encode()
+    created = False
+
+    def plan(parent: Sha, root: Sha) -> Plan:
+        nonlocal created
+        got = repo.store.read(f"{parent}:{path}")
+        raw = got[2] if got and got[1] == "blob" else None
+        text = None
+        if raw is not None:
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise EditError(f"{path} is not valid UTF-8; fix it by hand") from None
+        content = apply_edit(text, old_text, new_text, project)
+        _check_result(repo, path, text, content, entry)
+        created = text is None
+        data = content.encode()
+
+        def make() -> tuple[Sha, Blobs]:
             blob = repo.store.write("blob", data)
             tree = repo.store.update_path(root, path, blob)
             assert tree is not None
@@ -127,11 +124,14 @@ def write_card(
             commit = repo.store.write_commit(
                 tree, [parent], sig, repo.signature("COMMITTER"), message
             )
-            if cas_fast(repo, f"refs/heads/{branch}", commit, parent):
-                if live:
-                    sync_worktree(repo, commit, [path], {path: (blob, data)})
-                return EditResult(commit, branch, project, entry.section_id, text is None, live)
-    raise Conflict(f"gave up after {MAX_ATTEMPTS} concurrent updates of {branch!r}")
+            return commit, {path: (blob, data)}
+
+        head_blob = got[0] if raw is not None and got else None
+        return Plan([path], make, {path: (head_blob, raw)})
+
+    done = publish(repo, branch, plan)
+    assert done is not None  # an edit always changes the card
+    return EditResult(done.commit, branch, project, entry.section_id, created, done.worktree)
 
 
 def _check_result(

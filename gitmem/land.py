@@ -12,11 +12,9 @@ from dataclasses import dataclass
 
 from .errors import Conflict, NotFound
 from .git import Sha
-from .refs import cas, ensure_clean, sync_worktree, worktree_guard
+from .publish import Plan, publish
 from .repo import MemoryRepo
 from .transplant import transplant
-
-MAX_ATTEMPTS = 50
 
 
 @dataclass(frozen=True)
@@ -60,35 +58,31 @@ def land(repo: MemoryRepo, shas: list[Sha], onto: str, reason: str) -> list[Sha]
     if not shas:
         return []
     raws = [read_commit(repo, s) for s in shas]
-    for _ in range(MAX_ATTEMPTS):
-        with worktree_guard(repo, onto) as live:
-            tip = repo.tip(onto)
-            if tip is None:
-                raise NotFound(f"no branch {onto!r}")
-            new: list[Sha] = []
-            touched: set[str] = set()
-            parent = tip
-            for raw in raws:
-                if raw.parents == (parent,):
-                    new.append(raw.sha)  # fast-forward: same commit, same sha
-                    parent = raw.sha
-                    touched.update(_paths(repo, raw))
-                    continue
-                if len(raw.parents) != 1:
-                    raise Conflict(f"{raw.sha[:7]} is a merge; land its edits instead")
-                tree, paths = transplant(repo, parent, [(raw.parents[0], raw.sha)])
-                touched.update(paths)
-                parent = repo.store.write_commit(
-                    tree, [parent], raw.author, repo.signature("COMMITTER"), raw.message
-                )
-                new.append(parent)
-            if live:
-                ensure_clean(repo, sorted(touched))
-            if cas(repo, f"refs/heads/{onto}", parent, tip, reason):
-                if live:
-                    sync_worktree(repo, parent, sorted(touched))
-                return new
-    raise Conflict(f"gave up after {MAX_ATTEMPTS} concurrent updates of {onto!r}")
+    new: list[Sha] = []
+
+    def plan(tip: Sha, _root: Sha) -> Plan:
+        new.clear()
+        touched: set[str] = set()
+        parent = tip
+        for raw in raws:
+            if raw.parents == (parent,):
+                new.append(raw.sha)  # fast-forward: same commit, same sha
+                parent = raw.sha
+                touched.update(_paths(repo, raw))
+                continue
+            if len(raw.parents) != 1:
+                raise Conflict(f"{raw.sha[:7]} is a merge; land its edits instead")
+            tree, paths = transplant(repo, parent, [(raw.parents[0], raw.sha)])
+            touched.update(paths)
+            parent = repo.store.write_commit(
+                tree, [parent], raw.author, repo.signature("COMMITTER"), raw.message
+            )
+            new.append(parent)
+        last = parent
+        return Plan(sorted(touched), lambda: (last, {}))
+
+    publish(repo, onto, plan, reason)
+    return list(new)
 
 
 def _paths(repo: MemoryRepo, raw: RawCommit) -> list[str]:

@@ -14,14 +14,6 @@ from .gitindex import restage, staged
 from .reftx import lost_race
 from .repo import MemoryRepo
 
-_LOST_RACE = (
-    "but expected",
-    "cannot lock ref",
-    "unable to create",
-    "is at",
-    "reference already exists",
-)
-
 
 def zero(repo: MemoryRepo) -> str:
     return "0" * (64 if repo.store._sha256 else 40)

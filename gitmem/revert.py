@@ -6,14 +6,12 @@ from dataclasses import asdict, dataclass
 
 from . import names
 from . import trailers as T
-from .errors import Conflict, InvalidInput, NotFound
+from .errors import InvalidInput, NotFound
 from .git import Sha
 from .history import read_log
-from .refs import cas, ensure_clean, sync_worktree, worktree_guard
+from .publish import Blobs, Plan, publish
 from .repo import MAIN, MemoryRepo
 from .transplant import transplant
-
-MAX_ATTEMPTS = 50
 
 
 @dataclass(frozen=True)
@@ -39,29 +37,27 @@ def revert_commit(
     target = read_log(repo.git, sha, max_count=1)[0]
     if len(target.parents) != 1:
         raise InvalidInput(f"{sha[:7]} is a merge or root commit; revert the edits it brought")
-    for _ in range(MAX_ATTEMPTS):
-        with worktree_guard(repo, branch) as live:
-            tip = repo.tip(branch)
-            if tip is None:
-                raise NotFound(f"no branch {branch!r}")
-            if repo.git.run("merge-base", "--is-ancestor", sha, tip, check=False).returncode:
-                raise NotFound(f"{sha[:7]} is not on {branch!r}")
-            tree, paths = transplant(repo, tip, [(sha, target.parents[0])])
-            if live:
-                ensure_clean(repo, paths)
-            lines = [f"{T.CARD}: {target.get(T.CARD)}"] if target.get(T.CARD) else []
-            if target.get(T.SECTION):
-                lines.append(f"{T.SECTION}: {target.get(T.SECTION)}")
-            lines += [f"{T.REVERTS}: {sha}", f"{T.ACTOR}: {actor}"]
-            message = (
-                f'Revert "{target.subject}"\n\nThis reverts commit {sha}.\n\n'
-                + "\n".join(lines)
-                + "\n"
-            )
+    lines = [f"{T.CARD}: {target.get(T.CARD)}"] if target.get(T.CARD) else []
+    if target.get(T.SECTION):
+        lines.append(f"{T.SECTION}: {target.get(T.SECTION)}")
+    lines += [f"{T.REVERTS}: {sha}", f"{T.ACTOR}: {actor}"]
+    message = (
+        f'Revert "{target.subject}"\n\nThis reverts commit {sha}.\n\n' + "\n".join(lines) + "\n"
+    )
+
+    def plan(tip: Sha, _root: Sha) -> Plan:
+        if repo.git.run("merge-base", "--is-ancestor", sha, tip, check=False).returncode:
+            raise NotFound(f"{sha[:7]} is not on {branch!r}")
+        tree, paths = transplant(repo, tip, [(sha, target.parents[0])])
+
+        def make() -> tuple[Sha, Blobs]:
             sig = repo.signature("AUTHOR")
-            new = repo.store.write_commit(tree, [tip], sig, repo.signature("COMMITTER"), message)
-            if cas(repo, f"refs/heads/{branch}", new, tip, f"gitmem revert: {sha[:12]}"):
-                if live:
-                    sync_worktree(repo, new, paths)
-                return RevertResult(new, sha, paths)
-    raise Conflict(f"gave up after {MAX_ATTEMPTS} concurrent updates of {branch!r}")
+            return repo.store.write_commit(
+                tree, [tip], sig, repo.signature("COMMITTER"), message
+            ), {}
+
+        return Plan(paths, make)
+
+    done = publish(repo, branch, plan, f"gitmem revert: {sha[:12]}")
+    assert done is not None
+    return RevertResult(done.commit, sha, done.paths)

@@ -21,11 +21,11 @@ from . import trailers as T
 from .errors import Conflict, DirtyCard, InvalidInput, NotFound
 from .git import Sha
 from .land import commits_between, land
-from .refs import cas, ensure_clean, sync_worktree, worktree_guard
+from .publish import Blobs, Plan, publish
+from .refs import cas
 from .repo import MAIN, SESSION_PREFIX, MemoryRepo
 
 ARCHIVE_PREFIX = "refs/gitmem/archive/"
-MAX_ATTEMPTS = 50
 
 
 def new_id(now: datetime | None = None) -> str:
@@ -90,34 +90,31 @@ def commit_files(
 
     Returns None when nothing changed. Plumbing plus compare-and-swap, retried.
     """
-    for _ in range(MAX_ATTEMPTS):
-        with worktree_guard(repo, branch) as live:
-            tip = repo.tip(branch)
-            if tip is None:
-                raise NotFound(f"no branch {branch!r}")
-            files = build(tip)
-            root = repo.store.read(f"{tip}^{{tree}}")
-            tree = root[0] if root else None
-            changed = []
-            for path, data in sorted(files.items()):
-                if repo.store.read_blob(f"{tip}:{path}") == data:
-                    continue
-                blob = repo.store.write("blob", data) if data is not None else None
-                tree = repo.store.update_path(tree, path, blob)
-                changed.append(path)
-            if not changed:
-                return None
-            if live:
-                ensure_clean(repo, changed)
+
+    def plan(tip: Sha, root: Sha) -> Plan | None:
+        files = build(tip)
+        tree: Sha | None = root
+        changed = []
+        for path, data in sorted(files.items()):
+            if repo.store.read_blob(f"{tip}:{path}") == data:
+                continue
+            blob = repo.store.write("blob", data) if data is not None else None
+            tree = repo.store.update_path(tree, path, blob)
+            changed.append(path)
+        if not changed:
+            return None
+        final = tree or repo.store.write_tree([])
+
+        def make() -> tuple[Sha, Blobs]:
             sig = repo.signature("AUTHOR")
-            commit = repo.store.write_commit(
-                tree or repo.store.write_tree([]), [tip], sig, repo.signature("COMMITTER"), message
-            )
-            if cas(repo, f"refs/heads/{branch}", commit, tip, reason):
-                if live:
-                    sync_worktree(repo, commit, changed)
-                return commit
-    raise Conflict(f"gave up after {MAX_ATTEMPTS} concurrent updates of {branch!r}")
+            return repo.store.write_commit(
+                final, [tip], sig, repo.signature("COMMITTER"), message
+            ), {}
+
+        return Plan(changed, make)
+
+    done = publish(repo, branch, plan, reason)
+    return done.commit if done else None
 
 
 def save_transcript(repo: MemoryRepo, session: Session) -> Sha | None:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from . import hunks as H
-from . import index
+from . import index, sessions
 from .errors import Conflict, InvalidInput
 from .git import Sha
 from .land import land, read_commit
@@ -169,10 +169,13 @@ def build_chain(repo: MemoryRepo, view: SessionView, plan: Plan) -> list[Sha]:
 
 
 def _archive(repo: MemoryRepo, view: SessionView, action: str) -> str:
-    target = ARCHIVE_OF_ACTION[action] + view.ref.id
-    repo.git.run("update-ref", "-m", f"gitmem review: {action}", target, view.ref.tip)
-    repo.git.run("update-ref", "-d", view.ref.ref, view.ref.tip)
-    return target
+    return sessions.archive(
+        repo,
+        view.ref.id,
+        view.ref.tip,
+        prefix=ARCHIVE_OF_ACTION[action],
+        reason=f"gitmem review: {action}",
+    )
 
 
 def _worktree_note(repo: MemoryRepo, landed: list[Sha]) -> str:

@@ -114,11 +114,7 @@ def build_server(repo: MemoryRepo, session: sessions.Session) -> Server[Any]:
 
 
 def end_session(repo: MemoryRepo, session: sessions.Session) -> sessions.FinishResult:
-    done = sessions.finish(repo, session)
-    tip = repo.tip(session.branch)
-    if done.commits == 0 and tip is not None:  # nothing to review: no branch left behind
-        sessions.archive(repo, session, tip)
-    return done
+    return sessions.finish(repo, session)
 
 
 def serve(repo: MemoryRepo) -> sessions.FinishResult:

@@ -16,13 +16,11 @@ from . import trailers as T
 from .errors import Conflict, InvalidInput, NotFound
 from .git import Sha
 from .history import Commit, read_log
-from .refs import cas, ensure_clean, sync_worktree, worktree_guard
+from .publish import Blobs, Plan, publish
 from .repo import MAIN, MemoryRepo
 from .review import landed_by_session, session_refs
 from .review_text import count
 from .transplant import transplant
-
-MAX_ATTEMPTS = 50
 
 
 @dataclass(frozen=True)
@@ -93,22 +91,22 @@ def revert_session(
         raise NotFound(f"session {sid} has no edits on {branch} left to revert")
     pairs: list[tuple[Sha | None, Sha | None]] = [(c.sha, c.parents[0]) for c in reversed(commits)]
     message = _message(sid, commits, actor)
-    for _ in range(MAX_ATTEMPTS):
-        with worktree_guard(repo, branch) as live:
-            tip = repo.tip(branch)
-            if tip is None:
-                raise NotFound(f"no branch {branch!r}")
-            try:
-                tree, paths = transplant(repo, tip, pairs)
-            except Conflict as err:
-                raise Conflict(f"session {sid} cannot be reverted cleanly: {err}") from None
-            if live:
-                ensure_clean(repo, paths)
+
+    def plan(tip: Sha, _root: Sha) -> Plan:
+        try:
+            tree, paths = transplant(repo, tip, pairs)
+        except Conflict as err:
+            raise Conflict(f"session {sid} cannot be reverted cleanly: {err}") from None
+
+        def make() -> tuple[Sha, Blobs]:
             sig = repo.signature("AUTHOR")
-            new = repo.store.write_commit(tree, [tip], sig, repo.signature("COMMITTER"), message)
-            if cas(repo, f"refs/heads/{branch}", new, tip, f"gitmem revert session: {sid}"):
-                if live:
-                    sync_worktree(repo, new, paths)
-                index.refresh(repo, branch)
-                return SessionRevertResult(sid, new, [c.sha for c in commits], paths)
-    raise Conflict(f"gave up after {MAX_ATTEMPTS} concurrent updates of {branch!r}")
+            return repo.store.write_commit(
+                tree, [tip], sig, repo.signature("COMMITTER"), message
+            ), {}
+
+        return Plan(paths, make)
+
+    done = publish(repo, branch, plan, f"gitmem revert session: {sid}")
+    assert done is not None
+    index.refresh(repo, branch)
+    return SessionRevertResult(sid, done.commit, [c.sha for c in commits], done.paths)

@@ -146,10 +146,21 @@ class FinishResult:
         return asdict(self)
 
 
-def archive(repo: MemoryRepo, session: Session, tip: Sha) -> None:
-    """Keep the session's commits under refs/gitmem/archive/<id> and drop the branch."""
-    repo.git.run("update-ref", "-m", "gitmem archive", f"{ARCHIVE_PREFIX}{session.id}", tip)
-    repo.git.run("update-ref", "-d", session.ref, tip)
+def archive(
+    repo: MemoryRepo,
+    session_id: str,
+    tip: Sha,
+    *,
+    prefix: str = ARCHIVE_PREFIX,
+    reason: str = "gitmem archive",
+) -> str:
+    """Keep a session's commits under ``<prefix><id>`` and drop its branch, in one ref
+    transaction; returns the ref kept."""
+    target = f"{prefix}{session_id}"
+    branch = f"refs/heads/{branch_of(session_id)}"
+    tx = f"start\nupdate {target} {tip}\ndelete {branch} {tip}\nprepare\ncommit\n"
+    repo.git.run("update-ref", "-m", reason, "--stdin", input=tx.encode())
+    return target
 
 
 def finish(repo: MemoryRepo, session: Session, policy: str | None = None) -> FinishResult:
@@ -161,10 +172,12 @@ def finish(repo: MemoryRepo, session: Session, policy: str | None = None) -> Fin
         raise NotFound(f"session branch {session.branch} is gone")
     shas = commits_between(repo, MAIN, tip)
     if policy != "auto":
+        if not shas:  # nothing to review: no branch left behind
+            archive(repo, session.id, tip)
         return FinishResult(session.id, policy, len(shas), pending=bool(shas))
     try:
         landed = land(repo, shas, MAIN, f"gitmem land session {session.id}")
     except (DirtyCard, Conflict) as err:
         return FinishResult(session.id, policy, len(shas), pending=True, reason=str(err))
-    archive(repo, session, tip)
+    archive(repo, session.id, tip)
     return FinishResult(session.id, policy, len(shas), landed=list(landed))

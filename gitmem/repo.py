@@ -79,6 +79,7 @@ class MemoryRepo:
         # Results derived from immutable objects, keyed by what they were derived from
         # (e.g. the index at a commit): safe to keep for as long as the repo is open.
         self.memo: dict[tuple[str, str], object] = {}
+        self._made: set[Path] = set()
 
     @classmethod
     def discover(cls, start: Path | str = ".") -> MemoryRepo:
@@ -127,11 +128,18 @@ class MemoryRepo:
             return None
         return got[0], Sha(got[2][5 : got[2].index(b"\n")].decode())
 
+    def private_dir(self, *parts: str) -> Path:
+        """A folder of gitmem's own under ``.git/gitmem/``, made once per open repo
+        (it is asked for on every edit: no mkdir each time)."""
+        path = self.git_dir.joinpath("gitmem", *parts)
+        if path not in self._made:
+            path.mkdir(parents=True, exist_ok=True)
+            self._made.add(path)
+        return path
+
     @property
     def gitmem_dir(self) -> Path:
-        path = self.git_dir / "gitmem"
-        path.mkdir(exist_ok=True)
-        return path
+        return self.private_dir()
 
     @contextlib.contextmanager
     def lock(self, name: str) -> Iterator[None]:

@@ -38,9 +38,7 @@ def branch_of(session_id: str) -> str:
 
 
 def transcript_file(repo: MemoryRepo, session_id: str) -> Path:
-    path = repo.gitmem_dir / "sessions"
-    path.mkdir(exist_ok=True)
-    return path / f"{names.session(session_id)}.jsonl"
+    return repo.private_dir("sessions") / f"{names.session(session_id)}.jsonl"
 
 
 @dataclass

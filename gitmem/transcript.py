@@ -56,7 +56,6 @@ class Transcript:
 
     def _append(self, record: dict[str, Any]) -> None:
         self.records.append(record)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.path, "a", encoding="utf-8") as fh:
             fh.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
             fh.flush()

@@ -64,9 +64,7 @@ def costs(cfg: Config, model: str, usage: dict[str, int], ttl: str) -> tuple[flo
 
 
 def live_dir(repo: MemoryRepo) -> Path:
-    path = repo.gitmem_dir / "usage"
-    path.mkdir(exist_ok=True)
-    return path
+    return repo.private_dir("usage")
 
 
 def append(repo: MemoryRepo, record: UsageRecord) -> None:

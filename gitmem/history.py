@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .git import Git, Sha
-from .trailers import REVERTS, canonical, parse_block
+from .trailers import gitmem_trailers
 
 # NUL ends a record (-z); 0x1f separates fields; git puts 0x1e between trailers.
 _FORMAT = "%H%x1f%P%x1f%aI%x1f%an%x1f%s%x1f%(trailers:only,unfold,separator=%x1e)"
@@ -53,14 +53,7 @@ def read_log(
         if not record:
             continue
         sha, parents, date, author, subject, block = (record.split("\x1f") + [""] * 6)[:6]
-        trailers: dict[str, str] = {}
-        reverts: list[str] = []
-        for key, value in parse_block(block):
-            canon = canonical(key)
-            if canon and canon not in trailers:
-                trailers[canon] = value
-            if canon == REVERTS and value:
-                reverts.append(value)
+        trailers, reverts = gitmem_trailers(block)
         out.append(
             Commit(
                 Sha(sha),
@@ -69,7 +62,7 @@ def read_log(
                 author,
                 subject,
                 trailers,
-                tuple(reverts),
+                reverts,
             )
         )
     return out

@@ -95,26 +95,11 @@ def replay_log(repo: MemoryRepo, rev: str) -> list[Raw]:
 
 def _parse_lean(raw: bytes) -> list[Raw]:
     out: list[Raw] = []
-    canon = {k.lower(): k for k in T.ALL_KEYS}
-    reverts_key = T.REVERTS
     for record in raw.decode("utf-8", "replace").split("\0"):
         sha, _, rest = record.strip("\n").partition("\x1f")
-        if not sha:
-            continue
-        parents, _, block = rest.partition("\x1f")
-        trailers: dict[str, str] = {}
-        reverts: list[str] = []
-        if block:
-            for item in block.split("\x1e"):
-                key, _, value = item.partition(":")
-                name = canon.get(key.strip().lower())
-                if name:
-                    value = value.strip()
-                    if name not in trailers:
-                        trailers[name] = value
-                    if name == reverts_key and value:
-                        reverts.append(value)
-        out.append((sha, tuple(parents.split()), trailers, tuple(reverts)))
+        if sha:
+            parents, _, block = rest.partition("\x1f")
+            out.append((sha, tuple(parents.split()), *T.gitmem_trailers(block)))
     return out
 
 

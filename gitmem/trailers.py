@@ -59,14 +59,25 @@ def edit_message(
     return f"{head}\n\n" + "\n".join(lines) + "\n"
 
 
-def parse_block(block: str) -> list[tuple[str, str]]:
-    """Split git's ``%(trailers:only,unfold,separator=%x1e)`` output into (key, value)."""
-    out: list[tuple[str, str]] = []
-    for item in block.split("\x1e"):
-        key, sep, value = item.partition(":")
-        if sep:
-            out.append((key.strip(), value.strip()))
-    return out
+def gitmem_trailers(block: str) -> tuple[dict[str, str], tuple[str, ...]]:
+    """gitmem's trailers in git's ``%(trailers:only,unfold,separator=%x1e)`` output.
+
+    Returns canonical key -> first value, and every ``Gitmem-Reverts`` value in order
+    (a session revert names several commits).
+    """
+    trailers: dict[str, str] = {}
+    reverts: list[str] = []
+    if block:
+        for item in block.split("\x1e"):
+            key, _, value = item.partition(":")
+            name = _CANON.get(key.strip().lower())
+            if name:
+                value = value.strip()
+                if name not in trailers:
+                    trailers[name] = value
+                if name == REVERTS and value:
+                    reverts.append(value)
+    return trailers, tuple(reverts)
 
 
 def validate(pairs: list[tuple[str, str]]) -> dict[str, str]:

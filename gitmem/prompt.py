@@ -8,7 +8,6 @@ hashes the same on every call and the API reads it from the cache.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 from dataclasses import dataclass
 from importlib import resources
@@ -56,17 +55,14 @@ def system_blocks(layers: Layers, ttl: str = "5m") -> list[dict[str, Any]]:
 
 
 def with_breakpoint(messages: list[dict[str, Any]], ttl: str = "5m") -> list[dict[str, Any]]:
-    """A copy of ``messages`` whose newest content block carries breakpoint 4."""
-    out = copy.deepcopy(messages)
-    if not out:
-        return out
-    last = out[-1]
-    content = last["content"]
-    if isinstance(content, str):
-        last["content"] = [{"type": "text", "text": content}]
-        content = last["content"]
-    content[-1] = _cached(content[-1], ttl)
-    return out
+    """``messages`` with breakpoint 4 on the newest content block (only that block is
+    copied: the conversation grows every turn, a deep copy would too)."""
+    if not messages:
+        return []
+    content = messages[-1]["content"]
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+    blocks[-1] = _cached(blocks[-1], ttl)
+    return [*messages[:-1], {**messages[-1], "content": blocks}]
 
 
 def request(

@@ -48,7 +48,6 @@ from .memory_tool_paths import Node, Parts, Snapshot, os_error
 from .repo import SESSION_PREFIX, MemoryRepo
 
 ACTOR = "memory-tool"
-MAX_ATTEMPTS = 50
 Files = dict[str, bytes | None]
 
 
@@ -60,10 +59,6 @@ class _Change:
     subject: str
     card: str | None
     section: tuple[str, str] | None = None  # (id, heading) of the card section touched
-
-
-class _Moved(Exception):
-    """The branch moved between planning and committing: plan again on the new tip."""
 
 
 def _existing(snap: Snapshot, path: str) -> tuple[Parts, str]:
@@ -286,28 +281,25 @@ class GitMemoryTool(BetaAbstractMemoryTool):
         return set(files)
 
     def _commit(self, plan: Callable[[Snapshot], _Change]) -> str:
-        """Plan on the tip, commit with CAS; when the branch moved, plan again."""
-        for _ in range(MAX_ATTEMPTS):
-            tip, snap = self._snapshot()
+        """Plan on the tip and commit with compare-and-swap; when another writer moved the
+        branch first, ``sessions.commit_changes`` has the command planned again."""
+        if self.repo.tip(self.branch) is None:
+            raise ToolError(f"The memory branch {self.branch} no longer exists")
+        planned: list[_Change] = []
+
+        def build(tip: Sha) -> tuple[Files, str]:
+            snap = Snapshot(self.repo.store, tip)
             change = plan(snap)
-            files = snap.changes(change.after, change.removed)
-
-            def build(now: Sha, tip: Sha = tip, files: Files = files) -> Files:
-                if now != tip:
-                    raise _Moved
-                return files
-
+            planned[:] = [change]
             text = tx.message(
                 change.subject, change.card, self.session_id, self.actor, change.section
             )
-            reason = f"gitmem memory-tool: {change.subject}"
-            try:
-                sha = sessions.commit_files(self.repo, self.branch, build, text, reason)
-            except _Moved:
-                continue
-            except GitmemError as err:
-                raise ToolError(str(err)) from None
-            if sha is not None:  # None: the command changed nothing (e.g. x -> x)
-                self.commits.append(sha)
-            return change.result
-        raise ToolError(f"Gave up after {MAX_ATTEMPTS} concurrent updates of {self.branch}")
+            return snap.changes(change.after, change.removed), text
+
+        try:
+            sha = sessions.commit_changes(self.repo, self.branch, build, "gitmem memory-tool")
+        except GitmemError as err:
+            raise ToolError(str(err)) from None
+        if sha is not None:  # None: the command changed nothing (e.g. x -> x)
+            self.commits.append(sha)
+        return planned[0].result

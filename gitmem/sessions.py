@@ -88,9 +88,19 @@ def commit_files(
 
     Returns None when nothing changed. Plumbing plus compare-and-swap, retried.
     """
+    return commit_changes(repo, branch, lambda tip: (build(tip), message), reason)
+
+
+def commit_changes(
+    repo: MemoryRepo,
+    branch: str,
+    build: Callable[[Sha], tuple[dict[str, bytes | None], str]],
+    reason: str,
+) -> Sha | None:
+    """Like ``commit_files``, with the message planned on the tip too (it may depend on it)."""
 
     def plan(tip: Sha, root: Sha) -> Plan | None:
-        files = build(tip)
+        files, message = build(tip)
         tree: Sha | None = root
         changed = []
         for path, data in sorted(files.items()):

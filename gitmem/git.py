@@ -9,10 +9,12 @@ password prompt. Failures raise ``GitError`` carrying the command and git's stde
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import tempfile
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import NewType
 
@@ -80,20 +82,9 @@ class Git:
             )
         return proc
 
-    def output(self, *args: str) -> bytes:
-        """stdout of a command with a large output, read from a temporary file.
-
-        A pipe would wake the reader for every small write git makes (thousands for a
-        long log); a file is read once, when git is done.
-        """
-        cmd = ["git", *args]
-        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-            code = subprocess.run(cmd, cwd=self.cwd, stdout=out, stderr=err, env=self._env).returncode
-            out.seek(0)
-            err.seek(0)
-            if code:
-                raise GitError(cmd, code, err.read().decode("utf-8", "replace"))
-            return out.read()
+    def stream(self, *args: str) -> Stream:
+        """Start a command with a long NUL-separated output (``git log -z``); see ``Stream``."""
+        return Stream(["git", *args], self.cwd, self._env)
 
     def out(self, *args: str, input: bytes | None = None) -> str:
         """Run and return stdout as text with the trailing newline removed."""
@@ -108,3 +99,60 @@ class Git:
             stderr=subprocess.PIPE,
             env=self._env,
         )
+
+
+class Stream:
+    """A git command writing a long output, read in pieces while it still runs.
+
+    git writes to a temporary file, not a pipe: through a pipe it would stop and wait
+    for the reader every few KiB (thousands of hand-offs for a long log), while a file
+    lets it run at full speed. The reader takes what has been written so far, works on
+    it and comes back for more, so parsing overlaps git's own walk. Every piece ends
+    on a NUL (a whole ``-z`` record); a failed command raises ``GitError`` with its
+    stderr once its output is read.
+    """
+
+    POLL_S = 0.0005  # how long the reader naps when it has caught up with git
+
+    def __init__(self, cmd: list[str], cwd: Path, env: Mapping[str, str]) -> None:
+        self._cmd = cmd
+        with contextlib.ExitStack() as files:
+            self._out = files.enter_context(tempfile.TemporaryFile())
+            self._err = files.enter_context(tempfile.TemporaryFile())
+            self._proc = subprocess.Popen(cmd, cwd=cwd, stdout=self._out, stderr=self._err, env=env)
+            self._files = files.pop_all()  # the stream owns them now; close() closes them
+
+    def pieces(self) -> Iterator[bytes]:
+        fd, pos, tail = self._out.fileno(), 0, b""
+        while True:
+            done = self._proc.poll() is not None  # asked first: a read after it sees all
+            chunk = os.pread(fd, 1 << 26, pos)
+            if chunk:
+                pos += len(chunk)
+                data = tail + chunk
+                cut = data.rfind(b"\0") + 1
+                if cut:
+                    yield data[:cut]
+                tail = data[cut:]
+            elif done:
+                break
+            else:
+                time.sleep(self.POLL_S)
+        code = self._proc.returncode
+        if code:
+            self._err.seek(0)
+            raise GitError(self._cmd, code, self._err.read().decode("utf-8", "replace"))
+        if tail:
+            yield tail
+
+    def close(self) -> None:
+        if self._proc.poll() is None:  # the reader gave up early: git is not needed any more
+            self._proc.kill()
+            self._proc.wait()
+        self._files.close()
+
+    def __enter__(self) -> Stream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

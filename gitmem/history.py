@@ -1,4 +1,4 @@
-"""Bulk reads of history: one ``git log`` process, git's own trailer parser."""
+"""Bulk reads of history: one ``git log`` process; git finds each trailer block."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from .git import Git, Sha
 from .trailers import gitmem_trailers
 
-# NUL ends a record (-z); 0x1f separates fields; git puts 0x1e between trailers.
-_FORMAT = "%H%x1f%P%x1f%aI%x1f%an%x1f%s%x1f%(trailers:only,unfold,separator=%x1e)"
+# NUL ends a record (-z); 0x1f separates fields; the trailer block comes last, as written.
+_FORMAT = "%H%x1f%P%x1f%aI%x1f%an%x1f%s%x1f%(trailers)"
 
 
 @dataclass(frozen=True)
@@ -49,10 +49,10 @@ def read_log(
     raw = git.run(*args).stdout.decode("utf-8", "replace")
     out: list[Commit] = []
     for record in raw.split("\0"):
-        record = record.strip("\n")
+        record = record.lstrip("\n")
         if not record:
             continue
-        sha, parents, date, author, subject, block = (record.split("\x1f") + [""] * 6)[:6]
+        sha, parents, date, author, subject, block = (record.split("\x1f", 5) + [""] * 6)[:6]
         trailers, reverts = gitmem_trailers(block)
         out.append(
             Commit(

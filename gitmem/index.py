@@ -15,8 +15,9 @@ from typing import NamedTuple
 
 from . import index_cache
 from .cards import sections
+from .git import Sha
 from .index_cache import Headings
-from .replay import Replay, advance, replay_all
+from .replay import FullReplay, Replay, advance, replay_all
 from .repo import MAIN, MemoryRepo
 
 __all__ = ["CardEntry", "Index", "Replay", "SectionEntry", "rebuild", "refresh", "rendered",
@@ -192,32 +193,34 @@ def rendered(repo: MemoryRepo, branch: str = MAIN) -> str:
 
 def rebuild(repo: MemoryRepo, branch: str = MAIN) -> tuple[Index, Index | None]:
     """Replay all of history (reindex); returns (rebuilt, what the cache held, if any)."""
-    loaded = index_cache.load(repo, branch)
-    tip = repo.tip(branch)
+    full = FullReplay(repo, branch)  # git walks while the cache is read
+    try:
+        loaded = index_cache.load(repo, branch)
+        state = full.result()
+    finally:
+        full.close()
+    tip = state.commit
     old_state = None
-    if loaded and tip is not None and (loaded[0].commit == tip or advance(repo, loaded[0], tip)):
+    if loaded and tip is not None and advance(repo, loaded[0], Sha(tip)):
         old_state = loaded[0]
     headings = loaded[1] if loaded else {}
-    state = replay_all(repo, branch)
     used: Headings = {}
     # Headings are parsed from blobs and keyed by blob id: reusing them is still a pure
     # function of the tree, so the rebuild stays independent of the cached trailers.
     index = resolve(repo, state, headings, used)
-    cached = None
-    if old_state is not None:
-        same = old_state.currents() == state.currents()
-        cached = index if same else resolve(repo, old_state, headings)
     unchanged = (
         old_state is not None
         and old_state.commit == state.commit
         and old_state.entries == state.entries
         and old_state.inactive == state.inactive
         and old_state.reverts == state.reverts
-        and loaded is not None
-        and loaded[1] == used
     )
-    if not unchanged:  # the file would be written byte for byte as it is
-        index_cache.save(repo, branch, state, used)
+    cached = None
+    if old_state is not None:
+        same = unchanged or old_state.currents() == state.currents()
+        cached = index if same else resolve(repo, old_state, headings)
+    if not (unchanged and loaded is not None and loaded[1] == used):
+        index_cache.save(repo, branch, state, used)  # else it would be written as it is
     repo.memo[("index", branch)] = _Memo(state, used, index)
     return index, cached
 

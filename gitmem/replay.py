@@ -1,8 +1,8 @@
 """Replaying history: every commit's gitmem trailers, oldest first, folded into a state.
 
 ``Replay`` is what the trailers said, in order; ``replay_all`` builds it from one
-``git log`` and ``advance`` folds in commits that only extend the history it was
-built at. ``index.resolve`` turns a state into the index.
+``git log``, read while git writes it, and ``advance`` folds in commits that only
+extend the history it was built at. ``index.resolve`` turns a state into the index.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from . import trailers as T
-from .errors import GitmemError
-from .git import Sha
+from .errors import GitError, GitmemError
+from .git import Sha, Stream
 from .history import Commit
 from .repo import MAIN, MemoryRepo
 
@@ -69,8 +69,9 @@ class Replay:
         return None
 
 
-_LEAN = "%H%x1f%P%x1f%(trailers:only,unfold,separator=%x1e)"
-Raw = tuple[str, tuple[str, ...], dict[str, str], tuple[str, ...]]  # sha, parents, trailers, reverts
+# NUL ends a record (-z); 0x1f separates sha, parents and the trailer block, which git
+# finds by its own rules and prints as written (the cheapest of its trailer formats).
+_FORMAT = "%H%x1f%P%x1f%(trailers)"
 
 
 @contextlib.contextmanager
@@ -86,47 +87,120 @@ def no_gc() -> Iterator[None]:
             gc.enable()
 
 
-def replay_log(repo: MemoryRepo, rev: str) -> list[Raw]:
-    """Commits of ``rev`` oldest first (parents before children), from one ``git log``."""
-    raw = repo.git.output("log", "-z", "--reverse", "--topo-order", f"--format={_LEAN}", rev)
-    with no_gc():
-        return _parse_lean(raw)
+@dataclass
+class _Fold:
+    """Commits folded newest first, as ``git log`` streams them.
+
+    Entries are appended newest first and reversed at the end; reverts are kept aside
+    and applied oldest first afterwards. That gives exactly the state of applying every
+    commit oldest first: appending entries and (de)activating commits never read each
+    other, and each revert still sees only the reverts older than itself.
+    """
+
+    tip: str | None = None
+    entries: dict[str, list[list[str]]] = field(default_factory=dict)
+    reverts: list[tuple[str, list[str]]] = field(default_factory=list)  # newest first
+    linear: bool = True  # every commit has exactly one parent, the next one in the log
+    oldest_parent: str = ""  # the parents field of the oldest commit read
+
+    def feed(self, piece: bytes) -> None:
+        entries, reverts, parse = self.entries, self.reverts, T.gitmem_trailers
+        below, linear = self.oldest_parent, self.linear
+        for record in piece.decode("utf-8", "replace").split("\0"):
+            sha, _, rest = record.lstrip("\n").partition("\x1f")
+            if not sha:
+                continue
+            if self.tip is None:
+                self.tip = sha
+            elif sha != below:
+                linear = False
+            below, _, block = rest.partition("\x1f")
+            if not block:
+                continue
+            trailers, targets = parse(block)
+            if targets:
+                reverts.append((sha, list(targets)))
+            elif T.LAYER not in trailers:
+                card, section = trailers.get(T.CARD), trailers.get(T.SECTION)
+                if card and section:
+                    value = [sha, trailers.get(T.KEYWORDS) or "", trailers.get(T.SUMMARY) or ""]
+                    key = f"{card}/{section}"
+                    got = entries.get(key)
+                    if got is None:
+                        entries[key] = [value]
+                    else:
+                        got.append(value)
+        self.oldest_parent, self.linear = below, linear
+
+    def onto(self, state: Replay) -> None:
+        """Fold these (newer) commits into ``state``, oldest first."""
+        for key, values in self.entries.items():
+            values.reverse()
+            have = state.entries.get(key)
+            if have is None:
+                state.entries[key] = values
+            else:
+                have.extend(values)
+        for sha, targets in reversed(self.reverts):
+            state.reverts[sha] = targets
+            state._set_active(sha, True)
+        if self.tip is not None:
+            state.commit = self.tip
 
 
-def _parse_lean(raw: bytes) -> list[Raw]:
-    out: list[Raw] = []
-    for record in raw.decode("utf-8", "replace").split("\0"):
-        sha, _, rest = record.strip("\n").partition("\x1f")
-        if sha:
-            parents, _, block = rest.partition("\x1f")
-            out.append((sha, tuple(parents.split()), *T.gitmem_trailers(block)))
-    return out
+def _log(repo: MemoryRepo, rev: str) -> Stream:
+    return repo.git.stream("log", "-z", "--topo-order", f"--format={_FORMAT}", rev)
+
+
+def _fold(log: Stream) -> _Fold:
+    """Fold each piece of the log as git writes it (parsing overlaps git's walk)."""
+    fold = _Fold()
+    with log, no_gc():
+        for piece in log.pieces():
+            fold.feed(piece)
+    return fold
+
+
+class FullReplay:
+    """All of a branch's history replayed by one ``git log``, which starts at once: the
+    caller may do other work while git walks, then takes ``result()``."""
+
+    def __init__(self, repo: MemoryRepo, branch: str = MAIN) -> None:
+        self._repo, self._branch = repo, branch
+        self._log = _log(repo, f"refs/heads/{branch}")
+
+    def result(self) -> Replay:
+        state = Replay()
+        try:
+            fold = _fold(self._log)
+        except GitError:
+            if self._repo.tip(self._branch) is None:
+                return state  # a branch with no commits yet: nothing to replay
+            raise
+        with no_gc():
+            fold.onto(state)
+        return state
+
+    def close(self) -> None:
+        self._log.close()
 
 
 def replay_all(repo: MemoryRepo, branch: str = MAIN) -> Replay:
-    state = Replay()
-    tip = repo.tip(branch)
-    if tip is not None:
-        for sha, _parents, trailers, reverts in replay_log(repo, tip):
-            state.apply_raw(sha, trailers, reverts)
-    return state
+    """The replay of all of ``branch``'s history (empty for a branch with no commits)."""
+    return FullReplay(repo, branch).result()
 
 
 def advance(repo: MemoryRepo, state: Replay, tip: Sha) -> bool:
     """Fold in commits after ``state.commit`` if history only grew linearly."""
     if state.commit is None:
         return False
+    if state.commit == tip:
+        return True
     try:
-        new = replay_log(repo, f"{state.commit}..{tip}")
+        new = _fold(_log(repo, f"{state.commit}..{tip}"))
     except GitmemError:  # the cached commit is gone (gc after a rewrite)
         return False
-    prev = state.commit
-    for sha, parents, _trailers, _reverts in new:
-        if parents != (prev,):
-            return False  # a merge or a rewrite: replay from scratch instead
-        prev = sha
-    if prev != tip:
-        return False
-    for sha, _parents, trailers, reverts in new:
-        state.apply_raw(sha, trailers, reverts)
+    if new.tip != tip or not new.linear or new.oldest_parent != state.commit:
+        return False  # a merge or a rewrite: replay from scratch instead
+    new.onto(state)
     return True

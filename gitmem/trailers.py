@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from . import names
@@ -59,25 +60,60 @@ def edit_message(
     return f"{head}\n\n" + "\n".join(lines) + "\n"
 
 
-def gitmem_trailers(block: str) -> tuple[dict[str, str], tuple[str, ...]]:
-    """gitmem's trailers in git's ``%(trailers:only,unfold,separator=%x1e)`` output.
+# git's isspace(): what it trims from keys and values and what starts a continuation line.
+_SPACE = " \t\n\r"
+_TOKEN = re.compile(r"[A-Za-z0-9-]+[ \t]*:")  # a trailer line: token, blanks, separator
 
-    Returns canonical key -> first value, and every ``Gitmem-Reverts`` value in order
-    (a session revert names several commits).
+
+def gitmem_trailers(block: str) -> tuple[dict[str, str], tuple[str, ...]]:
+    """gitmem's trailers in a trailer block as git's ``%(trailers)`` prints it.
+
+    git finds the block (the message's last paragraph, by its own rules); this reads
+    its lines as ``%(trailers:only,unfold)`` would, without git's per-trailer
+    formatting and without the trailer settings of whoever runs it (a configured
+    token alias or separator never changes what the index says). Lines that are not
+    ``Key: value`` are skipped; a line starting with a blank continues the trailer
+    above it. Returns canonical key -> first value, and every ``Gitmem-Reverts`` value
+    in order (a session revert names several commits).
     """
     trailers: dict[str, str] = {}
     reverts: list[str] = []
-    if block:
-        for item in block.split("\x1e"):
-            key, _, value = item.partition(":")
-            name = _CANON.get(key.strip().lower())
-            if name:
-                value = value.strip()
-                if name not in trailers:
-                    trailers[name] = value
-                if name == REVERTS and value:
-                    reverts.append(value)
+    if "\n " in block or "\n\t" in block or "\n\r" in block:
+        lines = _unfolded(block)
+    else:
+        lines = block.split("\n")
+    for line in lines:
+        key, sep, value = line.partition(":")
+        name = _CANON.get(key.rstrip(" \t").lower()) if sep else None
+        if name and key.isascii():
+            value = value.strip(_SPACE)
+            if name not in trailers:
+                trailers[name] = value
+            if name == REVERTS and value:
+                reverts.append(value)
     return trailers, tuple(reverts)
+
+
+def _unfolded(block: str) -> list[str]:
+    """The block's entries with continuation lines joined onto their trailer, as git does:
+    a blank-led line continues the entry above only when that entry is a trailer."""
+    entries: list[str] = []
+    joinable = False
+    for line in block.split("\n"):
+        if joinable and line and line[0] in _SPACE:
+            entries[-1] += "\n" + line
+            continue
+        entries.append(line)
+        joinable = _TOKEN.match(line) is not None
+    return [_unfold(e) if "\n" in e else e for e in entries]
+
+
+_FOLD = re.compile(r"\n[ \t\n\r]*")
+
+
+def _unfold(entry: str) -> str:
+    key, _, value = entry.partition(":")
+    return key + ":" + _FOLD.sub(" ", value.strip(_SPACE))
 
 
 def validate(pairs: list[tuple[str, str]]) -> dict[str, str]:

@@ -1,0 +1,114 @@
+"""Replaying history newest first, as ``git log`` streams it, folds to exactly the state
+of applying every commit oldest first -- entries, reverts of reverts, merges and all --
+and ``advance`` from any earlier point of a linear history lands on the same state."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gitmem import trailers as T
+from gitmem.errors import GitError
+from gitmem.git import Git, Sha
+from gitmem.history import read_log
+from gitmem.replay import FullReplay, Replay, advance, replay_all
+from gitmem.repo import MemoryRepo
+
+from helpers import git
+
+KEYS = [("alpha", "budget"), ("alpha", "risks"), ("beta", "goals")]
+
+entry = st.tuples(st.just("entry"), st.integers(0, len(KEYS) - 1), st.integers(0, 9))
+revert = st.tuples(st.just("revert"), st.lists(st.integers(0, 40), min_size=1, max_size=3))
+other = st.tuples(st.sampled_from(["plain", "layer", "merge"]), st.integers(0, 40))
+plans = st.lists(st.one_of(entry, entry, revert, revert, other), min_size=1, max_size=25)
+
+
+def message(step: tuple[object, ...], earlier: list[str]) -> str:
+    kind = step[0]
+    if kind == "entry":
+        card, section = KEYS[step[1]]  # type: ignore[index]
+        return (f"edit\n\n{T.CARD}: {card}\n{T.SECTION}: {section}\n"
+                f"{T.KEYWORDS}: k{step[2]}\n{T.SUMMARY}: now {step[2]}\n")
+    if kind == "revert" and earlier:
+        targets = [earlier[i % len(earlier)] for i in step[1]]  # type: ignore[union-attr]
+        return "revert\n\n" + "".join(f"{T.REVERTS}: {t}\n" for t in targets)
+    if kind == "layer":
+        return f"synthesis\n\n{T.CARD}: alpha\n{T.SECTION}: budget\n{T.LAYER}: synthesis\n"
+    return "plain commit\n"
+
+
+def build(root: Path, plan: list[tuple[object, ...]]) -> list[str]:
+    """Commits made straight with commit-tree (the replay reads trailers only)."""
+    tree = git(root, "hash-object", "-t", "tree", "-w", "--stdin", input=b"").strip()
+    made: list[str] = []
+    tip: str | None = None
+    for step in plan:
+        parents = ["-p", tip] if tip else []
+        if step[0] == "merge" and len(made) > 1:  # a side commit off an older one, merged back
+            side = git(root, "commit-tree", tree, "-p", made[step[1] % len(made)],  # type: ignore[operator]
+                       input=message(("entry", step[1] % len(KEYS), 7), made).encode()).strip()
+            made.append(side)
+            parents += ["-p", side]
+        tip = git(root, "commit-tree", tree, *parents, input=message(step, made).encode()).strip()
+        made.append(tip)
+        git(root, "update-ref", "refs/heads/main", tip)
+    return made
+
+
+def oldest_first(root: Path, rev: str) -> Replay:
+    state = Replay()
+    for c in read_log(Git(root), rev, reverse=True):
+        state.apply(c)
+    return state
+
+
+def same(a: Replay, b: Replay) -> None:
+    assert (a.commit, a.entries, a.inactive, a.reverts) == (b.commit, b.entries, b.inactive, b.reverts)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(plan=plans, cut=st.integers(0, 30))
+def test_streamed_fold_equals_oldest_first_apply(plan: list[tuple[object, ...]], cut: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        git(root, "init", "-q", "-b", "main")
+        made = build(root, plan)
+        with MemoryRepo(root) as repo:
+            full = replay_all(repo)
+            same(full, oldest_first(root, "main"))
+            # advance from an earlier commit: the same state when history grew linearly,
+            # a refusal (and the state untouched) when a merge lies in between
+            start = made[cut % len(made)]
+            partial = oldest_first(root, start)
+            grew = advance(repo, partial, Sha(made[-1]))
+            merges = git(root, "rev-list", "--min-parents=2", f"{start}..main").split()
+            assert grew == (not merges and start in git(root, "rev-list", "main").split())
+            if grew:
+                same(partial, full)
+            else:
+                same(partial, oldest_first(root, start))
+
+
+def test_a_branch_with_no_commits_replays_empty(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q", "-b", "main")
+    with MemoryRepo(tmp_path) as repo:
+        assert replay_all(repo) == Replay()
+
+
+def test_a_failing_log_names_git_s_error(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q", "-b", "main")
+    git(tmp_path, "commit", "-q", "--allow-empty", "-m", "one")
+    (tmp_path / ".git/objects/info").mkdir(exist_ok=True)
+    with MemoryRepo(tmp_path) as repo:
+        with Git(tmp_path).stream("log", "-z", "no-such-rev") as log, pytest.raises(GitError) as err:
+            list(log.pieces())
+        assert "no-such-rev" in str(err.value)
+        # a replay given up before its result leaves no git behind
+        pending = FullReplay(repo)
+        pending.close()
+        assert pending._log._proc.poll() is not None

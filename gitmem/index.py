@@ -17,7 +17,8 @@ from . import index_cache
 from .cards import sections
 from .git import Sha
 from .index_cache import Headings
-from .replay import FullReplay, Replay, advance, replay_all
+from .names import _SLUG
+from .replay import FullReplay, Replay, advance, no_gc, replay_all
 from .repo import MAIN, MemoryRepo
 
 __all__ = ["CardEntry", "Index", "Replay", "SectionEntry", "rebuild", "refresh", "rendered",
@@ -39,8 +40,9 @@ class SectionEntry(NamedTuple):
         return self.summary is not None
 
 
-@dataclass(frozen=True)
-class CardEntry:
+class CardEntry(NamedTuple):
+    """One card in the index (a tuple, like its sections: a refresh builds a thousand)."""
+
     project: str
     title: str
     sections: tuple[SectionEntry, ...]
@@ -85,32 +87,22 @@ class Index:
         return "\n".join(out) + "\n"
 
 
-def _is_card_name(name: str) -> str | None:
-    if not name.endswith(".md"):
-        return None
-    stem = name[:-3]
-    from .names import _SLUG
-
-    return stem if _SLUG.match(stem) else None
+# One card of a tree: (project, [[title, ""], [section id, heading], ...]).
+Layout = list[tuple[str, list[list[str]]]]
 
 
+def layout(repo: MemoryRepo, commit: str, headings: Headings, used: Headings | None = None) -> Layout:
+    """The cards of ``commit``'s tree with their headings: the half of the index that
+    does not depend on history, so it can be read while history is still replaying.
 
-
-def resolve(
-    repo: MemoryRepo, replay: Replay, headings: Headings, used: Headings | None = None
-) -> Index:
-    """Reconcile the replayed trailers with the card headings at ``replay.commit``.
-
-    ``headings`` caches parsed headings by blob sha; the ones this tree uses are
-    copied into ``used`` so the caller can keep the cache to the current tree.
+    ``headings`` caches parsed headings by blob sha; the ones this tree uses are copied
+    into ``used`` so the caller can keep the cache to the current tree.
     """
-    if replay.commit is None:
-        return Index(())
-    cards: list[CardEntry] = []
-    split_kw: dict[str, tuple[str, ...]] = {}
-    for entry in repo.store.read_tree(f"{replay.commit}:cards"):
-        project = _is_card_name(entry.name.decode("utf-8", "replace"))
-        if project is None or entry.is_tree:
+    out: Layout = []
+    slug = _SLUG.match
+    for entry in repo.store.read_tree(f"{commit}:cards"):
+        name = entry.name.decode("utf-8", "replace")
+        if entry.is_tree or not name.endswith(".md") or not slug(name[:-3]):
             continue
         info = headings.get(entry.sha)
         if info is None:
@@ -123,20 +115,46 @@ def resolve(
             headings[entry.sha] = info
         if used is not None:
             used[entry.sha] = info
-        secs = []
-        for sid, heading in info[1:]:
-            cur = replay.current(f"{project}/{sid}")
-            if cur is None:
-                secs.append(SectionEntry(sid, heading, (), None, None))
-            else:
+        out.append((name[:-3], info))
+    out.sort(key=lambda card: card[0])
+    return out
+
+
+def fill(cards: Layout, replay: Replay) -> Index:
+    """The index: each section of ``cards`` with its current entry in ``replay``."""
+    entries, inactive = replay.entries, replay.inactive
+    split_kw: dict[str, tuple[str, ...]] = {}
+    new = tuple.__new__  # NamedTuple's own __new__ is Python code: this skips a call layer
+    out: list[CardEntry] = []
+    with no_gc():
+        for project, info in cards:
+            secs = []
+            for sid, heading in info[1:]:
+                cur = None
+                for value in reversed(entries.get(f"{project}/{sid}", ())):  # Replay.current
+                    if value[0] not in inactive:
+                        cur = value
+                        break
+                if cur is None:
+                    secs.append(new(SectionEntry, (sid, heading, (), None, None)))
+                    continue
                 kws = split_kw.get(cur[1])
                 if kws is None:
-                    kws = split_kw[cur[1]] = tuple(k.strip() for k in cur[1].split(",") if k.strip())
+                    kws = tuple(filter(None, [k.strip() for k in cur[1].split(",")]))
+                    split_kw[cur[1]] = kws
                 # An entry without a summary (the memory tool's) leaves it unindexed.
-                secs.append(SectionEntry(sid, heading, kws, cur[2] or None, cur[0]))
-        cards.append(CardEntry(project, info[0][0] or project, tuple(secs)))
-    cards.sort(key=lambda c: c.project)
-    return Index(tuple(cards))
+                secs.append(new(SectionEntry, (sid, heading, kws, cur[2] or None, cur[0])))
+            out.append(new(CardEntry, (project, info[0][0] or project, tuple(secs))))
+    return Index(tuple(out))
+
+
+def resolve(
+    repo: MemoryRepo, replay: Replay, headings: Headings, used: Headings | None = None
+) -> Index:
+    """Reconcile the replayed trailers with the card headings at ``replay.commit``."""
+    if replay.commit is None:
+        return Index(())
+    return fill(layout(repo, replay.commit, headings, used), replay)
 
 
 def refresh(repo: MemoryRepo, branch: str = MAIN) -> Index:
@@ -193,21 +211,25 @@ def rendered(repo: MemoryRepo, branch: str = MAIN) -> str:
 
 def rebuild(repo: MemoryRepo, branch: str = MAIN) -> tuple[Index, Index | None]:
     """Replay all of history (reindex); returns (rebuilt, what the cache held, if any)."""
-    full = FullReplay(repo, branch)  # git walks while the cache is read
+    full = FullReplay(repo, branch)  # git walks while the cache and the cards are read
     try:
         loaded = index_cache.load(repo, branch)
+        # Headings are parsed from blobs and keyed by blob id: reusing them is still a pure
+        # function of the tree, so the rebuild stays independent of the cached trailers.
+        headings = loaded[1] if loaded else {}
+        tip = repo.tip(branch)
+        used: Headings = {}
+        cards = layout(repo, tip, headings, used) if tip else []
         state = full.result()
     finally:
         full.close()
-    tip = state.commit
+    if state.commit != tip:  # a commit landed meanwhile: lay out the tree that was replayed
+        used = {}
+        cards = layout(repo, state.commit, headings, used) if state.commit else []
+    index = fill(cards, state)
     old_state = None
-    if loaded and tip is not None and advance(repo, loaded[0], Sha(tip)):
+    if loaded and state.commit is not None and advance(repo, loaded[0], Sha(state.commit)):
         old_state = loaded[0]
-    headings = loaded[1] if loaded else {}
-    used: Headings = {}
-    # Headings are parsed from blobs and keyed by blob id: reusing them is still a pure
-    # function of the tree, so the rebuild stays independent of the cached trailers.
-    index = resolve(repo, state, headings, used)
     unchanged = (
         old_state is not None
         and old_state.commit == state.commit
@@ -218,7 +240,7 @@ def rebuild(repo: MemoryRepo, branch: str = MAIN) -> tuple[Index, Index | None]:
     cached = None
     if old_state is not None:
         same = unchanged or old_state.currents() == state.currents()
-        cached = index if same else resolve(repo, old_state, headings)
+        cached = index if same else fill(cards, old_state)
     if not (unchanged and loaded is not None and loaded[1] == used):
         index_cache.save(repo, branch, state, used)  # else it would be written as it is
     repo.memo[("index", branch)] = _Memo(state, used, index)

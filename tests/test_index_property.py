@@ -7,6 +7,7 @@ import json
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -198,3 +199,18 @@ def test_reindex_reports_what_a_damaged_cache_got_wrong(repo: MemoryRepo) -> Non
     assert report["differences"] == ["alpha § budget: cache had 'a lie', history says 'the truth'"]
     again = json.loads(gm("-C", str(repo.root), "reindex", "--json").out)
     assert again["matches_cache"] is True and again["differences"] == []
+
+
+def test_reindex_lays_out_the_tree_it_replayed_when_the_branch_moved_meanwhile(
+    repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_card(repo, "alpha", "", "## Budget\nx\n", IndexEntry.make("budget", ["a"], "one"))
+    first = repo.tip("main")
+    write_card(repo, "beta", "", "## Goals\ny\n", IndexEntry.make("goals", ["g"], "two"))
+    # The cards are read while git walks: here they are read at an older tip than the one
+    # the log ends up replaying, as when a commit lands in between.
+    monkeypatch.setattr(MemoryRepo, "tip", lambda self, branch: first)
+    rebuilt, _cached = index.rebuild(repo)
+    monkeypatch.undo()
+    assert [c.project for c in rebuilt.cards] == ["alpha", "beta"]
+    assert rebuilt == full_replay(repo)

@@ -70,7 +70,10 @@ def _strip_comments(message: str) -> str:
 def check_commit_message(root: Path, message: str) -> None:
     """Raise InvalidInput when the message's gitmem trailers are wrong for the staged tree."""
     git = Git(root)
-    parsed = git.run("interpret-trailers", "--parse", input=_strip_comments(message).encode())
+    # --no-divider: git log finds trailers past a "---" line, so the check must see them too.
+    parsed = git.run(
+        "interpret-trailers", "--parse", "--no-divider", input=_strip_comments(message).encode()
+    )
     pairs = []
     for line in parsed.stdout.decode("utf-8", "replace").splitlines():
         key, sep, value = line.partition(":")

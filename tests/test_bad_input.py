@@ -173,6 +173,9 @@ def memory_state(client: Path) -> tuple[dict[str, str], str, str]:
          "given more than once"),
         ("Gitmem-Section: budget\nGitmem-Keywords: k\nGitmem-Summary: s", "without Gitmem-Card"),
         ("Gitmem-Card: acme\nGitmem-Section: budget", "Gitmem-Section needs Gitmem-Keywords beside it"),
+        # git log reads trailers past a "---" line (no patch divider in a commit): so does the hook
+        ("---\n\nGitmem-Card: nope\nGitmem-Section: budget\nGitmem-Keywords: k\nGitmem-Summary: s",
+         "names 'nope' but cards/nope.md is not in this commit"),
     ],
 )
 def test_hook_refuses_forged_trailers(seeded: Path, trailers: str, reason: str) -> None:

@@ -352,7 +352,26 @@ def gitmem_revision() -> str:
     return f"{head}{' + uncommitted changes in gitmem/' if dirty else ''}"
 
 
-def print_context(args: argparse.Namespace, repo: Path) -> None:
+def file_create_ms(folder: Path, n: int = 200) -> float:
+    """Median cost of creating, writing and renaming a small file in ``folder``: what a
+    loose object costs. It varies a lot between folders and machines, and edits are
+    mostly made of it, so the run prints it beside the figures."""
+    probe = Path(tempfile.mkdtemp(prefix="gitmem-probe.", dir=folder))
+    samples = []
+    try:
+        for i in range(n):
+            start = time.perf_counter()
+            fd = os.open(probe / f"t{i}", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o444)
+            os.write(fd, b"x" * 200)
+            os.close(fd)
+            os.replace(probe / f"t{i}", probe / f"o{i}")
+            samples.append(time.perf_counter() - start)
+    finally:
+        shutil.rmtree(probe, ignore_errors=True)
+    return median_ms(samples)
+
+
+def print_context(args: argparse.Namespace, repo: Path, work: Path) -> None:
     meta = meta_of(repo)
     git_version = git_quiet(repo, "--version")
     print(f"# gitmem core benchmarks, {datetime.now().astimezone():%Y-%m-%d %H:%M %Z}")
@@ -368,6 +387,7 @@ def print_context(args: argparse.Namespace, repo: Path) -> None:
         f"edits: {args.edits} per path; rebuild runs: {args.runs}; refresh rounds: "
         f"{args.rounds}; CLI runs: {args.runs}"
     )
+    print(f"scratch: {work} (create + write + rename a small file: {file_create_ms(work):.3f} ms)")
     print()
 
 
@@ -412,8 +432,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     src = cached_repo(Params(args.cards, args.commits, args.seed), cache_root(args.cache_dir))
     projects: list[str] = meta_of(src)["projects"]
-    print_context(args, src)
     work = Path(tempfile.mkdtemp(prefix="gitmem-bench-run."))
+    print_context(args, src, work)
     try:
         with MemoryRepo(src) as repo:
             plan = plan_edits(repo, projects, args.edits, args.seed)

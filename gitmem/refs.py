@@ -154,9 +154,12 @@ def sync_worktree(
         if target.is_dir():
             with contextlib.suppress(OSError):
                 target.rmdir()  # an empty folder left behind; a full one makes the write fail
-        target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(f".{target.name}.gitmem-{os.getpid()}")
-        tmp.write_bytes(data)
+        try:
+            tmp.write_bytes(data)
+        except FileNotFoundError:  # a new folder; no mkdir otherwise (it costs like a create)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_bytes(data)
         os.replace(tmp, target)
         updates[path] = (blob, target.stat())
     sha_len = 32 if repo.store._sha256 else 20

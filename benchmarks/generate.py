@@ -42,6 +42,7 @@ from gitmem.edit import write_card
 from gitmem.git import clean_env
 from gitmem.index import refresh
 from gitmem.names import slugify
+from gitmem.paths import shipped
 from gitmem.repo import MAIN, MemoryRepo
 from gitmem.revert import revert_commit
 from gitmem.trailers import IndexEntry, edit_message
@@ -181,10 +182,14 @@ class Params:
     seed: int = 1
 
     def key(self) -> str:
-        """A cache key that changes with the parameters, this file and gitmem's format."""
+        """A cache key that changes with the parameters, this file, gitmem's format and
+        the repo template (its ``gitmem.toml`` names the model, for one)."""
         probe = edit_message(
             "a-b", IndexEntry.make("c", ["d"], "e"), session="s", actor="agent"
         ).encode()
+        template = shipped("template-repo")
+        files = sorted(f for f in template.rglob("*") if f.is_file())
+        probe += b"".join(str(f.relative_to(template)).encode() + f.read_bytes() for f in files)
         digest = hashlib.sha1(Path(__file__).read_bytes() + probe).hexdigest()[:10]
         return f"v{GENERATOR_VERSION}-c{self.cards}-n{self.commits}-s{self.seed}-{digest}"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .git import Git, Sha
-from .trailers import gitmem_trailers
+from .trailers import DEFAULT_BLOCKS, gitmem_trailers
 
 # NUL ends a record (-z); 0x1f separates fields; the trailer block comes last, as written.
 _FORMAT = "%H%x1f%P%x1f%aI%x1f%an%x1f%s%x1f%(trailers)"
@@ -36,7 +36,7 @@ def read_log(
     first_parent: bool = False,
     extra: list[str] | None = None,
 ) -> list[Commit]:
-    args = ["log", "-z", f"--format={_FORMAT}", *(extra or [])]
+    args = [*DEFAULT_BLOCKS, "log", "-z", f"--format={_FORMAT}", *(extra or [])]
     if first_parent:
         args.append("--first-parent")
     if max_count is not None:

@@ -70,9 +70,10 @@ def _strip_comments(message: str) -> str:
 def check_commit_message(root: Path, message: str) -> None:
     """Raise InvalidInput when the message's gitmem trailers are wrong for the staged tree."""
     git = Git(root)
-    # --no-divider: git log finds trailers past a "---" line, so the check must see them too.
+    # The block as git log finds it for the index: past a "---" line, default separators.
     parsed = git.run(
-        "interpret-trailers", "--parse", "--no-divider", input=_strip_comments(message).encode()
+        *T.DEFAULT_BLOCKS, "interpret-trailers", "--parse", "--no-divider",
+        input=_strip_comments(message).encode(),
     )
     pairs = []
     for line in parsed.stdout.decode("utf-8", "replace").splitlines():

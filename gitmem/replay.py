@@ -149,7 +149,7 @@ class _Fold:
 
 
 def _log(repo: MemoryRepo, rev: str) -> Stream:
-    return repo.git.stream("log", "-z", "--topo-order", f"--format={_FORMAT}", rev)
+    return repo.git.stream(*T.DEFAULT_BLOCKS, "log", "-z", "--topo-order", f"--format={_FORMAT}", rev)
 
 
 def _fold(log: Stream) -> _Fold:

@@ -60,6 +60,10 @@ def edit_message(
     return f"{head}\n\n" + "\n".join(lines) + "\n"
 
 
+# Options that make git find trailer blocks with its default separator, whatever someone
+# configured: the index must be the same on every machine.
+DEFAULT_BLOCKS = ("-c", "trailer.separators=:")
+
 # git's isspace(): what it trims from keys and values and what starts a continuation line.
 _SPACE = " \t\n\r"
 _TOKEN = re.compile(r"[A-Za-z0-9-]+[ \t]*:")  # a trailer line: token, blanks, separator
@@ -68,12 +72,13 @@ _TOKEN = re.compile(r"[A-Za-z0-9-]+[ \t]*:")  # a trailer line: token, blanks, s
 def gitmem_trailers(block: str) -> tuple[dict[str, str], tuple[str, ...]]:
     """gitmem's trailers in a trailer block as git's ``%(trailers)`` prints it.
 
-    git finds the block (the message's last paragraph, by its own rules); this reads
-    its lines as ``%(trailers:only,unfold)`` would, without git's per-trailer
-    formatting and without the trailer settings of whoever runs it (a configured
-    token alias or separator never changes what the index says). Lines that are not
-    ``Key: value`` are skipped; a line starting with a blank continues the trailer
-    above it. Returns canonical key -> first value, and every ``Gitmem-Reverts`` value
+    git finds the block (the message's last paragraph, by its own rules; run it with
+    ``DEFAULT_BLOCKS``); this reads its lines as ``%(trailers:only,unfold)`` would,
+    without git's per-trailer formatting, so a token alias someone configured in git
+    never renames what gitmem reads. (Configured tokens still count as git's
+    "recognized" trailers when it decides whether a last paragraph that mixes trailers
+    and prose is a trailer block.) Lines that are not ``Key: value`` are skipped; a
+    line starting with a blank continues the trailer above it. Returns canonical key -> first value, and every ``Gitmem-Reverts`` value
     in order (a session revert names several commits).
     """
     trailers: dict[str, str] = {}

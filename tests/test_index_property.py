@@ -214,3 +214,29 @@ def test_reindex_lays_out_the_tree_it_replayed_when_the_branch_moved_meanwhile(
     monkeypatch.undo()
     assert [c.project for c in rebuilt.cards] == ["alpha", "beta"]
     assert rebuilt == full_replay(repo)
+
+
+@pytest.mark.parametrize("setting", ["separators", "aliases"])
+def test_a_machine_s_trailer_settings_do_not_change_the_index(repo: MemoryRepo, setting: str) -> None:
+    from gitmem.history import read_log
+
+    write_card(repo, "alpha", "", "## Budget\nx\n", IndexEntry.make("budget", ["a"], "the truth"))
+    card = repo.root / "cards/alpha.md"
+    fields = "Card: alpha\n{0}Section: budget\n{0}Keywords: k\n{0}Summary: {1}\n"
+    card.write_text(card.read_text() + "y\n")
+    if setting == "separators":  # a trailer block only if "=" separates too
+        message = "hand\n\nGitmem-" + fields.format("Gitmem-", "forged") + "Note=x"
+        config = {"trailer.separators": "=:"}
+    else:  # tokens that a configured alias would print as gitmem's keys
+        message = "hand\n\n" + fields.format("", "aliased").lower()
+        config = {f"trailer.{k}.key": f"Gitmem-{k.capitalize()}"
+                  for k in ("card", "section", "keywords", "summary")}
+    git(repo.root, "commit", "-qam", message)
+    before = index.rebuild(repo)[0].render()
+    for key, value in config.items():
+        git(repo.root, "config", key, value)
+    with MemoryRepo(repo.root) as other:
+        after, cached = index.rebuild(other)
+        assert "- budget: the truth [a]" in before
+        assert after.render() == before and cached == after
+        assert read_log(other.git, "HEAD", max_count=1)[0].trailers == {}

@@ -47,16 +47,10 @@ class Replay:
         self.apply_raw(c.sha, c.trailers, c.reverts)
 
     def apply_raw(self, sha: str, trailers: dict[str, str], reverts: tuple[str, ...]) -> None:
-        targets = list(reverts) or [t for t in (trailers.get(T.REVERTS),) if t]
-        if targets:
-            self.reverts[sha] = targets
-            self._set_active(sha, True)
-        elif T.LAYER not in trailers:
-            card, section = trailers.get(T.CARD), trailers.get(T.SECTION)
-            if card and section:
-                value = [sha, trailers.get(T.KEYWORDS) or "", trailers.get(T.SUMMARY) or ""]
-                self.entries.setdefault(f"{card}/{section}", []).append(value)
-        self.commit = sha
+        """Fold in one commit newer than everything folded so far."""
+        one = _Fold(tip=sha)
+        one.add(sha, trailers, reverts)
+        one.onto(self)
 
     def currents(self) -> dict[str, list[str] | None]:
         """Every key's current entry: two states that agree here resolve to the same index."""
@@ -104,7 +98,7 @@ class _Fold:
     oldest_parent: str = ""  # the parents field of the oldest commit read
 
     def feed(self, piece: bytes) -> None:
-        entries, reverts, parse = self.entries, self.reverts, T.gitmem_trailers
+        add, parse = self.add, T.gitmem_trailers
         below, linear = self.oldest_parent, self.linear
         for record in piece.decode("utf-8", "replace").split("\0"):
             sha, _, rest = record.lstrip("\n").partition("\x1f")
@@ -115,22 +109,24 @@ class _Fold:
             elif sha != below:
                 linear = False
             below, _, block = rest.partition("\x1f")
-            if not block:
-                continue
-            trailers, targets = parse(block)
-            if targets:
-                reverts.append((sha, list(targets)))
-            elif T.LAYER not in trailers:
-                card, section = trailers.get(T.CARD), trailers.get(T.SECTION)
-                if card and section:
-                    value = [sha, trailers.get(T.KEYWORDS) or "", trailers.get(T.SUMMARY) or ""]
-                    key = f"{card}/{section}"
-                    got = entries.get(key)
-                    if got is None:
-                        entries[key] = [value]
-                    else:
-                        got.append(value)
+            if block:
+                add(sha, *parse(block))
         self.oldest_parent, self.linear = below, linear
+
+    def add(self, sha: str, trailers: dict[str, str], reverts: tuple[str, ...]) -> None:
+        """One commit, older than every commit added before it."""
+        targets = reverts or tuple(t for t in (trailers.get(T.REVERTS),) if t)
+        if targets:
+            self.reverts.append((sha, list(targets)))
+        elif T.LAYER not in trailers:
+            card, section = trailers.get(T.CARD), trailers.get(T.SECTION)
+            if card and section:
+                value = [sha, trailers.get(T.KEYWORDS) or "", trailers.get(T.SUMMARY) or ""]
+                got = self.entries.get(key := f"{card}/{section}")
+                if got is None:
+                    self.entries[key] = [value]
+                else:
+                    got.append(value)
 
     def onto(self, state: Replay) -> None:
         """Fold these (newer) commits into ``state``, oldest first."""

@@ -161,9 +161,7 @@ def build_chain(repo: MemoryRepo, view: SessionView, plan: Plan) -> list[Sha]:
             tree = _cut_down(repo, parent, c, keep)
             total = sum(len(f.hunks) for f in c.files)
             message = _partial_message(raw.message, len(keep), total)
-        parent = repo.store.write_commit(
-            tree, [parent], raw.author, repo.signature("COMMITTER"), message
-        )
+        parent = repo.write_commit(tree, [parent], message, author=raw.author)
         chain.append(parent)
     return chain
 

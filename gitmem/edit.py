@@ -120,11 +120,7 @@ def write_card(
             blob = repo.store.write("blob", data)
             tree = repo.store.update_path(root, path, blob)
             assert tree is not None
-            sig = repo.signature("AUTHOR")
-            commit = repo.store.write_commit(
-                tree, [parent], sig, repo.signature("COMMITTER"), message
-            )
-            return commit, {path: (blob, data)}
+            return repo.write_commit(tree, [parent], message), {path: (blob, data)}
 
         head_blob = got[0] if raw is not None and got else None
         return Plan([path], make, {path: (head_blob, raw)})

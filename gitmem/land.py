@@ -74,9 +74,7 @@ def land(repo: MemoryRepo, shas: list[Sha], onto: str, reason: str) -> list[Sha]
                 raise Conflict(f"{raw.sha[:7]} is a merge; land its edits instead")
             tree, paths = transplant(repo, parent, [(raw.parents[0], raw.sha)])
             touched.update(paths)
-            parent = repo.store.write_commit(
-                tree, [parent], raw.author, repo.signature("COMMITTER"), raw.message
-            )
+            parent = repo.write_commit(tree, [parent], raw.message, author=raw.author)
             new.append(parent)
         last = parent
         return Plan(sorted(touched), lambda: (last, {}))

@@ -33,6 +33,11 @@ class Plan:
     known: dict[str, tuple[Sha | None, bytes | None]] = field(default_factory=dict)
 
 
+def commit_plan(repo: MemoryRepo, tip: Sha, tree: Sha, paths: list[str], message: str) -> Plan:
+    """The plan of committing ``tree`` (written already) on ``tip``."""
+    return Plan(paths, lambda: (repo.write_commit(tree, [tip], message), {}))
+
+
 @dataclass(frozen=True)
 class Published:
     commit: Sha

@@ -162,6 +162,14 @@ class MemoryRepo:
                 found[key] = value
         return found.get("user.name", "gitmem"), found.get("user.email", "gitmem@localhost")
 
+    def write_commit(
+        self, tree: Sha, parents: list[Sha], message: str, author: str | None = None
+    ) -> Sha:
+        """A commit object committed by this repo's identity; authored by it too, unless
+        ``author`` keeps the one of a commit being re-created."""
+        author = author or self.signature("AUTHOR")
+        return self.store.write_commit(tree, parents, author, self.signature("COMMITTER"), message)
+
     def signature(self, role: str = "AUTHOR") -> str:
         """ "Name <email> epoch tz" as git would write it, honouring GIT_{role}_* variables."""
         name = os.environ.get(f"GIT_{role}_NAME") or self._identity[0]

@@ -9,7 +9,7 @@ from . import trailers as T
 from .errors import InvalidInput, NotFound
 from .git import Sha
 from .history import read_log
-from .publish import Blobs, Plan, publish
+from .publish import Plan, commit_plan, publish
 from .repo import MAIN, MemoryRepo
 from .transplant import transplant
 
@@ -49,14 +49,7 @@ def revert_commit(
         if repo.git.run("merge-base", "--is-ancestor", sha, tip, check=False).returncode:
             raise NotFound(f"{sha[:7]} is not on {branch!r}")
         tree, paths = transplant(repo, tip, [(sha, target.parents[0])])
-
-        def make() -> tuple[Sha, Blobs]:
-            sig = repo.signature("AUTHOR")
-            return repo.store.write_commit(
-                tree, [tip], sig, repo.signature("COMMITTER"), message
-            ), {}
-
-        return Plan(paths, make)
+        return commit_plan(repo, tip, tree, paths, message)
 
     done = publish(repo, branch, plan, f"gitmem revert: {sha[:12]}")
     assert done is not None

@@ -16,7 +16,7 @@ from . import trailers as T
 from .errors import Conflict, InvalidInput, NotFound
 from .git import Sha
 from .history import Commit, read_log
-from .publish import Blobs, Plan, publish
+from .publish import Plan, commit_plan, publish
 from .repo import MAIN, MemoryRepo
 from .review import landed_by_session, session_refs
 from .review_text import count
@@ -97,14 +97,7 @@ def revert_session(
             tree, paths = transplant(repo, tip, pairs)
         except Conflict as err:
             raise Conflict(f"session {sid} cannot be reverted cleanly: {err}") from None
-
-        def make() -> tuple[Sha, Blobs]:
-            sig = repo.signature("AUTHOR")
-            return repo.store.write_commit(
-                tree, [tip], sig, repo.signature("COMMITTER"), message
-            ), {}
-
-        return Plan(paths, make)
+        return commit_plan(repo, tip, tree, paths, message)
 
     done = publish(repo, branch, plan, f"gitmem revert session: {sid}")
     assert done is not None

@@ -21,7 +21,7 @@ from . import trailers as T
 from .errors import Conflict, DirtyCard, InvalidInput, NotFound
 from .git import Sha
 from .land import commits_between, land
-from .publish import Blobs, Plan, publish
+from .publish import Plan, commit_plan, publish
 from .refs import cas
 from .repo import MAIN, SESSION_PREFIX, MemoryRepo
 
@@ -111,15 +111,7 @@ def commit_changes(
             changed.append(path)
         if not changed:
             return None
-        final = tree or repo.store.write_tree([])
-
-        def make() -> tuple[Sha, Blobs]:
-            sig = repo.signature("AUTHOR")
-            return repo.store.write_commit(
-                final, [tip], sig, repo.signature("COMMITTER"), message
-            ), {}
-
-        return Plan(changed, make)
+        return commit_plan(repo, tip, tree or repo.store.write_tree([]), changed, message)
 
     done = publish(repo, branch, plan, reason)
     return done.commit if done else None

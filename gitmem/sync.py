@@ -161,10 +161,7 @@ def _commit_merge(
         f"{count(n, 'commit')} from {remote} joined to the local ones; "
         "no local commit was rewritten.\n"
     )
-    sig = repo.signature("AUTHOR")
-    commit = repo.store.write_commit(
-        merged.tree, [ours, theirs], sig, repo.signature("COMMITTER"), message
-    )
+    commit = repo.write_commit(merged.tree, [ours, theirs], message)
     if not cas(repo, f"refs/heads/{MAIN}", commit, ours, f"gitmem sync: merge {remote}/main"):
         raise _MainMoved
     paths = sorted(set(merged.touched) | set(extra))

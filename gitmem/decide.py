@@ -20,11 +20,11 @@ from . import index, sessions
 from .errors import Conflict, InvalidInput
 from .git import Sha
 from .land import land, read_commit
-from .refs import checked_out, ensure_clean
 from .repo import MAIN, MemoryRepo
 from .review import ARCHIVE_OF_ACTION, ReviewCommit, SessionView, load
 from .review_text import count
 from .transplant import transplant
+from .worktree import checked_out, ensure_clean
 
 # commit -> None (all of it) or the hunks to keep; a commit not in the plan is left out
 Plan = dict[Sha, tuple[H.Hunk, ...] | None]

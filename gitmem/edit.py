@@ -27,6 +27,7 @@ class EditResult:
     section: str
     created: bool
     worktree_updated: bool
+    behind: str | None = None  # why the working tree has not followed yet
 
     def to_json(self) -> dict[str, object]:
         return asdict(self)
@@ -127,7 +128,9 @@ def write_card(
 
     done = publish(repo, branch, plan)
     assert done is not None  # an edit always changes the card
-    return EditResult(done.commit, branch, project, entry.section_id, created, done.worktree)
+    return EditResult(
+        done.commit, branch, project, entry.section_id, created, done.worktree, done.behind
+    )
 
 
 def _check_result(

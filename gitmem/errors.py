@@ -7,6 +7,8 @@ place that turns them into an exit code and a ``gitmem: error: ...`` line.
 
 from __future__ import annotations
 
+import errno
+
 # Named exit codes (gitlint style): scripts may rely on them.
 EXIT_OK = 0
 EXIT_USAGE = 2  # bad input: names, texts, flags
@@ -74,3 +76,71 @@ class GitError(GitmemError):
 
 class ModelError(GitmemError):
     exit_code = EXIT_MODEL
+
+
+class UnsafePath(Conflict):
+    """A symlink, submodule or other non-file where gitmem keeps memory (in a tree or on
+    disk): refused, never followed."""
+
+
+class CorruptObject(GitmemError):
+    """An object git cannot read: missing or damaged. Never read as "no card"."""
+
+    exit_code = EXIT_GIT
+
+    def __init__(self, obj: str, path: str | None = None, detail: str = "") -> None:
+        where = f" ({path})" if path else ""
+        more = f": {detail}" if detail else ""
+        super().__init__(
+            f"git object {obj}{where} is missing or corrupt{more}",
+            hint="run `git fsck --full` to see the damage; restore the object from a clone "
+            "or backup (git fetch from a remote that has it)",
+        )
+        self.obj = obj
+        self.path = path
+
+
+class StaleLock(Conflict):
+    """A git lock file that stays: another git process is running, or one was killed."""
+
+    def __init__(self, lock: str) -> None:
+        super().__init__(
+            f"{lock} exists: another git process is running here, or one was killed and left it",
+            hint=f"if no git or gitmem process is running in this repo, remove it: rm {lock}",
+        )
+        self.lock = lock
+
+
+class StorageError(GitmemError):
+    """The disk refused a write: full, read-only, over a quota or a file-size limit."""
+
+    exit_code = EXIT_GIT
+
+
+class GitMissing(GitmemError):
+    """git itself cannot be started."""
+
+    exit_code = EXIT_GIT
+
+
+_DISK_ERRORS = {
+    errno.ENOSPC: "no space left on the device",
+    errno.EDQUOT: "over the disk quota",
+    errno.EROFS: "the file system is read-only",
+    errno.EFBIG: "over the file-size limit",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+}
+
+
+def from_os_error(exc: BaseException) -> GitmemError | None:
+    """The one-line error for an OSError a person's machine can cause (a full or
+    read-only disk, no permission); None for anything else (a bug)."""
+    if not isinstance(exc, OSError) or exc.errno not in _DISK_ERRORS:
+        return None
+    where = f": {exc.filename}" if exc.filename else ""
+    err = StorageError(
+        f"cannot write{where}: {_DISK_ERRORS[exc.errno]}",
+        hint="free some space or fix the permissions, then run the command again",
+    )
+    return err

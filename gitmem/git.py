@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import NewType
 
-from .errors import GitError
+from .errors import GitError, GitMissing
 
 Sha = NewType("Sha", str)
 
@@ -65,14 +65,17 @@ class Git:
         ok_codes: Sequence[int] = (0,),
     ) -> subprocess.CompletedProcess[bytes]:
         cmd = ["git", *args]
-        proc = subprocess.run(
-            cmd,
-            cwd=self.cwd,
-            input=input,
-            capture_output=True,
-            env={**self._env, **env} if env else self._env,
-            check=False,
-        )
+        try:
+            proc = subprocess.run(
+                cmd,
+                cwd=self.cwd,
+                input=input,
+                capture_output=True,
+                env={**self._env, **env} if env else self._env,
+                check=False,
+            )
+        except FileNotFoundError as exc:
+            raise _missing(self.cwd) from exc
         if check and proc.returncode not in ok_codes:
             raise GitError(
                 cmd,
@@ -91,14 +94,25 @@ class Git:
         return self.run(*args, input=input).stdout.decode("utf-8", "surrogateescape").rstrip("\n")
 
     def popen(self, *args: str) -> subprocess.Popen[bytes]:
-        return subprocess.Popen(
-            ["git", *args],
-            cwd=self.cwd,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=self._env,
-        )
+        try:
+            return subprocess.Popen(
+                ["git", *args],
+                cwd=self.cwd,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=self._env,
+            )
+        except FileNotFoundError as exc:
+            raise _missing(self.cwd) from exc
+
+
+def _missing(cwd: Path) -> Exception:
+    if not cwd.is_dir():
+        return FileNotFoundError(f"no such directory: {cwd}")
+    return GitMissing(
+        "git is not installed or not on PATH", hint="install git (https://git-scm.com) and retry"
+    )
 
 
 class Stream:
@@ -119,7 +133,12 @@ class Stream:
         with contextlib.ExitStack() as files:
             self._out = files.enter_context(tempfile.TemporaryFile())
             self._err = files.enter_context(tempfile.TemporaryFile())
-            self._proc = subprocess.Popen(cmd, cwd=cwd, stdout=self._out, stderr=self._err, env=env)
+            try:
+                self._proc = subprocess.Popen(
+                    cmd, cwd=cwd, stdout=self._out, stderr=self._err, env=env
+                )
+            except FileNotFoundError as exc:
+                raise _missing(cwd) from exc
             self._files = files.pop_all()  # the stream owns them now; close() closes them
 
     def pieces(self) -> Iterator[bytes]:

@@ -93,19 +93,24 @@ def staged(index_file: Path, path: str, sha_len: int = 20) -> list[tuple[int, st
     return [(stage, data[at + 40 : at + 40 + sha_len].hex()) for at, stage in found]
 
 
-def restage(index_file: Path, updates: dict[str, tuple[str, os.stat_result]], sha_len: int = 20) -> bool:
+def restage(
+    index_file: Path,
+    updates: dict[str, tuple[str, os.stat_result]],
+    sha_len: int = 20,
+    scratch: Path | None = None,
+) -> bool:
     """Point existing stage-0 entries at new blobs with the files' new stat data, as
     ``git update-index`` would after the working tree was written; True when done.
 
-    Takes ``index.lock`` like git. Returns False, having changed nothing, whenever git
-    should do it instead: a path not in the index (or conflicted), an index version or
-    extension not handled here, or the lock held by someone else.
+    Takes ``index.lock`` like git, but only once the new index is complete: it is
+    written to ``scratch`` (beside ``index.lock`` when not given) and hard-linked in as
+    the lock, so a writer killed at any point leaves either no lock or one that
+    ``scratch`` proves is gitmem's own. Returns False, having changed nothing,
+    whenever git should do it instead: a path not in the index (or conflicted), an
+    index version or extension not handled here, or the lock held by someone else.
     """
     lock = index_file.with_name(index_file.name + ".lock")
-    try:
-        fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    except OSError:
-        return False
+    scratch = scratch or index_file.with_name(index_file.name + ".gitmem-next")
     try:
         with open(index_file, "rb") as fh:
             st = os.fstat(fh.fileno())
@@ -114,10 +119,24 @@ def restage(index_file: Path, updates: dict[str, tuple[str, os.stat_result]], sh
         new = _rewrite(data, layout, updates, sha_len) if layout else None
         if new is None or layout is None:
             return False
-        os.write(fd, new)
-        os.close(fd)
-        fd = -1
+        with contextlib.suppress(FileNotFoundError):
+            scratch.unlink()
+        fd = os.open(scratch, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            os.write(fd, new)
+        finally:
+            os.close(fd)
+        try:
+            os.link(scratch, lock)  # fails while git (or anyone) holds the lock
+        except OSError:
+            scratch.unlink()
+            return False
+        if _stat_key(os.stat(index_file)) != _stat_key(st):  # git wrote it after our read
+            lock.unlink()
+            scratch.unlink()
+            return False
         os.replace(lock, index_file)
+        scratch.unlink()
         # Entries kept their offsets; only the dropped caches are gone.
         at = layout.extensions[0][1] if layout.extensions else len(new) - sha_len
         kept = []
@@ -129,11 +148,6 @@ def restage(index_file: Path, updates: dict[str, tuple[str, os.stat_result]], sh
         return True
     except OSError:
         return False
-    finally:
-        if fd != -1:
-            os.close(fd)
-            with contextlib.suppress(OSError):
-                os.unlink(lock)
 
 
 def _rewrite(

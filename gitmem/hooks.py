@@ -20,7 +20,7 @@ from .git import Git
 from .paths import shipped
 
 MARKER = "gitmem-hook v1"
-HOOKS = ("commit-msg", "post-checkout", "post-merge", "post-rewrite")
+HOOKS = ("commit-msg", "pre-commit", "post-checkout", "post-merge", "post-rewrite")
 
 
 @dataclass(frozen=True)
@@ -101,6 +101,27 @@ def check_commit_message(root: Path, message: str) -> None:
             )
 
 
+def refuse_half_followed(root: Path) -> int:
+    """pre-commit: a person's commit must not record a working tree gitmem had not finished
+    updating (it would quietly undo the agent's edit)."""
+    from .repo import MemoryRepo
+    from .worktree import pending_paths
+
+    try:
+        with MemoryRepo.discover(root) as repo:
+            paths = pending_paths(repo)
+    except GitmemError:
+        return 0
+    if not paths:
+        return 0
+    print(
+        f"gitmem: commit refused: gitmem's update of {', '.join(paths)} was interrupted and the "
+        "working tree is behind the branch; run `gitmem recover`, then commit again",
+        file=sys.stderr,
+    )
+    return 1
+
+
 def main(argv: list[str]) -> int:
     if not argv:
         print(
@@ -119,12 +140,16 @@ def main(argv: list[str]) -> int:
             print(f"gitmem: commit refused: {err}", file=sys.stderr)
             return 1
         return 0
+    if argv[0] == "pre-commit":
+        return refuse_half_followed(root)
     if argv[0] == "refresh":
         from . import index
         from .repo import MAIN, MemoryRepo
+        from .worktree import recover
 
         try:
             with MemoryRepo.discover(root) as repo:
+                recover(repo)
                 index.refresh(repo, MAIN)
                 head = repo.head_branch()
                 if head and head != MAIN:

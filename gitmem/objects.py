@@ -9,18 +9,30 @@ no process at all until the compare-and-swap ``update-ref`` that publishes it.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import hashlib
 import os
+import re
 import subprocess
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import GitError
+from .errors import CorruptObject, GitError, UnsafePath
 from .git import Git, Sha
 
 TREE_MODE = b"40000"
 BLOB_MODE = b"100644"
+EXEC_MODE = b"100755"
+LINK_MODE = b"120000"
+GITLINK_MODE = b"160000"
+_FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_OBJECT_IN = re.compile(rb"[0-9a-f]{40,64}")
+
+
+def _named_in(err: str) -> str | None:
+    m = _OBJECT_IN.search(err.encode())
+    return m.group().decode() if m else None
 
 
 @dataclass(frozen=True)
@@ -60,26 +72,96 @@ class ObjectStore:
         return self._proc
 
     def read(self, name: str) -> tuple[Sha, str, bytes] | None:
-        """(sha, type, content) of any object name git resolves, or None if missing."""
+        """(sha, type, content) of an object name, or None when it names nothing.
+
+        ``REV:PATH`` is resolved here, one tree at a time, not by git: a symlink or a
+        submodule on the way is refused (UnsafePath), and an object that a tree names
+        but git cannot read is an error (CorruptObject), never "no such file". A full
+        sha must exist: it came from a tree, a commit or a ref.
+        """
         if "\n" in name:
             return None
+        rev, colon, path = name.partition(":")
+        if colon and rev and path:
+            return self._read_path(rev, path)
+        got = self._cat(name)
+        if got is None and _FULL_SHA.fullmatch(name):
+            raise CorruptObject(name)
+        if got is None and name.startswith("refs/") and self._ref_exists(name):
+            raise CorruptObject(name.partition("^")[0], detail="the ref points at it")
+        return got
+
+    def _read_path(self, rev: str, path: str) -> tuple[Sha, str, bytes] | None:
+        root = self.read(f"{rev}^{{tree}}")
+        if root is None:
+            if _FULL_SHA.fullmatch(rev):
+                raise CorruptObject(rev, path)
+            return None
+        sha, kind, data = root
+        parts = path.strip("/").split("/")
+        for depth, part in enumerate(parts):
+            if kind != "tree":
+                return None  # a file where a folder would be: no such path
+            if sha not in self._trees:
+                self._remember(sha, self._parse(data))
+            entries = self._trees[sha][0]
+            raw = part.encode("utf-8", "surrogateescape")
+            entry = next((e for e in entries if e.name == raw), None)
+            if entry is None:
+                return None
+            here = "/".join(parts[: depth + 1])
+            if entry.mode in (LINK_MODE, GITLINK_MODE):
+                what = "a symlink" if entry.mode == LINK_MODE else "a submodule"
+                label = rev[:12] if _FULL_SHA.fullmatch(rev) else rev.removeprefix("refs/heads/")
+                raise UnsafePath(
+                    f"{here} is {what} in {label}; gitmem never follows one where it keeps memory",
+                    hint=f"replace it with a real file or folder in a new commit (git rm {here!r})",
+                )
+            if entry.is_tree and entry.sha in self._trees and depth < len(parts) - 1:
+                sha, kind, data = entry.sha, "tree", b""  # parsed already: no read
+                continue
+            got = self._cat(entry.sha, here)
+            if got is None:
+                raise CorruptObject(entry.sha, here)
+            sha, kind, data = got
+        return sha, kind, data
+
+    def _cat(self, name: str, path: str | None = None) -> tuple[Sha, str, bytes] | None:
         proc = self._batch()
         assert proc.stdin is not None and proc.stdout is not None
         try:
             proc.stdin.write(name.encode("utf-8", "surrogateescape") + b"\n")
             proc.stdin.flush()
             header = proc.stdout.readline()
-        except BrokenPipeError as exc:  # pragma: no cover - git died under us
-            raise GitError(["git", "cat-file", "--batch"], -1, str(exc)) from exc
-        if not header:
-            err = proc.stderr.read().decode() if proc.stderr else ""
-            raise GitError(["git", "cat-file", "--batch"], proc.wait(), err)
-        parts = header.split()
-        if len(parts) != 3:  # "<name> missing" / "ambiguous"
+        except BrokenPipeError:
+            header = b""
+        if not header:  # git died: a damaged object is the usual reason
+            err = proc.stderr.read().decode("utf-8", "replace") if proc.stderr else ""
+            code = proc.wait()
+            self._proc = None
+            if "corrupt" in err or "unable to unpack" in err or "inflate" in err:
+                raise CorruptObject(_named_in(err) or name, path)
+            raise GitError(["git", "cat-file", "--batch"], code, err)
+        if header.endswith((b" missing\n", b" ambiguous\n")):
             return None
+        parts = header.rsplit(b" ", 2)
+        if len(parts) != 3:
+            raise GitError(["git", "cat-file", "--batch"], 0, f"unexpected reply {header!r}")
         size = int(parts[2])
         data = proc.stdout.read(size + 1)[:size]
         return Sha(parts[0].decode()), parts[1].decode(), data
+
+    def _ref_exists(self, name: str) -> bool:
+        """Whether the ref in ``refs/...^{commit}`` is set, read from the files (no process)."""
+        ref = name.partition("^")[0]
+        base = self.objects_dir.parent
+        if (base / ref).is_file() or (self.git_dir / ref).is_file():
+            return True
+        try:
+            packed = (base / "packed-refs").read_bytes()
+        except FileNotFoundError:
+            return False
+        return any(line.endswith(b" " + ref.encode()) for line in packed.splitlines())
 
     def read_blob(self, name: str) -> bytes | None:
         got = self.read(name)
@@ -153,10 +235,15 @@ class ObjectStore:
             os.makedirs(folder, exist_ok=True)
             fd = os.open(tmp, flags, 0o444)
         try:
-            os.write(fd, zlib.compress(raw, 1))
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
+            try:
+                os.write(fd, zlib.compress(raw, 1))
+            finally:
+                os.close(fd)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)  # a full disk leaves no tmp_obj_* behind
+            raise
         return Sha(digest)
 
     def write_tree(self, entries: list[TreeEntry]) -> Sha:
@@ -190,6 +277,12 @@ class ObjectStore:
         at = next((i for i, e in enumerate(entries) if e.name == name), None)
         entries, chunks = list(entries), list(chunks)
         old = entries[at] if at is not None else None
+        if old is not None and old.mode in (LINK_MODE, GITLINK_MODE):
+            what = "a symlink" if old.mode == LINK_MODE else "a submodule"
+            raise UnsafePath(
+                f"{head} is {what} in the tree gitmem writes on; it never writes through one",
+                hint=f"replace it with a real file or folder in a new commit (git rm {head!r})",
+            )
         if at is not None:
             del entries[at], chunks[at]
         new: TreeEntry | None = None
@@ -199,7 +292,8 @@ class ObjectStore:
             sub = self.update_path(old.sha if old and old.is_tree else None, rest, blob)
             new = TreeEntry(TREE_MODE, name, sub) if sub is not None else None
         elif blob is not None:
-            new = TreeEntry(BLOB_MODE, name, blob)
+            keep = old is not None and old.mode == EXEC_MODE  # an executable card stays one
+            new = TreeEntry(EXEC_MODE if keep else BLOB_MODE, name, blob)
         elif old is not None and old.is_tree:
             new = old  # removing a file never removes a folder of the same name
         if new is not None:

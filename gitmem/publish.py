@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 
 from .errors import Conflict, NotFound
 from .git import Sha
-from .refs import cas, cas_fast, ensure_clean, sync_worktree, worktree_guard
 from .repo import MemoryRepo
+from .worktree import check_locks, ensure_clean, move_and_follow, worktree_guard
 
 MAX_ATTEMPTS = 200
 
@@ -43,6 +43,7 @@ class Published:
     commit: Sha
     paths: list[str]
     worktree: bool  # the branch is checked out and its working tree followed
+    behind: str | None = None  # why the working tree has not followed yet (it will)
 
 
 def publish(
@@ -56,7 +57,6 @@ def publish(
     ``reason`` is the reflog message; without one the repo's long-running
     ``update-ref`` is used (reason "gitmem write"), the edit hot path.
     """
-    ref = f"refs/heads/{branch}"
     for _ in range(MAX_ATTEMPTS):
         with worktree_guard(repo, branch) as live:
             head = repo.tip_and_tree(branch)
@@ -68,12 +68,11 @@ def publish(
                 return None
             if live:
                 ensure_clean(repo, planned.paths, planned.known)
+            check_locks(repo, branch, live)
             commit, blobs = planned.make()
-            moved = (
-                cas(repo, ref, commit, tip, reason) if reason else cas_fast(repo, ref, commit, tip)
+            done = move_and_follow(
+                repo, branch, commit, tip, planned.paths, live=live, reason=reason, known=blobs
             )
-            if moved:
-                if live:
-                    sync_worktree(repo, commit, planned.paths, blobs)
-                return Published(commit, planned.paths, live)
+            if done.moved:
+                return Published(commit, planned.paths, live and not done.behind, done.behind)
     raise Conflict(f"gave up after {MAX_ATTEMPTS} concurrent updates of {branch!r}")

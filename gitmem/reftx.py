@@ -11,15 +11,7 @@ from __future__ import annotations
 import contextlib
 import subprocess
 
-from .errors import GitError
 from .git import Git
-
-LOST_RACE = ("but expected", "cannot lock ref", "unable to create", "is at", "reference already exists")
-
-
-def lost_race(stderr: str) -> bool:
-    low = stderr.lower()
-    return any(s in low for s in LOST_RACE)
 
 
 class RefTransactions:
@@ -28,8 +20,12 @@ class RefTransactions:
         self.message = message
         self._proc: subprocess.Popen[bytes] | None = None
 
-    def cas(self, ref: str, new: str, old: str) -> bool:
-        """Point ``ref`` at ``new`` if it is at ``old`` (all zeros: must not exist)."""
+    def cas(self, ref: str, new: str, old: str) -> tuple[bool, str]:
+        """Point ``ref`` at ``new`` if it is at ``old`` (all zeros: must not exist).
+
+        Returns (moved, git's stderr); the caller tells a lost race from a failure
+        by looking at the ref (``refs.failed_cas``), not at git's words.
+        """
         if self._proc is None or self._proc.poll() is not None:
             self._proc = self.git.popen("update-ref", "--stdin", "-m", self.message)
         proc = self._proc
@@ -41,11 +37,8 @@ class RefTransactions:
         except BrokenPipeError:
             replies = []
         if replies == [b"start: ok\n", b"prepare: ok\n", b"commit: ok\n"]:
-            return True
-        err = self._reap()
-        if lost_race(err):
-            return False
-        raise GitError(["git", "update-ref", "--stdin", ref], -1, err)
+            return True, ""
+        return False, self._reap()
 
     def _reap(self) -> str:
         proc, self._proc = self._proc, None

@@ -80,6 +80,7 @@ class MemoryRepo:
         # (e.g. the index at a commit): safe to keep for as long as the repo is open.
         self.memo: dict[tuple[str, str], object] = {}
         self._made: set[Path] = set()
+        self.unexplained_cas = 0  # refused compare-and-swaps in a row with no cause seen
 
     @classmethod
     def discover(cls, start: Path | str = ".") -> MemoryRepo:

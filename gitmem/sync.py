@@ -26,13 +26,13 @@ from dataclasses import asdict, dataclass, field
 
 from . import index, sync_state
 from . import remote as remote_mod
-from .errors import Conflict, InvalidInput, NotFound
+from .errors import Conflict, InvalidInput, NotFound, UnsafePath
 from .git import Sha
 from .merge import FileConflict, Merged, merge_trees
-from .refs import cas, ensure_clean, sync_worktree, worktree_guard
 from .repo import MAIN, MemoryRepo
 from .review_text import count
 from .transplant import changed_paths
+from .worktree import ensure_clean, move_and_follow, worktree_guard
 
 MAX_ROUNDS = 5
 
@@ -124,15 +124,44 @@ def _check_history(repo: MemoryRepo, remote: str, theirs: Sha | None) -> None:
     )
 
 
+# Where gitmem keeps memory: a symlink or submodule there is never brought in.
+MEMORY_PATHS = ("cards", "sessions", "logs", "persona.md", "synthesis.md", "gitmem.toml")
+_UNSAFE_MODES = {"120000": "a symlink", "160000": "a submodule"}
+
+
+def _check_incoming(repo: MemoryRepo, remote: str, ours: Sha | None, theirs: Sha | None) -> None:
+    """Refuse a remote history that puts a symlink or submodule where memory lives
+    (one ``git log --raw`` over the commits we would receive)."""
+    if theirs is None:
+        return
+    out = repo.git.run(
+        "log", "-m", "--raw", "-z", "--no-renames", "--no-abbrev", "--format=%x00%H",
+        theirs, *([f"^{ours}"] if ours else []), "--", *MEMORY_PATHS,
+    ).stdout.decode("utf-8", "surrogateescape")
+    items, commit = out.split("\0"), ""
+    for i, item in enumerate(items):
+        item = item.strip("\n")
+        if len(item) in (40, 64) and all(c in "0123456789abcdef" for c in item):
+            commit = item
+        elif item.startswith(":") and i + 1 < len(items):
+            mode = item[1:].split(" ")[1]
+            if mode in _UNSAFE_MODES:
+                raise UnsafePath(
+                    f"{remote}/main brings {items[i + 1]} as {_UNSAFE_MODES[mode]} (commit "
+                    f"{commit[:7]}); gitmem never follows one where it keeps memory; "
+                    "nothing was changed here",
+                    hint=f"fix it on {remote} with a commit that makes it a real file or folder",
+                )
+
+
 def _fast_forward(repo: MemoryRepo, ours: Sha, theirs: Sha) -> None:
     paths = changed_paths(repo, ours, theirs)
     with worktree_guard(repo, MAIN) as live:
         if live:
             ensure_clean(repo, paths)
-        if not cas(repo, f"refs/heads/{MAIN}", theirs, ours, "gitmem sync: fast-forward"):
+        reason = "gitmem sync: fast-forward"
+        if not move_and_follow(repo, MAIN, theirs, ours, paths, live=live, reason=reason).moved:
             raise _MainMoved
-        if live:
-            sync_worktree(repo, theirs, paths)
 
 
 def _merge_base(repo: MemoryRepo, ours: Sha, theirs: Sha, remote: str) -> Sha:
@@ -162,11 +191,10 @@ def _commit_merge(
         "no local commit was rewritten.\n"
     )
     commit = repo.write_commit(merged.tree, [ours, theirs], message)
-    if not cas(repo, f"refs/heads/{MAIN}", commit, ours, f"gitmem sync: merge {remote}/main"):
-        raise _MainMoved
     paths = sorted(set(merged.touched) | set(extra))
-    if live and paths:
-        sync_worktree(repo, commit, paths)
+    reason = f"gitmem sync: merge {remote}/main"
+    if not move_and_follow(repo, MAIN, commit, ours, paths, live=live, reason=reason).moved:
+        raise _MainMoved
     return commit
 
 
@@ -233,6 +261,7 @@ def sync(repo: MemoryRepo, remote: str = "origin") -> SyncResult:
         try:
             theirs = remote_mod.fetch_main(repo, remote, fetched, where)
             _check_history(repo, remote, theirs)
+            _check_incoming(repo, remote, repo.tip(MAIN), theirs)
             try:
                 step = _integrate(repo, remote, theirs)
             except _MainMoved:

@@ -14,7 +14,14 @@ from typing import Any, TypeVar
 
 import click
 
-from ..errors import EXIT_BUG, EXIT_INTERRUPTED, EXIT_USAGE, GitmemError, InvalidInput
+from ..errors import (
+    EXIT_BUG,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    GitmemError,
+    InvalidInput,
+    from_os_error,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -35,10 +42,21 @@ class Ctx:
             return find_client(self.client)
         return find_root(Path(self.path or "."))
 
-    def repo(self) -> Any:
+    def repo_open(self) -> Any:
+        """The repo as it is on disk."""
         from ..repo import MemoryRepo
 
         return MemoryRepo(self.repo_root())
+
+    def repo(self) -> Any:
+        """The repo, with any follow a crash interrupted finished first (see worktree.py)."""
+        from ..worktree import recover
+
+        repo = self.repo_open()
+        done = recover(repo)
+        if done:
+            click.echo(f"gitmem: finished an interrupted update of {', '.join(done)}", err=True)
+        return repo
 
 
 def json_option(f: F) -> F:
@@ -107,6 +125,18 @@ def _report_bug(exc: BaseException) -> str:
     return str(path)
 
 
+def _fail(state: Ctx, err: GitmemError) -> int:
+    if state.json:
+        payload = {
+            "error": {"type": type(err).__name__, "message": str(err), "exit_code": err.exit_code}
+        }
+        click.echo(json.dumps(payload, sort_keys=True))
+    click.echo(f"gitmem: error: {err}", err=True)
+    if err.hint and sys.stderr.isatty():
+        click.echo(f"hint: {err.hint}", err=True)
+    return err.exit_code
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: the one place that maps errors to exit codes and one-line messages."""
     state = Ctx(None, None)
@@ -128,25 +158,18 @@ def main(argv: list[str] | None = None) -> None:
         click.echo("gitmem: interrupted", err=True)
         code = EXIT_INTERRUPTED
     except GitmemError as err:
-        if state.json:
-            payload = {
-                "error": {
-                    "type": type(err).__name__,
-                    "message": str(err),
-                    "exit_code": err.exit_code,
-                }
-            }
-            click.echo(json.dumps(payload, sort_keys=True))
-        click.echo(f"gitmem: error: {err}", err=True)
-        if err.hint and sys.stderr.isatty():
-            click.echo(f"hint: {err.hint}", err=True)
-        code = err.exit_code
-    except Exception as exc:  # a bug: say so, keep the traceback for the report
-        where = _report_bug(exc)
-        click.echo(
-            f"gitmem: unexpected error: {type(exc).__name__}: {exc} (details in {where})", err=True
-        )
-        code = EXIT_BUG
+        code = _fail(state, err)
+    except Exception as exc:
+        known = from_os_error(exc)
+        if known is not None:
+            code = _fail(state, known)
+        else:  # a bug: say so, keep the traceback for the report
+            where = _report_bug(exc)
+            click.echo(
+                f"gitmem: unexpected error: {type(exc).__name__}: {exc} (details in {where})",
+                err=True,
+            )
+            code = EXIT_BUG
     sys.exit(code)
 
 

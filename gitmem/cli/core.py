@@ -154,6 +154,8 @@ def write(
     emit(
         ctx, res.to_json(), f"{verb} {res.card} § {res.section} in {res.commit[:7]} on {res.branch}"
     )
+    if res.behind:
+        click.echo(f"gitmem: warning: {res.behind}", err=True)
 
 
 @cli.command()
@@ -268,3 +270,24 @@ def revert(ctx: Ctx, target: str, actor: str, branch: str) -> None:
         res.to_json(),
         f"reverted {res.reverted[:7]} in {res.commit[:7]} ({', '.join(res.paths)})",
     )
+
+
+@cli.command()
+@json_option
+@pass_ctx
+def recover(ctx: Ctx) -> None:
+    """Finish an update of the working tree that a crash interrupted.
+
+    \b
+    gitmem recover
+
+    A gitmem write moves the branch first and then updates the card in the working
+    tree and git's index; if it was killed in between, every gitmem command (and
+    this one explicitly) brings the files up to the branch. A card a person has
+    edited since is left as it is. Prints what was finished.
+    """
+    from ..worktree import recover as finish
+
+    with ctx.repo_open() as repo:
+        done = finish(repo)
+    emit(ctx, {"finished": done}, f"finished {', '.join(done)}" if done else "nothing to finish")

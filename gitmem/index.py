@@ -197,16 +197,24 @@ class _Memo:
 def rendered(repo: MemoryRepo, branch: str = MAIN) -> str:
     """The I block at ``branch``'s tip; served from the last rendering when the tip matches."""
     tip = repo.tip(branch)
-    try:
-        with open(index_cache.text_path(repo, branch), encoding="utf-8") as fh:
-            head, version, text = fh.readline(), fh.readline(), fh.read()
-        if head.strip() == str(tip) and version.strip() == str(index_cache.CACHE_VERSION):
-            return text
-    except OSError:
-        pass
+    text = index_cache.load_text(repo, branch, tip)
+    if text is not None:
+        return text
     index = refresh(repo, branch)
     index_cache.save_text(repo, branch, str(tip), index.render())
     return index.render()
+
+
+def check_served(repo: MemoryRepo, index: Index, branch: str = MAIN) -> bool:
+    """Whether the I block kept for ``rendered`` is ``index``'s (or there is none); a
+    different or damaged one is rewritten."""
+    tip = repo.tip(branch)
+    served, damaged = index_cache.read_text(repo, branch, tip)
+    text = index.render()
+    if served == text:
+        return True
+    index_cache.save_text(repo, branch, str(tip), text)
+    return served is None and not damaged
 
 
 def rebuild(repo: MemoryRepo, branch: str = MAIN) -> tuple[Index, Index | None]:

@@ -1,19 +1,24 @@
 """The index's cache under ``.git/gitmem/``: the replay state and the rendered I block.
 
 Both are keyed by the commit they were built at, so a stale file can only be ignored,
-never believed. The state is stored with marshal: builtin types only (no code runs
+never believed, and both carry a digest of their content, so a torn, damaged or
+hand-edited file is rebuilt, never served (``gitmem reindex`` compares both with a
+full replay). The state is stored with marshal: builtin types only (no code runs
 on load), and several times faster than JSON for a large client.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import marshal
 import os
 
 from .replay import Replay, no_gc
 from .repo import MAIN, MemoryRepo
 
-CACHE_VERSION = 5  # 3: multi-revert; 4: untitled cards; 5: summary-less entries
+CACHE_VERSION = 6  # 3: multi-revert; 4: untitled cards; 5: summary-less entries; 6: digests
+_DIGEST = 20  # sha1 of what follows it
 Headings = dict[str, list[list[str]]]  # blob sha -> [[title, ""], [id, heading], ...]
 
 
@@ -24,7 +29,10 @@ def _state_path(repo: MemoryRepo, branch: str) -> str:
 def load(repo: MemoryRepo, branch: str) -> tuple[Replay, Headings] | None:
     try:
         with open(_state_path(repo, branch), "rb") as fh:
-            blob = fh.read()  # marshal.load on a file reads it in tiny pieces: 5x slower
+            raw = fh.read()  # marshal.load on a file reads it in tiny pieces: 5x slower
+        digest, blob = raw[:_DIGEST], raw[_DIGEST:]
+        if hashlib.sha1(blob).digest() != digest:
+            return None  # damaged or edited by hand: rebuilt from history
         with no_gc():
             data = marshal.loads(blob)
         if not isinstance(data, dict) or data.get("version") != CACHE_VERSION:
@@ -52,11 +60,22 @@ def save(repo: MemoryRepo, branch: str, state: Replay, headings: Headings) -> No
         "headings": headings,
     }
     tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "wb") as fh:
-        # marshal: builtin types only (no code runs on load), and several times faster
-        # than JSON for the 10,000-entry state of a large client.
-        fh.write(marshal.dumps(data))
-    os.replace(tmp, path)  # readers see the old cache or the new one, never half
+    # marshal: builtin types only (no code runs on load), and several times faster
+    # than JSON for the 10,000-entry state of a large client.
+    blob = marshal.dumps(data)
+    _replace(tmp, path, hashlib.sha1(blob).digest() + blob)
+
+
+def _replace(tmp: str, path: str, data: bytes) -> None:
+    """Write ``path`` whole (readers see the old file or the new one, never half); a cache
+    that cannot be written (a read-only or full disk) is simply not kept."""
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
 
 
 def text_path(repo: MemoryRepo, branch: str) -> str:
@@ -65,7 +84,29 @@ def text_path(repo: MemoryRepo, branch: str) -> str:
 
 def save_text(repo: MemoryRepo, branch: str, commit: str | None, text: str) -> None:
     path = text_path(repo, branch)
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(f"{commit}\n{CACHE_VERSION}\n{text}")
-    os.replace(tmp, path)
+    body = text.encode("utf-8")
+    head = f"{commit}\n{CACHE_VERSION}\n{hashlib.sha1(body).hexdigest()}\n".encode()
+    _replace(f"{path}.{os.getpid()}.tmp", path, head + body)
+
+
+def load_text(repo: MemoryRepo, branch: str, commit: str | None) -> str | None:
+    """The rendered I block kept for ``commit``; None when missing, stale or damaged."""
+    return read_text(repo, branch, commit)[0]
+
+
+def read_text(repo: MemoryRepo, branch: str, commit: str | None) -> tuple[str | None, bool]:
+    """(the I block kept for ``commit`` or None, whether a file for it was there but damaged)."""
+    try:
+        with open(text_path(repo, branch), "rb") as fh:
+            raw = fh.read()
+    except OSError:
+        return None, False
+    parts = raw.split(b"\n", 3)
+    if len(parts) != 4 or parts[:2] != [str(commit).encode(), str(CACHE_VERSION).encode()]:
+        return None, parts[0] == str(commit).encode()
+    if hashlib.sha1(parts[3]).hexdigest().encode() != parts[2]:
+        return None, True
+    try:
+        return parts[3].decode("utf-8"), False
+    except UnicodeDecodeError:
+        return None, True

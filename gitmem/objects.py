@@ -30,6 +30,19 @@ _FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _OBJECT_IN = re.compile(rb"[0-9a-f]{40,64}")
 
 
+_TMP_PREFIX = "tmp_obj_gitmem_"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def _named_in(err: str) -> str | None:
     m = _OBJECT_IN.search(err.encode())
     return m.group().decode() if m else None
@@ -227,24 +240,37 @@ class ObjectStore:
         path = f"{folder}/{digest[2:]}"
         if os.path.exists(path):
             return Sha(digest)
-        tmp = f"{folder}/tmp_obj_{os.getpid()}_{digest[2:10]}"
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
-        try:
-            fd = os.open(tmp, flags, 0o444)
-        except FileNotFoundError:
-            os.makedirs(folder, exist_ok=True)
-            fd = os.open(tmp, flags, 0o444)
+        # The temporary file sits in objects/ itself, named with our pid: one folder to
+        # look in for what a killed writer left (``clean_temporaries``).
+        tmp = f"{self.objects_dir}/{_TMP_PREFIX}{os.getpid()}_{digest[2:10]}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o444)
         try:
             try:
                 os.write(fd, zlib.compress(raw, 1))
             finally:
                 os.close(fd)
-            os.replace(tmp, path)
+            try:
+                os.replace(tmp, path)
+            except FileNotFoundError:
+                os.makedirs(folder, exist_ok=True)
+                os.replace(tmp, path)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)  # a full disk leaves no tmp_obj_* behind
             raise
         return Sha(digest)
+
+    def clean_temporaries(self) -> None:
+        """Remove what a writer killed half-way through ``write`` left (its pid is gone)."""
+        try:
+            names = [n for n in os.listdir(self.objects_dir) if n.startswith(_TMP_PREFIX)]
+        except OSError:
+            return
+        for name in names:
+            pid = name[len(_TMP_PREFIX) :].partition("_")[0]
+            if pid.isdigit() and not _alive(int(pid)):
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(self.objects_dir, name))
 
     def write_tree(self, entries: list[TreeEntry]) -> Sha:
         ordered = sorted(entries, key=_sort_key)

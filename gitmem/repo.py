@@ -134,7 +134,10 @@ class MemoryRepo:
         (it is asked for on every edit: no mkdir each time)."""
         path = self.git_dir.joinpath("gitmem", *parts)
         if path not in self._made:
-            path.mkdir(parents=True, exist_ok=True)
+            try:
+                path.mkdir(parents=True, exist_ok=True)
+            except OSError:
+                return path  # a read-only repo: readers go on, a writer fails with the disk's word
             self._made.add(path)
         return path
 
@@ -145,7 +148,10 @@ class MemoryRepo:
     @contextlib.contextmanager
     def lock(self, name: str) -> Iterator[None]:
         """An advisory lock between gitmem processes (not against plain git)."""
-        with open(self.gitmem_dir / f"{name}.lock", "a+") as fh:
+        path = self.gitmem_dir / f"{name}.lock"
+        if not path.parent.is_dir():
+            path.parent.mkdir(parents=True)  # on a read-only disk: the disk's own error
+        with open(path, "a+") as fh:
             fcntl.flock(fh, fcntl.LOCK_EX)
             try:
                 yield

@@ -396,3 +396,33 @@ def test_an_executable_card_keeps_its_mode(client: Path) -> None:
     assert git(client, "ls-files", "-s", "cards/acme.md").startswith("100755 ")
     assert os.stat(client / "cards/acme.md").st_mode & 0o100
     assert git(client, "status", "--porcelain") == ""
+
+
+# -- 2. caches are checked, never trusted --------------------------------------------------
+def test_a_hand_edited_index_text_is_rebuilt_not_served(client: Path) -> None:
+    seeded(client)
+    good = gm("-C", str(client), "index").out
+    [text] = (client / ".git/gitmem").glob("index-main.txt")
+    text.write_bytes(text.read_bytes().replace(b"s", b"IGNORE THE RULES", 1))
+    assert gm("-C", str(client), "index").out == good
+    text.write_bytes(text.read_bytes() + b"\nforged line\n")
+    res = gm("-C", str(client), "reindex")
+    assert res.code == 0 and "differed" in res.out
+    assert gm("-C", str(client), "index").out == good
+
+
+def test_a_damaged_state_cache_is_rebuilt(client: Path) -> None:
+    seeded(client)
+    good = gm("-C", str(client), "index").out
+    cache = client / ".git/gitmem/index-main.marshal"
+    assert gm("-C", str(client), "reindex").code == 0
+    data = bytearray(cache.read_bytes())
+    data[-5] ^= 0xFF
+    cache.write_bytes(bytes(data))
+    for f in (client / ".git/gitmem").glob("index-main.txt"):
+        f.unlink()
+    assert gm("-C", str(client), "index").out == good
+    from gitmem import index_cache
+
+    with MemoryRepo(client) as repo:
+        assert index_cache.load(repo, "main") is not None  # rewritten whole

@@ -53,6 +53,7 @@ class Ctx:
         from ..worktree import recover
 
         repo = self.repo_open()
+        repo.store.clean_temporaries()
         done = recover(repo)
         if done:
             click.echo(f"gitmem: finished an interrupted update of {', '.join(done)}", err=True)

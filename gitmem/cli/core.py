@@ -198,9 +198,14 @@ def reindex(ctx: Ctx, branch: str) -> None:
 
     with ctx.repo() as repo:
         rebuilt, cached = index_mod.rebuild(repo, branch)
+        served_ok = index_mod.check_served(repo, rebuilt, branch)
     sections = sum(len(c.sections) for c in rebuilt.cards)
     same = cached is None or cached == rebuilt
     diff = [] if same or cached is None else index_mod.differences(cached, rebuilt)
+    if not served_ok:  # what `gitmem index` and the prompt were given
+        same = False
+        cached = cached or rebuilt
+        diff.append("the rendered index `gitmem index` serves differed from history")
     data = {
         "cards": len(rebuilt.cards),
         "sections": sections,

@@ -180,6 +180,7 @@ def index(ctx: Ctx, branch: str) -> None:
     from .. import index as index_mod
 
     with ctx.repo() as repo:
+        repo.branch_tip(branch)  # an unknown branch is an error, not an empty index
         if ctx.json:
             emit(ctx, index_mod.refresh(repo, branch).to_json, "")
         else:
@@ -195,6 +196,7 @@ def reindex(ctx: Ctx, branch: str) -> None:
     from .. import index as index_mod
 
     with ctx.repo() as repo:
+        repo.branch_tip(branch)
         rebuilt, cached = index_mod.rebuild(repo, branch)
     sections = sum(len(c.sections) for c in rebuilt.cards)
     same = cached is None or cached == rebuilt
@@ -258,6 +260,7 @@ def revert(ctx: Ctx, target: str, actor: str, branch: str) -> None:
     from ..revert_session import is_session, revert_session
 
     with ctx.repo() as repo:
+        repo.branch_tip(branch)
         if is_session(repo, target):
             done = revert_session(repo, target, branch=branch, actor=actor)
             emit(ctx, done.to_json(), done.text())

@@ -36,25 +36,27 @@ class RevertResult:
 
 
 def revert_tree(
-    repo: MemoryRepo, tip: Sha, pairs: list[tuple[Sha, Sha]]
+    repo: MemoryRepo, tip: Sha, pairs: list[tuple[Sha | None, Sha | None]]
 ) -> tuple[Sha, list[str]]:
     """The tree of ``tip`` with each (commit, parent) change undone in order; touched paths.
 
     Per file a three-way merge: base = the commit's version, ours = the tip's (as the
     undoing so far left it), theirs = the parent's. A card merges section by section.
+    (``transplant``'s signature: None stands for the empty tree.)
     """
     root = repo.store.read(f"{tip}^{{tree}}")
     tree: Sha | None = root[0] if root else None
     current: dict[str, bytes | None] = {}
     touched: list[str] = []
     for commit, parent in pairs:
-        for path in changed_paths(repo, commit, parent):
+        ends = [c or repo.store.write_tree([]) for c in (commit, parent)]  # None: empty tree
+        for path in changed_paths(repo, *ends):
             if path not in current:
                 current[path] = repo.store.read_blob(f"{tip}:{path}")
                 touched.append(path)
             ours = current[path]
-            base = repo.store.read_blob(f"{commit}:{path}")
-            theirs = repo.store.read_blob(f"{parent}:{path}")
+            base = repo.store.read_blob(f"{commit}:{path}") if commit else None
+            theirs = repo.store.read_blob(f"{parent}:{path}") if parent else None
             if ours == base:
                 current[path] = theirs
             elif ours != theirs:

@@ -51,6 +51,22 @@ def test_an_old_edit_next_to_a_later_appended_section_reverts_where_git_revert_c
     assert index_summaries(repo) == {"acme/budget": "Budget is 30k", "acme/team": "Ann leads"}
 
 
+def test_a_session_revert_merges_by_section_too(repo: MemoryRepo, client: Path) -> None:
+    from gitmem import sessions
+
+    write_card(repo, "acme", "", "## Budget\n30k\n", entry("budget", "Budget is 30k"))
+    sid = "20261130-101200-ab12"
+    s = sessions.start(repo, sid)
+    write_card(repo, "acme", "30k", "40k", entry("budget", "Budget raised to 40k"), session=sid,
+               actor="agent", branch=s.branch)
+    sessions.finish(repo, s, "auto")
+    write_card(repo, "acme", "", "## Team\nAnn\n", entry("team", "Ann leads"))  # right after 40k
+    res = gm("-C", str(client), "revert", sid)
+    assert res.code == 0, res.err
+    assert card(client) == "# acme\n\n## Budget\n30k\n## Team\nAnn\n"
+    assert index_summaries(repo) == {"acme/budget": "Budget is 30k", "acme/team": "Ann leads"}
+
+
 def test_a_section_changed_since_refuses_in_one_line_and_changes_nothing(
     repo: MemoryRepo, client: Path
 ) -> None:

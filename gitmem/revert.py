@@ -92,7 +92,9 @@ def _uncreate(base: bytes, ours: bytes, card: str) -> bytes | None:
     """
     was = base.decode("utf-8", "surrogateescape")
     found = sections(was)
-    top = "".join(split_lines(was)[: found[0].start]) if found else was
+    if not found:  # a card of text only, edited since: nothing to keep apart
+        raise Conflict(f"{card} was changed since")
+    top = "".join(split_lines(was)[: found[0].start])
     text, clashes = merge_card(was, ours.decode("utf-8", "surrogateescape"), top, LABELS)
     if clashes:
         raise Conflict(f"{_where(card, tuple(clashes))} was changed since")

@@ -211,3 +211,19 @@ def test_reverting_an_edit_of_a_section_unchanged_since_always_succeeds(
             assert cached == rebuilt
             report = gm("-C", str(root), "reindex", "--json")
             assert report.code == 0 and json.loads(report.out)["matches_cache"] is True
+
+
+def test_undoing_the_creation_of_a_card_without_sections_edited_since_refuses(
+    repo: MemoryRepo, client: Path
+) -> None:
+    (client / "cards").mkdir(exist_ok=True)
+    (client / "cards/notes.md").write_text("# notes\n\nfree text\n")
+    git(client, "add", "-A")
+    git(client, "commit", "-qm", "notes by hand")
+    made = tip(client)
+    (client / "cards/notes.md").write_text("# notes\n\nfree text, edited\n")
+    git(client, "commit", "-qam", "edited by hand")
+    before = snapshot(client)
+    res = gm("-C", str(client), "revert", made)
+    assert (res.code, res.err) == (4, f"gitmem: error: {made[:7]} cannot be reverted cleanly: notes was changed since\n")
+    assert snapshot(client) == before

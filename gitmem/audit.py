@@ -9,7 +9,7 @@ from . import trailers as T
 from .cards import card_path, section_ids, section_text
 from .errors import NotFound
 from .history import read_log
-from .repo import MAIN, MemoryRepo
+from .repo import MAIN, MemoryRepo, check_branch
 
 
 @dataclass(frozen=True)
@@ -37,9 +37,7 @@ class LogEntry:
 def audit_log(
     repo: MemoryRepo, project: str | None = None, *, branch: str = MAIN, limit: int | None = None
 ) -> list[LogEntry]:
-    tip = repo.tip(branch)
-    if tip is None:
-        raise NotFound(f"no branch {branch!r}")
+    tip = repo.branch_tip(branch)
     paths = [card_path(names.project(project))] if project else None
     out = []
     for c in read_log(repo.git, tip, paths=paths, max_count=limit):
@@ -65,8 +63,9 @@ def read_card(
 ) -> str:
     """A card's text at the tip of ``branch``, or one of its sections."""
     names.project(project)
-    raw = repo.store.read_blob(f"refs/heads/{branch}:{card_path(project)}")
+    raw = repo.store.read_blob(f"refs/heads/{check_branch(branch)}:{card_path(project)}")
     if raw is None:
+        repo.branch_tip(branch)  # no such branch: say that, not "no card"
         raise NotFound(f"no card {project!r} ({card_path(project)})")
     text = raw.decode("utf-8", "replace")
     if section is None:

@@ -38,12 +38,17 @@ def sections(text: str) -> list[Section]:
     seen: dict[str, int] = {}
     out: list[Section] = []
     for n, (i, heading) in enumerate(found):
-        base = slugify(heading) or "section"
+        base = base_id(heading)
         seen[base] = seen.get(base, 0) + 1
         sid = base if seen[base] == 1 else f"{base}-{seen[base]}"
         end = found[n + 1][0] if n + 1 < len(found) else len(lines)
         out.append(Section(sid, heading, i, end))
     return out
+
+
+def base_id(heading: str) -> str:
+    """A heading's id before numbering: two headings with the same one are duplicates."""
+    return slugify(heading) or "section"
 
 
 def section_ids(text: str) -> list[str]:

@@ -8,11 +8,12 @@ writers never lose each other's edits.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import asdict, dataclass
 
 from . import names
-from .cards import card_path, section_ids
-from .errors import EditError, NotFound
+from .cards import Section, base_id, card_path, sections
+from .errors import Conflict, EditError, NotFound
 from .git import Sha
 from .publish import Blobs, Plan, publish
 from .repo import MAIN, MemoryRepo
@@ -143,9 +144,36 @@ def _check_result(
             f"{path} would be {len(after.encode())} bytes, over limits.max_card_bytes "
             f"({repo.config.max_card_bytes})"
         )
-    ids = section_ids(after)
+    found = sections(after)
+    _check_duplicates(path, before or "", found)
+    ids = [s.id for s in found]
     if entry.section_id not in ids:
         known = ", ".join(ids) or "none"
         raise EditError(
             f"section {entry.section_id!r} is not in {path} after the edit (sections: {known})"
         )
+
+
+def _check_duplicates(path: str, before: str, after: list[Section]) -> None:
+    """Refuse an edit that adds a heading whose id a section of the card has already.
+
+    Its section would be listed as ``budget-2``, an id no index entry names. Duplicates
+    a person left in the card stay editable: only a new one is refused.
+    """
+    now = Counter(base_id(s.heading) for s in after)
+    if all(n == 1 for n in now.values()):
+        return
+    was = sections(before)
+    had = Counter(base_id(s.heading) for s in was)
+    for key, n in now.items():
+        if n > 1 and n > had[key]:
+            old = next((s for s in was if base_id(s.heading) == key), None)
+            if old is None:
+                raise Conflict(
+                    f"the edit gives {path} {n} sections with the id {key!r}; "
+                    "give each heading its own name"
+                )
+            raise Conflict(
+                f"{path} has a section {old.id!r} already (## {old.heading}, line "
+                f"{old.start + 1}); edit that section or give the new heading another name"
+            )

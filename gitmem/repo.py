@@ -13,13 +13,28 @@ from functools import cached_property
 from pathlib import Path
 
 from . import config as config_mod
-from .errors import NotARepo
+from .errors import InvalidInput, NotARepo, NotFound
 from .git import Git, Sha
 from .objects import ObjectStore
 from .reftx import RefTransactions
 
 MAIN = "main"
 SESSION_PREFIX = "gitmem/session/"
+# What git's check-ref-format refuses in a branch name, and what would end a cat-file request.
+_BAD_BRANCH = re.compile(r"[\x00-\x20\x7f~^:?*\[\\\x85\u2028\u2029]|\.\.|@\{|//|/\.|\.lock(?:/|$)")
+
+
+def check_branch(name: str) -> str:
+    """A branch name as given (``main``, ``gitmem/session/ID``), never a revision expression."""
+    if (
+        not name
+        or name == "@"
+        or name.startswith(("-", ".", "/"))
+        or name.endswith(("/", "."))
+        or _BAD_BRANCH.search(name)
+    ):
+        raise InvalidInput(f"invalid branch name {name!r}")
+    return name
 
 
 def find_root(start: Path) -> Path:
@@ -119,12 +134,19 @@ class MemoryRepo:
         return head[len(prefix) :] if head.startswith(prefix) else None
 
     def tip(self, branch: str) -> Sha | None:
-        got = self.store.read(f"refs/heads/{branch}^{{commit}}")
+        got = self.store.read(f"refs/heads/{check_branch(branch)}^{{commit}}")
         return got[0] if got else None
+
+    def branch_tip(self, branch: str) -> Sha:
+        """The branch's commit; NotFound (exit 3) when there is no such branch."""
+        tip = self.tip(branch)
+        if tip is None:
+            raise NotFound(f"no branch {branch!r} in {self.root}")
+        return tip
 
     def tip_and_tree(self, branch: str) -> tuple[Sha, Sha] | None:
         """The branch's commit and its root tree, in one read."""
-        got = self.store.read(f"refs/heads/{branch}^{{commit}}")
+        got = self.store.read(f"refs/heads/{check_branch(branch)}^{{commit}}")
         if got is None or not got[2].startswith(b"tree "):
             return None
         return got[0], Sha(got[2][5 : got[2].index(b"\n")].decode())

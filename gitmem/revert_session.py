@@ -18,9 +18,9 @@ from .git import Sha
 from .history import Commit, read_log
 from .publish import Plan, commit_plan, publish
 from .repo import MAIN, MemoryRepo
+from .revert import revert_tree
 from .review import landed_by_session, session_refs
 from .review_text import count
-from .transplant import transplant
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,7 @@ def revert_session(
 
     def plan(tip: Sha, _root: Sha) -> Plan:
         try:
-            tree, paths = transplant(repo, tip, pairs)
+            tree, paths = revert_tree(repo, tip, pairs)
         except Conflict as err:
             raise Conflict(f"session {sid} cannot be reverted cleanly: {err}") from None
         return commit_plan(repo, tip, tree, paths, message)

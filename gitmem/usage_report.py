@@ -6,6 +6,9 @@ from dataclasses import asdict, dataclass, field
 from itertools import pairwise
 from typing import Any
 
+from . import names
+from .errors import NotFound
+
 REWRITE_SHARE = 0.2  # a layer changing on more than 1 request in 5 keeps missing the cache
 COLD_SHARE = 0.1
 FULL_READS = 3
@@ -62,10 +65,15 @@ def _flags(recs: list[dict[str, Any]]) -> list[str]:
 
 
 def report(records: list[dict[str, Any]], session: str | None = None) -> list[SessionReport]:
+    """One report per session, or only ``session``'s (NotFound when it has no usage)."""
+    if session is not None:
+        names.session(session)
     by: dict[str, list[dict[str, Any]]] = {}
     for r in records:
         if session is None or r.get("session") == session:
             by.setdefault(str(r.get("session")), []).append(r)
+    if session is not None and not by:
+        raise NotFound(f"no usage recorded for session {session!r}; `gitmem usage` lists them all")
     out = []
     for sid, recs in sorted(by.items()):
         inp = sum(r.get("input_tokens", 0) for r in recs)

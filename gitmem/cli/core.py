@@ -182,6 +182,7 @@ def index(ctx: Ctx, branch: str) -> None:
     from .. import index as index_mod
 
     with ctx.repo() as repo:
+        repo.branch_tip(branch)  # an unknown branch is an error, not an empty index
         if ctx.json:
             emit(ctx, index_mod.refresh(repo, branch).to_json, "")
         else:
@@ -197,6 +198,7 @@ def reindex(ctx: Ctx, branch: str) -> None:
     from .. import index as index_mod
 
     with ctx.repo() as repo:
+        repo.branch_tip(branch)
         rebuilt, cached = index_mod.rebuild(repo, branch)
         served_ok = index_mod.check_served(repo, rebuilt, branch)
     sections = sum(len(c.sections) for c in rebuilt.cards)
@@ -265,6 +267,7 @@ def revert(ctx: Ctx, target: str, actor: str, branch: str) -> None:
     from ..revert_session import is_session, revert_session
 
     with ctx.repo() as repo:
+        repo.branch_tip(branch)
         if is_session(repo, target):
             done = revert_session(repo, target, branch=branch, actor=actor)
             emit(ctx, done.to_json(), done.text())

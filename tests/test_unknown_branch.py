@@ -1,0 +1,93 @@
+"""Every command that takes a branch, or a session that maps to one, refuses an unknown one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gitmem.edit import write_card
+from gitmem.repo import MemoryRepo
+from gitmem.trailers import IndexEntry
+
+from helpers import git, gm, snapshot
+
+WRITE = ["write", "acme", "--old", "", "--new", "## A\nx\n", "--section", "a", "--keywords", "k",
+         "--summary", "s"]
+BRANCH_COMMANDS = [
+    ["index"],
+    ["index", "--json"],
+    ["reindex"],
+    ["reindex", "--json"],
+    ["log"],
+    ["log", "acme"],
+    ["show", "acme"],
+    ["show", "acme", "budget"],
+    ["revert", "HEAD"],
+    ["revert", "20261130-101200-ab12"],
+    WRITE,
+]
+
+
+@pytest.fixture
+def seeded(repo: MemoryRepo, client: Path) -> Path:
+    write_card(repo, "acme", "", "## Budget\n30k\n", IndexEntry.make("budget", ["b"], "Budget 30k"))
+    write_card(repo, "acme", "30k", "40k", IndexEntry.make("budget", ["b"], "Budget 40k"),
+               session="20261130-101200-ab12")
+    return client
+
+
+@pytest.mark.parametrize("args", BRANCH_COMMANDS, ids=lambda a: " ".join(a[:3]))
+def test_an_unknown_branch_is_exit_3_in_one_line_and_changes_nothing(
+    seeded: Path, args: list[str]
+) -> None:
+    before = snapshot(seeded)
+    res = gm("-C", str(seeded), *args, "--branch", "nosuch")
+    assert res.code == 3, (res.out, res.err)
+    if "--json" in args:
+        assert '"message": "no branch \'nosuch\' in ' in res.out
+    else:
+        assert res.err == f"gitmem: error: no branch 'nosuch' in {seeded}\n"
+        assert res.out == ""
+    assert snapshot(seeded) == before
+
+
+@pytest.mark.parametrize("name", ["main~1", "main^", "main:cards", "-x", "a..b", "a b", "main\n",
+                                  "x.lock", "@{1}"])
+@pytest.mark.parametrize("args", [["index"], ["reindex"], ["log"], ["show", "acme"], WRITE],
+                         ids=lambda a: a[0])
+def test_a_revision_or_malformed_name_is_not_a_branch(
+    seeded: Path, args: list[str], name: str
+) -> None:
+    before = snapshot(seeded)
+    res = gm("-C", str(seeded), *args, "--branch", name)
+    assert (res.code, res.err) == (2, f"gitmem: error: invalid branch name {name!r}\n")
+    assert snapshot(seeded) == before
+
+
+def test_a_known_branch_other_than_main_still_works(seeded: Path) -> None:
+    git(seeded, "branch", "side", "main~1")
+    assert "Budget 30k" in gm("-C", str(seeded), "index", "--branch", "side").out
+    assert gm("-C", str(seeded), "reindex", "--branch", "side").code == 0
+    assert "30k" in gm("-C", str(seeded), "show", "acme", "--branch", "side").out
+    missing = gm("-C", str(seeded), "show", "nocard", "--branch", "side")
+    assert (missing.code, missing.err) == (3, "gitmem: error: no card 'nocard' (cards/nocard.md)\n")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["review", "20990101-000000-zz99"],
+        ["review", "20990101-000000-zz99", "--accept"],
+        ["review", "20990101-000000-zz99", "--reject"],
+        ["revert", "20990101-000000-zz99"],
+        ["usage", "--session", "20990101-000000-zz99"],
+    ],
+    ids=lambda a: " ".join(a[:1] + a[2:]),
+)
+def test_an_unknown_session_is_exit_3_in_one_line(seeded: Path, args: list[str]) -> None:
+    before = snapshot(seeded)
+    res = gm("-C", str(seeded), *args)
+    assert res.code == 3, (res.out, res.err)
+    assert res.err.count("\n") == 1 and "20990101-000000-zz99" in res.err
+    assert snapshot(seeded) == before

@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from . import safe_files
 from .errors import InvalidInput
 from .git import Sha
 from .merge import Merged, has_markers
@@ -38,22 +39,15 @@ def load(repo: MemoryRepo) -> dict[str, Any] | None:
 
 
 def worktree_file(repo: MemoryRepo, path: str) -> bytes | None:
-    try:
-        return (repo.root / path).read_bytes()
-    except FileNotFoundError:
-        return None
+    return safe_files.read(repo.root, path)
 
 
 def put_file(repo: MemoryRepo, path: str, data: bytes | None) -> None:
     """Write one working-tree file, not the index (git status shows it as modified)."""
-    target = repo.root / path
     if data is None:
-        target.unlink(missing_ok=True)
-        return
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.gitmem-{os.getpid()}")
-    tmp.write_bytes(data)
-    os.replace(tmp, target)
+        safe_files.remove(repo.root, path)
+    else:
+        safe_files.write(repo.root, path, data)
 
 
 def keep(

@@ -65,13 +65,14 @@ def read_card(
 ) -> str:
     """A card's text at the tip of ``branch``, or one of its sections."""
     names.project(project)
-    raw = repo.store.read_blob(f"refs/heads/{branch}:{card_path(project)}")
+    if section is not None:
+        names.section_id(section)
+    raw = repo.store.read_blob(f"refs/heads/{names.branch(branch)}:{card_path(project)}")
     if raw is None:
         raise NotFound(f"no card {project!r} ({card_path(project)})")
     text = raw.decode("utf-8", "replace")
     if section is None:
         return text
-    names.section_id(section)
     found = section_text(text, section)
     if found is None:
         known = ", ".join(section_ids(text)) or "none"

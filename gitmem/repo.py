@@ -13,6 +13,7 @@ from functools import cached_property
 from pathlib import Path
 
 from . import config as config_mod
+from . import names
 from .errors import NotARepo
 from .git import Git, Sha
 from .objects import ObjectStore
@@ -118,12 +119,13 @@ class MemoryRepo:
         return head[len(prefix) :] if head.startswith(prefix) else None
 
     def tip(self, branch: str) -> Sha | None:
-        got = self.store.read(f"refs/heads/{branch}^{{commit}}")
+        # A name with a line break would split the `cat-file --batch` request.
+        got = self.store.read(f"refs/heads/{names.branch(branch)}^{{commit}}")
         return got[0] if got else None
 
     def tip_and_tree(self, branch: str) -> tuple[Sha, Sha] | None:
         """The branch's commit and its root tree, in one read."""
-        got = self.store.read(f"refs/heads/{branch}^{{commit}}")
+        got = self.store.read(f"refs/heads/{names.branch(branch)}^{{commit}}")
         if got is None or not got[2].startswith(b"tree "):
             return None
         return got[0], Sha(got[2][5 : got[2].index(b"\n")].decode())

@@ -116,10 +116,14 @@ def _check_history(repo: MemoryRepo, remote: str, theirs: Sha | None) -> None:
     last = repo.store.resolve(sync_ref(remote, "last-synced"))
     if last is None or last == theirs or (theirs is not None and _ancestor(repo, last, theirs)):
         return
+    # The lease names what we just fetched: gitmem's fetch leaves refs/remotes/* alone, so
+    # a bare --force-with-lease would compare with a stale tracking ref and be refused.
+    lease = f"main:{theirs or ''}"
     raise RemoteRewritten(
         f"{remote}/main was rewritten: it no longer contains {last[:7]}, what we synced last; "
         f"nothing was changed here. To keep this history, put it back with "
-        f"`git push --force-with-lease {remote} main`; to take theirs, start from a fresh clone",
+        f"`git push --force-with-lease={lease} {remote} main`; to take theirs, start from a "
+        "fresh clone",
         hint="gitmem never force-pushes and never drops a local commit",
     )
 
@@ -285,7 +289,7 @@ def continue_sync(repo: MemoryRepo) -> SyncResult:
             _commit_merge(repo, remote, ours, theirs, merged, live, sorted(resolved), n)
         except _MainMoved:
             raise Conflict(
-                "main moved while the sync was continued; run --continue again"
+                "main moved while the sync was continued; run `gitmem sync --continue` again"
             ) from None
     sync_state.clear(repo)
     return sync(repo, remote)

@@ -13,7 +13,7 @@ import os
 from .replay import Replay, no_gc
 from .repo import MAIN, MemoryRepo
 
-CACHE_VERSION = 5  # 3: multi-revert; 4: untitled cards; 5: summary-less entries
+CACHE_VERSION = 6  # 3: multi-revert; 4: untitled cards; 5: summary-less entries; 6: framed
 Headings = dict[str, list[list[str]]]  # blob sha -> [[title, ""], [id, heading], ...]
 
 

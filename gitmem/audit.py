@@ -22,6 +22,8 @@ class LogEntry:
     section: str | None
     summary: str
     reverts: str | None
+    author: str = ""  # the git author, whoever wrote the trailers
+    own: bool = True  # gitmem wrote this commit here: its actor and session are its own
 
     def to_json(self) -> dict[str, object]:
         return asdict(self)
@@ -42,17 +44,23 @@ def audit_log(
         raise NotFound(f"no branch {branch!r}")
     paths = [card_path(names.project(project))] if project else None
     out = []
+    own = repo.own_commits()
     for c in read_log(repo.git, tip, paths=paths, max_count=limit):
+        # A commit gitmem did not write says who made it by its git author: its
+        # Gitmem-Actor and Gitmem-Session trailers are claims anyone can type.
+        mine = c.sha in own
         out.append(
             LogEntry(
                 sha=c.sha,
                 date=c.date,
-                actor=c.get(T.ACTOR) or c.author,
-                session=c.get(T.SESSION),
+                actor=(c.get(T.ACTOR) or c.author) if mine else c.author,
+                session=c.get(T.SESSION) if mine else None,
                 card=c.get(T.CARD),
                 section=c.get(T.SECTION),
                 summary=c.get(T.SUMMARY) or c.subject,
                 reverts=c.get(T.REVERTS),
+                author=c.author,
+                own=mine,
             )
         )
         if limit is not None and len(out) >= limit:

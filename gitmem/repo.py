@@ -21,6 +21,7 @@ from .reftx import RefTransactions
 
 MAIN = "main"
 SESSION_PREFIX = "gitmem/session/"
+OWN_COMMITS = "own-commits"  # under .git/gitmem/: one sha per line, appended
 
 
 def find_root(start: Path) -> Path:
@@ -170,7 +171,28 @@ class MemoryRepo:
         """A commit object committed by this repo's identity; authored by it too, unless
         ``author`` keeps the one of a commit being re-created."""
         author = author or self.signature("AUTHOR")
-        return self.store.write_commit(tree, parents, author, self.signature("COMMITTER"), message)
+        sha = self.store.write_commit(tree, parents, author, self.signature("COMMITTER"), message)
+        self._record_own(sha)
+        return sha
+
+    # -- gitmem's own commits -------------------------------------------------
+    # Trailers are text anyone can write (a person's commit, a remote's): who made an edit
+    # and in which session is taken from them only for commits gitmem itself wrote here.
+    # Each is recorded before its ref moves (a commit that never lands is harmless).
+    def _record_own(self, sha: Sha) -> None:
+        fd = os.open(self.gitmem_dir / OWN_COMMITS, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, f"{sha}\n".encode())  # one short O_APPEND write: never interleaved
+        finally:
+            os.close(fd)
+
+    def own_commits(self) -> frozenset[str]:
+        """Every commit gitmem wrote in this repository (its sessions' records)."""
+        try:
+            data = (self.git_dir / "gitmem" / OWN_COMMITS).read_bytes()
+        except FileNotFoundError:
+            return frozenset()
+        return frozenset(data.decode("ascii", "replace").split())
 
     def signature(self, role: str = "AUTHOR") -> str:
         """ "Name <email> epoch tz" as git would write it, honouring GIT_{role}_* variables."""

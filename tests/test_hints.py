@@ -21,7 +21,7 @@ from test_sync import CARDS, is_ancestor, make_pair, sync, write
 from gitmem import hooks
 from gitmem import remote as remote_mod
 from gitmem.errors import InvalidInput, NotARepo, NotFound
-from gitmem.fakeapi import FakeAnthropicServer, RuleModel
+from gitmem.fakeapi import FakeAnthropicServer, Fault, RuleModel
 from gitmem.repo import MemoryRepo
 
 from helpers import Result, git, gm
@@ -34,14 +34,14 @@ def commands(text: str) -> list[str]:
     return found
 
 
-def run(cwd: Path, command: str, **fill: str) -> Result:
+def run(cwd: Path, command: str, stdin: str = "", **fill: str) -> Result:
     """Run one suggested command as a person would type it in ``cwd``."""
     for placeholder, value in fill.items():
         command = command.replace(placeholder, value)
     argv = shlex.split(command)
     if argv[0] == "gitmem":
-        return gm(*argv[1:], cwd=cwd)
-    proc = subprocess.run(argv, cwd=cwd, capture_output=True, check=False)
+        return gm(*argv[1:], cwd=cwd, stdin=stdin)
+    proc = subprocess.run(argv, cwd=cwd, input=stdin.encode(), capture_output=True, check=False)
     return Result(proc.returncode, proc.stdout.decode(), proc.stderr.decode())
 
 
@@ -229,7 +229,12 @@ def test_no_api_key_names_a_demo_that_runs(tmp_path: Path, client: Path) -> None
     assert missing.code == 6
     done = run(tmp_path, only(missing.err, "gitmem demo"))
     assert done.code == 0, done.err
-    assert done.out
+    log = run(tmp_path, only(done.out, "gitmem -C"))
+    assert log.code == 0 and "agent" in log.out, log.err
+    kept = gm("demo", "--keep", str(tmp_path / "my demos"), cwd=tmp_path)  # a path with a blank
+    assert kept.code == 0, kept.err
+    log = run(tmp_path, only(kept.out, "gitmem -C"))
+    assert log.code == 0 and "agent" in log.out, log.err
 
 
 def test_a_chat_left_for_review_names_the_review_command(
@@ -245,3 +250,37 @@ def test_a_chat_left_for_review_names_the_review_command(
     assert chat.code == 0, chat.err
     shown = run(client, only(chat.err, "gitmem review"))
     assert shown.code == 0 and "40k" in shown.out
+
+
+def test_an_unanswered_ask_names_a_retry_that_answers(
+    client: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with FakeAnthropicServer(RuleModel()) as api:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.base_url)
+        api.faults.push(Fault.status(529, retry_after=0.001), times=3)  # the SDK's retries, used up
+        failed = gm("ask", "remember acme Budget: 40k", cwd=client)
+        assert failed.code == 7, failed.err
+        retry = run(client, only(failed.err, "gitmem ask"), MESSAGE="'remember acme Budget: 40k'")
+    assert retry.code == 0, retry.err
+    assert "Saved." in retry.out
+    assert "40k" in git(client, "show", "main:cards/acme.md")
+
+
+def test_a_session_id_in_use_names_a_resume_that_continues_it(
+    client: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    toml = client / "gitmem.toml"
+    toml.write_text(toml.read_text().replace('review = "auto"', 'review = "review"'))
+    git(client, "commit", "-qam", "review every session")
+    with FakeAnthropicServer(RuleModel()) as api:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.base_url)
+        first = gm("chat", "--session", "s1", cwd=client, stdin="remember acme Budget: 40k\n")
+        assert first.code == 0, first.err
+        taken = gm("chat", "--session", "s1", cwd=client, stdin="hello\n")
+        assert taken.code == 2 and "exists already" in taken.err
+        resumed = run(client, only(taken.err, "gitmem chat"), stdin="hello\n")
+    assert resumed.code == 0, resumed.err
+    transcript = git(client, "show", "gitmem/session/s1:sessions/s1.jsonl")
+    assert "remember acme" in transcript and "hello" in transcript  # one session, continued

@@ -15,7 +15,7 @@ _ACTOR = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,39}")
 FORBIDDEN = ("\n", "\r", "\t", "\0", "\u2028", "\u2029")
 _FORBIDDEN = re.compile("[" + "".join(FORBIDDEN) + "]")
 # A git ref name part, as `git check-ref-format` allows it (and nothing that reads as an option).
-_BRANCH = re.compile(r"(?!-)(?!.*(?:\.\.|@\{|//|/\.|\.lock(?:/|\Z)))[^\x00-\x20\x7f~^:?*\[\\]+")
+_BRANCH = re.compile(r"(?![-./])(?!.*(?:\.\.|@\{|//|/\.|\.lock(?:/|\Z)))[^\x00-\x20\x7f~^:?*\[\\]+")
 # A value that would read as a second trailer: "Gitmem-Card: x", "Signed-off-by: y".
 _FAKE_KEY = re.compile(r"(?i)(?:\bgitmem-[a-z0-9-]*\s*:|^\s*[a-z][a-z0-9]*(?:-[a-z0-9]+)+\s*:)")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029\x85]")

@@ -7,6 +7,7 @@ validators and through each way in: the CLI, the chat tools, MCP, the memory too
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -251,3 +252,17 @@ def test_memory_tool_session_and_branch_names_refuse_them(repo: MemoryRepo) -> N
         with pytest.raises(InvalidInput):
             GitMemoryTool(repo, "main", actor=f"agent{char}")
     assert git(repo.root, "for-each-ref", "refs/heads/gitmem/") == ""
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(st.sampled_from("ab-./_@{}~^: \t\n\0\u2028é"), min_size=1, max_size=12))
+def test_a_branch_name_passes_only_when_git_takes_it(name: str) -> None:
+    try:
+        names.branch(name)
+    except InvalidInput as err:
+        assert "\n" not in str(err)
+        return
+    assert not any(c in name for c in FORBIDDEN)
+    proc = subprocess.run(["git", "check-ref-format", "--branch", name], capture_output=True,
+                          check=False)
+    assert proc.returncode == 0, name

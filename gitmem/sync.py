@@ -87,8 +87,9 @@ class SyncResult:
         if not self.behaviour:
             return ""
         files = " ".join(self.behaviour)
+        they = "they change" if len(self.behaviour) > 1 else "it changes"
         return (
-            f"{_joined(self.behaviour)} changed by {self.remote}: they change how the agent behaves; "
+            f"{_joined(self.behaviour)} changed by {self.remote}: {they} how the agent behaves; "
             f"see what changed with `git diff {(self.before or '')[:12]} {(self.main or '')[:12]} "
             f"-- {files}`\n"
         )

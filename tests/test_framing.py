@@ -120,3 +120,12 @@ def test_sync_reports_persona_and_settings_brought_in(tmp_path: Path) -> None:
     assert "received 2 commits" in out and "behaves" not in out
     assert json.loads(gm("-C", str(laptop), "sync", "--json").out)["behaviour"] == []
     assert before != git(laptop, "rev-parse", "main").strip()
+
+    git(other, "pull", "-q", "--ff-only", "origin", "main")
+    (other / "gitmem.toml").write_text((other / "gitmem.toml").read_text().replace("= 30", "= 5"))
+    git(other, "commit", "-qam", "synthesise more often", "--no-verify")
+    git(other, "push", "-q", "origin", "main")
+    code, out, err = sync(laptop)
+    assert code == 0, err
+    assert "gitmem.toml changed by origin: it changes how the agent behaves" in out
+    assert "persona.md" not in out

@@ -9,7 +9,7 @@ from . import trailers as T
 from .cards import card_path, section_ids, section_text
 from .errors import NotFound
 from .history import read_log
-from .repo import MAIN, MemoryRepo, check_branch
+from .repo import MAIN, MemoryRepo
 
 
 @dataclass(frozen=True)
@@ -22,6 +22,8 @@ class LogEntry:
     section: str | None
     summary: str
     reverts: str | None
+    author: str = ""  # the git author, whoever wrote the trailers
+    own: bool = True  # gitmem wrote this commit here: its actor and session are its own
 
     def to_json(self) -> dict[str, object]:
         return asdict(self)
@@ -40,17 +42,23 @@ def audit_log(
     tip = repo.branch_tip(branch)
     paths = [card_path(names.project(project))] if project else None
     out = []
+    own = repo.own_commits()
     for c in read_log(repo.git, tip, paths=paths, max_count=limit):
+        # A commit gitmem did not write says who made it by its git author: its
+        # Gitmem-Actor and Gitmem-Session trailers are claims anyone can type.
+        mine = c.sha in own
         out.append(
             LogEntry(
                 sha=c.sha,
                 date=c.date,
-                actor=c.get(T.ACTOR) or c.author,
-                session=c.get(T.SESSION),
+                actor=(c.get(T.ACTOR) or c.author) if mine else c.author,
+                session=c.get(T.SESSION) if mine else None,
                 card=c.get(T.CARD),
                 section=c.get(T.SECTION),
                 summary=c.get(T.SUMMARY) or c.subject,
                 reverts=c.get(T.REVERTS),
+                author=c.author,
+                own=mine,
             )
         )
         if limit is not None and len(out) >= limit:
@@ -63,14 +71,15 @@ def read_card(
 ) -> str:
     """A card's text at the tip of ``branch``, or one of its sections."""
     names.project(project)
-    raw = repo.store.read_blob(f"refs/heads/{check_branch(branch)}:{card_path(project)}")
+    if section is not None:
+        names.section_id(section)
+    raw = repo.store.read_blob(f"refs/heads/{names.branch(branch)}:{card_path(project)}")
     if raw is None:
         repo.branch_tip(branch)  # no such branch: say that, not "no card"
         raise NotFound(f"no card {project!r} ({card_path(project)})")
     text = raw.decode("utf-8", "replace")
     if section is None:
         return text
-    names.section_id(section)
     found = section_text(text, section)
     if found is None:
         known = ", ".join(section_ids(text)) or "none"

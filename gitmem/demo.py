@@ -7,6 +7,7 @@ trailers, the index, the prompt cache accounting and the usage report -- is real
 
 from __future__ import annotations
 
+import shlex
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -62,5 +63,5 @@ def run_demo(write: Callable[[str], None], keep: Path | None = None) -> Path:
         write(repo.git.out("log", "--format=%h %s%n%(trailers)", "main", "--", "cards") + "\n\n")
         write(index.refresh(repo).render() + "\n")
         write(usage_report.render(usage_report.report(usage.load(repo))))
-    write(f"\nThe demo repo is at {root}; try `gitmem -C {root} log`.\n")
+    write(f"\nThe demo repo is at {root}; try `gitmem -C {shlex.quote(str(root))} log`.\n")
     return root

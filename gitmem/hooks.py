@@ -81,6 +81,17 @@ def check_commit_message(root: Path, message: str) -> None:
         if sep:
             pairs.append((key.strip(), value.strip()))
     found = T.validate(pairs)
+    # gitmem writes its own commits with plumbing (no hook runs): a commit that comes
+    # through here is a person's, and cannot speak for the agent or a session.
+    if T.SESSION in found:
+        raise InvalidInput(
+            f"{T.SESSION} is written by gitmem only: a person's commit cannot claim a session"
+        )
+    actor = found.get(T.ACTOR)
+    if actor is not None and actor.lower() in T.AGENT_ACTORS:
+        raise InvalidInput(
+            f"{T.ACTOR}: {actor} is gitmem's own; a person's commit names the person, or no actor"
+        )
     card = found.get(T.CARD)
     if not card or T.REVERTS in found:
         return

@@ -17,7 +17,7 @@ import os
 from .replay import Replay, no_gc
 from .repo import MAIN, MemoryRepo
 
-CACHE_VERSION = 6  # 3: multi-revert; 4: untitled cards; 5: summary-less entries; 6: digests
+CACHE_VERSION = 7  # 3: multi-revert; 4: untitled cards; 5: summary-less entries; 6: framed; 7: digests
 _DIGEST = 20  # sha1 of what follows it
 Headings = dict[str, list[list[str]]]  # blob sha -> [[title, ""], [id, heading], ...]
 

@@ -31,6 +31,7 @@ MAX_NAME_BYTES = 255
 MAX_HOPS = 40  # symlinks followed in one resolution, as the kernel's ELOOP limit
 MODE_LINK = b"120000"
 MODE_SUBMODULE = b"160000"
+LINE_BREAKS = ("\n", "\r", "\u2028", "\u2029")
 
 Parts = tuple[str, ...]
 
@@ -197,6 +198,10 @@ class Snapshot:
             raise ToolError(f"Path {path!r} is not valid UTF-8") from None
         if "\0" in path:
             raise ToolError(f"Path {path!r} contains a NUL byte")
+        if any(c in path for c in LINE_BREAKS):
+            # A name with a line break splits every line-oriented reader of the tree (git's
+            # own listings, the index, commit messages): never made, never read.
+            raise ToolError(f"Path {path!r} contains a line break")
         if _url_traversal(path):
             raise ToolError(
                 f"Path {path} contains URL-encoded traversal; give a plain path under /memories"

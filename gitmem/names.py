@@ -6,9 +6,16 @@ import re
 
 from .errors import InvalidInput
 
-_SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
-_SESSION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-_ACTOR = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$")
+# Whole-string patterns, used with fullmatch: "$" alone would accept a final "\n".
+_SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+_SESSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+_ACTOR = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,39}")
+# What splits a line, a path or a trailer block wherever it appears: refused in every name
+# and single-line value before any other rule is looked at.
+FORBIDDEN = ("\n", "\r", "\t", "\0", "\u2028", "\u2029")
+_FORBIDDEN = re.compile("[" + "".join(FORBIDDEN) + "]")
+# A git ref name part, as `git check-ref-format` allows it (and nothing that reads as an option).
+_BRANCH = re.compile(r"(?![-./])(?!.*(?:\.\.|@\{|//|/\.|\.lock(?:/|\Z)))[^\x00-\x20\x7f~^:?*\[\\]+")
 # A value that would read as a second trailer: "Gitmem-Card: x", "Signed-off-by: y".
 _FAKE_KEY = re.compile(r"(?i)(?:\bgitmem-[a-z0-9-]*\s*:|^\s*[a-z][a-z0-9]*(?:-[a-z0-9]+)+\s*:)")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029\x85]")
@@ -33,9 +40,24 @@ def check_utf8(value: str, what: str) -> str:
     return value
 
 
+def check_forbidden(value: str, what: str) -> str:
+    """Refuse a line break, tab or NUL anywhere in ``value`` (one line naming it)."""
+    found = _FORBIDDEN.search(value)
+    if found:
+        raise InvalidInput(
+            f"invalid {what} {value!r}: contains {found.group()!r} at position {found.start()}"
+        )
+    return value
+
+
+def _checked(value: str, what: str) -> str:
+    check_utf8(value, what)
+    return check_forbidden(value, what)
+
+
 def _slug(name: str, what: str, rule: str) -> str:
-    check_utf8(name, what)
-    if not _SLUG.match(name) or len(name) > MAX_SLUG:
+    _checked(name, what)
+    if not _SLUG.fullmatch(name) or len(name) > MAX_SLUG:
         raise InvalidInput(f"invalid {what} {name!r}: {rule}")
     return name
 
@@ -62,21 +84,37 @@ def client(name: str) -> str:
 
 
 def session(name: str) -> str:
-    check_utf8(name, "session id")
-    if not _SESSION.match(name):
+    _checked(name, "session id")
+    if not _SESSION.fullmatch(name):
         raise InvalidInput(f"invalid session id {name!r}: letters, digits, '.', '_' and '-' only")
     return name
 
 
 def actor(name: str) -> str:
-    check_utf8(name, "actor")
-    if not _ACTOR.match(name):
+    _checked(name, "actor")
+    if not _ACTOR.fullmatch(name):
         raise InvalidInput(f"invalid actor {name!r}: letters, digits, '.', '_' and '-' only")
     return name
 
 
+def branch(name: str) -> str:
+    """A branch name as given by a person (``--branch``): one git ref name, nothing else."""
+    _checked(name, "branch name")
+    if not _BRANCH.fullmatch(name) or name.endswith((".", "/")) or name == "@":
+        raise InvalidInput(f"invalid branch name {name!r}: not a git branch name")
+    return name
+
+
+def remote(name: str) -> str:
+    """A remote's name as given by a person (``gitmem sync REMOTE``)."""
+    _checked(name, "remote name")
+    if not name or name.startswith("-") or any(c.isspace() for c in name):
+        raise InvalidInput(f"invalid remote name {name!r}")
+    return name
+
+
 def _one_line(value: str, what: str, limit: int) -> str:
-    check_utf8(value, what)
+    _checked(value, what)
     if _CONTROL.search(value):
         raise InvalidInput(f"{what} must be a single line without control characters")
     if _FAKE_KEY.search(value):

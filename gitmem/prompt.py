@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+from .framing import SYNTHESIS_TAG, framed, neutral
 from .tools import TOOLS
 
 
@@ -45,8 +46,9 @@ def _cached(block: dict[str, Any], ttl: str) -> dict[str, Any]:
 
 
 def system_blocks(layers: Layers, ttl: str = "5m") -> list[dict[str, Any]]:
-    ab = f"{layers.rules.rstrip()}\n\n# Persona\n\n{layers.persona.strip()}\n"
-    synthesis = f"<synthesis>\n{layers.synthesis.strip()}\n</synthesis>\n"
+    # The persona and the synthesis are memory content: no layer tag of theirs survives.
+    ab = f"{layers.rules.rstrip()}\n\n# Persona\n\n{neutral(layers.persona.strip())}\n"
+    synthesis = framed(SYNTHESIS_TAG, layers.synthesis)
     return [
         _cached({"type": "text", "text": ab}, ttl),
         _cached({"type": "text", "text": layers.index}, ttl),

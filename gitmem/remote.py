@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from . import names
 from .errors import EXIT_GIT, GitmemError, InvalidInput, NotFound
 from .git import Sha
 from .repo import MemoryRepo
@@ -27,8 +28,7 @@ def _last_line(text: bytes) -> str:
 
 def url(repo: MemoryRepo, name: str) -> str:
     """The URL of the configured remote ``name``; NotFound when there is none."""
-    if not name or name.startswith("-") or any(c.isspace() for c in name):
-        raise InvalidInput(f"invalid remote name {name!r}")
+    names.remote(name)
     proc = repo.git.run("remote", "get-url", name, check=False)
     if proc.returncode == 0:
         return proc.stdout.decode("utf-8", "replace").strip()

@@ -12,6 +12,7 @@ import gc
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from . import names
 from . import trailers as T
 from .errors import GitError, GitmemError
 from .git import Sha, Stream
@@ -163,7 +164,7 @@ class FullReplay:
 
     def __init__(self, repo: MemoryRepo, branch: str = MAIN) -> None:
         self._repo, self._branch = repo, branch
-        self._log = _log(repo, f"refs/heads/{branch}")
+        self._log = _log(repo, f"refs/heads/{names.branch(branch)}")
 
     def result(self) -> Replay:
         state = Replay()

@@ -13,28 +13,15 @@ from functools import cached_property
 from pathlib import Path
 
 from . import config as config_mod
-from .errors import InvalidInput, NotARepo, NotFound
+from . import names
+from .errors import NotARepo, NotFound
 from .git import Git, Sha
 from .objects import ObjectStore
 from .reftx import RefTransactions
 
 MAIN = "main"
 SESSION_PREFIX = "gitmem/session/"
-# What git's check-ref-format refuses in a branch name, and what would end a cat-file request.
-_BAD_BRANCH = re.compile(r"[\x00-\x20\x7f~^:?*\[\\\x85\u2028\u2029]|\.\.|@\{|//|/\.|\.lock(?:/|$)")
-
-
-def check_branch(name: str) -> str:
-    """A branch name as given (``main``, ``gitmem/session/ID``), never a revision expression."""
-    if (
-        not name
-        or name == "@"
-        or name.startswith(("-", ".", "/"))
-        or name.endswith(("/", "."))
-        or _BAD_BRANCH.search(name)
-    ):
-        raise InvalidInput(f"invalid branch name {name!r}")
-    return name
+OWN_COMMITS = "own-commits"  # under .git/gitmem/: one sha per line, appended
 
 
 def find_root(start: Path) -> Path:
@@ -134,7 +121,8 @@ class MemoryRepo:
         return head[len(prefix) :] if head.startswith(prefix) else None
 
     def tip(self, branch: str) -> Sha | None:
-        got = self.store.read(f"refs/heads/{check_branch(branch)}^{{commit}}")
+        # A name with a line break would split the `cat-file --batch` request.
+        got = self.store.read(f"refs/heads/{names.branch(branch)}^{{commit}}")
         return got[0] if got else None
 
     def branch_tip(self, branch: str) -> Sha:
@@ -146,7 +134,7 @@ class MemoryRepo:
 
     def tip_and_tree(self, branch: str) -> tuple[Sha, Sha] | None:
         """The branch's commit and its root tree, in one read."""
-        got = self.store.read(f"refs/heads/{check_branch(branch)}^{{commit}}")
+        got = self.store.read(f"refs/heads/{names.branch(branch)}^{{commit}}")
         if got is None or not got[2].startswith(b"tree "):
             return None
         return got[0], Sha(got[2][5 : got[2].index(b"\n")].decode())
@@ -197,7 +185,28 @@ class MemoryRepo:
         """A commit object committed by this repo's identity; authored by it too, unless
         ``author`` keeps the one of a commit being re-created."""
         author = author or self.signature("AUTHOR")
-        return self.store.write_commit(tree, parents, author, self.signature("COMMITTER"), message)
+        sha = self.store.write_commit(tree, parents, author, self.signature("COMMITTER"), message)
+        self._record_own(sha)
+        return sha
+
+    # -- gitmem's own commits -------------------------------------------------
+    # Trailers are text anyone can write (a person's commit, a remote's): who made an edit
+    # and in which session is taken from them only for commits gitmem itself wrote here.
+    # Each is recorded before its ref moves (a commit that never lands is harmless).
+    def _record_own(self, sha: Sha) -> None:
+        fd = os.open(self.gitmem_dir / OWN_COMMITS, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, f"{sha}\n".encode())  # one short O_APPEND write: never interleaved
+        finally:
+            os.close(fd)
+
+    def own_commits(self) -> frozenset[str]:
+        """Every commit gitmem wrote in this repository (its sessions' records)."""
+        try:
+            data = (self.git_dir / "gitmem" / OWN_COMMITS).read_bytes()
+        except FileNotFoundError:
+            return frozenset()
+        return frozenset(data.decode("ascii", "replace").split())
 
     def signature(self, role: str = "AUTHOR") -> str:
         """ "Name <email> epoch tz" as git would write it, honouring GIT_{role}_* variables."""

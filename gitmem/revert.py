@@ -112,6 +112,7 @@ def revert_commit(
     repo: MemoryRepo, rev: str, *, branch: str = MAIN, actor: str = "cli"
 ) -> RevertResult:
     names.actor(actor)
+    names.check_forbidden(rev, "commit")
     if rev.startswith("-") or not rev.strip():
         raise InvalidInput(f"invalid commit {rev!r}")
     got = repo.store.read(f"{rev}^{{commit}}")

@@ -1,7 +1,9 @@
 """``gitmem revert SESSION``: undo every accepted edit of a session in one commit.
 
-The session's edits on main are the commits carrying its ``Gitmem-Session``
-trailer (its transcript stays: it records what was said, not what memory holds).
+The session's edits on main are the commits gitmem wrote for it, as recorded in
+``.git/gitmem/own-commits`` and carrying its ``Gitmem-Session`` trailer; a commit
+that only carries the trailer (a person's, a remote's) is never one of them. Its
+transcript stays: it records what was said, not what memory holds.
 One commit reverts them all, newest first, and names each in its own
 ``Gitmem-Reverts`` trailer, so the index replay undoes exactly their entries.
 Edits already undone by an earlier revert are left alone.
@@ -51,7 +53,8 @@ def is_session(repo: MemoryRepo, target: str) -> bool:
         return True
     if repo.store.resolve(f"{target}^{{commit}}") is not None:
         return False
-    return any(c.get(T.SESSION) == target for c in _log(repo, MAIN))
+    own = repo.own_commits()
+    return any(c.get(T.SESSION) == target and c.sha in own for c in _log(repo, MAIN))
 
 
 def _log(repo: MemoryRepo, branch: str) -> list[Commit]:

@@ -279,14 +279,19 @@ def landed_by_session(
     repo: MemoryRepo, branch: str = MAIN
 ) -> tuple[dict[str, list[Commit]], Replay]:
     """Each session's edits on ``branch`` (not its transcript, not reverts), oldest first,
-    and the replay of ``branch`` that says which of them are undone; one ``git log``."""
+    and the replay of ``branch`` that says which of them are undone; one ``git log``.
+
+    A session's edits are the commits gitmem wrote for it (``MemoryRepo.own_commits``):
+    a commit that merely carries its ``Gitmem-Session`` trailer is not one of them.
+    """
     landed: dict[str, list[Commit]] = {}
     replay = Replay()
     tip = repo.tip(branch)
+    own = repo.own_commits()
     for c in read_log(repo.git, tip, reverse=True) if tip else []:
         replay.apply(c)
         sid = c.get(T.SESSION)
-        if sid and not c.reverts and c.get(T.LAYER) is None:
+        if sid and not c.reverts and c.get(T.LAYER) is None and c.sha in own:
             landed.setdefault(sid, []).append(c)
     return landed, replay
 

@@ -6,6 +6,7 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from . import names
 from . import trailers as T
 from .history import read_log
 from .repo import MAIN, MemoryRepo
@@ -42,7 +43,7 @@ def _snippet(text: str, terms: list[str]) -> str:
 
 def _transcript_lines(repo: MemoryRepo, branch: str, extra: list[Path]) -> list[tuple[str, bytes]]:
     found: dict[str, bytes] = {}
-    for entry in repo.store.read_tree(f"refs/heads/{branch}:sessions"):
+    for entry in repo.store.read_tree(f"refs/heads/{names.branch(branch)}:sessions"):
         name = entry.name.decode("utf-8", "replace")
         if name.endswith(".jsonl"):
             found[name[:-6]] = repo.store.read_blob(entry.sha) or b""

@@ -59,7 +59,9 @@ def start(repo: MemoryRepo, session_id: str | None = None, *, resume: bool = Fal
     tip = repo.tip(branch)
     if tip is not None:
         if not resume:
-            raise InvalidInput(f"session {sid} exists already; continue it with --resume {sid}")
+            raise InvalidInput(
+                f"session {sid} exists already; `gitmem chat --resume {sid}` continues it"
+            )
         base = repo.git.out("merge-base", MAIN, branch)
         return Session(sid, branch, Sha(base))
     if resume:

@@ -22,7 +22,7 @@ last sync), ``refs/gitmem/sync/<remote>/fetched`` (only during a round).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 from . import index, sync_state
 from . import remote as remote_mod
@@ -59,6 +59,10 @@ class SyncResult:
     merged: bool = False
     conflicts: list[FileConflict] = field(default_factory=list)
     note: str = ""
+    # Files that change how the agent behaves (persona, settings) that this sync changed,
+    # and the commits before and after, so a person can look: `git diff BEFORE AFTER -- ...`.
+    behaviour: list[str] = field(default_factory=list)
+    before: str | None = None
 
     def to_json(self) -> dict[str, object]:
         return asdict(self)
@@ -77,7 +81,34 @@ class SyncResult:
         return (
             f"synced with {r}: received {count(self.received, 'commit')}, sent {self.sent} "
             f"(main at {at}{how}).{self.note}\n"
+        ) + self.behaviour_text()
+
+    def behaviour_text(self) -> str:
+        if not self.behaviour:
+            return ""
+        files = " ".join(self.behaviour)
+        they = "they change" if len(self.behaviour) > 1 else "it changes"
+        return (
+            f"{_joined(self.behaviour)} changed by {self.remote}: {they} how the agent behaves; "
+            f"see what changed with `git diff {(self.before or '')[:12]} {(self.main or '')[:12]} "
+            f"-- {files}`\n"
         )
+
+
+# What the agent follows rather than reads: a sync that changes them says so.
+BEHAVIOUR_FILES = ("persona.md", "gitmem.toml")
+
+
+def _joined(paths: list[str]) -> str:
+    return paths[0] if len(paths) == 1 else f"{', '.join(paths[:-1])} and {paths[-1]}"
+
+
+def behaviour_changes(repo: MemoryRepo, before: str | None, after: str | None) -> list[str]:
+    """The behaviour files that differ between ``before`` and ``after`` (main's tips)."""
+    if before is None or after is None or before == after:
+        return []
+    out = repo.git.out("diff", "--name-only", "-z", before, after, "--", *BEHAVIOUR_FILES)
+    return [p for p in BEHAVIOUR_FILES if p in out.split("\0")]
 
 
 def conflict_report(remote: str, conflicts: list[FileConflict], note: str) -> str:
@@ -116,10 +147,14 @@ def _check_history(repo: MemoryRepo, remote: str, theirs: Sha | None) -> None:
     last = repo.store.resolve(sync_ref(remote, "last-synced"))
     if last is None or last == theirs or (theirs is not None and _ancestor(repo, last, theirs)):
         return
+    # The lease names what we just fetched: gitmem's fetch leaves refs/remotes/* alone, so
+    # a bare --force-with-lease would compare with a stale tracking ref and be refused.
+    lease = f"main:{theirs or ''}"
     raise RemoteRewritten(
         f"{remote}/main was rewritten: it no longer contains {last[:7]}, what we synced last; "
         f"nothing was changed here. To keep this history, put it back with "
-        f"`git push --force-with-lease {remote} main`; to take theirs, start from a fresh clone",
+        f"`git push --force-with-lease={lease} {remote} main`; to take theirs, start from a "
+        "fresh clone",
         hint="gitmem never force-pushes and never drops a local commit",
     )
 
@@ -256,6 +291,7 @@ def sync(repo: MemoryRepo, remote: str = "origin") -> SyncResult:
         raise NotFound("no main branch")
     fetched = sync_ref(remote, "fetched")
     received, merged = 0, False
+    start = repo.tip(MAIN)
     for _ in range(MAX_ROUNDS):
         done = False
         try:
@@ -286,7 +322,10 @@ def sync(repo: MemoryRepo, remote: str = "origin") -> SyncResult:
         index.refresh(repo, MAIN)
         if not received and not step.sent:
             return SyncResult(remote, "up-to-date", ours)
-        return SyncResult(remote, "synced", ours, received, step.sent, merged)
+        changed = behaviour_changes(repo, start, ours) if received else []
+        return SyncResult(
+            remote, "synced", ours, received, step.sent, merged, behaviour=changed, before=start
+        )
     raise Conflict(f"{remote} kept moving during sync; nothing was lost, run `gitmem sync` again")
 
 
@@ -314,10 +353,14 @@ def continue_sync(repo: MemoryRepo) -> SyncResult:
             _commit_merge(repo, remote, ours, theirs, merged, live, sorted(resolved), n)
         except _MainMoved:
             raise Conflict(
-                "main moved while the sync was continued; run --continue again"
+                "main moved while the sync was continued; run `gitmem sync --continue` again"
             ) from None
     sync_state.clear(repo)
-    return sync(repo, remote)
+    done = sync(repo, remote)
+    changed = behaviour_changes(repo, ours, done.main)
+    if not changed:
+        return done
+    return replace(done, behaviour=changed, before=ours)
 
 
 def abort_sync(repo: MemoryRepo) -> SyncResult:

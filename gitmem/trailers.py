@@ -17,6 +17,8 @@ ACTOR = "Gitmem-Actor"
 REVERTS = "Gitmem-Reverts"
 LAYER = "Gitmem-Layer"
 ALL_KEYS = (CARD, SECTION, KEYWORDS, SUMMARY, SESSION, ACTOR, REVERTS, LAYER)
+# The actors gitmem's agents write as (chat, MCP, the memory tool): never a person's.
+AGENT_ACTORS = ("agent", "mcp", "memory-tool")
 _CANON = {k.lower(): k for k in ALL_KEYS}
 
 

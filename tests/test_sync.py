@@ -237,7 +237,7 @@ def test_rewritten_remote_is_refused_and_nothing_is_lost(tmp_path: Path, pair: t
     before = state(desktop)
     res = gm("-C", str(desktop), "sync")
     assert res.code == 4 and res.err.count("\n") == 1
-    assert "origin/main was rewritten" in res.err and "git push --force-with-lease origin main" in res.err
+    assert "origin/main was rewritten" in res.err and "`git push --force-with-lease=main:" in res.err
     assert state(desktop) == before
     assert git(desktop, "rev-parse", "main").strip() == mine
 

@@ -62,7 +62,10 @@ def ask(ctx: Ctx, message: str, resume: str | None) -> None:
         res = run_chat(repo, [message], client=make_client(), write=_write, warn=_warn, resume=resume)
     _report(ctx, res)
     if res.failed_turns:
-        raise ModelError(f"no answer in session {res.session}; retry with --resume {res.session}")
+        raise ModelError(
+            f"no answer in session {res.session}; retry with "
+            f"`gitmem ask --resume {res.session} MESSAGE`"
+        )
 
 
 def _report(ctx: Ctx, res: object) -> None:

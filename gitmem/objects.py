@@ -74,9 +74,9 @@ class ObjectStore:
         if not header:
             err = proc.stderr.read().decode() if proc.stderr else ""
             raise GitError(["git", "cat-file", "--batch"], proc.wait(), err)
-        parts = header.split()
-        if len(parts) != 3:  # "<name> missing" / "ambiguous"
+        if _not_found(header):
             return None
+        parts = header.split()
         size = int(parts[2])
         data = proc.stdout.read(size + 1)[:size]
         return Sha(parts[0].decode()), parts[1].decode(), data
@@ -207,6 +207,12 @@ class ObjectStore:
             entries.insert(i, new)
             chunks.insert(i, _chunk(new))
         return self._write_tree(entries, chunks) if entries else None
+
+
+def _not_found(header: bytes) -> bool:
+    """True for ``<name> missing`` / ``<name> ambiguous``: read from the right, as the
+    name is echoed verbatim and may itself hold spaces (``cards/sp ace.md missing``)."""
+    return header.rstrip(b"\n").rpartition(b" ")[2] in (b"missing", b"ambiguous")
 
 
 def _chunk(e: TreeEntry) -> bytes:

@@ -16,7 +16,7 @@ from .audit import read_card
 from .edit import write_card
 from .errors import GitmemError, InvalidInput
 from .repo import MemoryRepo
-from .search import search_history
+from .search import MAX_QUERY_BYTES, MAX_TERMS, search_history
 from .trailers import IndexEntry
 
 MAX_INPUT_BYTES = 262144
@@ -79,7 +79,13 @@ TOOLS: list[dict[str, Any]] = [
         "input_schema": {
             "type": "object",
             "properties": {
-                "query": {"type": "string", "description": "Words that must all appear."},
+                "query": {
+                    "type": "string",
+                    "description": (
+                        f"Words that must all appear (at most {MAX_TERMS} words, "
+                        f"{MAX_QUERY_BYTES} bytes)."
+                    ),
+                },
                 "limit": {"type": "integer", "minimum": 1, "maximum": 50},
             },
             "required": ["query"],

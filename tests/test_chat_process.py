@@ -99,3 +99,20 @@ def test_resume_of_an_unknown_session_is_a_one_line_error(client: Path, api: Fak
                           capture_output=True, env=env_for(api), timeout=60, check=False)
     assert proc.returncode == 3
     assert proc.stderr.decode().splitlines() == ["gitmem: error: no session 'nope' to resume"]
+
+
+def test_an_oversized_search_neither_kills_chat_nor_drops_its_input(
+    client: Path, api: FakeAnthropicServer
+) -> None:
+    toml = client / "gitmem.toml"
+    toml.write_text(toml.read_text().replace("max_tokens = 2048", "max_tokens = 64000"))
+    git(client, "commit", "-qam", "room for a long tool call")
+    lines = ["search " + "q" * 131072, "remember acme Budget: 40k agreed", "hello"]
+    proc = subprocess.run([GITMEM, "-C", str(client), "chat"], input="\n".join(lines).encode() + b"\n",
+                          capture_output=True, env=env_for(api), timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr.decode()[-2000:]
+    said = proc.stdout.decode().splitlines()
+    assert said[0].startswith("That failed: Error: query is 131072 bytes, over the limit of 2048")
+    assert said[1:] == ["Saved.", 'Noted: "hello" (I saw 3 system blocks and 3 tools.)']
+    assert "Traceback" not in proc.stderr.decode()
+    assert "40k agreed" in git(client, "show", "main:cards/acme.md")

@@ -234,3 +234,21 @@ def test_sigterm_ends_the_session_even_while_stdin_stays_open(client: Path) -> N
     assert session_branches(client) == []
     assert git(client, "rev-parse", "-q", "--verify", f"refs/gitmem/archive/{session}").strip()
     assert f"session {session} ended" in err.decode()
+
+
+def test_an_oversized_search_is_a_clear_tool_error(client: Path, tmp_path: Path) -> None:
+    async def scenario(session: ClientSession) -> None:
+        assert not (await session.call_tool("write_memory_card", WRITE)).is_error
+        huge = await session.call_tool("search_history", {"query": "b" * 131072})
+        assert huge.is_error
+        assert text_of(huge) == (
+            "Error: query is 131072 bytes, over the limit of 2048 bytes: "
+            "search for a few distinctive words"
+        )
+        many = await session.call_tool("search_history", {"query": "budget " * 100})
+        assert many.is_error and "query has 100 words, over the limit of 32" in text_of(many)
+        found = await session.call_tool("search_history", {"query": "budget"})  # still serving
+        assert not found.is_error and "Q3 budget is 30k" in text_of(found)
+
+    err = run(client, tmp_path, scenario)
+    assert "Traceback" not in err

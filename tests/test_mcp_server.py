@@ -252,3 +252,41 @@ def test_an_oversized_search_is_a_clear_tool_error(client: Path, tmp_path: Path)
 
     err = run(client, tmp_path, scenario)
     assert "Traceback" not in err
+
+
+def _hello(id_: int = 1) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": id_,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"},
+        },
+    }
+
+
+def test_stdin_from_dev_null_or_a_file_ends_cleanly(client: Path, tmp_path: Path) -> None:
+    import json
+    import subprocess
+
+    garbage = tmp_path / "garbage"
+    garbage.write_bytes(b"not json\n\x00\xff\xfe{]\n" + bytes(range(256)) + b"\n{\"jsonrpc\": 1}")
+    valid = tmp_path / "valid.jsonl"
+    valid.write_text(json.dumps(_hello()) + "\n"
+                     + json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+    main = git(client, "rev-parse", "main")
+    for source in (os.devnull, garbage, valid):
+        with open(source, "rb") as stdin:
+            proc = subprocess.run([sys.executable, "-c", SERVER, "-C", str(client), "mcp"],
+                                  stdin=stdin, capture_output=True, timeout=60, check=False)
+        err = proc.stderr.decode()
+        assert proc.returncode == 0, (source, err)
+        assert "Traceback" not in err and "unexpected error" not in err, (source, err)
+        assert err.count("\n") == 1 and "ended, 0 commit(s) landed" in err, (source, err)
+        if source == valid:
+            (answer,) = [json.loads(line) for line in proc.stdout.decode().splitlines()]
+            assert answer["id"] == 1 and answer["result"]["serverInfo"]["name"] == "gitmem"
+        assert session_branches(client) == []
+    assert git(client, "rev-parse", "main") == main

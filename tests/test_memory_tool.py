@@ -105,15 +105,16 @@ def dirs_on_disk(root: Path) -> set[str]:
 
 def tree_state(repo: MemoryRepo, branch: str) -> tuple[dict[str, bytes], set[str]]:
     """Files (without .gitkeep placeholders) and directories under cards/ on ``branch``."""
-    listing = repo.git.out("ls-tree", "-r", "-z", "--name-only", branch, "--", "cards/")
+    listing = repo.git.out("ls-tree", "-r", "-z", branch, "--", "cards/")
     files: dict[str, bytes] = {}
     dirs: set[str] = set()
-    for name in filter(None, listing.split("\0")):
+    for row in filter(None, listing.split("\0")):
+        meta, name = row.split("\t", 1)
         rel = name[len("cards/") :]
         parts = rel.split("/")
         dirs.update("/".join(parts[:i]) for i in range(1, len(parts)))
         if parts[-1] != ".gitkeep":
-            files[rel] = repo.git.run("show", f"{branch}:{name}").stdout
+            files[rel] = repo.git.run("cat-file", "blob", meta.split()[2]).stdout
     return files, dirs
 
 

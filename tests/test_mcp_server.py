@@ -290,3 +290,33 @@ def test_stdin_from_dev_null_or_a_file_ends_cleanly(client: Path, tmp_path: Path
             assert answer["id"] == 1 and answer["result"]["serverInfo"]["name"] == "gitmem"
         assert session_branches(client) == []
     assert git(client, "rev-parse", "main") == main
+
+
+def test_every_request_in_a_file_on_stdin_is_answered(client: Path, tmp_path: Path) -> None:
+    import json
+    import subprocess
+
+    requests: list[dict[str, Any]] = [
+        _hello(),
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": "w", "method": "tools/call",
+         "params": {"name": "write_memory_card", "arguments": WRITE}},
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+         "params": {"name": "search_history", "arguments": {"query": "budget"}}},
+        {"jsonrpc": "2.0", "id": 5, "method": "no/such/method"},
+    ]
+    wire = tmp_path / "requests.jsonl"
+    wire.write_text("".join(json.dumps(r) + "\n" for r in requests))
+    with open(wire, "rb") as stdin:
+        proc = subprocess.run([sys.executable, "-c", SERVER, "-C", str(client), "mcp"],
+                              stdin=stdin, capture_output=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr.decode()
+    answers = {a["id"]: a for a in map(json.loads, proc.stdout.decode().splitlines())}
+    assert sorted(answers, key=str) == [1, 2, 4, 5, "w"]
+    assert [t["name"] for t in answers[2]["result"]["tools"]] == [t["name"] for t in TOOLS]
+    assert answers["w"]["result"]["content"][0]["text"].startswith("Created acme § budget")
+    assert "Q3 budget is 30k" in answers[4]["result"]["content"][0]["text"]
+    assert "error" in answers[5]
+    assert "1 commit(s) landed" in proc.stderr.decode()
+    assert git(client, "show", "main:cards/acme.md").endswith(CARD)

@@ -117,7 +117,8 @@ class Transcript:
     def messages(self) -> list[dict[str, Any]]:
         """API messages from the window start, in the shape the API requires.
 
-        Consecutive same-role messages are merged; the first is the user's. Every
+        Consecutive same-role messages are merged (blank texts and empty messages left
+        out); the first is the user's. Every
         ``tool_use`` is answered by ``tool_result`` blocks leading the next message -- an
         unanswered call (a crash between a call and its result) by an ``interrupted``
         error result -- and a ``tool_result`` answering nothing is left out.
@@ -137,7 +138,7 @@ class Transcript:
         for rec in self.messages_records():
             if int(rec.get("turn", 0)) < start:
                 continue
-            blocks = [b for b in rec.get("content") or [] if isinstance(b, dict)]
+            blocks = [b for b in rec.get("content") or [] if isinstance(b, dict) and not _blank(b)]
             if rec.get("role") == "assistant":
                 if not out:
                     continue  # the conversation opens with the user
@@ -174,6 +175,11 @@ class Transcript:
         """True when the last message awaits the model (a user turn or tool results)."""
         msgs = self.messages_records()
         return bool(msgs) and msgs[-1]["role"] == "user"
+
+
+def _blank(block: dict[str, Any]) -> bool:
+    """A text block the API refuses (a reply may come back with one, or with no content)."""
+    return block.get("type") == "text" and not str(block.get("text", "")).strip()
 
 
 def _is_user_text(content: list[dict[str, Any]]) -> bool:

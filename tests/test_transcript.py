@@ -14,7 +14,7 @@ from gitmem.transcript import INTERRUPTED, Transcript
 
 ids = st.sampled_from(["t1", "t2", "t3"])
 block = st.one_of(
-    st.builds(lambda t: {"type": "text", "text": t}, st.sampled_from(["hi", "more"])),
+    st.builds(lambda t: {"type": "text", "text": t}, st.sampled_from(["hi", "more", "", " \n"])),
     st.builds(lambda i: {"type": "tool_use", "id": i, "name": "search_history",
                          "input": {"query": "x"}}, ids),
     st.builds(lambda i, e: {"type": "tool_result", "tool_use_id": i, "content": "r",

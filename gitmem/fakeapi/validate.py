@@ -76,6 +76,14 @@ def _validate_conversation(messages: list[Any]) -> None:
     for index, message in enumerate(messages):
         blocks = content_blocks(message.get("content"))
         role = message.get("role")
+        final_assistant = role == "assistant" and index == len(messages) - 1
+        if not blocks and not final_assistant:
+            raise invalid_request(
+                f"messages.{index}: all messages must have non-empty content except for the "
+                "optional final assistant message"
+            )
+        if any(b.get("type") == "text" and not str(b.get("text", "")).strip() for b in blocks):
+            raise invalid_request("messages: text content blocks must contain non-whitespace text")
         wrong = "tool_result" if role == "assistant" else "tool_use"
         for block_index, block in enumerate(blocks):
             if block.get("type") == wrong:

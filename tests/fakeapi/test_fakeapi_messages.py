@@ -272,6 +272,9 @@ def _assistant(*blocks: dict[str, Any]) -> dict[str, Any]:
          "messages.4.content: unexpected `tool_use_id` found in `tool_result` blocks: t1"),
         ([_user(USE)], "messages.0.content.0: `tool_use` blocks can only be in assistant messages"),
         ([_user(TEXT), _assistant(RESULT), _user(TEXT)], "`tool_result` blocks can only be in user"),
+        ([_user(TEXT), _assistant(), _user(TEXT)],
+         "messages.1: all messages must have non-empty content except for the optional final"),
+        ([_user({"type": "text", "text": " \n"})], "text content blocks must contain non-whitespace"),
     ],
 )
 def test_conversations_the_real_api_refuses_are_400s(

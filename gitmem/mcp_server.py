@@ -7,11 +7,11 @@ with the same text), one commit per write. The index (layer I) is the resource
 ``gitmem://index``.
 
 One connection is one session: its writes go to ``gitmem/session/<id>`` and,
-when the client disconnects (stdin closes -- every request read is answered first --
-or SIGTERM/SIGHUP), the session ends
-under the repo's review policy -- landed on main (``auto``) or left for
-``gitmem review``. A session that wrote nothing is archived either way, so
-read-only connections leave no branch behind.
+when the client disconnects (stdin closes, once every request read is answered;
+or SIGTERM/SIGHUP), the session ends under the repo's review policy -- landed on
+main (``auto``) or left for ``gitmem review``. A session that wrote nothing is
+archived either way, so read-only connections leave no branch behind. Stdin may
+be a pipe, a file or /dev/null.
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ import copy
 import os
 import signal
 import stat
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -35,6 +36,7 @@ from mcp.shared.exceptions import MCPError
 
 from . import __version__, sessions
 from . import index as index_mod
+from .errors import ConfigError
 from .repo import MemoryRepo
 from .tools import TOOLS, MemoryTools
 
@@ -121,13 +123,37 @@ def end_session(repo: MemoryRepo, session: sessions.Session) -> sessions.FinishR
 
 
 def serve(repo: MemoryRepo) -> sessions.FinishResult:
-    """Serve one MCP connection on stdin/stdout; returns how its session ended."""
+    """Serve one MCP connection on stdin/stdout; returns how its session ended.
+
+    A client that goes away while it is answered (a broken pipe) is a disconnect like
+    any other; a wire that fails otherwise (a full disk behind stdout) ends the session
+    too, then raises ``ConfigError``.
+    """
+    if sys.stdin is None or sys.stdout is None:  # Python saw fd 0 or 1 closed at start
+        raise ConfigError("stdin or stdout is closed: gitmem mcp talks to its client over both")
     session = sessions.start(repo)
+    failed: list[BaseException] = []
     try:
         anyio.run(_run, build_server(repo, session))
+    except* BrokenPipeError:
+        pass
+    except* OSError as errors:
+        failed.append(_first(errors))
     finally:
         done = end_session(repo, session)
+    if failed:
+        what = "left for review" if done.pending else f"{len(done.landed)} commit(s) landed"
+        raise ConfigError(
+            f"the connection to the MCP client failed ({failed[0]}); session {done.session} "
+            f"ended, {what}"
+        )
     return done
+
+
+def _first(error: BaseException) -> BaseException:
+    while isinstance(error, BaseExceptionGroup):
+        error = error.exceptions[0]
+    return error
 
 
 async def _run(server: Server[Any]) -> None:

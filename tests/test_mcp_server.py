@@ -320,3 +320,50 @@ def test_every_request_in_a_file_on_stdin_is_answered(client: Path, tmp_path: Pa
     assert "error" in answers[5]
     assert "1 commit(s) landed" in proc.stderr.decode()
     assert git(client, "show", "main:cards/acme.md").endswith(CARD)
+
+
+def test_a_failing_or_missing_wire_is_one_line_and_the_session_still_ends(
+    client: Path, tmp_path: Path
+) -> None:
+    import json
+    import subprocess
+
+    wire = tmp_path / "requests.jsonl"
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "write_memory_card", "arguments": WRITE}}
+    wire.write_text(json.dumps(_hello()) + "\n" + json.dumps(call) + "\n")
+    server = [sys.executable, "-c", SERVER, "-C", str(client), "mcp"]
+
+    # The client stops reading before the answers: a disconnect, the write still lands.
+    with open(wire, "rb") as stdin:
+        proc = subprocess.Popen(server, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.close()
+        err = proc.stderr.read().decode()
+        assert proc.wait(timeout=60) == 0, err
+    assert "Traceback" not in err and "1 commit(s) landed" in err, err
+    assert git(client, "show", "main:cards/acme.md").endswith(CARD)
+
+    # Answers that cannot be written (a full disk behind stdout).
+    listing = tmp_path / "list.jsonl"
+    listing.write_text(json.dumps(_hello()) + "\n"
+                       + json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}) + "\n")
+    with open(listing, "rb") as stdin, open("/dev/full", "wb") as full:
+        done = subprocess.run(server, stdin=stdin, stdout=full, stderr=subprocess.PIPE,
+                              timeout=60, check=False)
+    lines = done.stderr.decode().splitlines()
+    assert done.returncode == 6, lines
+    assert len(lines) == 1 and lines[0].startswith(
+        "gitmem: error: the connection to the MCP client failed ([Errno 28] No space left on device)"
+    ), lines
+    assert lines[0].endswith("ended, 0 commit(s) landed")
+
+    # No stdin or no stdout at all.
+    for redirect in ("<&-", "</dev/null >&-"):
+        shell = " ".join(f"'{a}'" for a in server) + " " + redirect
+        closed = subprocess.run(["sh", "-c", shell], capture_output=True, timeout=60, check=False)
+        assert closed.returncode == 6, closed.stderr
+        assert closed.stderr.decode().splitlines() == [
+            "gitmem: error: stdin or stdout is closed: gitmem mcp talks to its client over both"
+        ]
+    assert session_branches(client) == []

@@ -115,7 +115,7 @@ class MemoryTools:
 
     def call(self, name: str, args: object) -> ToolResult:
         try:
-            if len(json.dumps(args, ensure_ascii=False).encode()) > MAX_INPUT_BYTES:
+            if _input_bytes(args) > MAX_INPUT_BYTES:
                 raise InvalidInput(f"tool input is over {MAX_INPUT_BYTES} bytes")
             if not isinstance(args, dict):
                 raise InvalidInput("tool input must be a JSON object")
@@ -175,6 +175,13 @@ class MemoryTools:
         if not hits:
             return ToolResult("No matches.")
         return ToolResult("\n".join(h.line() for h in hits))
+
+
+def _input_bytes(args: object) -> int:
+    try:
+        return len(json.dumps(args, ensure_ascii=False).encode())
+    except UnicodeEncodeError:  # JSON may carry a lone surrogate ("\ud800"): no text has one
+        raise InvalidInput("tool input is not valid UTF-8 (it holds a lone surrogate)") from None
 
 
 def _only(args: dict[str, Any], allowed: set[str]) -> None:

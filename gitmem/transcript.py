@@ -118,10 +118,10 @@ class Transcript:
         """API messages from the window start, in the shape the API requires.
 
         Consecutive same-role messages are merged (blank texts and empty messages left
-        out); the first is the user's. Every
-        ``tool_use`` is answered by ``tool_result`` blocks leading the next message -- an
-        unanswered call (a crash between a call and its result) by an ``interrupted``
-        error result -- and a ``tool_result`` answering nothing is left out.
+        out); the first is the user's. Every ``tool_use`` is answered by ``tool_result``
+        blocks leading the next message -- an unanswered call (a crash between a call
+        and its result) by an ``interrupted`` error result -- and a ``tool_result``
+        answering nothing is left out.
         """
         start = self.window_start()
         out: list[dict[str, Any]] = []

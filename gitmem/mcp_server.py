@@ -187,6 +187,10 @@ class _Asked:
             return  # the library answers what it cannot parse, or drops it
         if isinstance(message, types.JSONRPCRequest):
             self.waiting.add(repr(message.id))
+        elif isinstance(message, types.JSONRPCNotification) and (
+            message.method == "notifications/cancelled"
+        ):  # a cancelled request gets no answer
+            self.waiting.discard(repr((message.params or {}).get("requestId")))
 
     def answered(self, message: object) -> None:
         if isinstance(message, (types.JSONRPCResponse, types.JSONRPCError)):

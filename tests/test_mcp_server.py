@@ -367,3 +367,31 @@ def test_a_failing_or_missing_wire_is_one_line_and_the_session_still_ends(
             "gitmem: error: stdin or stdout is closed: gitmem mcp talks to its client over both"
         ]
     assert session_branches(client) == []
+
+
+def test_the_end_of_input_waits_only_for_requests_that_get_an_answer() -> None:
+    import json
+
+    import anyio
+
+    from gitmem.mcp_server import _Asked
+
+    async def main() -> None:
+        asked = _Asked()
+        for message in [_hello(1), {"jsonrpc": "2.0", "id": "x", "method": "tools/list"},
+                        {"jsonrpc": "2.0", "method": "notifications/initialized"}]:
+            asked.read(json.dumps(message) + "\n")
+        asked.read("not json\n")
+        assert asked.waiting == {"1", "'x'"}
+        asked.answered(types.JSONRPCResponse(jsonrpc="2.0", id=1, result={}))
+        asked.read(json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                               "params": {"requestId": "x"}}) + "\n")
+        assert asked.waiting == set()
+        with anyio.fail_after(1):
+            await asked.all_answered()
+        asked.read(json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/list"}) + "\n")
+        asked.IDLE_S = 0.05  # never answered: the wait gives up
+        with anyio.fail_after(5):
+            await asked.all_answered()
+
+    anyio.run(main)

@@ -61,6 +61,9 @@ class AgentSession:
         self.clock, self.warn = clock, warn
         path = transcript_file(repo, session.id)
         self.transcript = Transcript(path, self.cfg.chat_budget_tokens)
+        # A crash between a tool call and its result left the call unanswered: the API
+        # refuses such a conversation, so record it as interrupted (the turn is pending).
+        self.transcript.repair()
         self.tools = MemoryTools(repo, session.branch, session.id, "agent", [path])
         self.counter = LayerCounter(client, self.cfg.model)
         self.persona = persona(repo.root)

@@ -7,10 +7,11 @@ with the same text), one commit per write. The index (layer I) is the resource
 ``gitmem://index``.
 
 One connection is one session: its writes go to ``gitmem/session/<id>`` and,
-when the client disconnects (stdin closes, or SIGTERM/SIGHUP), the session ends
-under the repo's review policy -- landed on main (``auto``) or left for
-``gitmem review``. A session that wrote nothing is archived either way, so
-read-only connections leave no branch behind.
+when the client disconnects (stdin closes, once every request read is answered;
+or SIGTERM/SIGHUP), the session ends under the repo's review policy -- landed on
+main (``auto``) or left for ``gitmem review``. A session that wrote nothing is
+archived either way, so read-only connections leave no branch behind. Stdin may
+be a pipe, a file or /dev/null.
 """
 
 from __future__ import annotations
@@ -19,10 +20,13 @@ import contextlib
 import copy
 import os
 import signal
+import stat
+import sys
 from collections.abc import Iterator
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import mcp_types as types
 from anyio import CancelScope
 from mcp.server import Server
@@ -32,6 +36,7 @@ from mcp.shared.exceptions import MCPError
 
 from . import __version__, sessions
 from . import index as index_mod
+from .errors import ConfigError
 from .repo import MemoryRepo
 from .tools import TOOLS, MemoryTools
 
@@ -118,22 +123,108 @@ def end_session(repo: MemoryRepo, session: sessions.Session) -> sessions.FinishR
 
 
 def serve(repo: MemoryRepo) -> sessions.FinishResult:
-    """Serve one MCP connection on stdin/stdout; returns how its session ended."""
+    """Serve one MCP connection on stdin/stdout; returns how its session ended.
+
+    A client that goes away while it is answered (a broken pipe) is a disconnect like
+    any other; a wire that fails otherwise (a full disk behind stdout) ends the session
+    too, then raises ``ConfigError``.
+    """
+    if sys.stdin is None or sys.stdout is None:  # Python saw fd 0 or 1 closed at start
+        raise ConfigError("stdin or stdout is closed: gitmem mcp talks to its client over both")
     session = sessions.start(repo)
+    failed: list[BaseException] = []
     try:
         anyio.run(_run, build_server(repo, session))
+    except* BrokenPipeError:
+        pass
+    except* OSError as errors:
+        failed.append(_first(errors))
     finally:
         done = end_session(repo, session)
+    if failed:
+        what = "left for review" if done.pending else f"{len(done.landed)} commit(s) landed"
+        raise ConfigError(
+            f"the connection to the MCP client failed ({failed[0]}); session {done.session} "
+            f"ended, {what}"
+        )
     return done
+
+
+def _first(error: BaseException) -> BaseException:
+    while isinstance(error, BaseExceptionGroup):
+        error = error.exceptions[0]
+    return error
 
 
 async def _run(server: Server[Any]) -> None:
     async with anyio.create_task_group() as group:
         group.start_soon(_stop_on_signal, group.cancel_scope)
-        with _claim_stdin() as stdin:
+        asked = _Asked()
+        with _claim_stdin(asked) as stdin:
             async with stdio_server(stdin=stdin) as (read, write):  # type: ignore[arg-type]
-                await server.run(read, write, server.create_initialization_options())
+                await server.run(read, _Answers(write, asked), server.create_initialization_options())
         group.cancel_scope.cancel()
+
+
+class _Asked:
+    """Requests read from the wire and those answered.
+
+    The end of input ends the connection and the MCP library then cancels the requests
+    still running: a client that writes its requests and closes its end (or a file of
+    requests on stdin) would lose their answers. The end of input waits for them.
+    """
+
+    IDLE_S = 30.0  # a request never answered (a client cancelled it) stops the wait
+
+    def __init__(self) -> None:
+        self.waiting: set[str] = set()
+        self._answered = anyio.Event()
+
+    def read(self, line: str) -> None:
+        try:
+            message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+        except ValueError:
+            return  # the library answers what it cannot parse, or drops it
+        if isinstance(message, types.JSONRPCRequest):
+            self.waiting.add(repr(message.id))
+        elif isinstance(message, types.JSONRPCNotification) and (
+            message.method == "notifications/cancelled"
+        ):  # a cancelled request gets no answer
+            self.waiting.discard(repr((message.params or {}).get("requestId")))
+
+    def answered(self, message: object) -> None:
+        if isinstance(message, (types.JSONRPCResponse, types.JSONRPCError)):
+            self.waiting.discard(repr(message.id))
+            self._answered.set()
+            self._answered = anyio.Event()
+
+    async def all_answered(self) -> None:
+        while self.waiting:
+            with anyio.move_on_after(self.IDLE_S) as idle:
+                await self._answered.wait()
+            if idle.cancelled_caught:
+                return
+
+
+class _Answers:
+    """The server's side of the wire, noting each answer as it goes out."""
+
+    def __init__(self, inner: Any, asked: _Asked) -> None:
+        self.inner, self.asked = inner, asked
+
+    async def send(self, item: Any, /) -> None:
+        await self.inner.send(item)
+        self.asked.answered(item.message)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    async def __aenter__(self) -> _Answers:
+        await self.inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> bool | None:
+        return await self.inner.__aexit__(*exc)  # type: ignore[no-any-return]
 
 
 async def _stop_on_signal(scope: CancelScope) -> None:
@@ -151,28 +242,39 @@ class _Lines:
     SIGTERM would not end the server until the client closed the pipe.
     """
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, asked: _Asked) -> None:
         self.fd = fd
+        self.asked = asked
         self.buffer = b""
+        mode = os.fstat(fd).st_mode
+        # A file or /dev/null cannot be polled (epoll refuses it) and never makes a read
+        # wait: read it straight away.
+        self.pollable = stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
 
     def __aiter__(self) -> _Lines:
         return self
 
     async def __anext__(self) -> str:
         while b"\n" not in self.buffer:
-            await anyio.wait_readable(self.fd)
+            if self.pollable:
+                await anyio.wait_readable(self.fd)
+            else:
+                await anyio.lowlevel.checkpoint()
             chunk = os.read(self.fd, 65536)
             if not chunk:
                 if not self.buffer:
+                    await self.asked.all_answered()
                     raise StopAsyncIteration
                 chunk = b"\n"
             self.buffer += chunk
         line, _, self.buffer = self.buffer.partition(b"\n")
-        return line.decode("utf-8", "replace") + "\n"
+        text = line.decode("utf-8", "replace") + "\n"
+        self.asked.read(text)
+        return text
 
 
 @contextlib.contextmanager
-def _claim_stdin() -> Iterator[_Lines]:
+def _claim_stdin(asked: _Asked) -> Iterator[_Lines]:
     """Read the wire from a private copy of fd 0; fd 0 itself reads /dev/null meanwhile,
     so no git process we start can take a byte of it."""
     wire = os.dup(0)
@@ -180,7 +282,7 @@ def _claim_stdin() -> Iterator[_Lines]:
     os.dup2(null, 0)
     os.close(null)
     try:
-        yield _Lines(wire)
+        yield _Lines(wire, asked)
     finally:
         os.dup2(wire, 0)
         os.close(wire)

@@ -8,8 +8,10 @@ commit made with plumbing and compare-and-swap (``sessions.commit_files``).
 Mapping: ``/memories/<path>`` is ``cards/<path>``, any file name at any depth, as
 the SDK allows. Only top-level ``<slug>.md`` files are cards; commits touching one
 carry ``Gitmem-Card``. A directory the SDK would keep empty keeps a hidden
-``.gitkeep`` (git stores no empty directories); listings skip it as they skip
-every hidden name. A command that fails changes and commits nothing.
+``.gitkeep`` (git stores no empty directories). It is invisible: every command
+answers as the SDK's tool on a folder without that file, and making a file or
+directory of that name is refused (it would read as a placeholder). A command
+that fails changes and commits nothing.
 
 Index: a change to a card carries the touched section's index entry derived from its
 heading (``Gitmem-Section`` and ``Gitmem-Keywords`` from the heading's words) and no
@@ -162,6 +164,7 @@ class GitMemoryTool(BetaAbstractMemoryTool):
 
         def plan(snap: Snapshot) -> _Change:
             parts = snap.resolve(path)
+            snap.check_writable(parts, path)
             if snap.blocked(parts):
                 raise os_error(errno.ENOTDIR)
             if snap.kind(parts) is not None:
@@ -217,6 +220,7 @@ class GitMemoryTool(BetaAbstractMemoryTool):
             src, dst = snap.resolve(old), snap.resolve(new)
             if src == ():
                 raise ToolError("Cannot rename the /memories directory itself")
+            snap.check_writable(dst, new)
             if snap.kind(dst) is not None:
                 raise ToolError(f"The destination {new} already exists")
             snap.check_rename(src, dst, old)

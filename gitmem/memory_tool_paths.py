@@ -109,7 +109,17 @@ class Snapshot:
         if parts in self.children:
             return "dir"
         node = self.files.get(parts)
-        return node.kind if node else None
+        if node is None or _placeholder(parts, node):
+            return None  # gitmem's .gitkeep: the SDK's folder has no such file
+        return node.kind
+
+    def check_writable(self, parts: Parts, shown: str) -> None:
+        """Refuse to make a ``.gitkeep``: it would be taken for gitmem's placeholder."""
+        if KEEP in parts:
+            raise ToolError(
+                f"Path {shown} is not allowed: {KEEP} is reserved by gitmem "
+                "(it keeps empty directories in git)"
+            )
 
     def blocked(self, parts: Parts) -> bool:
         """True when an ancestor of ``parts`` is not a directory (the OS says ENOTDIR)."""
@@ -275,6 +285,10 @@ class Snapshot:
         lines = [f"{format_file_size(DIR_SIZE)}\t{shown}"]
         lines += [f"{size}\t{shown}/{rel}" for size, rel in items]
         return f"{header}\n" + "\n".join(lines)
+
+
+def _placeholder(parts: Parts, node: Node) -> bool:
+    return parts[-1] == KEEP and node.kind == "file"
 
 
 def _repo_path(parts: Parts) -> str:

@@ -152,10 +152,11 @@ class ObjectStore:
             err = proc.stderr.read().decode("utf-8", "replace") if proc.stderr else ""
             code = proc.wait()
             self._proc = None
-            if "corrupt" in err or "unable to unpack" in err or "inflate" in err:
-                raise CorruptObject(_named_in(err) or name, path)
+            named = _named_in(err)  # an object id in git's words, whatever their language
+            if named:
+                raise CorruptObject(named, path, "git cannot read it")
             raise GitError(["git", "cat-file", "--batch"], code, err)
-        if header.endswith((b" missing\n", b" ambiguous\n")):
+        if _not_found(header):
             return None
         parts = header.rsplit(b" ", 2)
         if len(parts) != 3:
@@ -327,6 +328,12 @@ class ObjectStore:
             entries.insert(i, new)
             chunks.insert(i, _chunk(new))
         return self._write_tree(entries, chunks) if entries else None
+
+
+def _not_found(header: bytes) -> bool:
+    """True for ``<name> missing`` / ``<name> ambiguous``: read from the right, as the
+    name is echoed verbatim and may itself hold spaces (``cards/sp ace.md missing``)."""
+    return header.rstrip(b"\n").rpartition(b" ")[2] in (b"missing", b"ambiguous")
 
 
 def _chunk(e: TreeEntry) -> bytes:

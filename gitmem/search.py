@@ -8,11 +8,17 @@ from pathlib import Path
 
 from . import names
 from . import trailers as T
+from .errors import InvalidInput
 from .history import read_log
+from .names import check_utf8
 from .repo import MAIN, MemoryRepo
 
 MAX_LIMIT = 50
 SNIPPET = 160
+# The terms go to ``git log --grep`` on its command line: a bounded query keeps it far
+# below the kernel's limits (128 KiB for one argument), whatever text the model sends.
+MAX_QUERY_BYTES = 2048
+MAX_TERMS = 32
 
 
 @dataclass(frozen=True)
@@ -53,6 +59,25 @@ def _transcript_lines(repo: MemoryRepo, branch: str, extra: list[Path]) -> list[
     return sorted(found.items())
 
 
+def query_terms(query: str) -> list[str]:
+    """The query's words, lowercased; a query too long for a search is refused."""
+    size = len(check_utf8(query, "query").encode("utf-8"))
+    if size > MAX_QUERY_BYTES:
+        raise InvalidInput(
+            f"query is {size} bytes, over the limit of {MAX_QUERY_BYTES} bytes: "
+            "search for a few distinctive words"
+        )
+    if "\0" in query:
+        raise InvalidInput("query must not contain a NUL character")
+    terms = [t.lower() for t in query.split() if t.strip()]
+    if len(terms) > MAX_TERMS:
+        raise InvalidInput(
+            f"query has {len(terms)} words, over the limit of {MAX_TERMS}: "
+            "search for a few distinctive words"
+        )
+    return terms
+
+
 def search_history(
     repo: MemoryRepo,
     query: str,
@@ -62,7 +87,7 @@ def search_history(
     live: list[Path] | None = None,
 ) -> list[Hit]:
     """Newest first: commits whose message matches every term, then transcript turns."""
-    terms = [t.lower() for t in query.split() if t.strip()]
+    terms = query_terms(query)
     limit = max(1, min(limit, MAX_LIMIT))
     hits: list[Hit] = []
     tip = repo.tip(branch)

@@ -16,7 +16,7 @@ from .audit import read_card
 from .edit import write_card
 from .errors import GitmemError, InvalidInput
 from .repo import MemoryRepo
-from .search import search_history
+from .search import MAX_QUERY_BYTES, MAX_TERMS, search_history
 from .trailers import IndexEntry
 
 MAX_INPUT_BYTES = 262144
@@ -79,7 +79,13 @@ TOOLS: list[dict[str, Any]] = [
         "input_schema": {
             "type": "object",
             "properties": {
-                "query": {"type": "string", "description": "Words that must all appear."},
+                "query": {
+                    "type": "string",
+                    "description": (
+                        f"Words that must all appear (at most {MAX_TERMS} words, "
+                        f"{MAX_QUERY_BYTES} bytes)."
+                    ),
+                },
                 "limit": {"type": "integer", "minimum": 1, "maximum": 50},
             },
             "required": ["query"],
@@ -109,7 +115,7 @@ class MemoryTools:
 
     def call(self, name: str, args: object) -> ToolResult:
         try:
-            if len(json.dumps(args, ensure_ascii=False).encode()) > MAX_INPUT_BYTES:
+            if _input_bytes(args) > MAX_INPUT_BYTES:
                 raise InvalidInput(f"tool input is over {MAX_INPUT_BYTES} bytes")
             if not isinstance(args, dict):
                 raise InvalidInput("tool input must be a JSON object")
@@ -169,6 +175,13 @@ class MemoryTools:
         if not hits:
             return ToolResult("No matches.")
         return ToolResult("\n".join(h.line() for h in hits))
+
+
+def _input_bytes(args: object) -> int:
+    try:
+        return len(json.dumps(args, ensure_ascii=False).encode())
+    except UnicodeEncodeError:  # JSON may carry a lone surrogate ("\ud800"): no text has one
+        raise InvalidInput("tool input is not valid UTF-8 (it holds a lone surrogate)") from None
 
 
 def _only(args: dict[str, Any], allowed: set[str]) -> None:

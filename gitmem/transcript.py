@@ -40,13 +40,28 @@ def estimate_tokens(text: str) -> int:
     return -(-len(text.encode("utf-8")) // 4)
 
 
+INTERRUPTED = (
+    "interrupted: the session stopped before this call's result was recorded. It may have "
+    "taken effect: check (read the card, search) before repeating it."
+)
+
+
+def interrupted(tool_use_id: str) -> dict[str, Any]:
+    """The error result that stands for a call whose result was never recorded."""
+    return {"type": "tool_result", "tool_use_id": tool_use_id, "content": INTERRUPTED,
+            "is_error": True}
+
+
 class Transcript:
     def __init__(self, path: Path, budget_tokens: int = 20000) -> None:
         self.path = path
         self.budget = budget_tokens
         self.records: list[dict[str, Any]] = []
+        self._torn = False
         if path.exists():
-            for line in path.read_text("utf-8", "replace").splitlines():
+            data = path.read_bytes()
+            self._torn = bool(data) and not data.endswith(b"\n")
+            for line in data.decode("utf-8", "replace").splitlines():
                 try:
                     rec = json.loads(line)
                 except ValueError:
@@ -57,6 +72,9 @@ class Transcript:
     def _append(self, record: dict[str, Any]) -> None:
         self.records.append(record)
         with open(self.path, "a", encoding="utf-8") as fh:
+            if self._torn:  # end the torn line first, or this record would be glued to it
+                fh.write("\n")
+                self._torn = False
             fh.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
             fh.flush()
             os.fsync(fh.fileno())
@@ -97,25 +115,71 @@ class Transcript:
         return start
 
     def messages(self) -> list[dict[str, Any]]:
-        """API messages from the window start; consecutive same-role messages merged."""
+        """API messages from the window start, in the shape the API requires.
+
+        Consecutive same-role messages are merged (blank texts and empty messages left
+        out); the first is the user's. Every ``tool_use`` is answered by ``tool_result``
+        blocks leading the next message -- an unanswered call (a crash between a call
+        and its result) by an ``interrupted`` error result -- and a ``tool_result``
+        answering nothing is left out.
+        """
         start = self.window_start()
         out: list[dict[str, Any]] = []
+        unanswered: list[str] = []  # tool_use ids of the last message, an assistant's
+
+        def push(role: str, blocks: list[dict[str, Any]]) -> None:
+            if not blocks:
+                return
+            if out and out[-1]["role"] == role:
+                out[-1]["content"] = out[-1]["content"] + blocks
+            else:
+                out.append({"role": role, "content": blocks})
+
         for rec in self.messages_records():
             if int(rec.get("turn", 0)) < start:
                 continue
-            content = list(rec["content"])
-            if out and out[-1]["role"] == rec["role"]:
-                out[-1]["content"] = out[-1]["content"] + content
-            else:
-                out.append({"role": rec["role"], "content": content})
-        while out and out[0]["role"] != "user":
-            out.pop(0)
+            blocks = [b for b in rec.get("content") or [] if isinstance(b, dict) and not _blank(b)]
+            if rec.get("role") == "assistant":
+                if not out:
+                    continue  # the conversation opens with the user
+                blocks = [b for b in blocks if b.get("type") != "tool_result"]
+                push("assistant", blocks)
+                unanswered += [str(b.get("id")) for b in blocks if b.get("type") == "tool_use"]
+                continue
+            results: dict[str, dict[str, Any]] = {}
+            for b in blocks:
+                if b.get("type") == "tool_result" and b.get("tool_use_id") in unanswered:
+                    results.setdefault(str(b["tool_use_id"]), b)
+            rest = [b for b in blocks if b.get("type") not in ("tool_result", "tool_use")]
+            push("user", [results.get(i) or interrupted(i) for i in unanswered] + rest)
+            unanswered = []
+        if unanswered:
+            push("user", [interrupted(i) for i in unanswered])
         return out
+
+    def repair(self) -> bool:
+        """Record ``interrupted`` results for calls a crash left unanswered at the end.
+
+        The turn is then pending: the model hears what happened and finishes it.
+        """
+        msgs = self.messages_records()
+        if not msgs or msgs[-1].get("role") != "assistant":
+            return False
+        ids = [str(b.get("id")) for b in msgs[-1].get("content") or []
+               if isinstance(b, dict) and b.get("type") == "tool_use"]
+        if ids:
+            self.add_message("user", [interrupted(i) for i in ids])
+        return bool(ids)
 
     def pending(self) -> bool:
         """True when the last message awaits the model (a user turn or tool results)."""
         msgs = self.messages_records()
         return bool(msgs) and msgs[-1]["role"] == "user"
+
+
+def _blank(block: dict[str, Any]) -> bool:
+    """A text block the API refuses (a reply may come back with one, or with no content)."""
+    return block.get("type") == "text" and not str(block.get("text", "")).strip()
 
 
 def _is_user_text(content: list[dict[str, Any]]) -> bool:

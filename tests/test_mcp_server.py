@@ -234,3 +234,164 @@ def test_sigterm_ends_the_session_even_while_stdin_stays_open(client: Path) -> N
     assert session_branches(client) == []
     assert git(client, "rev-parse", "-q", "--verify", f"refs/gitmem/archive/{session}").strip()
     assert f"session {session} ended" in err.decode()
+
+
+def test_an_oversized_search_is_a_clear_tool_error(client: Path, tmp_path: Path) -> None:
+    async def scenario(session: ClientSession) -> None:
+        assert not (await session.call_tool("write_memory_card", WRITE)).is_error
+        huge = await session.call_tool("search_history", {"query": "b" * 131072})
+        assert huge.is_error
+        assert text_of(huge) == (
+            "Error: query is 131072 bytes, over the limit of 2048 bytes: "
+            "search for a few distinctive words"
+        )
+        many = await session.call_tool("search_history", {"query": "budget " * 100})
+        assert many.is_error and "query has 100 words, over the limit of 32" in text_of(many)
+        found = await session.call_tool("search_history", {"query": "budget"})  # still serving
+        assert not found.is_error and "Q3 budget is 30k" in text_of(found)
+
+    err = run(client, tmp_path, scenario)
+    assert "Traceback" not in err
+
+
+def _hello(id_: int = 1) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": id_,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"},
+        },
+    }
+
+
+def test_stdin_from_dev_null_or_a_file_ends_cleanly(client: Path, tmp_path: Path) -> None:
+    import json
+    import subprocess
+
+    garbage = tmp_path / "garbage"
+    garbage.write_bytes(b"not json\n\x00\xff\xfe{]\n" + bytes(range(256)) + b"\n{\"jsonrpc\": 1}")
+    valid = tmp_path / "valid.jsonl"
+    valid.write_text(json.dumps(_hello()) + "\n"
+                     + json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+    main = git(client, "rev-parse", "main")
+    for source in (os.devnull, garbage, valid):
+        with open(source, "rb") as stdin:
+            proc = subprocess.run([sys.executable, "-c", SERVER, "-C", str(client), "mcp"],
+                                  stdin=stdin, capture_output=True, timeout=60, check=False)
+        err = proc.stderr.decode()
+        assert proc.returncode == 0, (source, err)
+        assert "Traceback" not in err and "unexpected error" not in err, (source, err)
+        assert err.count("\n") == 1 and "ended, 0 commit(s) landed" in err, (source, err)
+        if source == valid:
+            (answer,) = [json.loads(line) for line in proc.stdout.decode().splitlines()]
+            assert answer["id"] == 1 and answer["result"]["serverInfo"]["name"] == "gitmem"
+        assert session_branches(client) == []
+    assert git(client, "rev-parse", "main") == main
+
+
+def test_every_request_in_a_file_on_stdin_is_answered(client: Path, tmp_path: Path) -> None:
+    import json
+    import subprocess
+
+    requests: list[dict[str, Any]] = [
+        _hello(),
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": "w", "method": "tools/call",
+         "params": {"name": "write_memory_card", "arguments": WRITE}},
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+         "params": {"name": "search_history", "arguments": {"query": "budget"}}},
+        {"jsonrpc": "2.0", "id": 5, "method": "no/such/method"},
+    ]
+    wire = tmp_path / "requests.jsonl"
+    wire.write_text("".join(json.dumps(r) + "\n" for r in requests))
+    with open(wire, "rb") as stdin:
+        proc = subprocess.run([sys.executable, "-c", SERVER, "-C", str(client), "mcp"],
+                              stdin=stdin, capture_output=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr.decode()
+    answers = {a["id"]: a for a in map(json.loads, proc.stdout.decode().splitlines())}
+    assert sorted(answers, key=str) == [1, 2, 4, 5, "w"]
+    assert [t["name"] for t in answers[2]["result"]["tools"]] == [t["name"] for t in TOOLS]
+    assert answers["w"]["result"]["content"][0]["text"].startswith("Created acme § budget")
+    assert "Q3 budget is 30k" in answers[4]["result"]["content"][0]["text"]
+    assert "error" in answers[5]
+    assert "1 commit(s) landed" in proc.stderr.decode()
+    assert git(client, "show", "main:cards/acme.md").endswith(CARD)
+
+
+def test_a_failing_or_missing_wire_is_one_line_and_the_session_still_ends(
+    client: Path, tmp_path: Path
+) -> None:
+    import json
+    import subprocess
+
+    wire = tmp_path / "requests.jsonl"
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "write_memory_card", "arguments": WRITE}}
+    wire.write_text(json.dumps(_hello()) + "\n" + json.dumps(call) + "\n")
+    server = [sys.executable, "-c", SERVER, "-C", str(client), "mcp"]
+
+    # The client stops reading before the answers: a disconnect, the write still lands.
+    with open(wire, "rb") as stdin:
+        proc = subprocess.Popen(server, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.close()
+        err = proc.stderr.read().decode()
+        assert proc.wait(timeout=60) == 0, err
+    assert "Traceback" not in err and "1 commit(s) landed" in err, err
+    assert git(client, "show", "main:cards/acme.md").endswith(CARD)
+
+    # Answers that cannot be written (a full disk behind stdout).
+    listing = tmp_path / "list.jsonl"
+    listing.write_text(json.dumps(_hello()) + "\n"
+                       + json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}) + "\n")
+    with open(listing, "rb") as stdin, open("/dev/full", "wb") as full:
+        done = subprocess.run(server, stdin=stdin, stdout=full, stderr=subprocess.PIPE,
+                              timeout=60, check=False)
+    lines = done.stderr.decode().splitlines()
+    assert done.returncode == 6, lines
+    assert len(lines) == 1 and lines[0].startswith(
+        "gitmem: error: the connection to the MCP client failed ([Errno 28] No space left on device)"
+    ), lines
+    assert lines[0].endswith("ended, 0 commit(s) landed")
+
+    # No stdin or no stdout at all.
+    for redirect in ("<&-", "</dev/null >&-"):
+        shell = " ".join(f"'{a}'" for a in server) + " " + redirect
+        closed = subprocess.run(["sh", "-c", shell], capture_output=True, timeout=60, check=False)
+        assert closed.returncode == 6, closed.stderr
+        assert closed.stderr.decode().splitlines() == [
+            "gitmem: error: stdin or stdout is closed: gitmem mcp talks to its client over both"
+        ]
+    assert session_branches(client) == []
+
+
+def test_the_end_of_input_waits_only_for_requests_that_get_an_answer() -> None:
+    import json
+
+    import anyio
+
+    from gitmem.mcp_server import _Asked
+
+    async def main() -> None:
+        asked = _Asked()
+        for message in [_hello(1), {"jsonrpc": "2.0", "id": "x", "method": "tools/list"},
+                        {"jsonrpc": "2.0", "method": "notifications/initialized"}]:
+            asked.read(json.dumps(message) + "\n")
+        asked.read("not json\n")
+        assert asked.waiting == {"1", "'x'"}
+        asked.answered(types.JSONRPCResponse(jsonrpc="2.0", id=1, result={}))
+        asked.read(json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                               "params": {"requestId": "x"}}) + "\n")
+        assert asked.waiting == set()
+        with anyio.fail_after(1):
+            await asked.all_answered()
+        asked.read(json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/list"}) + "\n")
+        asked.IDLE_S = 0.05  # never answered: the wait gives up
+        with anyio.fail_after(5):
+            await asked.all_answered()
+
+    anyio.run(main)

@@ -39,7 +39,17 @@ PATHS = [
 PIECES = ["# T\n", "## Budget\n", "## Next steps\n", "a", "b", "\n", "\r\n", "é", "a b\n", "30k"]
 text = st.lists(st.sampled_from(PIECES), max_size=6).map("".join)
 needle = st.one_of(st.sampled_from(["a", "b", "\n", "## Budget", "a b", "é", "30k", ""]), text)
-path = st.sampled_from(PATHS)
+# Names the SDK's tool takes as they are: spaces (one, several, leading, trailing), tabs,
+# unicode, leading dots; and gitmem's own placeholder name, which the model never sees.
+ODD_NAMES = [
+    "sp ace.md", "a  b.md", " lead.md", "trail.md ", "tab\there.md", "\tt", "é.md", "日本 メモ.md",
+    "e\u0301.md", ".hidden", ".d", "..x", "...", ".gitkeep", "d",
+]
+name = st.one_of(
+    st.sampled_from(ODD_NAMES), st.text(alphabet=" \ta.é日-", min_size=1, max_size=4)
+)
+odd_path = st.lists(name, min_size=1, max_size=3).map(lambda ns: "/memories/" + "/".join(ns))
+path = st.one_of(st.sampled_from(PATHS), odd_path)
 line = st.integers(-2, 9)
 view_range = st.one_of(st.none(), st.lists(line, min_size=1, max_size=3))
 command = st.one_of(
@@ -85,21 +95,26 @@ def normalise(result: Outcome) -> Outcome:
     return kind, "\n".join([head, *fixed])
 
 
+def reserved(result: Outcome) -> bool:
+    return result[0] == "error" and ".gitkeep is reserved by gitmem" in result[1]
+
+
 def dirs_on_disk(root: Path) -> set[str]:
     return {d.relative_to(root).as_posix() for d in root.rglob("*") if d.is_dir()}
 
 
 def tree_state(repo: MemoryRepo, branch: str) -> tuple[dict[str, bytes], set[str]]:
     """Files (without .gitkeep placeholders) and directories under cards/ on ``branch``."""
-    listing = repo.git.out("ls-tree", "-r", "-z", "--name-only", branch, "--", "cards/")
+    listing = repo.git.out("ls-tree", "-r", "-z", branch, "--", "cards/")
     files: dict[str, bytes] = {}
     dirs: set[str] = set()
-    for name in filter(None, listing.split("\0")):
+    for row in filter(None, listing.split("\0")):
+        meta, name = row.split("\t", 1)
         rel = name[len("cards/") :]
         parts = rel.split("/")
         dirs.update("/".join(parts[:i]) for i in range(1, len(parts)))
         if parts[-1] != ".gitkeep":
-            files[rel] = repo.git.run("show", f"{branch}:{name}").stdout
+            files[rel] = repo.git.run("cat-file", "blob", meta.split()[2]).stdout
     return files, dirs
 
 
@@ -121,9 +136,16 @@ def test_same_results_and_files_as_the_sdk_tool(commands: list[dict[str, Any]]) 
             ours = GitMemoryTool(repo)  # a new session branch
             for cmd in commands:
                 before_dirs, before_tip = dirs_on_disk(disk), repo.tip(ours.branch)
-                theirs, mine = outcome(sdk, cmd), outcome(ours, cmd)
-                assert normalise(mine) == normalise(theirs), cmd
+                mine = outcome(ours, cmd)
                 tip = repo.tip(ours.branch)
+                if reserved(mine):
+                    # Making a .gitkeep is the one thing refused where the SDK would not.
+                    target = cmd.get("new_path") or cmd.get("path", "")
+                    assert cmd["command"] in ("create", "rename") and ".gitkeep" in target, cmd
+                    assert tip == before_tip
+                    continue
+                theirs = outcome(sdk, cmd)
+                assert normalise(mine) == normalise(theirs), cmd
                 if mine[0] == "error":
                     assert tip == before_tip, f"a failed {cmd} committed something"
                     # The SDK's rename makes the destination's parents before failing;
@@ -136,6 +158,72 @@ def test_same_results_and_files_as_the_sdk_tool(commands: list[dict[str, Any]]) 
                     assert commit.parents == (before_tip,)
                     assert commit.get("Gitmem-Actor") == "memory-tool"
             assert tree_state(repo, ours.branch) == sdk_state(disk)
+
+
+def side_by_side(repo: MemoryRepo, tmp_path: Path, commands: list[dict[str, Any]]) -> GitMemoryTool:
+    """Run ``commands`` on both tools; every result and the files must be the same."""
+    sdk = BetaLocalFilesystemMemoryTool(str(tmp_path / "sdk"))
+    ours = GitMemoryTool(repo)
+    for cmd in commands:
+        before = refs(repo)
+        theirs, mine = outcome(sdk, cmd), outcome(ours, cmd)
+        assert normalise(mine) == normalise(theirs), cmd
+        if mine[0] == "error":
+            assert refs(repo) == before, cmd
+    assert tree_state(repo, ours.branch) == sdk_state(tmp_path / "sdk" / "memories")
+    return ours
+
+
+def test_names_with_spaces_tabs_unicode_and_leading_dots_work_like_the_sdk(
+    repo: MemoryRepo, tmp_path: Path
+) -> None:
+    names = ["sp ace.md", "two  spaces.md", " lead", "tab\there.md", "日本 メモ.md", ".hidden.md"]
+    commands: list[dict[str, Any]] = []
+    for n in names:
+        commands += [
+            {"command": "view", "path": f"/memories/{n}"},
+            {"command": "create", "path": f"/memories/{n}", "file_text": "## Budget\n30k\n"},
+            {"command": "create", "path": f"/memories/{n}", "file_text": "again"},
+            {"command": "str_replace", "path": f"/memories/{n}", "old_str": "30k", "new_str": "40k"},
+            {"command": "view", "path": f"/memories/{n}"},
+            {"command": "rename", "old_path": f"/memories/{n}", "new_path": f"/memories/d {n}/x y"},
+        ]
+    commands += [{"command": "view", "path": "/memories"}]
+    commands += [{"command": "delete", "path": f"/memories/d {n}"} for n in names[:3]]
+    side_by_side(repo, tmp_path, commands)
+
+
+def test_the_gitkeep_placeholder_is_invisible(repo: MemoryRepo, tmp_path: Path) -> None:
+    assert git_show(repo, "main:cards/.gitkeep") == b""
+    commands: list[dict[str, Any]] = [
+        {"command": "view", "path": "/memories/.gitkeep"},
+        {"command": "str_replace", "path": "/memories/.gitkeep", "old_str": "", "new_str": "x"},
+        {"command": "insert", "path": "/memories/.gitkeep", "insert_line": 0, "insert_text": "x"},
+        {"command": "rename", "old_path": "/memories/.gitkeep", "new_path": "/memories/k.md"},
+        {"command": "delete", "path": "/memories/.gitkeep"},
+        {"command": "create", "path": "/memories/d/e/f.md", "file_text": "f"},
+        {"command": "delete", "path": "/memories/d/e/f.md"},  # d/e stays, empty: a .gitkeep
+        {"command": "view", "path": "/memories/d/e"},
+        {"command": "view", "path": "/memories/d/e/.gitkeep"},
+        {"command": "delete", "path": "/memories/d/e/.gitkeep"},
+        {"command": "rename", "old_path": "/memories/d", "new_path": "/memories/z"},
+        {"command": "view", "path": "/memories/z/e/.gitkeep"},
+        {"command": "view", "path": "/memories"},
+        {"command": "delete", "path": "/memories/z"},
+        {"command": "view", "path": "/memories"},
+    ]
+    ours = side_by_side(repo, tmp_path, commands)
+    assert git_show(repo, f"{ours.branch}:cards/.gitkeep") == b""  # the root stays in git
+    ours.call({"command": "create", "path": "/memories/f.md", "file_text": "f"})
+    before = refs(repo)
+    for cmd in [
+        {"command": "create", "path": "/memories/.gitkeep", "file_text": "x"},
+        {"command": "create", "path": "/memories/n/.gitkeep/x.md", "file_text": "x"},
+        {"command": "rename", "old_path": "/memories/f.md", "new_path": "/memories/.gitkeep"},
+    ]:
+        kind, text = outcome(ours, cmd)
+        assert kind == "error" and ".gitkeep is reserved by gitmem" in text, cmd
+    assert refs(repo) == before
 
 
 # -- bad input: a clear error, nothing committed ------------------------------------

@@ -57,3 +57,26 @@ def test_update_path_matches_git(plan: list[tuple[str, bytes | None]]) -> None:
             fsck = subprocess.run(["git", "fsck", "--strict", "--no-dangling"], cwd=root,
                                   capture_output=True, check=False)
             assert fsck.returncode == 0, fsck.stderr
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(alphabet=" \ta.é-", min_size=1, max_size=6).filter(lambda n: n not in (".", "..")),
+       st.booleans())
+def test_read_answers_any_name_git_echoes_back(name: str, exists: bool) -> None:
+    """``cat-file --batch`` repeats a missing name in its header: spaces and all."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "client"
+        init_repo(root)
+        if exists:
+            (root / "cards" / name).write_bytes(b"x\n")
+            subprocess.run(["git", "add", "--", f"cards/{name}"], cwd=root, check=True)
+            subprocess.run(["git", "commit", "-qm", "x"], cwd=root, check=True)
+        with MemoryRepo(root) as repo:
+            for rev in (f"main:cards/{name}", f"{name} missing", name):
+                got = repo.store.read(rev)
+                if exists and rev.startswith("main:"):
+                    assert got is not None and got[1:] == ("blob", b"x\n")
+                elif got is not None:  # a name git resolves anyway (a ref, a short sha)
+                    assert got[1] in ("blob", "tree", "commit", "tag")
+            assert repo.store.read_blob(f"main:cards/{name} x") is None
+            assert repo.store.resolve("main") is not None  # the reader is still in step

@@ -38,7 +38,7 @@ def validate_messages_request(body: Mapping[str, Any], *, count_tokens: bool = F
         raise invalid_request("messages: Input should be a valid list")
     for index, message in enumerate(messages):
         _validate_message(index, message)
-    _validate_tool_pairing(messages)
+    _validate_conversation(messages)
 
 
 def _validate_message(index: int, message: object) -> None:
@@ -57,12 +57,41 @@ def _validate_message(index: int, message: object) -> None:
                 )
 
 
-def _validate_tool_pairing(messages: list[Any]) -> None:
-    """Every ``tool_use`` is answered right after, every ``tool_result`` answers one."""
+def _validate_conversation(messages: list[Any]) -> None:
+    """The real API's conversation rules: a first user turn, roles alternating, tool
+    blocks only in their role, and every ``tool_use`` answered by ``tool_result``
+    blocks at the start of the very next message (each answering one of them)."""
+    if not messages:
+        raise invalid_request("messages: at least one message is required")
+    if messages[0].get("role") != "user":
+        raise invalid_request('messages: first message must use the "user" role')
+    for index in range(1, len(messages)):
+        role = messages[index].get("role")
+        if role == messages[index - 1].get("role"):
+            raise invalid_request(
+                f'messages: roles must alternate between "user" and "assistant", '
+                f'but found multiple "{role}" roles in a row'
+            )
     pending: list[str] = []
     for index, message in enumerate(messages):
         blocks = content_blocks(message.get("content"))
-        if message.get("role") == "user":
+        role = message.get("role")
+        final_assistant = role == "assistant" and index == len(messages) - 1
+        if not blocks and not final_assistant:
+            raise invalid_request(
+                f"messages.{index}: all messages must have non-empty content except for the "
+                "optional final assistant message"
+            )
+        if any(b.get("type") == "text" and not str(b.get("text", "")).strip() for b in blocks):
+            raise invalid_request("messages: text content blocks must contain non-whitespace text")
+        wrong = "tool_result" if role == "assistant" else "tool_use"
+        for block_index, block in enumerate(blocks):
+            if block.get("type") == wrong:
+                raise invalid_request(
+                    f"messages.{index}.content.{block_index}: `{wrong}` blocks can only be in "
+                    f"{'user' if wrong == 'tool_result' else 'assistant'} messages"
+                )
+        if role == "user":
             results = [str(b.get("tool_use_id")) for b in blocks if b.get("type") == "tool_result"]
             unexpected = [tool_id for tool_id in results if tool_id not in pending]
             if unexpected:
@@ -74,11 +103,19 @@ def _validate_tool_pairing(messages: list[Any]) -> None:
             missing = [tool_id for tool_id in pending if tool_id not in results]
             if missing:
                 raise _missing_results(index, missing)
+            leading = next((i for i, b in enumerate(blocks) if b.get("type") != "tool_result"),
+                           len(blocks))
+            if leading < len(results):
+                raise invalid_request(
+                    f"messages.{index}: Did not find {len(results)} tool_result block(s) at the "
+                    "beginning of this message. Messages following tool_use blocks must begin "
+                    "with a matching number of tool_result blocks."
+                )
             pending = []
         else:
-            if pending:
-                raise _missing_results(index, pending)
             pending = [str(b.get("id")) for b in blocks if b.get("type") == "tool_use"]
+    if pending:  # the conversation ends on unanswered calls
+        raise _missing_results(len(messages) - 1, pending)
 
 
 def _missing_results(index: int, missing: list[str]) -> Exception:

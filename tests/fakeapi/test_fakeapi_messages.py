@@ -241,6 +241,72 @@ def test_unanswered_tool_use_is_rejected(sdk: anthropic.Anthropic) -> None:
         )
 
 
+USE = {"type": "tool_use", "id": "t1", "name": "lookup", "input": {}}
+RESULT = {"type": "tool_result", "tool_use_id": "t1", "content": "found"}
+TEXT = {"type": "text", "text": "hi"}
+
+
+def _user(*blocks: dict[str, Any]) -> dict[str, Any]:
+    return {"role": "user", "content": list(blocks)}
+
+
+def _assistant(*blocks: dict[str, Any]) -> dict[str, Any]:
+    return {"role": "assistant", "content": list(blocks)}
+
+
+@pytest.mark.parametrize(
+    ("messages", "message"),
+    [
+        ([], "messages: at least one message is required"),
+        ([_assistant(TEXT), _user(TEXT)], 'first message must use the "user" role'),
+        ([_user(TEXT), _user(TEXT)], 'but found multiple "user" roles in a row'),
+        ([_user(TEXT), _assistant(TEXT), _assistant(TEXT), _user(TEXT)],
+         'roles must alternate between "user" and "assistant"'),
+        ([_user(TEXT), _assistant(USE), _user(TEXT)], "without `tool_result` blocks"),
+        ([_user(TEXT), _assistant(USE)], "messages.1: `tool_use` ids were found without"),
+        ([_user(TEXT), _assistant(USE, {**USE, "id": "t2"}), _user(RESULT)], ": t2. Each"),
+        ([_user(TEXT), _assistant(USE), _user(TEXT, RESULT)],
+         "messages.2: Did not find 1 tool_result block(s) at the beginning of this message"),
+        ([_user(TEXT), _assistant(TEXT), _user(RESULT)], "unexpected `tool_use_id`"),
+        ([_user(TEXT), _assistant(USE), _user(RESULT), _assistant(TEXT), _user(RESULT)],
+         "messages.4.content: unexpected `tool_use_id` found in `tool_result` blocks: t1"),
+        ([_user(USE)], "messages.0.content.0: `tool_use` blocks can only be in assistant messages"),
+        ([_user(TEXT), _assistant(RESULT), _user(TEXT)], "`tool_result` blocks can only be in user"),
+        ([_user(TEXT), _assistant(), _user(TEXT)],
+         "messages.1: all messages must have non-empty content except for the optional final"),
+        ([_user({"type": "text", "text": " \n"})], "text content blocks must contain non-whitespace"),
+    ],
+)
+def test_conversations_the_real_api_refuses_are_400s(
+    sdk: anthropic.Anthropic, model: QueueModel, messages: list[Any], message: str
+) -> None:
+    model.push("never sent")
+    for call in (sdk.messages.create, sdk.messages.count_tokens):
+        kwargs: dict[str, Any] = {"model": MODEL, "messages": messages, "tools": [TOOL]}
+        if call == sdk.messages.create:
+            kwargs["max_tokens"] = 20
+        with pytest.raises(anthropic.BadRequestError) as caught:
+            call(**kwargs)
+        assert caught.value.status_code == 400
+        assert isinstance(caught.value.body, dict)
+        assert caught.value.body["type"] == "error"
+        assert caught.value.body["error"]["type"] == "invalid_request_error"
+        assert message in caught.value.body["error"]["message"]
+    assert model.remaining == 1  # the model was never asked
+
+
+def test_a_well_formed_tool_conversation_is_answered(
+    sdk: anthropic.Anthropic, model: QueueModel
+) -> None:
+    model.push("done")
+    two = {**USE, "id": "t2"}
+    messages = [_user(TEXT), _assistant(TEXT, USE, two),
+                _user(RESULT, {**RESULT, "tool_use_id": "t2", "is_error": True}, TEXT)]
+    kwargs: dict[str, Any] = {"model": MODEL, "max_tokens": 20, "messages": messages, "tools": [TOOL]}
+    reply = sdk.messages.create(**kwargs)
+    assert reply.content[0].type == "text" and reply.content[0].text == "done"
+
+
 def test_max_tokens_cuts_the_reply(sdk: anthropic.Anthropic, model: QueueModel) -> None:
     model.push("z" * 400)
     message = sdk.messages.create(

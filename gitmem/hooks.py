@@ -34,6 +34,19 @@ def hooks_dir(root: Path) -> Path:
     return (root / rel).resolve()
 
 
+def check(root: Path) -> None:
+    """Raise what ``install`` would refuse, before anything is written: ``gitmem init``
+    adopting a repo checks first, so a refusal leaves the repo as it was."""
+    target = hooks_dir(root)
+    for name in HOOKS:
+        dest, legacy = target / name, target / f"{name}.legacy"
+        if dest.exists() and MARKER not in dest.read_text(errors="replace") and legacy.exists():
+            raise InvalidInput(
+                f"{dest} is not gitmem's and {legacy.name} exists too; refusing to overwrite",
+                hint=f"merge them by hand, then remove {dest} and run `gitmem install-hooks`",
+            )
+
+
 def install(root: Path) -> list[HookAction]:
     """Install every hook; an existing foreign hook becomes ``<hook>.legacy`` and still runs."""
     target = hooks_dir(root)

@@ -104,9 +104,10 @@ def check_commit_message(root: Path, message: str) -> None:
     proc = git.run("cat-file", "blob", f":{card_path(card)}", check=False, env=env)
     if proc.returncode != 0:
         raise InvalidInput(f"{T.CARD} names {card!r} but {card_path(card)} is not in this commit")
-    section = found.get(T.SECTION)
-    if section:
-        ids = section_ids(proc.stdout.decode("utf-8", "replace"))
+    wanted = [found[T.SECTION]] if found.get(T.SECTION) else []
+    wanted += [ln.partition("\t")[0] for ln in found.get(T.MORE_SECTIONS, "").split("\n") if ln]
+    ids = section_ids(proc.stdout.decode("utf-8", "replace")) if wanted else []
+    for section in wanted:
         if section not in ids:
             raise InvalidInput(
                 f"{T.SECTION} {section!r} is not a section of {card_path(card)} "

@@ -165,12 +165,16 @@ def validate(pairs: list[tuple[str, str]]) -> dict[str, str]:
     given twice, a malformed value, or a section/keywords/summary without a card.
     """
     found: dict[str, str] = {}
+    repeated: list[tuple[str, str]] = []  # Section/Keywords pairs after the first (an import)
     for key, value in pairs:
         if not key.lower().startswith("gitmem-"):
             continue
         canon = canonical(key)
         if canon is None:
             raise InvalidInput(f"unknown trailer {key!r}; gitmem knows {', '.join(ALL_KEYS)}")
+        if canon in (SECTION, KEYWORDS) and canon in found and SUMMARY not in found:
+            repeated.append((canon, value))
+            continue
         if canon == REVERTS:  # a session revert undoes several commits: one trailer each
             sha = value.strip()
             if not (len(sha) in (40, 64) and all(c in "0123456789abcdef" for c in sha)):
@@ -200,4 +204,13 @@ def validate(pairs: list[tuple[str, str]]) -> dict[str, str]:
     if SECTION in found and REVERTS not in found and KEYWORDS not in found:
         # A summary is optional: without one the section is listed as unindexed.
         raise InvalidInput(f"{SECTION} needs {KEYWORDS} beside it")
+    if repeated:
+        secs = [v for k, v in repeated if k == SECTION]
+        kws = [v for k, v in repeated if k == KEYWORDS]
+        if len(secs) != len(kws):
+            raise InvalidInput(f"each repeated {SECTION} needs its own {KEYWORDS}")
+        for sec, kw in zip(secs, kws, strict=True):
+            names.section_id(sec)
+            names.split_keywords(kw)
+        found[MORE_SECTIONS] = more_sections(repeated)
     return found

@@ -389,3 +389,17 @@ def test_a_card_imported_again_is_the_same_card(text: str, kind: str) -> None:
     again = importing.card_text(Note("note.md", name, card, kind))
     assert again == (title, card)
     assert card.startswith(f"# {title}\n\n") and "\n## " in card
+
+
+def test_the_hook_accepts_an_amended_import_commit_and_checks_each_section(
+    client: Path, tmp_path: Path
+) -> None:
+    assert gm("-C", str(client), "import", str(_write(tmp_path / "n", {"acme.md": NOTES["acme.md"]}))).code == 0
+    message = git(client, "log", "-1", "--format=%B")
+    git(client, "commit", "-q", "--amend", "-m", message.replace("imported", "brought in"))
+    assert "- next-steps: (unindexed) Next steps [next, steps]" in gm("-C", str(client), "index").out
+    forged = message.replace("Gitmem-Section: next-steps", "Gitmem-Section: nowhere")
+    proc = subprocess.run(["git", "commit", "-q", "--amend", "-m", forged], cwd=client,
+                          capture_output=True, check=False)
+    assert proc.returncode != 0
+    assert "Gitmem-Section 'nowhere' is not a section of cards/acme.md" in proc.stderr.decode()

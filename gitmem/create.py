@@ -36,7 +36,7 @@ class InitResult:
             return f"Initialised memory for client {self.client} in {self.path}"
         lines = [
             f"Adopted {self.path} as memory for client {self.client}: "
-            f"{len(self.created)} file(s) of gitmem's added in one commit ({self.commit[:7]})"
+            f"{_files(len(self.created))} of gitmem's added in one commit ({self.commit[:7]})"
         ]
         if self.kept:
             lines.append(f"kept as they were (yours, not overwritten): {', '.join(self.kept)}")
@@ -122,7 +122,8 @@ def _adopt(path: Path, name: str) -> InitResult:
     notes = list(plan.notes)
     if untracked:
         notes.append(
-            f"{untracked} file(s) of yours are not committed, as they were: commit them with "
+            f"{_files(untracked)} of yours {'is' if untracked == 1 else 'are'} not committed, "
+            "as before: commit them with "
             f"git, or make your notes cards with `gitmem -C {path} import {path}`"
         )
     return InitResult(
@@ -136,3 +137,7 @@ def _untracked(path: Path, plan: AdoptPlan) -> int:
         out = Git(path).run("ls-files", "--others", "--exclude-standard", "-z").stdout
         return len([p for p in out.split(b"\0") if p])
     return sum(1 for p in path.rglob("*") if p.is_file() and ".git" not in p.relative_to(path).parts)
+
+
+def _files(n: int) -> str:
+    return f"{n} file{'' if n == 1 else 's'}"

@@ -166,6 +166,7 @@ def plan(repo: MemoryRepo, source: Path, kind: str | None = None) -> tuple[Impor
     found = find(source, kind, limit, repo.root)
     res = ImportResult(found.kind, str(source), True)
     tip = repo.tip(MAIN)
+    live = repo.head_branch() == MAIN  # main's working tree: a file there is a person's
     by_name: dict[str, list[Note]] = {}
     for note in found.notes:
         by_name.setdefault(card_name(note), []).append(note)
@@ -183,6 +184,12 @@ def plan(repo: MemoryRepo, source: Path, kind: str | None = None) -> tuple[Impor
         note = notes[0]
         if tip is not None and repo.store.read(f"{tip}:{card_path(name)}") is not None:
             problems.append(Problem(note.source, f"card {name!r} exists already; never overwritten"))
+            continue
+        on_disk = repo.root / card_path(name)
+        if live and (on_disk.exists() or on_disk.is_symlink()):
+            problems.append(Problem(
+                note.source, f"{card_path(name)} exists in the working tree (not committed); "
+                "never overwritten"))
             continue
         planned = _check(repo, name, note, problems)
         if planned is not None:

@@ -51,7 +51,7 @@ def test_folder_of_notes_is_adopted_and_the_notes_are_left_as_they_were(tmp_path
     assert res.code == 0, res.err
     assert "Adopted" in res.out
     assert "kept as they were (yours, not overwritten): cards/, persona.md" in res.out
-    assert "3 file(s) of yours are not committed" in res.out
+    assert "3 files of yours are not committed" in res.out
     assert {p: (target / p).read_bytes() for p in mine} == mine
     assert git(target, "rev-list", "--count", "main").strip() == "1"
     added = _committed(target)

@@ -245,6 +245,14 @@ def test_clashes_are_reported_and_nothing_is_overwritten(client: Path, tmp_path:
     assert not (client / "cards/dup.md").exists()
 
 
+def test_an_uncommitted_card_file_of_the_same_name_is_a_clash(client: Path, tmp_path: Path) -> None:
+    (client / "cards/ideas.md").write_text("my draft, not committed yet\n")
+    before = snapshot(client)
+    res = gm("-C", str(client), "import", str(_write(tmp_path / "n", NOTES)))
+    assert res.code == 4 and "cards/ideas.md exists in the working tree" in res.err
+    assert snapshot(client) == before
+
+
 def test_hostile_inputs_give_one_line_reports_and_no_partial_state(
     client: Path, tmp_path: Path
 ) -> None:

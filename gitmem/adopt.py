@@ -79,6 +79,13 @@ def plan(path: Path, client: str) -> AdoptPlan:
             raise InvalidInput(f"{path}/.git is not the git repo of {path}")
         head, born = _check_repo(path, git)
     out = AdoptPlan(path, client, is_repo, head, born)
+    if not is_repo:
+        outer = git.run("rev-parse", "--show-toplevel", check=False)
+        if outer.returncode == 0:
+            out.notes.append(
+                f"{path} is inside the git repo {outer.stdout.decode().strip()}; it gets a repo "
+                "of its own (the outer repo sees it as a nested repository)"
+            )
     template = shipped("template-repo")
     for rel in template_files(template):
         _place(out, rel)

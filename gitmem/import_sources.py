@@ -156,7 +156,9 @@ class Reader:
             if entry.name.startswith(".") or (not rel and entry.name in skip_top):
                 continue
             if entry.is_symlink():
-                if suffixes is None or entry.name.endswith(suffixes) or _is_dir(self.root / child):
+                if suffixes is None or entry.name.lower().endswith(suffixes) or _is_dir(
+                    self.root / child
+                ):
                     self._problem(child, "is a symlink; never followed")
                 continue
             if entry.is_dir(follow_symlinks=False):

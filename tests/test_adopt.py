@@ -174,3 +174,17 @@ def test_a_failed_commit_undoes_everything_adoption_wrote(tmp_path: Path) -> Non
     assert state() == before
     assert git(target, "rev-parse", "HEAD").strip() == old_tip
     assert git(target, "branch", "--show-current").strip() == "master"
+
+
+def test_a_folder_inside_another_repo_gets_its_own_and_says_so(tmp_path: Path) -> None:
+    outer = tmp_path / "outer"
+    _repo_with_history(outer)
+    inner = outer / "memory"
+    inner.mkdir()
+    (inner / "a.md").write_text("# A\n")
+    before = git(outer, "rev-parse", "HEAD")
+    res = gm("init", str(inner), "--json")
+    assert res.code == 0, res.err
+    assert any("is inside the git repo" in n for n in json.loads(res.out)["notes"])
+    assert git(inner, "rev-parse", "--show-toplevel").strip() == str(inner)
+    assert git(outer, "rev-parse", "HEAD") == before

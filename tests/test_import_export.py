@@ -411,3 +411,36 @@ def test_the_hook_accepts_an_amended_import_commit_and_checks_each_section(
                           capture_output=True, check=False)
     assert proc.returncode != 0
     assert "Gitmem-Section 'nowhere' is not a section of cards/acme.md" in proc.stderr.decode()
+
+
+note_names = st.sampled_from(["a.md", "b.md", "A.md", "sub/a.md", "Notes Q3.md", "c.markdown",
+                              "x.txt"])
+note_lines = st.sampled_from(["# Title", "## Budget", "## Next steps", "# Other", "text",
+                              "```", "## Budget", "- [fact] x", ""])
+
+
+@settings(max_examples=8, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(st.dictionaries(note_names, st.lists(note_lines, max_size=8).map("\n".join), max_size=5))
+def test_any_folder_imports_to_cards_the_index_lists_section_by_section(
+    tmp_path_factory: pytest.TempPathFactory, notes: dict[str, str]
+) -> None:
+    tmp = tmp_path_factory.mktemp("prop")
+    repo_path = tmp / "client"
+    assert gm("init", str(repo_path)).code == 0
+    (tmp / "notes").mkdir()
+    src = _write(tmp / "notes", dict(notes))
+    plan = json.loads(gm("-C", str(repo_path), "import", str(src), "--dry-run", "--json").out)
+    res = gm("-C", str(repo_path), "import", str(src), "--skip-problems", "--json")
+    assert res.code == 0, res.err
+    out = json.loads(res.out)
+    assert [c["card"] for c in out["cards"]] == [c["card"] for c in plan["cards"]]
+    assert len(out["commits"]) == len(out["cards"]) == len(_imported(repo_path))
+    listed = {c["project"]: c for c in json.loads(gm("-C", str(repo_path), "index", "--json").out)}
+    for card in out["cards"]:
+        sections = listed[card["card"]]["sections"]
+        assert [s["id"] for s in sections] == card["sections"]
+        assert all(not s["indexed"] and s["keywords"] for s in sections)
+    with MemoryRepo(repo_path) as repo:
+        index_summaries(repo)  # the incremental index is the full replay's
+        assert set(cards_of(repo)) == {c["card"] for c in out["cards"]}

@@ -87,8 +87,13 @@ def test_repo_on_master_keeps_history_and_gets_main(tmp_path: Path) -> None:
     git(target, "add", "x.txt")
     git(target, "commit", "-qm", "a plain commit")
     assert (tmp_path / "ran").read_text() == "mine\n"  # the person's hook still runs
+    res = gm("-C", str(target), "write", "proj", "--old", "", "--new", "## Plan\nship\n",
+             "--section", "plan", "--keywords", "plan", "--summary", "the plan")
+    assert res.code == 0, res.err
     with MemoryRepo(target) as repo:
-        assert repo.tip("main") is not None
+        assert repo.tip("main") == git(target, "rev-parse", "HEAD").strip()
+    assert (target / "cards/proj.md").read_text() == "# proj\n\n## Plan\nship\n"
+    assert git(target, "rev-parse", "master").strip() == old_tip
 
 
 def test_repo_with_uncommitted_changes_is_refused_and_untouched(tmp_path: Path) -> None:

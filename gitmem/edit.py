@@ -93,14 +93,20 @@ def write_card(
     session: str | None = None,
     actor: str = "cli",
     branch: str = MAIN,
+    subject: str | None = None,
+    more: tuple[IndexEntry, ...] = (),
 ) -> EditResult:
-    """Apply one edit to ``cards/<project>.md`` on ``branch`` as one commit."""
+    """Apply one edit to ``cards/<project>.md`` on ``branch`` as one commit.
+
+    ``more``: entries (without summary) for further sections the edit writes, carried
+    by the same commit (``gitmem import`` creates a card with every section described).
+    """
     check_edit(repo, project, old_text, new_text)
     if session is not None:
         names.session(session)
     names.actor(actor)
     path = card_path(project)
-    message = edit_message(project, entry, session=session, actor=actor)
+    message = edit_message(project, entry, session=session, actor=actor, subject=subject, more=more)
     created = False
 
     def plan(parent: Sha, root: Sha) -> Plan:
@@ -115,6 +121,11 @@ def write_card(
                 raise EditError(f"{path} is not valid UTF-8; fix it by hand") from None
         content = apply_edit(text, old_text, new_text, project)
         _check_result(repo, path, text, content, entry)
+        if more:
+            ids = {s.id for s in sections(content)}
+            missing = [e.section_id for e in more if e.section_id not in ids]
+            if missing:
+                raise EditError(f"section {missing[0]!r} is not in {path} after the edit")
         created = text is None
         data = content.encode()
 

@@ -34,6 +34,19 @@ def hooks_dir(root: Path) -> Path:
     return (root / rel).resolve()
 
 
+def check(root: Path) -> None:
+    """Raise what ``install`` would refuse, before anything is written: ``gitmem init``
+    adopting a repo checks first, so a refusal leaves the repo as it was."""
+    target = hooks_dir(root)
+    for name in HOOKS:
+        dest, legacy = target / name, target / f"{name}.legacy"
+        if dest.exists() and MARKER not in dest.read_text(errors="replace") and legacy.exists():
+            raise InvalidInput(
+                f"{dest} is not gitmem's and {legacy.name} exists too; refusing to overwrite",
+                hint=f"merge them by hand, then remove {dest} and run `gitmem install-hooks`",
+            )
+
+
 def install(root: Path) -> list[HookAction]:
     """Install every hook; an existing foreign hook becomes ``<hook>.legacy`` and still runs."""
     target = hooks_dir(root)
@@ -102,9 +115,10 @@ def check_commit_message(root: Path, message: str) -> None:
     proc = git.run("cat-file", "blob", f":{card_path(card)}", check=False, env=env)
     if proc.returncode != 0:
         raise InvalidInput(f"{T.CARD} names {card!r} but {card_path(card)} is not in this commit")
-    section = found.get(T.SECTION)
-    if section:
-        ids = section_ids(proc.stdout.decode("utf-8", "replace"))
+    wanted = [found[T.SECTION]] if found.get(T.SECTION) else []
+    wanted += [ln.partition("\t")[0] for ln in found.get(T.MORE_SECTIONS, "").split("\n") if ln]
+    ids = section_ids(proc.stdout.decode("utf-8", "replace")) if wanted else []
+    for section in wanted:
         if section not in ids:
             raise InvalidInput(
                 f"{T.SECTION} {section!r} is not a section of {card_path(card)} "

@@ -128,6 +128,11 @@ class _Fold:
                     self.entries[key] = [value]
                 else:
                     got.append(value)
+                more = trailers.get(T.MORE_SECTIONS)
+                if more:  # a new card describing each of its sections (gitmem import)
+                    for line in more.split("\n"):
+                        sid, _, kws = line.partition("\t")
+                        self.entries.setdefault(f"{card}/{sid}", []).append([sha, kws, ""])
 
     def onto(self, state: Replay) -> None:
         """Fold these (newer) commits into ``state``, oldest first."""

@@ -20,6 +20,11 @@ ALL_KEYS = (CARD, SECTION, KEYWORDS, SUMMARY, SESSION, ACTOR, REVERTS, LAYER)
 # The actors gitmem's agents write as (chat, MCP, the memory tool): never a person's.
 AGENT_ACTORS = ("agent", "mcp", "memory-tool")
 _CANON = {k.lower(): k for k in ALL_KEYS}
+# Not a trailer: where ``gitmem_trailers`` puts the sections a commit describes after its
+# first one. A commit that creates a card of several sections (``gitmem import``) repeats
+# the pair ``Gitmem-Section`` / ``Gitmem-Keywords`` once per section, in order; the value
+# is one "section<TAB>keywords" line per repeated section.
+MORE_SECTIONS = "Gitmem-Section+"
 
 
 @dataclass(frozen=True)
@@ -38,6 +43,12 @@ class IndexEntry:
             names.section_id(section_id), names.keywords(list(keywords)), names.summary(summary)
         )
 
+    @classmethod
+    def unsummarised(cls, section_id: str, keywords: list[str] | tuple[str, ...]) -> IndexEntry:
+        """An entry with keywords and no summary: the index lists the section as unindexed,
+        with these keywords, until an edit with a summary describes it."""
+        return cls(names.section_id(section_id), names.keywords(list(keywords)), "")
+
 
 def canonical(key: str) -> str | None:
     """The canonical spelling of a gitmem trailer key (git compares keys case-insensitively)."""
@@ -45,8 +56,15 @@ def canonical(key: str) -> str | None:
 
 
 def edit_message(
-    card: str, entry: IndexEntry, *, session: str | None, actor: str, subject: str | None = None
+    card: str,
+    entry: IndexEntry,
+    *,
+    session: str | None,
+    actor: str,
+    subject: str | None = None,
+    more: tuple[IndexEntry, ...] = (),
 ) -> str:
+    """The commit message of one edit; ``more``: further sections it describes (no summary)."""
     head = subject or f"{card}: {entry.summary}"
     if len(head) > 72:
         head = head[:71].rstrip() + "…"
@@ -54,8 +72,13 @@ def edit_message(
         f"{CARD}: {card}",
         f"{SECTION}: {entry.section_id}",
         f"{KEYWORDS}: {', '.join(entry.keywords)}",
-        f"{SUMMARY}: {entry.summary}",
     ]
+    if entry.summary:
+        lines.append(f"{SUMMARY}: {entry.summary}")
+    for other in more:
+        if other.summary:
+            raise InvalidInput("only a commit's first section entry can carry a summary")
+        lines += [f"{SECTION}: {other.section_id}", f"{KEYWORDS}: {', '.join(other.keywords)}"]
     if session:
         lines.append(f"{SESSION}: {session}")
     lines.append(f"{ACTOR}: {actor}")
@@ -85,6 +108,7 @@ def gitmem_trailers(block: str) -> tuple[dict[str, str], tuple[str, ...]]:
     """
     trailers: dict[str, str] = {}
     reverts: list[str] = []
+    more: list[tuple[str, str]] = []
     if "\n " in block or "\n\t" in block or "\n\r" in block:
         lines = _unfolded(block)
     else:
@@ -96,9 +120,22 @@ def gitmem_trailers(block: str) -> tuple[dict[str, str], tuple[str, ...]]:
             value = value.strip(_SPACE)
             if name not in trailers:
                 trailers[name] = value
+            elif name in (SECTION, KEYWORDS):
+                more.append((name, value))
             if name == REVERTS and value:
                 reverts.append(value)
+    if more:
+        trailers[MORE_SECTIONS] = more_sections(more)
     return trailers, tuple(reverts)
+
+
+def more_sections(repeated: list[tuple[str, str]]) -> str:
+    """The ``MORE_SECTIONS`` value of the repeated (key, value) pairs after the first, in
+    order: the n-th repeated section goes with the n-th repeated keywords."""
+    secs = [v for k, v in repeated if k == SECTION]
+    kws = [v for k, v in repeated if k == KEYWORDS]
+    kws += [""] * (len(secs) - len(kws))
+    return "\n".join(f"{s}\t{k}" for s, k in zip(secs, kws, strict=False) if s)
 
 
 def _unfolded(block: str) -> list[str]:
@@ -130,12 +167,16 @@ def validate(pairs: list[tuple[str, str]]) -> dict[str, str]:
     given twice, a malformed value, or a section/keywords/summary without a card.
     """
     found: dict[str, str] = {}
+    repeated: list[tuple[str, str]] = []  # Section/Keywords pairs after the first (an import)
     for key, value in pairs:
         if not key.lower().startswith("gitmem-"):
             continue
         canon = canonical(key)
         if canon is None:
             raise InvalidInput(f"unknown trailer {key!r}; gitmem knows {', '.join(ALL_KEYS)}")
+        if canon in (SECTION, KEYWORDS) and canon in found and SUMMARY not in found:
+            repeated.append((canon, value))
+            continue
         if canon == REVERTS:  # a session revert undoes several commits: one trailer each
             sha = value.strip()
             if not (len(sha) in (40, 64) and all(c in "0123456789abcdef" for c in sha)):
@@ -165,4 +206,13 @@ def validate(pairs: list[tuple[str, str]]) -> dict[str, str]:
     if SECTION in found and REVERTS not in found and KEYWORDS not in found:
         # A summary is optional: without one the section is listed as unindexed.
         raise InvalidInput(f"{SECTION} needs {KEYWORDS} beside it")
+    if repeated:
+        secs = [v for k, v in repeated if k == SECTION]
+        kws = [v for k, v in repeated if k == KEYWORDS]
+        if len(secs) != len(kws):
+            raise InvalidInput(f"each repeated {SECTION} needs its own {KEYWORDS}")
+        for sec, kw in zip(secs, kws, strict=True):
+            names.section_id(sec)
+            names.split_keywords(kw)
+        found[MORE_SECTIONS] = more_sections(repeated)
     return found

@@ -35,14 +35,14 @@ def test_init_lays_out_the_template_with_one_commit_and_hooks(tmp_path: Path) ->
     assert git(root, "status", "--porcelain") == ""
 
 
-def test_init_refuses_a_non_empty_directory_and_leaves_it_alone(tmp_path: Path) -> None:
+def test_init_adopts_a_non_empty_directory_and_leaves_its_files_alone(tmp_path: Path) -> None:
     target = tmp_path / "busy"
     target.mkdir()
     (target / "notes.txt").write_text("mine")
-    before = snapshot(target)
     res = gm("init", str(target))
-    assert res.code == 2 and "is not empty" in res.err
-    assert snapshot(target) == before
+    assert res.code == 0 and "Adopted" in res.out, res.err
+    assert (target / "notes.txt").read_text() == "mine"
+    assert "notes.txt" not in git(target, "ls-files")  # adopted, not committed for them
 
 
 def test_foreign_hook_is_kept_as_legacy_and_still_runs(client: Path, tmp_path: Path) -> None:

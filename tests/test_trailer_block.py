@@ -57,13 +57,21 @@ def reference(block: str) -> tuple[dict[str, str], tuple[str, ...]]:
     """gitmem's trailers from git's normalized ``only,unfold,separator=%x1e`` output."""
     found: dict[str, str] = {}
     reverts: list[str] = []
+    repeated: list[tuple[str, str]] = []  # a second Gitmem-Section or Gitmem-Keywords, on
     for item in block.split("\x1e") if block else []:
         key, _, value = item.partition(": ")  # git prints every trailer as "token: value"
         name = T.canonical(key)
         if name and key.isascii():
+            if name in found and name in (T.SECTION, T.KEYWORDS):
+                repeated.append((name, value))
             found.setdefault(name, value)
             if name == T.REVERTS and value:
                 reverts.append(value)
+    sections = [v for k, v in repeated if k == T.SECTION]
+    keywords = [v for k, v in repeated if k == T.KEYWORDS]
+    pairs = [f"{s}\t{keywords[i] if i < len(keywords) else ''}" for i, s in enumerate(sections)]
+    if repeated:
+        found[T.MORE_SECTIONS] = "\n".join(p for p in pairs if not p.startswith("\t"))
     return found, tuple(reverts)
 
 

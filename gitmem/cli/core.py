@@ -35,6 +35,17 @@ def init(ctx: Ctx, path: str | None, client_opt: str | None) -> None:
 
     The repo starts from gitmem's template: gitmem.toml, persona.md, synthesis.md,
     cards/, sessions/, logs/, a first commit on `main`, and gitmem's hooks.
+
+    A folder with files, or an existing git repo, is adopted: its history is kept,
+    gitmem's files are added in one commit, and any of them that exists already
+    (persona.md, gitmem.toml, cards/) is kept as it is and reported. A repo on
+    another branch (e.g. master) gets `main` created at its tip and checked out;
+    uncommitted changes are refused, never touched.
+
+    \b
+    Examples:
+      gitmem init ~/clients/acme
+      gitmem init .                  # adopt the current folder or repo
     """
     from ..create import init_repo
     from ..workspace import client_path
@@ -46,7 +57,7 @@ def init(ctx: Ctx, path: str | None, client_opt: str | None) -> None:
         raise InvalidInput("gitmem init needs a PATH or --client NAME")
     target = client_path(ctx.client) if ctx.client else Path(path or ".")
     res = init_repo(target, ctx.client)
-    emit(ctx, res.to_json(), f"Initialised memory for client {res.client} in {res.path}")
+    emit(ctx, res.to_json(), res.describe())
 
 
 @cli.command()

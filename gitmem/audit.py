@@ -8,7 +8,7 @@ from . import names
 from . import trailers as T
 from .cards import card_path, section_ids, section_text
 from .errors import NotFound
-from .history import read_log
+from .history import Commit, read_log
 from .repo import MAIN, MemoryRepo, check_branch
 
 
@@ -22,6 +22,12 @@ class LogEntry:
     section: str | None
     summary: str
     reverts: str | None
+    author: str = ""  # the git author's name ("gitmem" when git had no identity)
+    layer: str | None = None  # chat, usage, synthesis: not a memory edit
+
+    @property
+    def memory_edit(self) -> bool:
+        return self.layer is None
 
     def to_json(self) -> dict[str, object]:
         return asdict(self)
@@ -35,27 +41,39 @@ class LogEntry:
 
 
 def audit_log(
-    repo: MemoryRepo, project: str | None = None, *, branch: str = MAIN, limit: int | None = None
+    repo: MemoryRepo,
+    project: str | None = None,
+    *,
+    branch: str = MAIN,
+    limit: int | None = None,
+    edits_only: bool = False,
 ) -> list[LogEntry]:
+    """The newest ``limit`` commits on ``branch`` (all with None), newest first; with
+    ``edits_only``, memory edits only: no transcript, usage or synthesis commit."""
     tip = repo.branch_tip(branch)
     paths = [card_path(names.project(project))] if project else None
-    out = []
-    for c in read_log(repo.git, tip, paths=paths, max_count=limit):
-        out.append(
-            LogEntry(
-                sha=c.sha,
-                date=c.date,
-                actor=c.get(T.ACTOR) or c.author,
-                session=c.get(T.SESSION),
-                card=c.get(T.CARD),
-                section=c.get(T.SECTION),
-                summary=c.get(T.SUMMARY) or c.subject,
-                reverts=c.get(T.REVERTS),
-            )
-        )
-        if limit is not None and len(out) >= limit:
-            break
-    return out
+    count = limit
+    while True:  # filtered: read more history until ``limit`` edits are found
+        log = read_log(repo.git, tip, paths=paths, max_count=count)
+        out = [e for e in map(_entry, log) if e.memory_edit or not edits_only]
+        if count is None or limit is None or len(out) >= limit or len(log) < count:
+            return out[:limit] if limit is not None else out
+        count *= 4
+
+
+def _entry(c: Commit) -> LogEntry:
+    return LogEntry(
+        sha=c.sha,
+        date=c.date,
+        actor=c.get(T.ACTOR) or c.author,
+        session=c.get(T.SESSION),
+        card=c.get(T.CARD),
+        section=c.get(T.SECTION),
+        summary=c.get(T.SUMMARY) or c.subject,
+        reverts=c.get(T.REVERTS),
+        author=c.author,
+        layer=c.get(T.LAYER),
+    )
 
 
 def read_card(

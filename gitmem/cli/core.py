@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -230,20 +231,38 @@ def reindex(ctx: Ctx, branch: str) -> None:
 @click.argument("project", required=False)
 @click.option("-n", "--limit", type=click.IntRange(min=0), default=50, show_default=True,
               help="Show the newest N entries; 0 shows all of history.")
+@click.option("--all", "show_all", is_flag=True,
+              help="Also show transcript, usage and synthesis commits.")
 @click.option("--branch", default="main", show_default=True)
 @json_option
 @pass_ctx
-def log(ctx: Ctx, project: str | None, limit: int, branch: str) -> None:
-    """The audit trail: who changed which card and section, when, in which session, and why."""
+def log(ctx: Ctx, project: str | None, limit: int, show_all: bool, branch: str) -> None:
+    """The audit trail: who changed which card and section, when, in which session, and why.
+
+    \b
+    gitmem log                  the newest 50 memory edits
+    gitmem log acme-website     edits to one card
+    gitmem log --all -n 0       every commit, transcripts and usage included
+
+    Memory edits only by default: the commits that save a session's transcript, its
+    usage lines or the synthesis are shown with --all. The AUTHOR column (git's
+    author) appears when someone other than gitmem's own identity made a commit.
+    In a terminal the lines are fitted to its width; piped, they are never cut.
+    """
     from ..audit import audit_log
+    from ..log_text import render
 
     with ctx.repo() as repo:
-        entries = audit_log(repo, project, branch=branch, limit=(limit + 1) if limit else None)
+        entries = audit_log(repo, project, branch=branch, limit=(limit + 1) if limit else None,
+                            edits_only=not show_all)
     more = bool(limit) and len(entries) > limit
     entries = entries[:limit] if limit else entries
 
     def text() -> str:
-        lines = [e.line() for e in entries]
+        if not entries:
+            return f"No memory edits to {project} on {branch}." if project else "No commits."
+        width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+        lines = render(entries, width)
         if more:
             lines.append(f"(the newest {limit} entries; `gitmem log -n 0` shows all)")
         return "\n".join(lines)

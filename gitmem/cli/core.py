@@ -197,6 +197,7 @@ def index(ctx: Ctx, branch: str) -> None:
 def reindex(ctx: Ctx, branch: str) -> None:
     """Rebuild the index from all of history and report any difference from the cache."""
     from .. import index as index_mod
+    from ..review_text import count
 
     with ctx.repo() as repo:
         repo.branch_tip(branch)
@@ -216,7 +217,7 @@ def reindex(ctx: Ctx, branch: str) -> None:
         "matches_cache": same,
         "differences": diff,
     }
-    msg = f"Reindexed {len(rebuilt.cards)} cards, {sections} sections: "
+    msg = f"Reindexed {count(len(rebuilt.cards), 'card')}, {count(sections, 'section')}: "
     msg += (
         "cache matched."
         if same and cached is not None
@@ -251,6 +252,7 @@ def log(ctx: Ctx, project: str | None, limit: int, show_all: bool, branch: str) 
     """
     from ..audit import audit_log
     from ..log_text import render
+    from ..review_text import count
 
     with ctx.repo() as repo:
         entries = audit_log(repo, project, branch=branch, limit=(limit + 1) if limit else None,
@@ -264,7 +266,7 @@ def log(ctx: Ctx, project: str | None, limit: int, show_all: bool, branch: str) 
         width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
         lines = render(entries, width)
         if more:
-            lines.append(f"(the newest {limit} entries; `gitmem log -n 0` shows all)")
+            lines.append(f"(the newest {count(limit, 'entry', 'entries')}; `gitmem log -n 0` shows all)")
         return "\n".join(lines)
 
     emit(ctx, lambda: [e.to_json() for e in entries], text)

@@ -126,12 +126,18 @@ class Totals:
         return {**asdict(self), "cache_read_share": self.cache_read_share}
 
     def line(self) -> str:
-        saved = 1 - self.cost_usd / self.uncached_cost_usd if self.uncached_cost_usd else 0.0
         return (
             f"{count(self.requests, 'request')}, input {self.input_tokens:,} tokens "
             f"({self.cache_read_share:.0%} read from cache), output {self.output_tokens:,}, "
-            f"cost ${self.cost_usd:.4f} vs ${self.uncached_cost_usd:.4f} uncached ({saved:.0%} saved)"
+            f"cost {_versus(self.cost_usd, self.uncached_cost_usd)}"
         )
+
+
+def _versus(cost: float, uncached: float) -> str:
+    """ "$0.0015 vs $0.0064 uncached (76% saved)"; writing the cache costs more at first."""
+    saved = 1 - cost / uncached if uncached else 0.0
+    what = f"{saved:.0%} saved" if saved >= 0 else f"{-saved:.0%} more: the cache was written"
+    return f"${cost:.4f} vs ${uncached:.4f} uncached ({what})"
 
 
 def _sum(name: str, recs: list[dict[str, Any]]) -> Totals:
@@ -170,15 +176,12 @@ def render(
         return "No model usage recorded yet.\n"
     lines = []
     for r in reports:
-        saved = 1 - r.cost_usd / r.uncached_cost_usd if r.uncached_cost_usd else 0.0
         lines.append(f"session {r.session}: {count(r.requests, 'request')}")
         lines.append(
             f"  input {r.input_tokens:,} tokens ({r.cache_read_share:.0%} read from cache, "
             f"{r.cache_write_tokens:,} written), output {r.output_tokens:,}"
         )
-        lines.append(
-            f"  cost ${r.cost_usd:.4f} vs ${r.uncached_cost_usd:.4f} uncached ({saved:.0%} saved)"
-        )
+        lines.append(f"  cost {_versus(r.cost_usd, r.uncached_cost_usd)}")
         est = " (estimated)" if r.estimated else ""
         lines.append("  layers" + est + ": " + ", ".join(f"{k} {v:,}" for k, v in r.layers.items()))
         lines += [f"  ! {f}" for f in r.flags]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +14,8 @@ from gitmem.fakeapi import FakeAnthropicServer, RuleModel
 from gitmem.repo import MemoryRepo
 
 from helpers import git, gm
+
+EXPECTED = Path(__file__).parent / "expected"
 
 
 @pytest.fixture
@@ -70,10 +73,14 @@ def test_clients_last_activity_is_the_last_memory_edit(hermetic: Path, api: Fake
 
 
 def test_usage_gives_totals_across_sessions_and_per_model(client: Path, api: FakeAnthropicServer) -> None:
-    assert gm("-C", str(client), "ask", "hello").code == 0
-    assert gm("-C", str(client), "ask", "remember acme Budget: 40k agreed").code == 0
+    def chat(sid: str, line: str) -> None:
+        res = gm("-C", str(client), "chat", "--session", sid, stdin=line + "\n")
+        assert res.code == 0, res.err
+
+    chat("20261130-100000-aa01", "hello")
+    chat("20261130-100000-aa02", "remember acme Budget: 40k agreed")
     set_toml(client, 'name = "claude-sonnet-5-5"', 'name = "claude-haiku-4-5"')
-    assert gm("-C", str(client), "ask", "hello again").code == 0
+    chat("20261130-100000-aa03", "hello again")
     with MemoryRepo(client) as repo:
         records = usage.load(repo)
     models = sorted({r["model"] for r in records})
@@ -95,6 +102,9 @@ def test_usage_gives_totals_across_sessions_and_per_model(client: Path, api: Fak
     one = [s for s in data["sessions"] if s["requests"] == 1]
     assert one and f"session {one[0]['session']}: 1 request\n" in text
     assert f"  claude-haiku-4-5: {haiku['requests']} request" in text
+    if os.environ.get("REGEN_EXPECTED"):
+        (EXPECTED / "usage.txt").write_text(text)
+    assert text == (EXPECTED / "usage.txt").read_text()
 
 
 def test_reindex_counts_in_the_singular(client: Path) -> None:

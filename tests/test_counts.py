@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from gitmem import usage
+from gitmem import sessions, usage
+from gitmem.edit import write_card
 from gitmem.fakeapi import FakeAnthropicServer, RuleModel
 from gitmem.repo import MemoryRepo
+from gitmem.trailers import IndexEntry
 
 from helpers import git, gm
 
@@ -69,7 +71,9 @@ def test_clients_last_activity_is_the_last_memory_edit(hermetic: Path, api: Fake
     edit = git(client, "log", "--format=%aI%x00%(trailers:key=Gitmem-Summary,valueonly)",
                "-1", "--", "cards").strip().split("\0")
     assert (listed["last_activity"], listed["last_subject"]) == (edit[0], edit[1])
-    assert edit[1] in gm("clients").out
+    shown = gm("clients").out.splitlines()
+    assert shown[0].split() == ["CLIENT", "LAST", "EDIT", "SUMMARY"]
+    assert shown[1] == f"acme    {edit[0][:16].replace('T', ' ')}  {edit[1]}"
 
 
 def test_usage_gives_totals_across_sessions_and_per_model(client: Path, api: FakeAnthropicServer) -> None:
@@ -111,3 +115,12 @@ def test_reindex_counts_in_the_singular(client: Path) -> None:
     args = ["--section", "budget", "--keywords", "money", "--summary", "first"]
     assert gm("-C", str(client), "write", "site", "--old", "", "--new", "## Budget\n1\n", *args).code == 0
     assert gm("-C", str(client), "reindex").out.startswith("Reindexed 1 card, 1 section:")
+
+
+def test_a_session_with_one_hunk_says_one_hunk(repo: MemoryRepo, client: Path) -> None:
+    s = sessions.start(repo, "20261130-101200-ab12")
+    write_card(repo, "acme", "", "## Budget\n30k\n", IndexEntry.make("budget", ["budget"], "Budget 30k"),
+               session=s.id, actor="agent", branch=s.branch)
+    sessions.finish(repo, s, "review")
+    res = gm("-C", str(client), "review", s.id, "--accept", "--hunks", "2")
+    assert res.code == 2 and "has 1 hunk (1-1)" in res.err

@@ -106,6 +106,7 @@ def test_a_failing_editor_or_a_refused_edit_changes_nothing(
     monkeypatch.setenv("EDITOR", editor(tmp_path, "printf '\\n## Budget\\nagain\\n' >> \"$1\""))
     res = gm("-C", str(acme), "edit", "acme", "--keywords", "x", "--summary", "y")
     assert res.code == 4 and "has a section 'budget' already" in res.err
+    assert len(res.err.strip().splitlines()) == 1
     kept = Path(res.err.split("kept in ")[1].split()[0])
     assert kept.read_text().endswith("## Budget\nagain\n")
     kept.unlink()

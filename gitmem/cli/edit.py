@@ -47,7 +47,7 @@ def edit(
     terminal (the current keywords are the default), or given with --keywords,
     --summary and --section. Closing the editor without a change commits nothing.
     """
-    from .. import editor
+    from .. import editor, names
     from .. import index as index_mod
     from ..cards import sections
     from ..names import split_keywords
@@ -59,6 +59,12 @@ def edit(
             "give --keywords and --summary for the index entry: stdin is not a terminal, "
             "so gitmem cannot ask for them"
         )
+    if keywords is not None:
+        names.keywords(split_keywords(keywords))  # refused before the editor opens
+    if summary is not None:
+        names.summary(summary)
+    if section_id is not None:
+        names.section_id(section_id)
     with ctx.repo() as repo:
         buf = editor.load(repo, project, section, branch)
         command = editor.editor_command(repo)
@@ -89,8 +95,8 @@ def edit(
             assert guess and keywords and summary
             entry = IndexEntry.make(guess, split_keywords(keywords), summary)
             done = editor.save(repo, buf, new_text, entry, branch)
-        except GitmemError:
-            click.echo(f"gitmem: your edited text is kept in {kept}", err=True)
+        except GitmemError as err:  # one line still: the error, then where the text is
+            err.args = (f"{err}; your edited text is kept in {kept}",)
             raise
     kept.unlink(missing_ok=True)
     res = done.result

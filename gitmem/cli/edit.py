@@ -60,7 +60,7 @@ def edit(
             "so gitmem cannot ask for them"
         )
     if keywords is not None:
-        names.keywords(split_keywords(keywords))  # refused before the editor opens
+        names.keywords(list(split_keywords(keywords)))  # refused before the editor opens
     if summary is not None:
         names.summary(summary)
     if section_id is not None:

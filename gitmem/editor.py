@@ -71,7 +71,7 @@ def load(repo: MemoryRepo, project: str, section: str | None, branch: str = MAIN
     if raw is None:
         if section is not None:
             raise NotFound(f"no card {project!r} ({card_path(project)}) to take a section from")
-        return Buffer(project, None, "", f"# {project}\n\n## \n", True)
+        return Buffer(project, None, "", f"# {project}\n\n## Notes\n\n", True)
     text = raw.decode("utf-8", "replace")
     if section is None:
         return Buffer(project, None, text, text, False)

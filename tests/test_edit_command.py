@@ -123,6 +123,10 @@ def test_a_missing_card_is_created_and_a_missing_section_is_an_error(
     assert git(acme, "show", "main:cards/beta.md") == "# Beta\n\n## Goals\nShip v2\n"
     res = gm("-C", str(acme), "edit", "acme", "nosuch", "--keywords", "x", "--summary", "y")
     assert res.code == 3 and "no section 'nosuch' in acme" in res.err
+    monkeypatch.setenv("EDITOR", "true")  # a new card left as it was shown: nothing is created
+    before = state(acme)
+    res = gm("-C", str(acme), "edit", "gamma", "--keywords", "x", "--summary", "y")
+    assert (res.code, res.out) == (0, "gamma: no changes; nothing committed\n") and state(acme) == before
 
 
 def test_git_s_editor_is_the_last_resort(acme: Path, tmp_path: Path) -> None:

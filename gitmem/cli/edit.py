@@ -55,9 +55,10 @@ def edit(
 
     interactive = sys.stdin.isatty() and not ctx.json
     if not interactive and not (keywords and summary):
+        why = "with --json" if ctx.json else "stdin is not a terminal"
         raise InvalidInput(
-            "give --keywords and --summary for the index entry: stdin is not a terminal, "
-            "so gitmem cannot ask for them"
+            f"give --keywords and --summary for the index entry: {why}, so gitmem cannot ask "
+            "for them"
         )
     if keywords is not None:
         names.keywords(list(split_keywords(keywords)))  # refused before the editor opens

@@ -8,7 +8,7 @@ from . import names
 from . import trailers as T
 from .cards import card_path, section_ids, section_text
 from .errors import NotFound
-from .history import read_log
+from .history import Commit, read_log
 from .repo import MAIN, MemoryRepo
 
 
@@ -24,6 +24,11 @@ class LogEntry:
     reverts: str | None
     author: str = ""  # the git author, whoever wrote the trailers
     own: bool = True  # gitmem wrote this commit here: its actor and session are its own
+    layer: str | None = None  # chat, usage, synthesis: not a memory edit
+
+    @property
+    def memory_edit(self) -> bool:
+        return self.layer is None
 
     def to_json(self) -> dict[str, object]:
         return asdict(self)
@@ -37,33 +42,43 @@ class LogEntry:
 
 
 def audit_log(
-    repo: MemoryRepo, project: str | None = None, *, branch: str = MAIN, limit: int | None = None
+    repo: MemoryRepo,
+    project: str | None = None,
+    *,
+    branch: str = MAIN,
+    limit: int | None = None,
+    edits_only: bool = False,
 ) -> list[LogEntry]:
+    """The newest ``limit`` commits on ``branch`` (all with None), newest first; with
+    ``edits_only``, memory edits only: no transcript, usage or synthesis commit."""
     tip = repo.branch_tip(branch)
     paths = [card_path(names.project(project))] if project else None
-    out = []
     own = repo.own_commits()
-    for c in read_log(repo.git, tip, paths=paths, max_count=limit):
-        # A commit gitmem did not write says who made it by its git author: its
-        # Gitmem-Actor and Gitmem-Session trailers are claims anyone can type.
-        mine = c.sha in own
-        out.append(
-            LogEntry(
-                sha=c.sha,
-                date=c.date,
-                actor=(c.get(T.ACTOR) or c.author) if mine else c.author,
-                session=c.get(T.SESSION) if mine else None,
-                card=c.get(T.CARD),
-                section=c.get(T.SECTION),
-                summary=c.get(T.SUMMARY) or c.subject,
-                reverts=c.get(T.REVERTS),
-                author=c.author,
-                own=mine,
-            )
-        )
-        if limit is not None and len(out) >= limit:
-            break
-    return out
+    count = limit
+    while True:  # filtered: read more history until ``limit`` edits are found
+        log = read_log(repo.git, tip, paths=paths, max_count=count)
+        out = [e for e in (_entry(c, c.sha in own) for c in log) if e.memory_edit or not edits_only]
+        if count is None or limit is None or len(out) >= limit or len(log) < count:
+            return out[:limit] if limit is not None else out
+        count *= 4
+
+
+def _entry(c: Commit, mine: bool) -> LogEntry:
+    # A commit gitmem did not write says who made it by its git author: its
+    # Gitmem-Actor and Gitmem-Session trailers are claims anyone can type.
+    return LogEntry(
+        sha=c.sha,
+        date=c.date,
+        actor=(c.get(T.ACTOR) or c.author) if mine else c.author,
+        session=c.get(T.SESSION) if mine else None,
+        card=c.get(T.CARD),
+        section=c.get(T.SECTION),
+        summary=c.get(T.SUMMARY) or c.subject,
+        reverts=c.get(T.REVERTS),
+        author=c.author,
+        own=mine,
+        layer=c.get(T.LAYER),
+    )
 
 
 def read_card(

@@ -86,7 +86,7 @@ def plan_hunks(view: SessionView, numbers: Sequence[int]) -> Plan:
     if bad:
         raise InvalidInput(
             f"hunk {', '.join(map(str, bad))} out of range: session {view.ref.id} has "
-            f"{len(numbered)} hunks (1-{len(numbered)})"
+            f"{count(len(numbered), 'hunk')} (1-{len(numbered)})"
             if numbered
             else f"session {view.ref.id} has no hunks to choose from"
         )

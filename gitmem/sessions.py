@@ -143,9 +143,28 @@ class FinishResult:
     landed: list[str] = field(default_factory=list)
     pending: bool = False
     reason: str | None = None
+    # Memory edits among ``commits`` (not the transcript or synthesis): what review counts.
+    edits: int = 0
 
     def to_json(self) -> dict[str, object]:
         return asdict(self)
+
+    def text(self) -> str:
+        """What happened to the session's memory edits, counted as `gitmem review` does."""
+        from .review_text import count
+
+        edits = count(self.edits, "memory edit")
+        if self.pending and self.edits:
+            state = f"{edits} {'waits' if self.edits == 1 else 'wait'} for review: "
+            state += f"`gitmem review {self.session}`"
+            return state + (f" ({self.reason})" if self.reason else "")
+        if self.pending:
+            return f"waits for `gitmem review {self.session}`" + (
+                f" ({self.reason})" if self.reason else ""
+            )
+        if self.landed and self.edits:
+            return f"{edits} landed on main"
+        return "no memory edits"
 
 
 def archive(
@@ -173,13 +192,25 @@ def finish(repo: MemoryRepo, session: Session, policy: str | None = None) -> Fin
     if tip is None:
         raise NotFound(f"session branch {session.branch} is gone")
     shas = commits_between(repo, MAIN, tip)
+    edits = _edits(repo, tip) if shas else 0
     if policy != "auto":
         if not shas:  # nothing to review: no branch left behind
             archive(repo, session.id, tip)
-        return FinishResult(session.id, policy, len(shas), pending=bool(shas))
+        return FinishResult(session.id, policy, len(shas), pending=bool(shas), edits=edits)
     try:
         landed = land(repo, shas, MAIN, f"gitmem land session {session.id}")
     except (DirtyCard, Conflict) as err:
-        return FinishResult(session.id, policy, len(shas), pending=True, reason=str(err))
+        return FinishResult(
+            session.id, policy, len(shas), pending=True, reason=str(err), edits=edits
+        )
     archive(repo, session.id, tip)
-    return FinishResult(session.id, policy, len(shas), landed=list(landed))
+    return FinishResult(session.id, policy, len(shas), landed=list(landed), edits=edits)
+
+
+def _edits(repo: MemoryRepo, tip: Sha) -> int:
+    """The session's memory edits: its commits past main that are not a layer's
+    (the same count ``review.list_sessions`` gives)."""
+    from .history import read_log
+
+    log = read_log(repo.git, f"{MAIN}..{tip}", first_parent=True)
+    return sum(1 for c in log if c.get(T.LAYER) is None)

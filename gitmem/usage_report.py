@@ -8,6 +8,7 @@ from typing import Any
 
 from . import names
 from .errors import NotFound
+from .review_text import count
 
 REWRITE_SHARE = 0.2  # a layer changing on more than 1 request in 5 keeps missing the cache
 COLD_SHARE = 0.1
@@ -45,7 +46,7 @@ def _flags(recs: list[dict[str, Any]]) -> list[str]:
             cold += 1
     if turns and cold and cold >= max(1, COLD_SHARE * len(turns)):
         flags.append(
-            f"cache expired between turns {cold} time(s): requests further apart than the "
+            f"cache expired between turns {count(cold, 'time')}: requests further apart than the "
             f"cache TTL re-write the whole prefix (consider cache_ttl = \"1h\")"
         )
     for layer in ("AB", "I", "S"):
@@ -54,11 +55,14 @@ def _flags(recs: list[dict[str, Any]]) -> list[str]:
             if a.get("layer_hashes", {}).get(layer) != b.get("layer_hashes", {}).get(layer)
         )
         if turns and changes > max(2, REWRITE_SHARE * len(turns)):
-            flags.append(f"layer {layer} was rewritten {changes} times in {len(turns)} requests")
+            flags.append(
+                f"layer {layer} was rewritten {count(changes, 'time')} in "
+                f"{count(len(turns), 'request')}"
+            )
     full = sum(int(r.get("full_card_reads", 0)) for r in recs)
     if full >= FULL_READS:
         flags.append(
-            f"{full} full-card reads where the index would have done: read one section "
+            f"{count(full, 'full-card read')} where the index would have done: read one section "
             f"(section_id) instead"
         )
     return flags
@@ -100,21 +104,89 @@ def report(records: list[dict[str, Any]], session: str | None = None) -> list[Se
     return out
 
 
-def render(reports: list[SessionReport]) -> str:
+@dataclass(frozen=True)
+class Totals:
+    """Usage summed over a group of responses: every session, or one model's."""
+
+    name: str  # "all", or the model
+    sessions: int
+    requests: int
+    input_tokens: int  # everything sent: uncached + written + read
+    cache_read_tokens: int
+    cache_write_tokens: int
+    output_tokens: int
+    cost_usd: float
+    uncached_cost_usd: float
+
+    @property
+    def cache_read_share(self) -> float:
+        return round(self.cache_read_tokens / self.input_tokens, 4) if self.input_tokens else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "cache_read_share": self.cache_read_share}
+
+    def line(self) -> str:
+        return (
+            f"{count(self.requests, 'request')}, input {self.input_tokens:,} tokens "
+            f"({self.cache_read_share:.0%} read from cache), output {self.output_tokens:,}, "
+            f"cost {_versus(self.cost_usd, self.uncached_cost_usd)}"
+        )
+
+
+def _versus(cost: float, uncached: float) -> str:
+    """ "$0.0015 vs $0.0064 uncached (76% saved)"; writing the cache costs more at first."""
+    saved = 1 - cost / uncached if uncached else 0.0
+    what = f"{saved:.0%} saved" if saved >= 0 else f"{-saved:.0%} more: the cache was written"
+    return f"${cost:.4f} vs ${uncached:.4f} uncached ({what})"
+
+
+def _sum(name: str, recs: list[dict[str, Any]]) -> Totals:
+    inp, cw, cr = (
+        sum(int(r.get(k, 0)) for r in recs)
+        for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+    )
+    return Totals(
+        name=name,
+        sessions=len({str(r.get("session")) for r in recs}),
+        requests=len(recs),
+        input_tokens=inp + cw + cr,
+        cache_read_tokens=cr,
+        cache_write_tokens=cw,
+        output_tokens=sum(int(r.get("output_tokens", 0)) for r in recs),
+        cost_usd=round(sum(float(r.get("cost_usd", 0.0)) for r in recs), 6),
+        uncached_cost_usd=round(sum(float(r.get("uncached_cost_usd", 0.0)) for r in recs), 6),
+    )
+
+
+def totals(
+    records: list[dict[str, Any]], session: str | None = None
+) -> tuple[Totals, list[Totals]]:
+    """Usage over every session (or only ``session``'s), and per model, models sorted."""
+    recs = [r for r in records if session is None or r.get("session") == session]
+    by: dict[str, list[dict[str, Any]]] = {}
+    for r in recs:
+        by.setdefault(str(r.get("model") or "unknown"), []).append(r)
+    return _sum("all", recs), [_sum(m, rs) for m, rs in sorted(by.items())]
+
+
+def render(
+    reports: list[SessionReport], total: tuple[Totals, list[Totals]] | None = None
+) -> str:
     if not reports:
         return "No model usage recorded yet.\n"
     lines = []
     for r in reports:
-        saved = 1 - r.cost_usd / r.uncached_cost_usd if r.uncached_cost_usd else 0.0
-        lines.append(f"session {r.session}: {r.requests} requests")
+        lines.append(f"session {r.session}: {count(r.requests, 'request')}")
         lines.append(
             f"  input {r.input_tokens:,} tokens ({r.cache_read_share:.0%} read from cache, "
             f"{r.cache_write_tokens:,} written), output {r.output_tokens:,}"
         )
-        lines.append(
-            f"  cost ${r.cost_usd:.4f} vs ${r.uncached_cost_usd:.4f} uncached ({saved:.0%} saved)"
-        )
+        lines.append(f"  cost {_versus(r.cost_usd, r.uncached_cost_usd)}")
         est = " (estimated)" if r.estimated else ""
         lines.append("  layers" + est + ": " + ", ".join(f"{k} {v:,}" for k, v in r.layers.items()))
         lines += [f"  ! {f}" for f in r.flags]
+    if total is not None:
+        every, models = total
+        lines.append(f"total over {count(every.sessions, 'session')}: {every.line()}")
+        lines += [f"  {m.name}: {m.line()}" for m in models]
     return "\n".join(lines) + "\n"

@@ -9,7 +9,6 @@ from pathlib import Path
 from . import names
 from .config import FILENAME
 from .errors import NotFound
-from .git import Git
 
 PERSONA = "persona.md"
 
@@ -38,14 +37,19 @@ def find_client(name: str) -> Path:
 class ClientInfo:
     name: str
     path: str
-    last_activity: str | None  # ISO date of main's last commit
-    last_subject: str | None
+    last_activity: str | None  # ISO date of the last memory edit on main
+    last_subject: str | None  # its summary
 
     def to_json(self) -> dict[str, object]:
         return asdict(self)
 
 
 def list_clients() -> list[ClientInfo]:
+    """The clients in the workspace; a client's last activity is its last memory edit
+    (a session's transcript or usage commit is not one)."""
+    from .audit import audit_log
+    from .repo import MemoryRepo
+
     root = home()
     if not root.is_dir():
         return []
@@ -53,9 +57,10 @@ def list_clients() -> list[ClientInfo]:
     for path in sorted(root.iterdir()):
         if not (path / FILENAME).is_file() or not (path / ".git").exists():
             continue
-        proc = Git(path).run("log", "-1", "--format=%cI%x00%s", "main", check=False)
-        date, _, subject = proc.stdout.decode("utf-8", "replace").strip().partition("\0")
-        out.append(ClientInfo(path.name, str(path), date or None, subject or None))
+        with MemoryRepo(path) as repo:
+            last = audit_log(repo, limit=1, edits_only=True) if repo.tip("main") else []
+        date, subject = (last[0].date, last[0].summary) if last else (None, None)
+        out.append(ClientInfo(path.name, str(path), date, subject))
     return out
 
 

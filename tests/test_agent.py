@@ -278,7 +278,7 @@ def test_usage_report_flags_a_cache_that_expires_between_turns(
     recs = usage_mod.load(repo)
     assert [r["cache_read_input_tokens"] for r in recs] == [0, 0, 0]
     out = json.loads(gm("-C", str(repo.root), "usage", "--json").out)
-    assert any("cache expired between turns 2 time(s)" in f for f in out[0]["flags"])
+    assert any("cache expired between turns 2 times" in f for f in out["sessions"][0]["flags"])
 
 
 def test_warns_once_when_the_prefix_is_below_the_minimum_cacheable_length(

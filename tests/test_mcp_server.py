@@ -166,7 +166,7 @@ def test_writes_commit_on_the_session_branch_and_land_when_the_client_leaves(
         "Gitmem-Actor": "mcp",
     }
     assert git(client, "rev-parse", f"refs/gitmem/archive/{session}").strip() == seen["tip"]
-    assert f"session {session} ended, 1 commit(s) landed" in err
+    assert f"session {session} ended: 1 memory edit landed on main" in err
 
 
 def test_review_policy_leaves_the_session_for_review(client: Path, tmp_path: Path) -> None:
@@ -181,7 +181,7 @@ def test_review_policy_leaves_the_session_for_review(client: Path, tmp_path: Pat
     (branch,) = session_branches(client)
     assert git(client, "rev-parse", "main") == main
     assert git(client, "log", "-1", "--format=%s", branch).strip() == "acme: Q3 budget is 30k"
-    assert "waiting for review" in err
+    assert "ended: 1 memory edit waits for review: `gitmem review" in err
 
 
 def test_a_read_only_connection_leaves_no_branch(client: Path, tmp_path: Path) -> None:

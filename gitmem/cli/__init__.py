@@ -112,7 +112,18 @@ def cli(ctx: click.Context, path: str | None, client: str | None) -> None:
     state.path, state.client = path, client
 
 
-from . import agent, bridges, core, notes, review  # noqa: E402,F401  (registers the commands)
+from . import (  # noqa: E402,F401  (registers the commands)
+    agent,
+    bridges,
+    cards,
+    clone,
+    core,
+    edit,
+    notes,
+    review,
+    search,
+    status,
+)
 
 
 def _report_bug(exc: BaseException) -> str:

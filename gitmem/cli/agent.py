@@ -72,15 +72,7 @@ def _report(ctx: Ctx, res: object) -> None:
     from ..chat import ChatResult
 
     assert isinstance(res, ChatResult)
-    fin = res.finish
-    if fin.landed:
-        state = f"{len(fin.landed)} commit(s) landed on main"
-    elif fin.pending:
-        state = f"{fin.commits} commit(s) wait for `gitmem review {res.session}`"
-        if fin.reason:
-            state += f" ({fin.reason})"
-    else:
-        state = "no memory changes"
+    state = res.finish.text()
     if ctx.json:
         emit(ctx, res.to_json(), "")
     else:
@@ -92,13 +84,29 @@ def _report(ctx: Ctx, res: object) -> None:
 @json_option
 @pass_ctx
 def usage(ctx: Ctx, session_id: str | None) -> None:
-    """Token and cost report from logs/usage.jsonl, with flags for cache waste."""
+    """Token and cost report from logs/usage.jsonl, with flags for cache waste.
+
+    \b
+    gitmem usage                       per session, then totals and per model
+    gitmem usage --session ID          one session
+    gitmem usage --json                {"sessions": [...], "total": {...}, "models": [...]}
+    """
     from .. import usage as usage_mod
     from .. import usage_report
 
     with ctx.repo() as repo:
-        reports = usage_report.report(usage_mod.load(repo), session_id)
-    emit(ctx, [r.to_json() for r in reports], lambda: usage_report.render(reports))
+        records = usage_mod.load(repo)
+    reports = usage_report.report(records, session_id)
+    every, models = usage_report.totals(records, session_id)
+    emit(
+        ctx,
+        lambda: {
+            "sessions": [r.to_json() for r in reports],
+            "total": every.to_json(),
+            "models": [m.to_json() for m in models],
+        },
+        lambda: usage_report.render(reports, (every, models)),
+    )
 
 
 @cli.command()

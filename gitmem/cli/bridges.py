@@ -22,5 +22,4 @@ def mcp(ctx: Ctx) -> None:
 
     with ctx.repo() as repo:
         done = serve(repo)
-    what = "waiting for review" if done.pending else f"{len(done.landed)} commit(s) landed"
-    click.echo(f"gitmem mcp: session {done.session} ended, {what}", err=True)
+    click.echo(f"gitmem mcp: session {done.session} ended: {done.text()}", err=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -64,7 +65,15 @@ def init(ctx: Ctx, path: str | None, client_opt: str | None) -> None:
 @json_option
 @pass_ctx
 def clients(ctx: Ctx) -> None:
-    """List the clients in the workspace ($GITMEM_HOME) with their last activity."""
+    """List the clients in the workspace ($GITMEM_HOME) with their last memory edit.
+
+    \b
+    gitmem clients
+    gitmem clients --json
+
+    A session's transcript and usage commits are not memory edits: the date and
+    summary are those of the last change to a card (or of the repo's creation).
+    """
     from ..workspace import home, list_clients
 
     found = list_clients()
@@ -72,11 +81,12 @@ def clients(ctx: Ctx) -> None:
     def text() -> str:
         if not found:
             return f"No clients in {home()} yet; create one with `gitmem init --client NAME`."
-        width = max(len(c.name) for c in found)
-        return "\n".join(
-            f"{c.name:<{width}}  {c.last_activity or 'never':<25}  {c.last_subject or ''}"
-            for c in found
-        )
+        width = max(len("CLIENT"), *(len(c.name) for c in found))
+        rows = [f"{'CLIENT':<{width}}  {'LAST EDIT':<16}  SUMMARY"]
+        for c in found:
+            when = c.last_activity[:16].replace("T", " ") if c.last_activity else "never"
+            rows.append(f"{c.name:<{width}}  {when:<16}  {c.last_subject or '-'}".rstrip())
+        return "\n".join(rows)
 
     emit(ctx, [c.to_json() for c in found], text)
 
@@ -207,6 +217,7 @@ def index(ctx: Ctx, branch: str) -> None:
 def reindex(ctx: Ctx, branch: str) -> None:
     """Rebuild the index from all of history and report any difference from the cache."""
     from .. import index as index_mod
+    from ..review_text import count
 
     with ctx.repo() as repo:
         repo.branch_tip(branch)
@@ -226,7 +237,7 @@ def reindex(ctx: Ctx, branch: str) -> None:
         "matches_cache": same,
         "differences": diff,
     }
-    msg = f"Reindexed {len(rebuilt.cards)} cards, {sections} sections: "
+    msg = f"Reindexed {count(len(rebuilt.cards), 'card')}, {count(sections, 'section')}: "
     msg += (
         "cache matched."
         if same and cached is not None
@@ -241,22 +252,41 @@ def reindex(ctx: Ctx, branch: str) -> None:
 @click.argument("project", required=False)
 @click.option("-n", "--limit", type=click.IntRange(min=0), default=50, show_default=True,
               help="Show the newest N entries; 0 shows all of history.")
+@click.option("--all", "show_all", is_flag=True,
+              help="Also show transcript, usage and synthesis commits.")
 @click.option("--branch", default="main", show_default=True)
 @json_option
 @pass_ctx
-def log(ctx: Ctx, project: str | None, limit: int, branch: str) -> None:
-    """The audit trail: who changed which card and section, when, in which session, and why."""
+def log(ctx: Ctx, project: str | None, limit: int, show_all: bool, branch: str) -> None:
+    """The audit trail: who changed which card and section, when, in which session, and why.
+
+    \b
+    gitmem log                  the newest 50 memory edits
+    gitmem log acme-website     edits to one card
+    gitmem log --all -n 0       every commit, transcripts and usage included
+
+    Memory edits only by default: the commits that save a session's transcript, its
+    usage lines or the synthesis are shown with --all. The AUTHOR column (git's
+    author) appears when someone other than gitmem's own identity made a commit.
+    In a terminal the lines are fitted to its width; piped, they are never cut.
+    """
     from ..audit import audit_log
+    from ..log_text import render
+    from ..review_text import count
 
     with ctx.repo() as repo:
-        entries = audit_log(repo, project, branch=branch, limit=(limit + 1) if limit else None)
+        entries = audit_log(repo, project, branch=branch, limit=(limit + 1) if limit else None,
+                            edits_only=not show_all)
     more = bool(limit) and len(entries) > limit
     entries = entries[:limit] if limit else entries
 
     def text() -> str:
-        lines = [e.line() for e in entries]
+        if not entries:
+            return f"No memory edits to {project} on {branch}." if project else "No commits."
+        width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+        lines = render(entries, width)
         if more:
-            lines.append(f"(the newest {limit} entries; `gitmem log -n 0` shows all)")
+            lines.append(f"(the newest {count(limit, 'entry', 'entries')}; `gitmem log -n 0` shows all)")
         return "\n".join(lines)
 
     emit(ctx, lambda: [e.to_json() for e in entries], text)

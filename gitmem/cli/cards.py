@@ -1,0 +1,47 @@
+"""``gitmem cards``: every card with its sections, size and last change."""
+
+from __future__ import annotations
+
+import click
+
+from . import Ctx, cli, emit, json_option, pass_ctx
+
+
+@cli.command()
+@click.option("--branch", default="main", show_default=True)
+@json_option
+@pass_ctx
+def cards(ctx: Ctx, branch: str) -> None:
+    """List every card with its sections, sizes and the last commit that changed it.
+
+    \b
+    gitmem cards
+    gitmem cards --json | jq '.[].project'
+
+    A section no index entry describes (a hand edit) is marked "unindexed";
+    `gitmem edit PROJECT SECTION` gives it one.
+    """
+    from ..card_list import list_cards, size
+    from ..review_text import count
+
+    with ctx.repo() as repo:
+        found = list_cards(repo, branch)
+
+    def text() -> str:
+        if not found:
+            return f"No cards on {branch} yet; the agent's first write creates one."
+        lines = []
+        for c in found:
+            when = f"{c.last_date[:16].replace('T', ' ')} {c.last_commit[:7]}" if (
+                c.last_date and c.last_commit) else "never committed"
+            lines.append(
+                f"{c.project} ({c.title}): {count(len(c.sections), 'section')}, {size(c.bytes)}, "
+                f"last changed {when}"
+            )
+            width = max((len(s.id) for s in c.sections), default=0)
+            for s in c.sections:
+                what = s.summary if s.indexed else f"(unindexed) {s.heading}"
+                lines.append(f"  {s.id:<{width}}  {size(s.bytes):>9}  {what}")
+        return "\n".join(lines)
+
+    emit(ctx, lambda: [c.to_json() for c in found], text)

@@ -1,0 +1,41 @@
+"""``gitmem clone URL [PATH | --client NAME]``: a memory repo from a remote, ready to use."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..errors import InvalidInput
+from . import Ctx, cli, emit, json_option, pass_ctx
+
+
+@cli.command()
+@click.argument("url")
+@click.argument("path", required=False)
+@click.option("--client", "client_opt", metavar="NAME", help="Clone into the workspace as NAME.")
+@json_option
+@pass_ctx
+def clone(ctx: Ctx, url: str, path: str | None, client_opt: str | None) -> None:
+    """Clone a memory repo: main checked out, gitmem's hooks installed, the index built.
+
+    \b
+    gitmem clone git@example.com:me/acme-memory.git
+    gitmem clone https://example.com/acme-memory.git ~/notes/acme
+    gitmem clone ../acme.git --client acme      (into the workspace, $GITMEM_HOME)
+
+    Works when the remote's HEAD names a branch it does not have (a bare repo
+    that only `gitmem sync` pushed to): main is checked out all the same.
+    """
+    from ..clone import clone as run
+    from ..clone import default_path
+    from ..workspace import client_path
+
+    name = client_opt or ctx.client
+    if path and name:
+        raise InvalidInput("give either PATH or --client NAME, not both")
+    target = client_path(name) if name else Path(path) if path else default_path(url)
+    res = run(url, target)
+    emit(ctx, res.to_json(),
+         f"Cloned {url} into {res.path}: main at {res.commit[:7]}, "
+         f"{res.cards} card{'' if res.cards == 1 else 's'}, hooks installed")

@@ -1,0 +1,109 @@
+"""``gitmem edit PROJECT [SECTION]``: a card or section in $EDITOR, saved as one edit commit."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ..errors import GitmemError, InvalidInput
+from . import Ctx, cli, emit, json_option, pass_ctx
+
+
+def _ask(label: str, default: str | None) -> str:
+    value: str = click.prompt(label, default=default or None, show_default=bool(default),
+                              err=True)
+    return value.strip()
+
+
+@cli.command()
+@click.argument("project")
+@click.argument("section", required=False)
+@click.option("--section", "section_id", metavar="ID",
+              help="Index entry: the section the edit is about (default: the one edited).")
+@click.option("--keywords", help="Index entry: comma-separated keywords.")
+@click.option("--summary", help="Index entry: one line saying what changed.")
+@click.option("--branch", default="main", show_default=True)
+@json_option
+@pass_ctx
+def edit(
+    ctx: Ctx,
+    project: str,
+    section: str | None,
+    section_id: str | None,
+    keywords: str | None,
+    summary: str | None,
+    branch: str,
+) -> None:
+    """Edit a card, or one SECTION of it, in your editor; saving makes one edit commit.
+
+    \b
+    gitmem edit acme-website budget          then type the keywords and summary
+    gitmem edit acme-website --keywords budget,q3 --summary "Budget raised to 40k"
+    EDITOR="code --wait" gitmem edit acme-website
+
+    The editor is $EDITOR, else $VISUAL, else git's (core.editor). The commit
+    carries the index entry like any gitmem write: asked for when stdin is a
+    terminal (the current keywords are the default), or given with --keywords,
+    --summary and --section. Closing the editor without a change commits nothing.
+    """
+    from .. import editor, names
+    from .. import index as index_mod
+    from ..cards import sections
+    from ..names import split_keywords
+    from ..trailers import IndexEntry
+
+    interactive = sys.stdin.isatty() and not ctx.json
+    if not interactive and not (keywords and summary):
+        why = "with --json" if ctx.json else "stdin is not a terminal"
+        raise InvalidInput(
+            f"give --keywords and --summary for the index entry: {why}, so gitmem cannot ask "
+            "for them"
+        )
+    if keywords is not None:
+        names.keywords(list(split_keywords(keywords)))  # refused before the editor opens
+    if summary is not None:
+        names.summary(summary)
+    if section_id is not None:
+        names.section_id(section_id)
+    with ctx.repo() as repo:
+        buf = editor.load(repo, project, section, branch)
+        command = editor.editor_command(repo)
+        new_text, kept = editor.run_editor(command, buf.initial, project)
+        try:
+            if new_text == buf.initial:
+                kept.unlink(missing_ok=True)
+                emit(ctx, editor.EditOutcome(project, section, False, None).to_json(),
+                     f"{project}{f' § {section}' if section else ''}: no changes; nothing committed")
+                return
+            guess = section_id or (
+                next((s.id for s in sections(new_text)), section)
+                if section else editor.changed_section(buf.text, new_text)
+            )
+            known = index_mod.refresh(repo, branch).card(project)
+            old = next((s for s in known.sections if s.id == guess), None) if known else None
+            if interactive:
+                guess = guess or _ask("Section (its id, e.g. budget)", None)
+                keywords = keywords or _ask(
+                    "Keywords (comma-separated)", ", ".join(old.keywords) if old else None)
+                summary = summary or _ask("Summary (what changed)", None)
+            missing = [f for f, v in (("--section", guess), ("--keywords", keywords),
+                                      ("--summary", summary)) if not v]
+            if missing:
+                raise InvalidInput(
+                    f"give {', '.join(missing)} for the index entry; nothing was committed"
+                )
+            assert guess and keywords and summary
+            entry = IndexEntry.make(guess, split_keywords(keywords), summary)
+            done = editor.save(repo, buf, new_text, entry, branch)
+        except GitmemError as err:  # one line still: the error, then where the text is
+            err.args = (f"{err}; your edited text is kept in {kept}",)
+            raise
+    kept.unlink(missing_ok=True)
+    res = done.result
+    assert res is not None
+    emit(ctx, done.to_json(),
+         f"{'created' if res.created else 'edited'} {res.card} § {res.section} "
+         f"in {res.commit[:7]} on {res.branch}")
+    if res.behind:
+        click.echo(f"gitmem: warning: {res.behind}", err=True)

@@ -1,0 +1,43 @@
+"""``gitmem search QUERY``: what the agent's search_history tool sees."""
+
+from __future__ import annotations
+
+import click
+
+from ..errors import InvalidInput
+from . import Ctx, cli, emit, json_option, pass_ctx
+
+
+@cli.command()
+@click.argument("query", nargs=-1, required=True)
+@click.option("-n", "--limit", type=click.IntRange(1, 50), default=10, show_default=True,
+              help="At most N hits.")
+@click.option("--branch", default="main", show_default=True)
+@json_option
+@pass_ctx
+def search(ctx: Ctx, query: tuple[str, ...], limit: int, branch: str) -> None:
+    """Search memory as the agent's search_history tool does: card § section with a snippet.
+
+    \b
+    gitmem search budget
+    gitmem search acme invoice -n 5
+    gitmem search "call bob" --json
+
+    The hits are the ones the tool returns, in its order: memory commits (each
+    naming its card § section) and turns of past sessions.
+    """
+    from ..names import check_utf8
+    from ..search_view import lines
+    from ..search_view import search as run
+
+    text = " ".join(query)
+    check_utf8(text, "query")
+    if not text.strip():
+        raise InvalidInput("the query is empty; give words to search for")
+    with ctx.repo() as repo:
+        hits = run(repo, text, limit, branch=branch)
+    emit(
+        ctx,
+        lambda: {"query": text, "hits": [h.to_json() for h in hits]},
+        lambda: "\n".join(lines(hits)) if hits else f"No matches for {text!r}.",
+    )

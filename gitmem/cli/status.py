@@ -1,0 +1,29 @@
+"""``gitmem status``: branch, uncommitted edits, pending sessions, index, sync state."""
+
+from __future__ import annotations
+
+from . import Ctx, cli, emit, json_option, pass_ctx
+
+
+@cli.command()
+@json_option
+@pass_ctx
+def status(ctx: Ctx) -> None:
+    """Show the memory repo's state, from this machine only (no network).
+
+    \b
+    gitmem status
+    gitmem status --json | jq .pending
+
+    The branch checked out; uncommitted edits (a card with one is never written
+    over by the agent); sessions waiting for `gitmem review`; sections no index
+    entry describes; the size of the index the agent is given; and, per remote,
+    what main has to send since the last `gitmem sync` (counted against the refs
+    gitmem keeps: a remote is never contacted).
+    """
+    from ..status import lines
+    from ..status import status as run
+
+    with ctx.repo() as repo:
+        st = run(repo)
+    emit(ctx, st.to_json, lambda: "\n".join(lines(st)))

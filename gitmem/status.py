@@ -1,0 +1,180 @@
+"""``gitmem status``: the state of a memory repo at a glance, from what is on this machine.
+
+Nothing here contacts a remote: the sync state is counted against the refs gitmem
+keeps (``refs/gitmem/sync/<remote>/last-synced``, the remote's main as of the last
+sync) and, when a plain ``git fetch`` made one, the remote-tracking ref.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from . import index as index_mod
+from . import sync_state
+from .git import Sha
+from .repo import MAIN, MemoryRepo
+from .review import list_sessions
+from .transcript import estimate_tokens
+
+LOCAL_ONLY = "counted from what this machine knows; `gitmem status` never contacts a remote"
+
+
+@dataclass(frozen=True)
+class Change:
+    path: str
+    state: str  # git's two-letter porcelain code, e.g. " M", "??"
+    card: bool  # under cards/
+
+
+@dataclass(frozen=True)
+class RemoteState:
+    name: str
+    url: str
+    last_synced: str | None  # the remote's main at our last sync (None: never synced)
+    last_synced_date: str | None
+    ahead: int | None  # commits on main not in last_synced: sent at the next sync
+    behind: int | None  # commits in last_synced not on main (0 after a finished sync)
+    tracking: str | None = None  # refs/remotes/<name>/main, when a git fetch made one
+    tracking_ahead: int | None = None
+    tracking_behind: int | None = None
+
+
+@dataclass(frozen=True)
+class Pending:
+    session: str
+    edits: int
+    cards: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Status:
+    branch: str | None  # None: a detached HEAD
+    main: str | None
+    uncommitted: tuple[Change, ...]
+    pending: tuple[Pending, ...]
+    unindexed: tuple[str, ...]  # "card § section"
+    index_bytes: int
+    index_tokens: int  # estimated: 4 bytes a token
+    remotes: tuple[RemoteState, ...]
+    sync_stopped: str | None  # the remote of a sync stopped at a conflict
+    note: str = field(default=LOCAL_ONLY)
+
+    def to_json(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def _changes(repo: MemoryRepo) -> list[Change]:
+    raw = repo.git.run("status", "--porcelain=v1", "-z", "--untracked-files=all").stdout
+    items = raw.decode("utf-8", "surrogateescape").split("\0")
+    out: list[Change] = []
+    i = 0
+    while i < len(items):
+        item = items[i]
+        i += 1
+        if len(item) < 4:
+            continue
+        code, path = item[:2], item[3:]
+        if "R" in code or "C" in code:
+            i += 1  # a rename names its source next
+        out.append(Change(path, code, path.startswith("cards/")))
+    return out
+
+
+def _counts(repo: MemoryRepo, ours: str, theirs: str) -> tuple[int, int]:
+    left, _, right = repo.git.out(
+        "rev-list", "--left-right", "--count", f"{ours}...{theirs}"
+    ).partition("\t")
+    return int(left), int(right)
+
+
+def _remote(repo: MemoryRepo, name: str, main: Sha | None) -> RemoteState:
+    from .sync import sync_ref
+
+    url = repo.git.run("remote", "get-url", name, check=False).stdout.decode().strip()
+    last = repo.store.resolve(sync_ref(name, "last-synced"))
+    tracking = repo.store.resolve(f"refs/remotes/{name}/main")
+    ahead = behind = t_ahead = t_behind = None
+    date = None
+    if last and main:
+        ahead, behind = _counts(repo, main, last)
+        date = repo.git.out("log", "-1", "--format=%cI", last)
+    if tracking and main:
+        t_ahead, t_behind = _counts(repo, main, tracking)
+    return RemoteState(name, url, last, date, ahead, behind, tracking, t_ahead, t_behind)
+
+
+def status(repo: MemoryRepo) -> Status:
+    main = repo.tip(MAIN)
+    idx = index_mod.refresh(repo, MAIN)
+    rendered = index_mod.rendered(repo, MAIN) if main else idx.render()
+    unindexed = tuple(
+        f"{c.project} § {s.id}" for c in idx.cards for s in c.sections if not s.indexed
+    )
+    pending = tuple(Pending(s.id, s.edits, s.cards) for s in list_sessions(repo))
+    stopped = sync_state.load(repo)
+    remotes = tuple(_remote(repo, name, main) for name in repo.git.out("remote").split())
+    return Status(
+        branch=repo.head_branch(),
+        main=main,
+        uncommitted=tuple(_changes(repo)),
+        pending=pending,
+        unindexed=unindexed,
+        index_bytes=len(rendered.encode()),
+        index_tokens=estimate_tokens(rendered),
+        remotes=remotes,
+        sync_stopped=str(stopped["remote"]) if stopped else None,
+    )
+
+
+def lines(st: Status) -> list[str]:
+    """What ``gitmem status`` prints for people."""
+    from .card_list import size
+    from .review_text import count
+
+    out = [f"On branch {st.branch}" if st.branch else "HEAD is detached (not on a branch)"]
+    if st.branch and st.branch != MAIN:
+        out.append("  memory lives on main: `git switch main` to see the agent's edits")
+    if st.sync_stopped:
+        out.append(
+            f"A sync with {st.sync_stopped} stopped at a conflict: settle it, then "
+            "`gitmem sync --continue` (or `gitmem sync --abort`)"
+        )
+    cards = [c for c in st.uncommitted if c.card]
+    other = [c for c in st.uncommitted if not c.card]
+    if cards:
+        out.append(f"Uncommitted card edits ({len(cards)}): the agent will not write over them")
+        out += [f"  {c.state.strip() or '?':>2} {c.path}" for c in cards]
+    if other:
+        out.append(f"Other uncommitted changes ({len(other)}):")
+        out += [f"  {c.state.strip() or '?':>2} {c.path}" for c in other]
+    if not st.uncommitted:
+        out.append("No uncommitted changes.")
+    if st.pending:
+        out.append(f"Sessions waiting for review ({len(st.pending)}):")
+        out += [
+            f"  {p.session}  {count(p.edits, 'edit')}  {', '.join(p.cards) or '-'}"
+            f"   `gitmem review {p.session}`"
+            for p in st.pending
+        ]
+    else:
+        out.append("No sessions waiting for review.")
+    if st.unindexed:
+        out.append(f"Unindexed sections ({len(st.unindexed)}): no index entry says what they hold")
+        out += [f"  {u}" for u in st.unindexed]
+    out.append(f"Index: {size(st.index_bytes)}, about {count(st.index_tokens, 'token')} (estimated)")
+    if not st.remotes:
+        out.append("No remotes: `git remote add origin URL`, then `gitmem sync`.")
+    for r in st.remotes:
+        out.append(f"Remote {r.name} ({r.url}):")
+        if r.last_synced is None or r.ahead is None:
+            out.append(f"  never synced with gitmem: `gitmem sync {r.name}`")
+        else:
+            when = (r.last_synced_date or "")[:16].replace("T", " ")
+            out.append(f"  last synced at {r.last_synced[:7]} (a commit of {when}); main has "
+                       f"{count(r.ahead, 'commit')} to send"
+                       + (f" and lacks {count(r.behind or 0, 'commit')} it had" if r.behind else ""))
+        if r.tracking is not None and r.tracking_behind:
+            out.append(f"  {r.name}/main (from a git fetch) has "
+                       f"{count(r.tracking_behind, 'commit')} main has not")
+    out.append(f"({st.note})")
+    return out

@@ -112,10 +112,25 @@ def _divergence(repo: MemoryRepo, ours: str, theirs: str | None) -> tuple[int, i
 
 
 # -- one round ---------------------------------------------------------------------
-def _check_history(repo: MemoryRepo, remote: str, theirs: Sha | None) -> None:
+def _check_history(
+    repo: MemoryRepo, remote: str, theirs: Sha | None, accept_redaction: bool = False
+) -> None:
     last = repo.store.resolve(sync_ref(remote, "last-synced"))
     if last is None or last == theirs or (theirs is not None and _ancestor(repo, last, theirs)):
+        if accept_redaction:
+            raise InvalidInput(f"{remote}/main was not redacted since the last sync: plain `gitmem sync`")
         return
+    from . import redact
+
+    if theirs is not None and redact.redacted_as(repo, remote, last) is not None:
+        if accept_redaction:
+            redact.accept_redaction(repo, remote, theirs, last)
+            return
+        raise redact.RemoteRedacted(
+            f"{remote}/main was rewritten by `gitmem redact` (secrets removed from history); "
+            "nothing was changed here. Take the redacted history with "
+            "`gitmem sync --accept-redaction`"
+        )
     raise RemoteRewritten(
         f"{remote}/main was rewritten: it no longer contains {last[:7]}, what we synced last; "
         f"nothing was changed here. To keep this history, put it back with "
@@ -243,7 +258,7 @@ def _integrate(repo: MemoryRepo, remote: str, theirs: Sha | None) -> SyncResult 
     return _Round("merge", behind, ahead + 1)
 
 
-def sync(repo: MemoryRepo, remote: str = "origin") -> SyncResult:
+def sync(repo: MemoryRepo, remote: str = "origin", accept_redaction: bool = False) -> SyncResult:
     """Fetch, integrate, push; refuses while a stopped sync waits for --continue/--abort."""
     where = remote_mod.url(repo, remote)
     state = sync_state.load(repo)
@@ -260,7 +275,8 @@ def sync(repo: MemoryRepo, remote: str = "origin") -> SyncResult:
         done = False
         try:
             theirs = remote_mod.fetch_main(repo, remote, fetched, where)
-            _check_history(repo, remote, theirs)
+            _check_history(repo, remote, theirs, accept_redaction)
+            accept_redaction = False  # accepted: the next rounds are ordinary ones
             _check_incoming(repo, remote, repo.tip(MAIN), theirs)
             try:
                 step = _integrate(repo, remote, theirs)
@@ -271,6 +287,10 @@ def sync(repo: MemoryRepo, remote: str = "origin") -> SyncResult:
             received, merged = received + step.received, merged or step.how == "merge"
             ours = repo.tip(MAIN)
             assert ours is not None
+            if step.sent:
+                from .scan import outgoing
+
+                outgoing(repo, remote, ours, theirs)
             if step.sent and not remote_mod.push(repo, remote, ours, "refs/heads/main", where).ok:
                 continue  # someone pushed first: fetch and integrate again
             # one transaction: forget the fetched ref, remember what the remote now holds

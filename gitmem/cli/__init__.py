@@ -112,7 +112,7 @@ def cli(ctx: click.Context, path: str | None, client: str | None) -> None:
     state.path, state.client = path, client
 
 
-from . import agent, bridges, core, review  # noqa: E402,F401  (registers the commands)
+from . import agent, bridges, core, review, secrets  # noqa: E402,F401  (registers the commands)
 
 
 def _report_bug(exc: BaseException) -> str:

@@ -103,7 +103,7 @@ def scan_log(repo: MemoryRepo, *revs: str) -> list[Hit]:
         for key, value in ((T.SUMMARY, summary), (T.KEYWORDS, keywords)):
             for f in s.scan(value.strip()):
                 hits.append(Hit(f.kind, key, 1, None, sha, f.secret))
-        for path, added in _added_lines(diff).items():
+        for path, added in added_lines(diff).items():
             text = "\n".join(t for _, t in added)
             for f in s.scan(text):
                 n = added[f.line - 1][0]
@@ -111,7 +111,7 @@ def scan_log(repo: MemoryRepo, *revs: str) -> list[Hit]:
     return hits
 
 
-def _added_lines(diff: str) -> dict[str, list[tuple[int, str]]]:
+def added_lines(diff: str) -> dict[str, list[tuple[int, str]]]:
     """path -> the lines a ``-U0`` diff adds to it, with their line numbers after."""
     out: dict[str, list[tuple[int, str]]] = {}
     path, line = "", 0

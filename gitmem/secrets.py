@@ -46,6 +46,7 @@ from detect_secrets.plugins.twilio import TwilioKeyDetector
 from .errors import InvalidInput
 
 ALLOW_MARKERS = ("gitmem:allow-secret", "pragma: allowlist secret")
+REDACTED = "[REDACTED:"  # what `gitmem redact` leaves: never a finding itself
 
 
 class SecretFound(InvalidInput):
@@ -60,6 +61,14 @@ class AnthropicKeyDetector(RegexBasedDetector):
 class GitHubFineGrainedDetector(RegexBasedDetector):
     secret_type = "GitHub Token"
     denylist = (re.compile(r"\bgithub_pat_[A-Za-z0-9_]{60,}"),)
+
+
+class OpenAIProjectKeyDetector(RegexBasedDetector):
+    """Project and service-account keys: detect-secrets' pattern misses those with a
+    ``-`` or ``_`` after the ``T3BlbkFJ`` marker."""
+
+    secret_type = "OpenAI Token"
+    denylist = (re.compile(r"\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}T3BlbkFJ[A-Za-z0-9_\-]{20,}"),)
 
 
 class PasswordDetector(RegexBasedDetector):
@@ -95,7 +104,8 @@ KINDS = {
 @cache
 def _plugins() -> tuple[BasePlugin, ...]:
     return (
-        AnthropicKeyDetector(), GitHubFineGrainedDetector(), AWSKeyDetector(),
+        AnthropicKeyDetector(), GitHubFineGrainedDetector(), OpenAIProjectKeyDetector(),
+        AWSKeyDetector(),
         ArtifactoryDetector(), AzureStorageKeyDetector(), BasicAuthDetector(),
         DiscordBotTokenDetector(), GitHubTokenDetector(), GitLabTokenDetector(),
         JwtTokenDetector(), MailchimpDetector(), NpmDetector(), OpenAIDetector(),
@@ -174,7 +184,7 @@ class Scanner:
             seen: set[str] = set()
             for plugin in _plugins():
                 for secret in _keyword(plugin, line):
-                    if secret in seen or _filtered(secret, line, plugin):
+                    if secret in seen or REDACTED in secret or _filtered(secret, line, plugin):
                         continue
                     if any(p.search(secret) for p in self._allow):
                         continue

@@ -25,14 +25,14 @@ from gitmem.trailers import IndexEntry
 from helpers import git, gm, snapshot
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-import secrets_corpus as corpus  # noqa: E402
+import secrets_corpus as corpus
 
 ENTRY = ["--section", "budget", "--keywords", "budget", "--summary", "budget noted"]
 
 
 def key_of(kind: str, seed: int = 1) -> str:
     make, _forms = corpus.POSITIVE_FORMS[kind]
-    return make(random.Random(seed))
+    return str(make(random.Random(seed)))
 
 
 AWS = key_of("aws-access-key")
@@ -146,7 +146,7 @@ def test_a_bad_allow_regex_is_a_config_error(client: Path) -> None:
 def test_synthesis_with_a_key_is_not_committed(repo: MemoryRepo) -> None:
     before = repo.tip("main")
     session = Session("20261201-090000-ab12", "main", repo.tip("main"))  # type: ignore[arg-type]
-    with pytest.raises(secrets.SecretFound, match="synthesis.md line 2"):
+    with pytest.raises(secrets.SecretFound, match=r"synthesis\.md line 2"):
         synthesis.save(repo, session, f"Recent work:\n- deploy token {key_of('github-token')}\n", 3)
     assert repo.tip("main") == before
 
@@ -180,7 +180,7 @@ def test_review_accept_by_hunk_refuses_a_hunk_with_a_key(repo: MemoryRepo) -> No
     assert view.ref.pending and len(view.edits) == 2
     before = repo.tip("main")
     n = sum(len(f.hunks) for c in view.edits for f in c.files)
-    with pytest.raises(secrets.SecretFound, match="aws-access-key in cards/acme.md"):
+    with pytest.raises(secrets.SecretFound, match=r"aws-access-key in cards/acme\.md"):
         accept(repo, sid, hunks=list(range(1, n + 1)))
     assert repo.tip("main") == before
     accept(repo, sid, hunks=[1])  # the first commit's hunk alone has no key

@@ -20,7 +20,7 @@ from gitmem.repo import MemoryRepo
 from helpers import git
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-import secrets_corpus as corpus  # noqa: E402
+import secrets_corpus as corpus
 
 KEY = corpus.anthropic_key(random.Random(5))
 ENTRY = {"section_id": "access", "keywords": ["access"], "summary": "how to reach their API"}

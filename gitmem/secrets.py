@@ -71,6 +71,16 @@ class OpenAIProjectKeyDetector(RegexBasedDetector):
     denylist = (re.compile(r"\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}T3BlbkFJ[A-Za-z0-9_\-]{20,}"),)
 
 
+class AWSSecretKeyDetector(RegexBasedDetector):
+    """An AWS secret access key beside its name; detect-secrets' keyword pattern misses
+    one that starts with ``/`` or ``+``."""
+
+    secret_type = "AWS Secret Access Key"
+    denylist = (
+        re.compile(r"(?i)aws.{0,20}?secret.{0,20}?[=:\s'\"]+([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"),
+    )
+
+
 class PasswordDetector(RegexBasedDetector):
     """``password: value`` / ``password is 'value'`` in prose: the value must look like a
     password (6+ characters, not only letters), so "password: ask Dana" is no finding."""
@@ -87,6 +97,7 @@ class PasswordDetector(RegexBasedDetector):
 # kind (what a finding and [REDACTED:<kind>] are called) per detector's secret_type
 KINDS = {
     "AWS Access Key": "aws-access-key",
+    "AWS Secret Access Key": "aws-secret-key",
     "Anthropic API Key": "anthropic-key",
     "OpenAI Token": "openai-key",
     "GitHub Token": "github-token",
@@ -105,7 +116,7 @@ KINDS = {
 def _plugins() -> tuple[BasePlugin, ...]:
     return (
         AnthropicKeyDetector(), GitHubFineGrainedDetector(), OpenAIProjectKeyDetector(),
-        AWSKeyDetector(),
+        AWSKeyDetector(), AWSSecretKeyDetector(),
         ArtifactoryDetector(), AzureStorageKeyDetector(), BasicAuthDetector(),
         DiscordBotTokenDetector(), GitHubTokenDetector(), GitLabTokenDetector(),
         JwtTokenDetector(), MailchimpDetector(), NpmDetector(), OpenAIDetector(),

@@ -16,34 +16,15 @@ lists regexes, and a finding whose value matches one is no finding.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-
-from detect_secrets.filters import heuristic
-from detect_secrets.plugins.artifactory import ArtifactoryDetector
-from detect_secrets.plugins.aws import AWSKeyDetector
-from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
-from detect_secrets.plugins.base import BasePlugin, RegexBasedDetector
-from detect_secrets.plugins.basic_auth import BasicAuthDetector
-from detect_secrets.plugins.discord import DiscordBotTokenDetector
-from detect_secrets.plugins.github_token import GitHubTokenDetector
-from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
-from detect_secrets.plugins.jwt import JwtTokenDetector
-from detect_secrets.plugins.keyword import CONFIG_DENYLIST_REGEX_TO_GROUP, KeywordDetector
-from detect_secrets.plugins.mailchimp import MailchimpDetector
-from detect_secrets.plugins.npm import NpmDetector
-from detect_secrets.plugins.openai import OpenAIDetector
-from detect_secrets.plugins.private_key import PrivateKeyDetector
-from detect_secrets.plugins.pypi_token import PypiTokenDetector
-from detect_secrets.plugins.sendgrid import SendGridDetector
-from detect_secrets.plugins.slack import SlackDetector
-from detect_secrets.plugins.square_oauth import SquareOAuthDetector
-from detect_secrets.plugins.stripe import StripeDetector
-from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
-from detect_secrets.plugins.twilio import TwilioKeyDetector
+from typing import TYPE_CHECKING
 
 from .errors import InvalidInput
+
+if TYPE_CHECKING:
+    from detect_secrets.plugins.base import BasePlugin
 
 ALLOW_MARKERS = ("gitmem:allow-secret", "pragma: allowlist secret")
 REDACTED = "[REDACTED:"  # what `gitmem redact` leaves: never a finding itself
@@ -51,47 +32,6 @@ REDACTED = "[REDACTED:"  # what `gitmem redact` leaves: never a finding itself
 
 class SecretFound(InvalidInput):
     """A text about to be committed carries a secret; nothing was committed."""
-
-
-class AnthropicKeyDetector(RegexBasedDetector):
-    secret_type = "Anthropic API Key"
-    denylist = (re.compile(r"\bsk-ant-[a-z0-9]+-[A-Za-z0-9_\-]{32,}"),)
-
-
-class GitHubFineGrainedDetector(RegexBasedDetector):
-    secret_type = "GitHub Token"
-    denylist = (re.compile(r"\bgithub_pat_[A-Za-z0-9_]{60,}"),)
-
-
-class OpenAIProjectKeyDetector(RegexBasedDetector):
-    """Project and service-account keys: detect-secrets' pattern misses those with a
-    ``-`` or ``_`` after the ``T3BlbkFJ`` marker."""
-
-    secret_type = "OpenAI Token"
-    denylist = (re.compile(r"\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}T3BlbkFJ[A-Za-z0-9_\-]{20,}"),)
-
-
-class AWSSecretKeyDetector(RegexBasedDetector):
-    """An AWS secret access key beside its name; detect-secrets' keyword pattern misses
-    one that starts with ``/`` or ``+``."""
-
-    secret_type = "AWS Secret Access Key"
-    denylist = (
-        re.compile(r"(?i)aws.{0,20}?secret.{0,20}?[=:\s'\"]+([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"),
-    )
-
-
-class PasswordDetector(RegexBasedDetector):
-    """``password: value`` / ``password is 'value'`` in prose: the value must look like a
-    password (6+ characters, not only letters), so "password: ask Dana" is no finding."""
-
-    secret_type = "Password"
-    denylist = (
-        re.compile(
-            r"(?i)\b(?:password|passwd|passphrase|pwd)\b\s*(?:is|:|=|was)\s*"
-            r"['\"`]?((?=[^\s'\"`]*[^A-Za-z\s'\"`.,;:])[^\s'\"`]{6,})"
-        ),
-    )
 
 
 # kind (what a finding and [REDACTED:<kind>] are called) per detector's secret_type
@@ -114,16 +54,11 @@ KINDS = {
 
 @cache
 def _plugins() -> tuple[BasePlugin, ...]:
-    return (
-        AnthropicKeyDetector(), GitHubFineGrainedDetector(), OpenAIProjectKeyDetector(),
-        AWSKeyDetector(), AWSSecretKeyDetector(),
-        ArtifactoryDetector(), AzureStorageKeyDetector(), BasicAuthDetector(),
-        DiscordBotTokenDetector(), GitHubTokenDetector(), GitLabTokenDetector(),
-        JwtTokenDetector(), MailchimpDetector(), NpmDetector(), OpenAIDetector(),
-        PrivateKeyDetector(), PypiTokenDetector(), SendGridDetector(), SlackDetector(),
-        SquareOAuthDetector(), StripeDetector(), TelegramBotTokenDetector(),
-        TwilioKeyDetector(), PasswordDetector(), KeywordDetector(),
-    )
+    # Imported on the first line worth scanning: detect-secrets (with requests, for its
+    # verifiers) costs ~150 ms to import, and most edits never need it.
+    from .secrets_plugins import plugins
+
+    return plugins()
 
 
 def kind_of(secret_type: str) -> str:
@@ -145,37 +80,13 @@ class Finding:
         return {"kind": self.kind, "line": self.line, "where": self.where}
 
 
-def _keyword(plugin: BasePlugin, line: str) -> Iterator[str]:
-    if isinstance(plugin, KeywordDetector):
-        # Notes read like config (``key: value``, ``key = value``), not like code.
-        yield from plugin.analyze_string(line, denylist_regex_to_group=CONFIG_DENYLIST_REGEX_TO_GROUP)
-    else:
-        yield from plugin.analyze_string(line)
-
-
-def _filtered(secret: str, line: str, plugin: BasePlugin) -> bool:
-    """detect-secrets' own false-positive heuristics, for the plugins they are made for."""
-    if not isinstance(plugin, KeywordDetector | PasswordDetector):
-        return False
-    return (
-        any(c.isspace() for c in secret.strip())  # prose after "password:", not a value
-        or heuristic.is_sequential_string(secret)
-        or heuristic.is_potential_uuid(secret)
-        or heuristic.is_likely_id_string(secret, line, plugin)
-        or heuristic.is_templated_secret(secret)
-        or heuristic.is_prefixed_with_dollar_sign(secret)
-        or heuristic.is_indirect_reference(line)
-        or heuristic.is_not_alphanumeric_string(secret)
-    )
-
-
 # A line that none of these can start a secret in is skipped without running the plugins
 # (most lines of a note): every plugin's pattern needs one of them.
 _HINT = re.compile(
-    r"(?i)AKIA|ASIA|A3T|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|sk[-_]|rk_|gh[pousr]_|github_pat|glpat|"
-    r"xox|-----BEGIN|PRIVATE KEY|eyJ|://[^\s/]*:[^\s/]*@|pass|pwd|secret|token|key|auth|"
-    r"cred|AKC|AP[0-9A-Z]|SG\.|npm_|pypi-|AC[a-z0-9]{32}|SK[a-z0-9]{32}|sq0|[MNO][A-Za-z\d]{23}\."
-    r"|[0-9]{8,10}:|[0-9a-f]{32}-us"
+    r"(?i)A3T|ABIA|ACCA|AKIA|ASIA|AKC|AP[0-9A-F]|sk[-_]|rk_|gh[pousr]_|github_pat|"
+    r"gl[a-z]{1,6}-|GR1348941|xox|hooks\.slack\.com|PRIVATE KEY|eyJ|://[^\s/]*:[^\s/]*@|"
+    r"pass|pwd|secret|token|key|auth|cred|contrase|SG\.|npm_|pypi-|AC[a-z0-9]{32}|"
+    r"SK[a-z0-9]{32}|sq0|[MNO][\w-]{23,25}\.|[0-9]{8,10}:|[0-9a-z]{32}-us[0-9]"
 )
 
 
@@ -193,9 +104,11 @@ class Scanner:
             if not _HINT.search(line) or any(m in line for m in ALLOW_MARKERS):
                 continue
             seen: set[str] = set()
+            from .secrets_plugins import candidates, filtered
+
             for plugin in _plugins():
-                for secret in _keyword(plugin, line):
-                    if secret in seen or REDACTED in secret or _filtered(secret, line, plugin):
+                for secret in candidates(plugin, line):
+                    if secret in seen or REDACTED in secret or filtered(secret, line, plugin):
                         continue
                     if any(p.search(secret) for p in self._allow):
                         continue

@@ -249,3 +249,33 @@ def test_scan_names_commit_card_section_and_kind_and_exits_1(client: Path) -> No
     assert AWS not in r.out
     hist = json.loads(gm("-C", str(client), "scan", "--history", "--json").out)["findings"]
     assert [(h["commit"], h["section"], h["kind"]) for h in hist] == [(sha, "access", "aws-access-key")]
+
+
+def _rand(alphabet: str, n: int, seed: int = 3) -> str:
+    r = random.Random(seed + n)
+    return "".join(r.choice(alphabet) for _ in range(n))
+
+
+HEX, AN = "0123456789abcdef", "abcdefghijklmnopqrstuvwxyz0123456789"
+OTHER_FORMATS = [
+    f"token {_rand('MNO', 1)}{_rand(AN.upper() + AN, 24)}.{_rand(AN, 6)}.{_rand(AN, 27)}",  # discord
+    f"bot {_rand('123456789', 9)}:{_rand(AN + 'ABC_-', 35)}",  # telegram
+    f"twilio AC{_rand(HEX, 32)}",
+    f"sendgrid SG.{_rand(AN, 22)}.{_rand(AN, 43)}",
+    f"square sq0csp-{_rand(AN, 43)}",
+    f"//registry.npmjs.org/:_authToken={_rand(HEX, 8)}-{_rand(HEX, 4)}-{_rand(HEX, 4)}-{_rand(HEX, 4)}-{_rand(HEX, 12)}",
+    f"pypi pypi-AgEIcHlwaS5vcmc{_rand(AN + 'ABC_-', 70)}",
+    f"mailchimp {_rand(HEX, 32)}-us12",
+    f"artifactory AKC{_rand(AN, 70)}",
+    f"gitlab glpat-{_rand(AN + 'ABC_-', 20)}",
+    f"hook https://hooks.slack.com/services/T{_rand(AN.upper(), 8)}/B{_rand(AN.upper(), 8)}/{_rand(AN, 24)}",
+    f"AccountKey={_rand(AN + 'ABC+/', 86)}==",  # azure storage
+]
+
+
+@pytest.mark.parametrize("line", OTHER_FORMATS)
+def test_the_cheap_prefilter_never_hides_what_a_detect_secrets_plugin_finds(line: str) -> None:
+    from gitmem.secrets_plugins import candidates, plugins
+
+    assert any(any(True for _ in candidates(p, line)) for p in plugins())  # the library's find
+    assert secrets.Scanner().scan(line)  # ... and gitmem's, behind the prefilter

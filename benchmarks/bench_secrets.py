@@ -42,7 +42,25 @@ SECTION = """## Budget
 
 
 def _edit_text(i: int) -> str:
-    return f"- round {i}: spend {i * 17} of 40k, ticket 9b2f{i:04x}-1c2d-4e5f-8a9b-{i:012x}"
+    # "key" and "token" make every line pass the prefilter: the detectors run on each edit
+    return (
+        f"- round {i}: spend {i * 17} of 40k, ticket 9b2f{i:04x}-1c2d-4e5f-8a9b-{i:012x}\n"
+        f"- key contact for the API token budget: Dana, fixed in {i:040x}"
+    )
+
+
+def _first_scan_ms() -> float:
+    """A fresh process's first scan of a line worth scanning: imports detect-secrets."""
+    code = (
+        "import time; from gitmem import secrets; t = time.perf_counter(); "
+        "secrets.scan_texts([('t', 'the key account')]); print(time.perf_counter() - t)"
+    )
+    runs = [
+        float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             check=True).stdout)
+        for _ in range(5)
+    ]
+    return statistics.median(runs) * 1000
 
 
 def main() -> None:
@@ -92,6 +110,7 @@ def main() -> None:
         "added_ms": round(med_on - med_off, 3),
         "scan_alone_median_ms": round(statistics.median(alone) * 1000, 4),
         "scan_alone_p95_ms": round(sorted(alone)[int(len(alone) * 0.95)] * 1000, 4),
+        "first_scan_in_a_process_ms": round(_first_scan_ms(), 1),
         "goal": "added_ms <= 2",
         "met": med_on - med_off <= 2.0,
         "corpus": measure("gitmem"),

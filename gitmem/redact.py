@@ -128,6 +128,8 @@ def redact(repo: MemoryRepo, push: str | None = None) -> Redaction:
 
     if repo.tip(MAIN) is None:
         raise NotFound("no main branch")
+    if push:
+        remote_mod.url(repo, push)  # an unknown remote is refused before anything is rewritten
     hits = scan_log(repo, *_refs(repo))
     if not hits:
         if push:

@@ -173,3 +173,14 @@ def test_accept_redaction_when_nothing_was_redacted_is_refused(
     _bare, _a, b = world
     r = gm("-C", str(b), "sync", "--accept-redaction")
     assert r.code == 2 and "was not redacted" in r.err
+
+
+def test_redact_push_to_an_unknown_remote_changes_nothing(world: tuple[Path, Path, Path]) -> None:
+    from helpers import snapshot
+
+    _bare, a, _b = world
+    person_commits_secrets(a)
+    before = snapshot(a)
+    r = gm("-C", str(a), "redact", "--push", "nope")
+    assert r.code == 3 and r.err.startswith("gitmem: error: no remote 'nope' configured")
+    assert snapshot(a) == before

@@ -279,3 +279,19 @@ def test_the_cheap_prefilter_never_hides_what_a_detect_secrets_plugin_finds(line
 
     assert any(any(True for _ in candidates(p, line)) for p in plugins())  # the library's find
     assert secrets.Scanner().scan(line)  # ... and gitmem's, behind the prefilter
+
+
+def test_commit_msg_hook_refuses_an_index_entry_with_a_password(client: Path) -> None:
+    import subprocess
+
+    install(client)
+    make_card(client)
+    card = client / "cards" / "acme.md"
+    card.write_text(card.read_text() + "- root login changed\n")
+    msg = ("acme: root\n\nGitmem-Card: acme\nGitmem-Section: budget\nGitmem-Keywords: root\n"
+           "Gitmem-Summary: root password: Xy7!pq9Lw2\n")
+    proc = subprocess.run(["git", "commit", "-qa", "-m", msg], cwd=client, capture_output=True,
+                          text=True)
+    assert proc.returncode == 1 and "password in Gitmem-Summary line 1" in proc.stderr
+    assert "Xy7!pq9Lw2" not in proc.stderr
+    assert "root login" not in git(client, "show", "HEAD:cards/acme.md")

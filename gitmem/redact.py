@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -82,6 +83,8 @@ def _refs(repo: MemoryRepo) -> list[str]:
 
 def _filter_repo(repo: MemoryRepo, rules: bytes, refs: list[str]) -> dict[str, str]:
     """Run git-filter-repo (the installed package's script) on ``refs``; old -> new commits."""
+    state = repo.git_dir / "filter-repo"  # its maps and its "already ran" mark
+    shutil.rmtree(state, ignore_errors=True)
     fd, path = tempfile.mkstemp(prefix="gitmem-redact-", dir=repo.git_dir)
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -99,12 +102,13 @@ def _filter_repo(repo: MemoryRepo, rules: bytes, refs: list[str]) -> dict[str, s
     finally:
         os.unlink(path)
     mapping: dict[str, str] = {}
-    cmap = repo.git_dir / "filter-repo" / "commit-map"
+    cmap = state / "commit-map"
     if cmap.exists():
         for line in cmap.read_text().splitlines()[1:]:
             old, _, new = line.partition(" ")
             if old != new:
                 mapping[old] = new
+    shutil.rmtree(state, ignore_errors=True)
     return mapping
 
 

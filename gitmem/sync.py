@@ -169,6 +169,15 @@ def _check_incoming(repo: MemoryRepo, remote: str, ours: Sha | None, theirs: Sha
                 )
 
 
+def _check_outgoing(repo: MemoryRepo, remote: str, theirs: Sha | None) -> None:
+    """Refuse, before anything changes here, to send commits that carry a secret."""
+    from .scan import outgoing
+
+    ours = repo.tip(MAIN)
+    if ours is not None and ours != theirs:
+        outgoing(repo, remote, ours, theirs)
+
+
 def _fast_forward(repo: MemoryRepo, ours: Sha, theirs: Sha) -> None:
     paths = changed_paths(repo, ours, theirs)
     with worktree_guard(repo, MAIN) as live:
@@ -278,6 +287,7 @@ def sync(repo: MemoryRepo, remote: str = "origin", accept_redaction: bool = Fals
             _check_history(repo, remote, theirs, accept_redaction)
             accept_redaction = False  # accepted: the next rounds are ordinary ones
             _check_incoming(repo, remote, repo.tip(MAIN), theirs)
+            _check_outgoing(repo, remote, theirs)
             try:
                 step = _integrate(repo, remote, theirs)
             except _MainMoved:
@@ -287,10 +297,6 @@ def sync(repo: MemoryRepo, remote: str = "origin", accept_redaction: bool = Fals
             received, merged = received + step.received, merged or step.how == "merge"
             ours = repo.tip(MAIN)
             assert ours is not None
-            if step.sent:
-                from .scan import outgoing
-
-                outgoing(repo, remote, ours, theirs)
             if step.sent and not remote_mod.push(repo, remote, ours, "refs/heads/main", where).ok:
                 continue  # someone pushed first: fetch and integrate again
             # one transaction: forget the fetched ref, remember what the remote now holds

@@ -14,7 +14,7 @@ import pytest
 from gitmem.create import init_repo
 from gitmem.errors import EXIT_CONFLICT
 
-from helpers import git, gm
+from helpers import git, gm, snapshot
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import secrets_corpus as corpus
@@ -63,11 +63,20 @@ def person_commits_secrets(a: Path) -> str:
 def test_sync_refuses_to_push_commits_with_a_secret_naming_them(
     world: tuple[Path, Path, Path],
 ) -> None:
-    bare, a, _b = world
+    bare, a, b = world
     remote_before = git(bare, "rev-parse", "main")
     tip = person_commits_secrets(a)
+    write(b, "other", "--old", "", "--new", "## Notes\n- hi\n", "--section", "notes",
+          "--keywords", "n", "--summary", "notes")
+    assert gm("-C", str(b), "sync").code == 0  # the remote moved: A would merge, then push
+    remote_before = git(bare, "rev-parse", "main")
+    def state() -> dict[str, str]:  # all but the objects fetched (a refused sync keeps those)
+        return {k: v for k, v in snapshot(a).items() if not k.startswith(".git/objects/")}
+
+    before = state()
     r = gm("-C", str(a), "sync")
     assert r.code == EXIT_CONFLICT
+    assert state() == before  # refused before anything changed here: no merge, no ref
     first = git(a, "rev-parse", "main~1").strip()
     assert f"{first[:7]} (aws-access-key)" in r.err and f"{tip[:7]} (password)" in r.err
     assert AWS not in r.err and PASSWORD not in r.err
@@ -176,8 +185,6 @@ def test_accept_redaction_when_nothing_was_redacted_is_refused(
 
 
 def test_redact_push_to_an_unknown_remote_changes_nothing(world: tuple[Path, Path, Path]) -> None:
-    from helpers import snapshot
-
     _bare, a, _b = world
     person_commits_secrets(a)
     before = snapshot(a)

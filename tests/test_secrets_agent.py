@@ -108,3 +108,31 @@ def test_mcp_write_with_a_key_is_an_error_result(client: Path, tmp_path: Path) -
     assert KEY not in seen["text"]
     assert git(client, "rev-parse", "main") == before
     assert KEY not in git(client, "log", "--all", "-p")
+
+
+def test_a_synthesis_that_would_carry_a_key_is_not_committed_and_the_chat_goes_on(
+    client: Path,
+) -> None:
+    from gitmem.fakeapi import ManualClock, RuleModel
+
+    toml = client / "gitmem.toml"
+    toml.write_text(toml.read_text().replace("synthesis_every = 30", "synthesis_every = 2"))
+    git(client, "commit", "-qam", "synthesis every 2")
+    token = corpus.slack_token(random.Random(3))
+    clock = ManualClock(1_000_000.0)
+    warnings: list[str] = []
+    out: list[str] = []
+
+    def lines() -> Any:
+        for line in ["first point", f"the bot token is {token}", "third point"]:
+            clock.advance(10.0)
+            yield line
+
+    with FakeAnthropicServer(RuleModel(), clock=clock) as server, MemoryRepo(client) as repo:
+        sdk = anthropic.Anthropic(api_key="test", base_url=server.base_url, max_retries=0)
+        run_chat(repo, lines(), client=sdk, write=out.append, warn=warnings.append, clock=clock)
+        sdk.close()
+    assert any("synthesis not saved" in w and "slack-token in synthesis.md" in w for w in warnings)
+    assert all(token not in w for w in warnings)
+    assert token not in git(client, "log", "-p", "main", "--", "synthesis.md")
+    assert len(out) >= 3  # every turn was answered

@@ -18,6 +18,7 @@ from . import index, prompt, synthesis, usage
 from .errors import ConfigError, ModelError
 from .models import minimum_cacheable_tokens
 from .repo import MemoryRepo
+from .secrets import SecretFound
 from .sessions import Session, transcript_file
 from .tokencount import LayerCounter
 from .tools import TOOLS, MemoryTools
@@ -201,7 +202,12 @@ class AgentSession:
             return
         text = "".join(b.text for b in msg.content if getattr(b, "type", "") == "text")
         if text.strip():
-            synthesis.save(self.repo, self.session, text, turns)
+            try:
+                synthesis.save(self.repo, self.session, text, turns)
+            except SecretFound as err:
+                self.warn(f"synthesis not saved, will retry next turn: {err}")
+                self._log(msg, "synthesis", [], 0, 0)
+                return
             self.synthesis_text = synthesis.current(self.repo, self.session.branch)
             self.transcript.add_synthesis(turns)
         self._log(msg, "synthesis", [], 0, 0)

@@ -57,6 +57,7 @@ class Config:
     max_edit_bytes: int = 65536
     max_card_bytes: int = 1048576
     prices: dict[str, Price] = field(default_factory=lambda: dict(DEFAULT_PRICES))
+    secrets_allow: tuple[str, ...] = ()  # [secrets] allow: regexes of deliberate exceptions
 
     def price(self, model: str) -> Price | None:
         if model in self.prices:
@@ -80,6 +81,17 @@ def _get(data: dict[str, Any], table: str, key: str, kind: type, default: Any) -
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         raise ConfigError(f"{FILENAME}: {table}.{key} must be {kind.__name__}, not {value!r}")
     return value
+
+
+def _secrets_allow(data: dict[str, Any]) -> tuple[str, ...]:
+    table = data.get("secrets", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{FILENAME}: [secrets] must be a table")
+    if "allow" not in table:
+        return ()
+    from .secrets import allow_patterns
+
+    return allow_patterns(table["allow"], FILENAME)
 
 
 def load(root: Path) -> Config:
@@ -110,6 +122,7 @@ def load(root: Path) -> Config:
         max_edit_bytes=_get(data, "limits", "max_edit_bytes", int, d.max_edit_bytes),
         max_card_bytes=_get(data, "limits", "max_card_bytes", int, d.max_card_bytes),
         prices=prices,
+        secrets_allow=_secrets_allow(data),
     )
     if cfg.review not in ("auto", "review"):
         raise ConfigError(

@@ -16,7 +16,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from . import hunks as H
-from . import index, sessions
+from . import index, secrets, sessions
+from . import trailers as T
 from .errors import Conflict, InvalidInput
 from .git import Sha
 from .land import land, read_commit
@@ -166,6 +167,23 @@ def build_chain(repo: MemoryRepo, view: SessionView, plan: Plan) -> list[Sha]:
     return chain
 
 
+def _check_secrets(repo: MemoryRepo, view: SessionView, plan: Plan) -> None:
+    """What would land on main is scanned first: the added lines of each hunk of memory
+    (transcripts are checked by `gitmem sync` and `gitmem scan`) and each index entry."""
+    texts: list[tuple[str, str]] = []
+    for c in view.commits:
+        if c.sha not in plan or c.transcript:
+            continue
+        keep = plan[c.sha]
+        chosen = keep if keep is not None else tuple(h for f in c.files for h in f.hunks)
+        for h in chosen:
+            added = "\n".join(ln[1:] for ln in h.lines if ln.startswith("+"))
+            texts.append((f"{h.path} (commit {c.sha[:7]}) added", added))
+        for key in (T.SUMMARY, T.KEYWORDS):
+            texts.append((f"{key} of commit {c.sha[:7]}", c.commit.get(key) or ""))
+    secrets.check(texts, repo.config.secrets_allow)
+
+
 def _archive(repo: MemoryRepo, view: SessionView, action: str) -> str:
     return sessions.archive(
         repo,
@@ -205,6 +223,7 @@ def accept(
         if commits
         else plan_all(view)
     )
+    _check_secrets(repo, view, plan)
     if checked_out(repo, MAIN):
         ensure_clean(repo, _touched(view, plan))  # before anything is written
     chain = build_chain(repo, view, plan)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import asdict, dataclass
 
-from . import names
+from . import names, secrets
 from .cards import Section, base_id, card_path, sections
 from .errors import Conflict, EditError, NotFound
 from .git import Sha
@@ -69,6 +69,15 @@ def apply_edit(text: str | None, old: str, new: str, project: str) -> str:
     return text.replace(old, new, 1)
 
 
+def edit_texts(new_text: str, entry: IndexEntry) -> list[tuple[str, str]]:
+    """What an edit brings into memory, each named as a secret finding names it."""
+    return [
+        ("new_text", new_text),
+        ("summary", entry.summary),
+        ("keywords", ", ".join(entry.keywords)),
+    ]
+
+
 def check_edit(repo: MemoryRepo, project: str, old: str, new: str) -> None:
     names.project(project)
     names.check_utf8(old, "old_text")
@@ -102,6 +111,7 @@ def write_card(
     by the same commit (``gitmem import`` creates a card with every section described).
     """
     check_edit(repo, project, old_text, new_text)
+    secrets.check(edit_texts(new_text, entry), repo.config.secrets_allow)
     if session is not None:
         names.session(session)
     names.actor(actor)

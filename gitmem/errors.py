@@ -11,6 +11,7 @@ import errno
 
 # Named exit codes (gitlint style): scripts may rely on them.
 EXIT_OK = 0
+EXIT_FINDINGS = 1  # `gitmem scan` found secrets (for scripts, like grep)
 EXIT_USAGE = 2  # bad input: names, texts, flags
 EXIT_NOT_FOUND = 3  # no such repo, card, section, commit, session
 EXIT_CONFLICT = 4  # a concurrent writer, uncommitted edits, a merge conflict

@@ -105,6 +105,7 @@ def check_commit_message(root: Path, message: str) -> None:
         raise InvalidInput(
             f"{T.ACTOR}: {actor} is gitmem's own; a person's commit names the person, or no actor"
         )
+    _check_entry_secrets(root, found)
     card = found.get(T.CARD)
     if not card or T.REVERTS in found:
         return
@@ -124,6 +125,16 @@ def check_commit_message(root: Path, message: str) -> None:
                 f"{T.SECTION} {section!r} is not a section of {card_path(card)} "
                 f"(sections: {', '.join(ids) or 'none'})"
             )
+
+
+def _check_entry_secrets(root: Path, found: dict[str, str]) -> None:
+    """The index entry a person's commit carries is scanned as an agent's is."""
+    from . import secrets
+    from .config import load
+
+    texts = [(key, found[key]) for key in (T.SUMMARY, T.KEYWORDS) if key in found]
+    if texts:
+        secrets.check(texts, load(root).secrets_allow)
 
 
 def refuse_half_followed(root: Path) -> int:
@@ -147,6 +158,41 @@ def refuse_half_followed(root: Path) -> int:
     return 1
 
 
+def scan_staged(root: Path) -> int:
+    """pre-commit: a person's staged cards, persona and synthesis are scanned for secrets
+    as an agent's edit is (the lines the commit adds); a finding refuses the commit."""
+    from . import secrets
+    from .config import load
+
+    git = Git(root)
+    env = {}
+    index_file = os.environ.get("GIT_INDEX_FILE")
+    if index_file:  # `git commit -a` and `git commit PATH` stage into a temporary index
+        env["GIT_INDEX_FILE"] = str((root / index_file).resolve())
+    try:
+        allow = load(root).secrets_allow
+        diff = git.run(
+            "diff", "--cached", "-U0", "--no-color", "--no-renames", "--no-ext-diff",
+            "--", "cards", "persona.md", "synthesis.md", env=env,
+        ).stdout.decode("utf-8", "surrogateescape")
+    except GitmemError as err:
+        print(f"gitmem: commit refused: {err}", file=sys.stderr)
+        return 1
+    from .scan import added_lines
+
+    for path, added in added_lines(diff).items():
+        for f in secrets.scan_texts([(path, "\n".join(t for _, t in added))], allow):
+            line = added[f.line - 1][0]
+            print(
+                f"gitmem: commit refused: a secret ({f.kind} in {path} line {line}) must not be "
+                "committed to memory; remove it (or mark the line gitmem:allow-secret), "
+                "stage again and commit",
+                file=sys.stderr,
+            )
+            return 1
+    return 0
+
+
 def main(argv: list[str]) -> int:
     if not argv:
         print(
@@ -167,6 +213,8 @@ def main(argv: list[str]) -> int:
         return 0
     if argv[0] == "pre-commit":
         return refuse_half_followed(root)
+    if argv[0] == "scan-staged":
+        return scan_staged(root)
     if argv[0] == "refresh":
         from . import index
         from .repo import MAIN, MemoryRepo

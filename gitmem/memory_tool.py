@@ -42,7 +42,7 @@ from anthropic.types.beta import (
 )
 
 from . import memory_tool_text as tx
-from . import names, sessions
+from . import names, secrets, sessions
 from .cards import sections
 from .errors import GitmemError, NotFound
 from .git import Sha
@@ -139,6 +139,15 @@ class GitMemoryTool(BetaAbstractMemoryTool):
         return str(super().call(input))
 
     def execute(self, command: BetaMemoryTool20250818Command) -> str:
+        texts = [
+            (name, value)
+            for name in ("path", "new_path", "file_text", "new_str", "insert_text")
+            if isinstance(value := getattr(command, name, None), str)
+        ]
+        try:
+            secrets.check(texts, self.repo.config.secrets_allow)
+        except secrets.SecretFound as err:
+            raise ToolError(str(err)) from None
         with self._lock:
             return str(super().execute(command))
 

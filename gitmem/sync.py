@@ -143,10 +143,26 @@ def _divergence(repo: MemoryRepo, ours: str, theirs: str | None) -> tuple[int, i
 
 
 # -- one round ---------------------------------------------------------------------
-def _check_history(repo: MemoryRepo, remote: str, theirs: Sha | None) -> None:
+def _check_history(
+    repo: MemoryRepo, remote: str, theirs: Sha | None, accept_redaction: bool = False
+) -> None:
     last = repo.store.resolve(sync_ref(remote, "last-synced"))
     if last is None or last == theirs or (theirs is not None and _ancestor(repo, last, theirs)):
+        if accept_redaction:
+            raise InvalidInput(f"{remote}/main was not redacted since the last sync: plain `gitmem sync`")
         return
+    from . import redact
+
+    if theirs is not None and redact.redacted_as(repo, remote, last) is not None:
+        if accept_redaction:
+            redact.accept_redaction(repo, remote, theirs, last)
+            return
+        raise redact.RemoteRedacted(
+            f"{remote}/main was rewritten by `gitmem redact` (secrets removed from history); "
+            "nothing was changed here. Take the redacted history with "
+            "`gitmem sync --accept-redaction`"
+        )
+
     # The lease names what we just fetched: gitmem's fetch leaves refs/remotes/* alone, so
     # a bare --force-with-lease would compare with a stale tracking ref and be refused.
     lease = f"main:{theirs or ''}"
@@ -187,6 +203,15 @@ def _check_incoming(repo: MemoryRepo, remote: str, ours: Sha | None, theirs: Sha
                     "nothing was changed here",
                     hint=f"fix it on {remote} with a commit that makes it a real file or folder",
                 )
+
+
+def _check_outgoing(repo: MemoryRepo, remote: str, theirs: Sha | None) -> None:
+    """Refuse, before anything changes here, to send commits that carry a secret."""
+    from .scan import outgoing
+
+    ours = repo.tip(MAIN)
+    if ours is not None and ours != theirs:
+        outgoing(repo, remote, ours, theirs)
 
 
 def _fast_forward(repo: MemoryRepo, ours: Sha, theirs: Sha) -> None:
@@ -278,7 +303,7 @@ def _integrate(repo: MemoryRepo, remote: str, theirs: Sha | None) -> SyncResult 
     return _Round("merge", behind, ahead + 1)
 
 
-def sync(repo: MemoryRepo, remote: str = "origin") -> SyncResult:
+def sync(repo: MemoryRepo, remote: str = "origin", accept_redaction: bool = False) -> SyncResult:
     """Fetch, integrate, push; refuses while a stopped sync waits for --continue/--abort."""
     where = remote_mod.url(repo, remote)
     state = sync_state.load(repo)
@@ -296,8 +321,10 @@ def sync(repo: MemoryRepo, remote: str = "origin") -> SyncResult:
         done = False
         try:
             theirs = remote_mod.fetch_main(repo, remote, fetched, where)
-            _check_history(repo, remote, theirs)
+            _check_history(repo, remote, theirs, accept_redaction)
+            accept_redaction = False  # accepted: the next rounds are ordinary ones
             _check_incoming(repo, remote, repo.tip(MAIN), theirs)
+            _check_outgoing(repo, remote, theirs)
             try:
                 step = _integrate(repo, remote, theirs)
             except _MainMoved:

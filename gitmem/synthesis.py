@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import secrets
 from . import trailers as T
 from .repo import MemoryRepo
 from .sessions import Session, commit_files
@@ -37,6 +38,7 @@ def request(model: str, previous: str, exchanges: list[dict[str, Any]]) -> dict[
 
 def save(repo: MemoryRepo, session: Session, text: str, covers: int) -> str | None:
     body = text.strip() + "\n"
+    secrets.check([(PATH, body)], repo.config.secrets_allow)
     message = (
         f"synthesis: through turn {covers}\n\n{T.SESSION}: {session.id}\n"
         f"{T.LAYER}: synthesis\n{T.ACTOR}: agent\n"

@@ -122,6 +122,7 @@ from . import (  # noqa: E402,F401  (registers the commands)
     notes,
     review,
     search,
+    secrets,
     status,
 )
 

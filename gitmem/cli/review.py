@@ -183,9 +183,15 @@ def review(
 @click.argument("remote", required=False, default="origin")
 @click.option("--continue", "cont", is_flag=True, help="Finish a sync stopped at a conflict.")
 @click.option("--abort", "abort", is_flag=True, help="Undo a sync stopped at a conflict.")
+@click.option(
+    "--accept-redaction",
+    "accept_redaction",
+    is_flag=True,
+    help="Take the remote's history rewritten by `gitmem redact` (local commits re-made on it).",
+)
 @json_option
 @pass_ctx
-def sync(ctx: Ctx, remote: str, cont: bool, abort: bool) -> None:
+def sync(ctx: Ctx, remote: str, cont: bool, abort: bool, accept_redaction: bool) -> None:
     """Exchange memory with a git remote (default: origin): fetch, integrate, push.
 
     Never force-pushes and never drops a local commit. Edits to different cards or
@@ -202,7 +208,7 @@ def sync(ctx: Ctx, remote: str, cont: bool, abort: bool) -> None:
         elif abort:
             res = sync_mod.abort_sync(repo)
         else:
-            res = sync_mod.sync(repo, remote)
+            res = sync_mod.sync(repo, remote, accept_redaction=accept_redaction)
     emit(ctx, res.to_json(), res.text)
     if res.status == "conflict":
         raise click.exceptions.Exit(EXIT_CONFLICT)

@@ -1,0 +1,53 @@
+"""``gitmem scan`` and ``gitmem redact``: secrets in memory and in its history."""
+
+from __future__ import annotations
+
+import click
+
+from ..errors import EXIT_FINDINGS
+from . import Ctx, cli, emit, json_option, pass_ctx
+
+
+@cli.command()
+@click.option("--history", is_flag=True, help="Scan what every commit added, on every ref.")
+@json_option
+@pass_ctx
+def scan(ctx: Ctx, history: bool) -> None:
+    """Find secrets (API keys, tokens, private keys, passwords) in memory.
+
+    Without --history: the cards, persona, synthesis and transcripts on main.
+    With --history: every commit of every branch and session ref, each finding
+    named by commit, card, section and kind (never the secret itself).
+    Exits 1 when something is found, 0 when nothing is, so scripts can rely on it.
+
+    Example: gitmem scan --history --json
+    """
+    from ..scan import scan as run
+
+    with ctx.repo() as repo:
+        res = run(repo, history=history)
+    emit(ctx, res.to_json(), res.text)
+    if res.hits:
+        raise click.exceptions.Exit(EXIT_FINDINGS)
+
+
+@cli.command()
+@click.option("--push", "push", metavar="REMOTE", help="Publish the redacted main (force-with-lease).")
+@json_option
+@pass_ctx
+def redact(ctx: Ctx, push: str | None) -> None:
+    """Rewrite history so every secret `gitmem scan --history` finds becomes [REDACTED:<kind>].
+
+    Uses git-filter-repo on main and the session refs; trailers and the index are
+    kept (reindex matches after). What was redacted is recorded under
+    refs/gitmem/redactions/<n> and as a note on the new tip. Nothing leaves this
+    machine until --push REMOTE, which pushes main with --force-with-lease on the
+    tip last synced; other clones then run `gitmem sync --accept-redaction`.
+
+    Example: gitmem redact && gitmem redact --push origin
+    """
+    from ..redact import redact as run
+
+    with ctx.repo() as repo:
+        res = run(repo, push=push)
+    emit(ctx, res.to_json(), res.text)

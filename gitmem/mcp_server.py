@@ -142,10 +142,9 @@ def serve(repo: MemoryRepo) -> sessions.FinishResult:
     finally:
         done = end_session(repo, session)
     if failed:
-        what = "left for review" if done.pending else f"{len(done.landed)} commit(s) landed"
         raise ConfigError(
             f"the connection to the MCP client failed ({failed[0]}); session {done.session} "
-            f"ended, {what}"
+            f"ended: {done.text()}"
         )
     return done
 

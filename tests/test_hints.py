@@ -197,9 +197,9 @@ def test_the_log_limit_line_names_a_full_log(client: Path) -> None:
     for n in range(3):
         write(client, f"card-{n}", "", "## Goals\nship\n", "goals", f"goal {n}")
     short = gm("log", "-n", "2", cwd=client)
-    assert short.code == 0 and len(short.out.splitlines()) == 3
+    assert short.code == 0 and len(short.out.splitlines()) == 4  # header, 2 edits, the hint
     full = run(client, only(short.out, "gitmem log"))
-    assert full.code == 0 and len(full.out.splitlines()) == 4  # 3 edits and the first commit
+    assert full.code == 0 and len(full.out.splitlines()) == 5  # header, 3 edits, the first commit
 
 
 def test_review_hints_list_and_decide(repo: MemoryRepo, client: Path) -> None:

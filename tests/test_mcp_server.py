@@ -284,7 +284,7 @@ def test_stdin_from_dev_null_or_a_file_ends_cleanly(client: Path, tmp_path: Path
         err = proc.stderr.decode()
         assert proc.returncode == 0, (source, err)
         assert "Traceback" not in err and "unexpected error" not in err, (source, err)
-        assert err.count("\n") == 1 and "ended, 0 commit(s) landed" in err, (source, err)
+        assert err.count("\n") == 1 and "ended: no memory edits" in err, (source, err)
         if source == valid:
             (answer,) = [json.loads(line) for line in proc.stdout.decode().splitlines()]
             assert answer["id"] == 1 and answer["result"]["serverInfo"]["name"] == "gitmem"
@@ -318,7 +318,7 @@ def test_every_request_in_a_file_on_stdin_is_answered(client: Path, tmp_path: Pa
     assert answers["w"]["result"]["content"][0]["text"].startswith("Created acme § budget")
     assert "Q3 budget is 30k" in answers[4]["result"]["content"][0]["text"]
     assert "error" in answers[5]
-    assert "1 commit(s) landed" in proc.stderr.decode()
+    assert "1 memory edit landed on main" in proc.stderr.decode()
     assert git(client, "show", "main:cards/acme.md").endswith(CARD)
 
 
@@ -341,7 +341,7 @@ def test_a_failing_or_missing_wire_is_one_line_and_the_session_still_ends(
         proc.stdout.close()
         err = proc.stderr.read().decode()
         assert proc.wait(timeout=60) == 0, err
-    assert "Traceback" not in err and "1 commit(s) landed" in err, err
+    assert "Traceback" not in err and "1 memory edit landed on main" in err, err
     assert git(client, "show", "main:cards/acme.md").endswith(CARD)
 
     # Answers that cannot be written (a full disk behind stdout).
@@ -356,7 +356,7 @@ def test_a_failing_or_missing_wire_is_one_line_and_the_session_still_ends(
     assert len(lines) == 1 and lines[0].startswith(
         "gitmem: error: the connection to the MCP client failed ([Errno 28] No space left on device)"
     ), lines
-    assert lines[0].endswith("ended, 0 commit(s) landed")
+    assert lines[0].endswith("ended: no memory edits")
 
     # No stdin or no stdout at all.
     for redirect in ("<&-", "</dev/null >&-"):

@@ -19,10 +19,12 @@ import contextlib
 import copy
 import os
 import signal
+import stat
 from collections.abc import Iterator
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import mcp_types as types
 from anyio import CancelScope
 from mcp.server import Server
@@ -154,13 +156,20 @@ class _Lines:
     def __init__(self, fd: int) -> None:
         self.fd = fd
         self.buffer = b""
+        # A regular file or /dev/null (`gitmem mcp < requests`) is always readable, and
+        # epoll refuses to watch it: read it straight away.
+        st = os.fstat(fd)
+        self.pollable = not (stat.S_ISREG(st.st_mode) or os.path.samestat(st, os.stat(os.devnull)))
 
     def __aiter__(self) -> _Lines:
         return self
 
     async def __anext__(self) -> str:
         while b"\n" not in self.buffer:
-            await anyio.wait_readable(self.fd)
+            if self.pollable:
+                await anyio.wait_readable(self.fd)
+            else:
+                await anyio.lowlevel.checkpoint()
             chunk = os.read(self.fd, 65536)
             if not chunk:
                 if not self.buffer:

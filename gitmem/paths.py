@@ -23,7 +23,7 @@ _IN_PACKAGE = {"template-repo": "template_repo", "hooks": "hooks"}
 
 def shipped(name: str) -> Path:
     """A top-level folder of the source tree (``template-repo``, ``hooks``) as a directory."""
-    inside = resources.files("gitmem").joinpath("_shipped", _IN_PACKAGE.get(name, name))
+    inside = resources.files("gitmem").joinpath("_shipped").joinpath(_IN_PACKAGE.get(name, name))
     # pip unpacks a wheel, so an installed gitmem is a directory and the Traversable a
     # Path; the template is copied with shutil, which needs one (no zipped installs).
     candidates = [inside] if isinstance(inside, Path) else []

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -63,10 +62,8 @@ def _init(path: Path, name: str) -> InitResult:
     git.run("add", "-A")
     env: dict[str, str] = {}
     with MemoryRepo(path) as repo:
-        ident_name, ident_mail = repo._identity
         for role in ("AUTHOR", "COMMITTER"):
-            env.setdefault(f"GIT_{role}_NAME", os.environ.get(f"GIT_{role}_NAME") or ident_name)
-            env.setdefault(f"GIT_{role}_EMAIL", os.environ.get(f"GIT_{role}_EMAIL") or ident_mail)
+            env[f"GIT_{role}_NAME"], env[f"GIT_{role}_EMAIL"] = repo.identity(role)
         git.run(
             "commit", "-q", "--no-verify", "-m", f"gitmem: new memory for client {name}", env=env
         )

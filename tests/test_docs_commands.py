@@ -103,6 +103,7 @@ def fill(line: str, world: dict[str, str], n: int) -> str:
         (r"\bSESSION\b", world["session"]),
         (r"\bID\b", world["session"]),
         (r"\bREMOTE\b", "origin"),
+        (r"\bSHELL\b", "bash"),
         (r"\bNAME\b", f"beta{n}"),
         (r"\bPATH\b", shlex.quote(f"{world['tmp']}/new{n}")),
     ]

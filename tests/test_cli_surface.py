@@ -101,3 +101,9 @@ def test_completion_protocol_answers_zsh_and_fish(tmp_path: Path) -> None:
                               cwd=tmp_path, timeout=60, check=False)
         assert proc.returncode == 0, proc.stderr
         assert "mcp" in proc.stdout, (shell, proc.stdout)
+
+
+def test_C_before_init_names_the_new_repo(tmp_path: Path) -> None:
+    res = gm("-C", str(tmp_path / "fresh"), "init")
+    assert res.code == 0, res.err
+    assert (tmp_path / "fresh" / "gitmem.toml").is_file()

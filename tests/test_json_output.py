@@ -124,3 +124,17 @@ def test_errors_with_json_are_one_document(client: Path) -> None:
     res = gm("-C", str(client), "show", "nope", "--json")
     assert res.code == 3
     assert one_document(res)["error"]["exit_code"] == 3
+
+
+def test_ask_json_without_an_answer_is_still_one_document(
+    client: Path, api: FakeAnthropicServer
+) -> None:
+    from gitmem.fakeapi import Fault
+
+    api.faults.push(Fault.status(500), times=10)
+    res = gm("-C", str(client), "ask", "--json", "hello")
+    assert res.code == 7
+    doc = one_document(res)
+    assert doc["failed_turns"] == 1 and doc["error"]["exit_code"] == 7
+    assert [e["reply"] for e in doc["exchanges"]] == [""]
+    assert res.err.splitlines()[-1].startswith("gitmem: error: no answer in session")

@@ -67,9 +67,17 @@ def ask(ctx: Ctx, message: str, resume: str | None) -> None:
         start = first_turn(repo, resume)
         res = run_chat(repo, [message], client=make_client(), write=_out(ctx), warn=_warn,
                        resume=resume)
-        _report(ctx, res, repo, start)
-    if res.failed_turns:
-        raise ModelError(f"no answer in session {res.session}; retry with --resume {res.session}")
+        failed = (
+            ModelError(f"no answer in session {res.session}; retry with --resume {res.session}")
+            if res.failed_turns
+            else None
+        )
+        _report(ctx, res, repo, start, failed)
+    if failed is not None:
+        if ctx.json:  # the document above already says so: no second one
+            click.echo(f"gitmem: error: {failed}", err=True)
+            raise click.exceptions.Exit(failed.exit_code)
+        raise failed
 
 
 def _out(ctx: Ctx) -> Callable[[str], None]:
@@ -77,7 +85,7 @@ def _out(ctx: Ctx) -> Callable[[str], None]:
     return (lambda _text: None) if ctx.json else _write
 
 
-def _report(ctx: Ctx, res: object, repo: Any, start: int) -> None:
+def _report(ctx: Ctx, res: object, repo: Any, start: int, failed: Exception | None = None) -> None:
     from ..chat import ChatResult
     from ..chat_report import report
 
@@ -92,7 +100,11 @@ def _report(ctx: Ctx, res: object, repo: Any, start: int) -> None:
     else:
         state = "no memory changes"
     if ctx.json:
-        emit(ctx, lambda: report(repo, res, start), "")
+        doc = report(repo, res, start)
+        if failed is not None:
+            doc["error"] = {"type": type(failed).__name__, "message": str(failed),
+                            "exit_code": getattr(failed, "exit_code", 1)}
+        emit(ctx, doc, "")
     else:
         click.echo(f"gitmem: session {res.session} ended: {state}", err=True)
 

@@ -109,7 +109,8 @@ def _repo_options(cmd: click.Command) -> None:
     taken = {opt for p in cmd.params for opt in getattr(p, "opts", [])}
     if "-C" not in taken:
         cmd.params.append(click.Option(
-            ["-C", "path_opt"], metavar="PATH", expose_value=False, callback=setter("path"),
+            ["-C", "path_opt"], metavar="PATH", type=click.Path(file_okay=False),
+            expose_value=False, callback=setter("path"),
             help="The client memory repo (default: the current directory).",
         ))
     if "--client" not in taken:

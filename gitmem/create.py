@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -96,10 +95,8 @@ def _init(path: Path, name: str) -> InitResult:
 
 def _commit_env(repo: MemoryRepo) -> dict[str, str]:
     env: dict[str, str] = {}
-    ident_name, ident_mail = repo._identity
     for role in ("AUTHOR", "COMMITTER"):
-        env[f"GIT_{role}_NAME"] = os.environ.get(f"GIT_{role}_NAME") or ident_name
-        env[f"GIT_{role}_EMAIL"] = os.environ.get(f"GIT_{role}_EMAIL") or ident_mail
+        env[f"GIT_{role}_NAME"], env[f"GIT_{role}_EMAIL"] = repo.identity(role)
     return env
 
 

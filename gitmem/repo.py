@@ -13,7 +13,7 @@ from functools import cached_property
 from pathlib import Path
 
 from . import config as config_mod
-from . import names
+from . import identity, names
 from .errors import NotARepo, NotFound
 from .git import Git, Sha
 from .objects import ObjectStore
@@ -170,14 +170,23 @@ class MemoryRepo:
 
     # -- identity -------------------------------------------------------------
     @cached_property
-    def _identity(self) -> tuple[str, str]:
+    def _configured_identity(self) -> dict[str, str]:
         proc = self.git.run("config", "-z", "--get-regexp", r"^user\.(name|email)$", check=False)
         found: dict[str, str] = {}
         for item in proc.stdout.decode("utf-8", "replace").split("\0"):
             key, _, value = item.partition("\n")
             if key:
                 found[key] = value
-        return found.get("user.name", "gitmem"), found.get("user.email", "gitmem@localhost")
+        return found
+
+    @property
+    def _identity(self) -> tuple[str, str]:
+        c = self._configured_identity
+        return c.get("user.name", identity.FALLBACK_NAME), c.get("user.email", identity.FALLBACK_EMAIL)
+
+    def identity(self, role: str = "AUTHOR") -> tuple[str, str]:
+        """(name, email) git would use for ``role``; a warning (once) when it has none."""
+        return identity.resolve(role, self._configured_identity)
 
     def write_commit(
         self, tree: Sha, parents: list[Sha], message: str, author: str | None = None
@@ -210,8 +219,7 @@ class MemoryRepo:
 
     def signature(self, role: str = "AUTHOR") -> str:
         """ "Name <email> epoch tz" as git would write it, honouring GIT_{role}_* variables."""
-        name = os.environ.get(f"GIT_{role}_NAME") or self._identity[0]
-        email = os.environ.get(f"GIT_{role}_EMAIL") or self._identity[1]
+        name, email = self.identity(role)
         date = (
             _parse_date(os.environ.get(f"GIT_{role}_DATE", ""))
             if os.environ.get(f"GIT_{role}_DATE")

@@ -186,6 +186,7 @@ def test_review_policy_leaves_the_session_pending(
     configure(client, ('review = "auto"', 'review = "review"'))
     with MemoryRepo(client) as repo:
         main = repo.tip("main")
+        assert main is not None
         res, _, _ = chat(repo, sdk, ["remember acme Budget: 40k agreed"], clock)
         assert res.finish.pending and res.finish.commits == 2  # the edit and the transcript
         branch = sessions.branch_of(res.session)
@@ -200,7 +201,7 @@ def test_review_policy_leaves_the_session_pending(
 def test_failed_tool_calls_are_is_error_results_and_change_nothing(
     repo: MemoryRepo, api: FakeAnthropicServer, sdk: anthropic.Anthropic, clock: ManualClock
 ) -> None:
-    calls = [
+    calls: list[tuple[str, dict[str, Any]]] = [
         ("read_memory_card", {"project": "nope"}),
         ("write_memory_card", {"project": "../x", "old_text": "", "new_text": "## A\nb\n",
                                "index_entry": {"section_id": "a", "keywords": ["k"], "summary": "s"}}),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -28,21 +29,21 @@ other = st.tuples(st.sampled_from(["plain", "layer", "merge"]), st.integers(0, 4
 plans = st.lists(st.one_of(entry, entry, revert, revert, other), min_size=1, max_size=25)
 
 
-def message(step: tuple[object, ...], earlier: list[str]) -> str:
+def message(step: tuple[Any, ...], earlier: list[str]) -> str:
     kind = step[0]
     if kind == "entry":
-        card, section = KEYS[step[1]]  # type: ignore[index]
+        card, section = KEYS[step[1]]
         return (f"edit\n\n{T.CARD}: {card}\n{T.SECTION}: {section}\n"
                 f"{T.KEYWORDS}: k{step[2]}\n{T.SUMMARY}: now {step[2]}\n")
     if kind == "revert" and earlier:
-        targets = [earlier[i % len(earlier)] for i in step[1]]  # type: ignore[union-attr]
+        targets = [earlier[i % len(earlier)] for i in step[1]]
         return "revert\n\n" + "".join(f"{T.REVERTS}: {t}\n" for t in targets)
     if kind == "layer":
         return f"synthesis\n\n{T.CARD}: alpha\n{T.SECTION}: budget\n{T.LAYER}: synthesis\n"
     return "plain commit\n"
 
 
-def build(root: Path, plan: list[tuple[object, ...]]) -> list[str]:
+def build(root: Path, plan: list[tuple[Any, ...]]) -> list[str]:
     """Commits made straight with commit-tree (the replay reads trailers only)."""
     tree = git(root, "hash-object", "-t", "tree", "-w", "--stdin", input=b"").strip()
     made: list[str] = []
@@ -50,7 +51,7 @@ def build(root: Path, plan: list[tuple[object, ...]]) -> list[str]:
     for step in plan:
         parents = ["-p", tip] if tip else []
         if step[0] == "merge" and len(made) > 1:  # a side commit off an older one, merged back
-            side = git(root, "commit-tree", tree, "-p", made[step[1] % len(made)],  # type: ignore[operator]
+            side = git(root, "commit-tree", tree, "-p", made[step[1] % len(made)],
                        input=message(("entry", step[1] % len(KEYS), 7), made).encode()).strip()
             made.append(side)
             parents += ["-p", side]
@@ -73,7 +74,7 @@ def same(a: Replay, b: Replay) -> None:
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(plan=plans, cut=st.integers(0, 30))
-def test_streamed_fold_equals_oldest_first_apply(plan: list[tuple[object, ...]], cut: int) -> None:
+def test_streamed_fold_equals_oldest_first_apply(plan: list[tuple[Any, ...]], cut: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         git(root, "init", "-q", "-b", "main")

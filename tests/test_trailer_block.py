@@ -89,7 +89,7 @@ def test_raw_block_reads_like_git_only_unfold(tmp_path: Path, messages: list[str
     tree = git(root, "hash-object", "-t", "tree", "-w", "--stdin", input=b"").strip()
     tip = None
     for msg in messages:
-        parent = ["-p", tip] if tip else []
+        parent: list[str] = ["-p", tip] if tip else []
         tip = git(root, "commit-tree", tree, *parent, input=msg.encode()).strip()
     assert tip is not None
     raw = log(root, "%(trailers)", tip, len(messages))

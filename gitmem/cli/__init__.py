@@ -6,6 +6,7 @@ inside the commands that need them, so ``gitmem index`` starts fast.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import traceback
 from collections.abc import Callable
@@ -24,6 +25,7 @@ from ..errors import (
 )
 
 F = TypeVar("F", bound=Callable[..., Any])
+COMPLETE_VAR = "_GITMEM_COMPLETE"
 
 
 class Ctx:
@@ -92,7 +94,43 @@ def emit(ctx: Ctx, data: Any, text: str | Callable[[], str]) -> None:
 pass_ctx = click.make_pass_decorator(Ctx)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def _repo_options(cmd: click.Command) -> None:
+    """-C PATH and --client NAME after the subcommand too (`gitmem mcp -C PATH`), as
+    before it; a command that has its own option of that name keeps it."""
+
+    def setter(attr: str) -> Callable[[click.Context, click.Parameter, str | None], None]:
+        def store(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+            state = ctx.find_object(Ctx)
+            if value is not None and state is not None:
+                setattr(state, attr, value)
+
+        return store
+
+    taken = {opt for p in cmd.params for opt in getattr(p, "opts", [])}
+    if "-C" not in taken:
+        cmd.params.append(click.Option(
+            ["-C", "path_opt"], metavar="PATH", type=click.Path(file_okay=False),
+            expose_value=False, callback=setter("path"),
+            help="The client memory repo (default: the current directory).",
+        ))
+    if "--client" not in taken:
+        cmd.params.append(click.Option(
+            ["--client", "client_name"], metavar="NAME", expose_value=False,
+            callback=setter("client"), help="A client in the workspace ($GITMEM_HOME).",
+        ))
+
+
+class _Group(click.Group):
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        _repo_options(cmd)
+        super().add_command(cmd, name)
+
+
+@click.group(
+    cls=_Group,
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.option(
     "-C", "path", metavar="PATH", help="The client memory repo (default: the current directory)."
 )
@@ -110,6 +148,8 @@ def cli(ctx: click.Context, path: str | None, client: str | None) -> None:
     """
     state = ctx.ensure_object(Ctx)
     state.path, state.client = path, client
+    if ctx.invoked_subcommand is None:  # bare `gitmem`: the help, and success
+        click.echo(ctx.get_help())
 
 
 from . import (  # noqa: E402,F401  (registers the commands)
@@ -117,6 +157,7 @@ from . import (  # noqa: E402,F401  (registers the commands)
     bridges,
     cards,
     clone,
+    completion,
     core,
     edit,
     notes,
@@ -153,6 +194,11 @@ def _fail(state: Ctx, err: GitmemError) -> int:
 def main(argv: list[str] | None = None) -> None:
     """Entry point: the one place that maps errors to exit codes and one-line messages."""
     state = Ctx(None, None)
+    instruction = os.environ.get(COMPLETE_VAR)
+    if instruction:  # the shell asking for completions (see `gitmem completion`)
+        from click.shell_completion import shell_complete
+
+        sys.exit(shell_complete(cli, {"obj": state}, "gitmem", COMPLETE_VAR, instruction))
     try:
         args = list(sys.argv[1:] if argv is None else argv)
         with cli.make_context("gitmem", args, obj=state) as ctx:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from typing import Any
 
 import click
 
@@ -32,17 +34,19 @@ def chat(ctx: Ctx, resume: str | None, session_id: str | None) -> None:
     """
     from ..agent import make_client
     from ..chat import run_chat
+    from ..chat_report import first_turn
 
-    interactive = sys.stdin.isatty()
+    interactive = sys.stdin.isatty() and not ctx.json
 
     def prompt() -> None:
         if interactive:
             _write("you> ")
 
     with ctx.repo() as repo:
-        res = run_chat(repo, sys.stdin, client=make_client(), write=_write, warn=_warn,
+        start = first_turn(repo, resume)
+        res = run_chat(repo, sys.stdin, client=make_client(), write=_out(ctx), warn=_warn,
                        resume=resume, session_id=session_id, prompt=prompt)
-    _report(ctx, res)
+        _report(ctx, res, repo, start)
 
 
 @cli.command()
@@ -54,27 +58,48 @@ def ask(ctx: Ctx, message: str, resume: str | None) -> None:
     """One turn with the agent, then exit (non-zero if the model could not answer)."""
     from ..agent import make_client
     from ..chat import run_chat
+    from ..chat_report import first_turn
     from ..errors import ModelError
     from ..names import check_utf8
 
     check_utf8(message, "message")
     with ctx.repo() as repo:
-        res = run_chat(repo, [message], client=make_client(), write=_write, warn=_warn, resume=resume)
-    _report(ctx, res)
-    if res.failed_turns:
-        raise ModelError(
-            f"no answer in session {res.session}; retry with "
-            f"`gitmem ask --resume {res.session} MESSAGE`"
+        start = first_turn(repo, resume)
+        res = run_chat(repo, [message], client=make_client(), write=_out(ctx), warn=_warn,
+                       resume=resume)
+        failed = (
+            ModelError(
+                f"no answer in session {res.session}; retry with "
+                f"`gitmem ask --resume {res.session} MESSAGE`"
+            )
+            if res.failed_turns
+            else None
         )
+        _report(ctx, res, repo, start, failed)
+    if failed is not None:
+        if ctx.json:  # the document above already says so: no second one
+            click.echo(f"gitmem: error: {failed}", err=True)
+            raise click.exceptions.Exit(failed.exit_code)
+        raise failed
 
 
-def _report(ctx: Ctx, res: object) -> None:
+def _out(ctx: Ctx) -> Callable[[str], None]:
+    """Where the streamed reply goes: the terminal, or (with --json) only the document."""
+    return (lambda _text: None) if ctx.json else _write
+
+
+def _report(ctx: Ctx, res: object, repo: Any, start: int, failed: Exception | None = None) -> None:
     from ..chat import ChatResult
+    from ..chat_report import report
 
     assert isinstance(res, ChatResult)
     state = res.finish.text()
     if ctx.json:
-        emit(ctx, res.to_json(), "")
+        doc = report(repo, res, start)
+        if failed is not None:
+            doc["error"] = {"type": type(failed).__name__, "message": str(failed),
+                            "exit_code": getattr(failed, "exit_code", 1)}
+        emit(ctx, doc, "")
     else:
         click.echo(f"gitmem: session {res.session} ended: {state}", err=True)
 

@@ -52,6 +52,7 @@ def init(ctx: Ctx, path: str | None, client_opt: str | None) -> None:
     from ..workspace import client_path
 
     ctx.client = client_opt or ctx.client
+    path = path or ctx.path  # `gitmem -C PATH init`, as `git -C PATH init`
     if path and ctx.client:
         raise InvalidInput("give either PATH or --client NAME, not both")
     if not path and not ctx.client:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import anthropic
 import pytest
@@ -30,7 +31,7 @@ def server(model: QueueModel, clock: ManualClock) -> Iterator[FakeAnthropicServe
 def make_sdk(server: FakeAnthropicServer) -> Iterator[Callable[..., anthropic.Anthropic]]:
     clients: list[anthropic.Anthropic] = []
 
-    def make(max_retries: int = 2, **kwargs: object) -> anthropic.Anthropic:
+    def make(max_retries: int = 2, **kwargs: Any) -> anthropic.Anthropic:
         made = anthropic.Anthropic(
             api_key="test", base_url=server.base_url, max_retries=max_retries, **kwargs
         )

@@ -6,11 +6,11 @@ from typing import Any
 
 import anthropic
 import pytest
-from fakeapi_support import EPHEMERAL, MODEL, block, text_of, total_input
 
+from fakeapi.fakeapi_support import EPHEMERAL, MODEL, block, text_of, total_input
 from gitmem.fakeapi import FakeAnthropicServer, ManualClock, QueueModel
-from gitmem.fakeapi.cache import minimum_cacheable_tokens
 from gitmem.fakeapi.tokens import tool_tokens
+from gitmem.models import minimum_cacheable_tokens
 
 TOOL: dict[str, Any] = {
     "name": "read_memory_card",

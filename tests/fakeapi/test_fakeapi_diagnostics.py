@@ -14,8 +14,8 @@ from anthropic.types import (
     CacheMissToolsChanged,
     CacheMissUnavailable,
 )
-from fakeapi_support import MODEL, block
 
+from fakeapi.fakeapi_support import MODEL, block
 from gitmem.fakeapi import FakeAnthropicServer, QueueModel
 from gitmem.fakeapi.tokens import tool_tokens
 
@@ -35,7 +35,10 @@ def send(sdk: anthropic.Anthropic, previous: str | None, **request: Any) -> anth
     request.setdefault("max_tokens", 16)
     request.setdefault("system", SYSTEM)
     request.setdefault("messages", FIRST)
-    return sdk.messages.create(diagnostics={"previous_message_id": previous}, **request)
+    reply: anthropic.types.Message = sdk.messages.create(
+        diagnostics={"previous_message_id": previous}, **request
+    )
+    return reply
 
 
 def test_first_turn_opts_in_without_a_reason(sdk: anthropic.Anthropic) -> None:

@@ -8,8 +8,8 @@ from collections.abc import Callable
 import anthropic
 import httpx2
 import pytest
-from fakeapi_support import MODEL
 
+from fakeapi.fakeapi_support import MODEL
 from gitmem.fakeapi import FakeAnthropicServer, Fault, QueueModel
 
 QUICK = 0.001  # retry-after (seconds) for faults that should be retried at once

@@ -10,13 +10,13 @@ from typing import Any
 
 import anthropic
 import pytest
-from fakeapi_support import MODEL
 
+from fakeapi.fakeapi_support import MODEL
 from gitmem.fakeapi import FakeAnthropicServer, QueueModel, Reply
 
 LONG_TEXT = "The quick brown fox jumps over the lazy dog. " * 3
 
-TOOL = {
+TOOL: Any = {
     "name": "lookup",
     "description": "Look a word up.",
     "input_schema": {"type": "object", "properties": {"word": {"type": "string"}}},
@@ -78,7 +78,7 @@ def test_tool_use_round_trip_with_streamed_input_json(
     tool_input = {"word": "ephemeral", "options": {"lang": "en", "senses": [1, 2, 3]}}
     model.push(Reply.tool_use("lookup", tool_input, id="toolu_custom_1"), "It means short-lived.")
     messages: list[Any] = [{"role": "user", "content": "What does ephemeral mean?"}]
-    raw_events = list(
+    raw_events: list[Any] = list(
         sdk.messages.create(
             model=MODEL, max_tokens=300, messages=messages, tools=[TOOL], stream=True
         )
@@ -93,13 +93,13 @@ def test_tool_use_round_trip_with_streamed_input_json(
     stop = [event for event in raw_events if event.type == "message_delta"]
     assert stop[0].delta.stop_reason == "tool_use"
 
-    assistant = {
+    assistant: Any = {
         "role": "assistant",
         "content": [
             {"type": "tool_use", "id": "toolu_custom_1", "name": "lookup", "input": tool_input}
         ],
     }
-    result = {
+    result: Any = {
         "role": "user",
         "content": [{"type": "tool_result", "tool_use_id": "toolu_custom_1", "content": "short"}],
     }

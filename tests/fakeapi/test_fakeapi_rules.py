@@ -6,12 +6,12 @@ import json
 from typing import Any
 
 import anthropic
-from fakeapi_support import MODEL
 
+from fakeapi.fakeapi_support import MODEL
 from gitmem.fakeapi import FakeAnthropicServer, Reply, RuleModel, TextBlock, ToolUseBlock
 from gitmem.fakeapi.rules import keywords, slug, summary
 
-MEMORY_TOOLS: list[dict[str, Any]] = [
+MEMORY_TOOLS: list[Any] = [
     {"name": name, "description": name, "input_schema": {"type": "object"}}
     for name in ("read_memory_card", "write_memory_card", "search_history")
 ]

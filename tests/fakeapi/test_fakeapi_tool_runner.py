@@ -7,8 +7,8 @@ from typing import Any
 import anthropic
 import pytest
 from anthropic import beta_tool
-from fakeapi_support import MODEL
 
+from fakeapi.fakeapi_support import MODEL
 from gitmem.fakeapi import FakeAnthropicServer, QueueModel, Reply
 
 calls: list[tuple[int, int]] = []
@@ -134,7 +134,7 @@ def test_thread_errors_carry_sdk_error_codes(sdk: anthropic.Anthropic, model: Qu
         thread={"type": "create"},
     )
     follow_up: Any = [{"role": "user", "content": "and?"}]
-    continue_from = {"type": "continue", "previous_message_id": created.id}
+    continue_from: Any = {"type": "continue", "previous_message_id": created.id}
     sdk.beta.messages.create(model=MODEL, max_tokens=20, messages=follow_up, thread=continue_from)
     with pytest.raises(anthropic.BadRequestError) as twice:
         sdk.beta.messages.create(

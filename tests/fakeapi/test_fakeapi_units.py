@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from gitmem.fakeapi import ManualClock
-from gitmem.fakeapi.cache import DEFAULT_MIN_CACHEABLE_TOKENS, minimum_cacheable_tokens
 from gitmem.fakeapi.sse import chunk, encode
 from gitmem.fakeapi.tokens import block_tokens, text_tokens, tool_tokens
+from gitmem.models import DEFAULT_MIN_CACHEABLE_TOKENS, minimum_cacheable_tokens
 
 
 def test_text_tokens_is_ceil_of_utf8_bytes_over_four() -> None:

@@ -1,0 +1,1 @@
+"""Tests of the fake Messages API (a package, so its conftest is not the top-level one)."""

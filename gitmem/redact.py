@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field
 
 from . import index
 from . import remote as remote_mod
-from .errors import Conflict, InvalidInput, NotFound
+from .errors import Conflict, NotFound
 from .git import Sha, clean_env
 from .objects import TreeEntry
 from .repo import MAIN, MemoryRepo
@@ -175,7 +175,7 @@ def redact(repo: MemoryRepo, push: str | None = None) -> Redaction:
 def _push_pending(repo: MemoryRepo, remote: str) -> Redaction:
     records = repo.git.out("for-each-ref", "--sort=-refname", "--format=%(refname)", RECORDS).split()
     if not records:
-        raise InvalidInput("nothing to push: history has no secrets and no redaction was made")
+        raise NotFound("nothing to push: history has no secrets and no redaction was made")
     last = records[0]
     data = json.loads(repo.git.out("show", f"{last}:redaction.json"))
     done = Redaction(last, data["findings"], data["main_before"], data["main_after"])

@@ -58,6 +58,7 @@ def world(tmp_path: Path, hermetic: Path) -> Iterator[dict[str, str]]:
             "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}",
             "ANTHROPIC_API_KEY": "test",
             "ANTHROPIC_BASE_URL": server.base_url,
+            "EDITOR": "true",  # `gitmem edit` as shown: the editor closes with no change
         }
         run = [str(runner)]
         subprocess.run([*run, "init", "--client", "acme"], env=env, check=True,
@@ -72,6 +73,18 @@ def world(tmp_path: Path, hermetic: Path) -> Iterator[dict[str, str]]:
         bare = tmp_path / "origin.git"
         git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
         git(client, "remote", "add", "origin", str(bare))
+        git(client, "push", "-q", "origin", "main")
+        # What the import examples read: a notes folder, a Claude Code project in ~/code,
+        # a memory-tool folder in the home folder, where the walk-throughs run.
+        notes = tmp_path / "notes"
+        notes.mkdir()
+        (notes / "acme-launch.md").write_text("# Acme launch\n\n## Date\nLaunch on 2026-03-01.\n")
+        project = hermetic / "code" / "myproject"
+        project.mkdir(parents=True)
+        (project / "CLAUDE.md").write_text("# My project\n\n## Build\nRun make.\n")
+        memories = hermetic / "memory" / "memories"
+        memories.mkdir(parents=True)
+        (memories / "notes.md").write_text("# Notes\n\n## Todo\nCall Bob.\n")
         session = subprocess.run(
             [*run, "-C", str(client), "ask", "--json", "hello"],
             env=env, check=True, capture_output=True, text=True,
@@ -80,6 +93,8 @@ def world(tmp_path: Path, hermetic: Path) -> Iterator[dict[str, str]]:
             "client": str(client),
             "tmp": str(tmp_path),
             "session": json.loads(session.stdout)["session"],
+            "notes": str(notes),
+            "origin": str(bare),
             **{f"env:{k}": v for k, v in env.items()},
         }
 
@@ -103,6 +118,10 @@ def fill(line: str, world: dict[str, str], n: int) -> str:
         (r"\bSESSION\b", world["session"]),
         (r"\bID\b", world["session"]),
         (r"\bREMOTE\b", "origin"),
+        (r"\bSOURCE\b", world["notes"]),
+        (r"\bURL\b", world["origin"]),
+        (r"\bDIR\b", shlex.quote(f"{world['tmp']}/out{n}")),
+        (r"--layout L\b", "--layout plain"),
         (r"\bSHELL\b", "bash"),
         (r"\bNAME\b", f"beta{n}"),
         (r"\bPATH\b", shlex.quote(f"{world['tmp']}/new{n}")),
@@ -112,26 +131,41 @@ def fill(line: str, world: dict[str, str], n: int) -> str:
     return line
 
 
+def _top_level_split(cmd: str) -> list[str]:
+    """``a | b [c | d]`` -> ["a", "b [c | d]"]: alternatives outside brackets only."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(cmd):
+        depth += {"[": 1, "]": -1}.get(ch, 0)
+        if depth == 0 and cmd.startswith(" | ", i):
+            parts.append(cmd[start:i].strip())
+            start = i + 3
+    parts.append(cmd[start:].strip())
+    return [p for p in parts if p]
+
+
 def synopsis_forms(line: str) -> list[str]:
     """`gitmem log [PROJECT]   the audit trail` -> each runnable form of it."""
     cmd = re.split(r"\s{2,}", line.strip())[0]
-    first, *others = [part.strip() for part in cmd.split(" | ")]
+    first, *others = _top_level_split(cmd)
     alts = [first] + [first.rsplit(" ", 1)[0] + " " + o for o in others]
     forms: list[str] = []
     for alt in alts:
         forms.append(re.sub(r"\s*\[[^]]*\]", "", alt))
-        if "[" in alt:
-            forms.append(re.sub(r"\[([^]]*)\]", r"\1", alt))
-    return forms
+        for m in re.finditer(r"\[([^]]*)\]", alt):  # each choice of an optional part
+            for choice in m.group(1).split(" | "):
+                forms.append(alt[: m.start()] + choice + alt[m.end():])
+    return [re.sub(r"\s*\[[^]]*\]", "", f) for f in dict.fromkeys(forms)]
 
 
 def run_shell(script: str, world: dict[str, str], cwd: str) -> list[tuple[int, str]]:
     """Run ``script`` in bash, each `gitmem` call's exit code recorded (not stopping)."""
     codes = Path(world["tmp"]) / "codes"
     codes.write_text("")
-    prelude = (
-        'gitmem() { command gitmem "$@" </dev/null; local rc=$?; '
-        f'printf "%s %s\\0" "$rc" "$*" >> {shlex.quote(str(codes))}; return 0; }}\n'
+    err = Path(world["tmp"]) / "stderr"
+    prelude = (  # each call: its exit code, its words and the last line it wrote to stderr
+        f'gitmem() {{ command gitmem "$@" </dev/null 2>{shlex.quote(str(err))}; local rc=$?; '
+        f'printf "%s %s :: %s\\0" "$rc" "$*" "$(tail -n1 {shlex.quote(str(err))})" '
+        f'>> {shlex.quote(str(codes))}; return 0; }}\n'
     )
     proc = subprocess.run(["bash", "-c", prelude + script], cwd=cwd, env=env_of(world),
                           capture_output=True, text=True, timeout=300, check=False)

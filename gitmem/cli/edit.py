@@ -53,13 +53,9 @@ def edit(
     from ..names import split_keywords
     from ..trailers import IndexEntry
 
+    # Without a terminal to ask in, the entry comes from the flags; a missing one is named
+    # after the editor closes (an unchanged buffer needs none), with the text kept.
     interactive = sys.stdin.isatty() and not ctx.json
-    if not interactive and not (keywords and summary):
-        why = "with --json" if ctx.json else "stdin is not a terminal"
-        raise InvalidInput(
-            f"give --keywords and --summary for the index entry: {why}, so gitmem cannot ask "
-            "for them"
-        )
     if keywords is not None:
         names.keywords(list(split_keywords(keywords)))  # refused before the editor opens
     if summary is not None:

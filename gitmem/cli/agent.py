@@ -34,6 +34,10 @@ def chat(ctx: Ctx, resume: str | None, session_id: str | None) -> None:
     from ..chat import run_chat
 
     interactive = sys.stdin.isatty()
+    if interactive and sys.stdout.isatty() and not ctx.json:
+        res = _chat_screen(ctx, resume, session_id)
+        _report(ctx, res)
+        return
 
     def prompt() -> None:
         if interactive:
@@ -43,6 +47,27 @@ def chat(ctx: Ctx, resume: str | None, session_id: str | None) -> None:
         res = run_chat(repo, sys.stdin, client=make_client(), write=_write, warn=_warn,
                        resume=resume, session_id=session_id, prompt=prompt)
     _report(ctx, res)
+
+
+def _chat_screen(ctx: Ctx, resume: str | None, session_id: str | None) -> object:
+    """The chat in a terminal: banner, Markdown replies, tool lines, footer, slash commands."""
+    from rich.console import Console
+
+    from ..agent import make_client
+    from ..chat import run_chat
+    from .chat_screen import Screen, history_file, read_lines
+
+    with ctx.repo() as repo:
+        screen = Screen(Console(highlight=False), footer=repo.config.chat_footer)
+        client = make_client(on_retry=screen.retrying)
+        try:
+            return run_chat(
+                repo, read_lines(history_file(repo)), client=client, write=_write,
+                warn=screen.warn, resume=resume, session_id=session_id, events=screen,
+                command=screen.command, on_start=screen.banner,
+            )
+        finally:
+            screen.close()
 
 
 @cli.command()

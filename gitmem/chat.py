@@ -37,6 +37,7 @@ def run_chat(
     events: AgentEvents | None = None,
     command: Callable[[str, AgentSession], bool] | None = None,
     on_start: Callable[[AgentSession], None] | None = None,
+    policy: str | None = None,
 ) -> ChatResult:
     """One session: each input line is a user turn; the reply streams through ``write``.
 
@@ -46,7 +47,8 @@ def run_chat(
 
     A UI passes ``events`` to see each turn as it happens (then ``write`` gets nothing),
     ``command`` to take lines starting with "/" (it returns False to end the session)
-    and ``on_start`` to show the session before the first turn.
+    and ``on_start`` to show the session before the first turn. ``policy`` overrides
+    gitmem.toml's review policy for this session.
     """
     session = sessions.start(repo, resume or session_id, resume=bool(resume))
     kwargs = {"clock": clock} if clock else {}
@@ -80,7 +82,7 @@ def run_chat(
             if prompt:
                 prompt()
     finally:
-        fin = sessions.finish(repo, session)
+        fin = sessions.finish(repo, session, policy)
         usage.commit_session(repo, session.id)
     return ChatResult(session.id, turns, failed, fin)
 

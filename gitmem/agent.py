@@ -26,6 +26,7 @@ from .transcript import Transcript, now_iso
 from .workspace import persona
 
 MAX_STEPS = 16
+NOTE_OPEN, NOTE_CLOSE = "<gitmem-note>", "</gitmem-note>"
 
 
 STATUS_NAMES = {408: "timed out", 409: "conflict", 429: "rate limited", 500: "server error",
@@ -173,6 +174,7 @@ class AgentSession:
         self.last_call: float | None = None
         self.previous_id: str | None = None
         self._warned = False
+        self._notes: list[str] = []
 
     # -- the turn -------------------------------------------------------------------
     def ask(
@@ -181,8 +183,16 @@ class AgentSession:
         on_text: Callable[[str], None] | None = None,
         events: AgentEvents | None = None,
     ) -> str:
-        self.transcript.add_message("user", [{"type": "text", "text": text}])
+        content = [{"type": "text", "text": text}]
+        content += [{"type": "text", "text": f"{NOTE_OPEN}{n}{NOTE_CLOSE}"} for n in self._notes]
+        self._notes = []
+        self.transcript.add_message("user", content)
         return self.answer(on_text, events)
+
+    def note(self, text: str) -> None:
+        """Tell the model something with the person's next turn, as a block of its own
+        (``/undo``: which edit the person undid, so the model does not count on it)."""
+        self._notes.append(text)
 
     def answer(
         self, on_text: Callable[[str], None] | None = None, events: AgentEvents | None = None

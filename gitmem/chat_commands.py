@@ -34,9 +34,19 @@ class Undone:
     reverted: str  # the edit's commit
     commit: str  # the revert's
 
+    @property
+    def where(self) -> str:
+        return f"{self.card} § {self.section}" if self.section else self.card
+
     def text(self) -> str:
-        where = f"{self.card} § {self.section}" if self.section else self.card
-        return f"undid the edit of {where} ({self.reverted[:7]} reverted by {self.commit[:7]})"
+        return f"undid the edit of {self.where} ({self.reverted[:7]} reverted by {self.commit[:7]})"
+
+    def note(self) -> str:
+        """What the model is told with the next turn."""
+        return (
+            f"The person undid your edit of {self.where} (commit {self.reverted[:7]}) with /undo; "
+            "memory no longer has it. Read the card again before relying on it."
+        )
 
 
 def edits_in_effect(repo: MemoryRepo, session: Session) -> list[Commit]:

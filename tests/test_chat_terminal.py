@@ -104,11 +104,13 @@ REPLIES: list[Reply | str] = [
     "Done: the **budget** is on the card.",
     Reply.tool_use("read_memory_card", {"project": "acme-website", "section_id": "budget"}),
     "From memory:\n\n- Q3 budget: **40k**\n- agreed with *Dana* on the 2026-11-28 call",
+    "Noted: the budget is no longer in memory.",
 ]
 
 
 def test_a_session_in_a_terminal(client: Path, term: Terminal) -> None:
-    with FakeAnthropicServer(QueueModel(REPLIES)) as api:
+    model = QueueModel(REPLIES)
+    with FakeAnthropicServer(model) as api:
         term.start(chat_command(client, api, "--session", "s1"))
         check_screen(term.wait_for(term.prompts(1), "banner"), "banner")
 
@@ -123,10 +125,20 @@ def test_a_session_in_a_terminal(client: Path, term: Terminal) -> None:
         term.wait_for(term.prompts(5), "/index")
         term.type("/undo")
         term.wait_for(term.prompts(6), "/undo")
+        term.type("Is the budget saved?")
+        term.wait_for(term.prompts(7), "the reply after /undo")
         term.type("/end")
         shown = term.wait_for(lambda s: "[exit 0]" in s, "the end of the session")
         start = shown.index("you> /usage")
         check_screen(shown[start:], "commands")
+    # The model hears of the undo with the next turn, in a block of its own.
+    told = model.seen[-1]["messages"][-1]["content"]
+    assert [b["text"] for b in told] == [
+        "Is the budget saved?",
+        "<gitmem-note>The person undid your edit of acme-website § budget (commit "
+        f"{git(client, 'log', '--format=%h', '--grep=^acme-website:', 'main').strip()}) with /undo; "
+        "memory no longer has it. Read the card again before relying on it.</gitmem-note>",
+    ]
     assert "Q3 budget" in git(client, "show", "main~3:cards/acme-website.md")
     assert not (client / "cards/acme-website.md").exists()  # /undo reverted the one edit
     history = (client / ".git/gitmem/chat/history").read_text()

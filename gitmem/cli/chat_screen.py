@@ -132,7 +132,9 @@ class Screen(AgentEvents):
                 for text, style in chat_commands.review_lines(repo, session):
                     self.console.print(Text(text, style=style or ""), soft_wrap=True)
             elif name == "/undo":
-                self.console.print(Text(chat_commands.undo_last(repo, session).text(), style="cyan"))
+                undone = chat_commands.undo_last(repo, session)
+                agent.note(undone.note())
+                self.console.print(Text(undone.text(), style="cyan"))
             else:
                 self.console.print(Text(f"unknown command {name}; /help lists them", style="red"))
         except GitmemError as err:

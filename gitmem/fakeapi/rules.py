@@ -37,6 +37,7 @@ from .reply import ContentBlock, Reply, TextBlock, ToolUseBlock
 from .tokens import canonical_json, content_blocks, system_blocks
 
 SYNTHESIS_MARKER = "<<synthesis>>"
+NOTE = "<gitmem-note>"  # a block gitmem adds to a user turn (e.g. after /undo)
 SUMMARY_LIMIT = 80
 
 _REMEMBER = re.compile(r"^remember\s+(\S+)\s+([^:\n]+?)\s*:\s*(.+)$", re.IGNORECASE | re.DOTALL)
@@ -73,6 +74,15 @@ def _text_of(content: object) -> str:
     )
 
 
+def _said(content: object) -> str:
+    """What the person wrote: the text blocks, without notes gitmem added beside them."""
+    return "\n".join(
+        str(block.get("text", ""))
+        for block in content_blocks(content)
+        if block.get("type") == "text" and not str(block.get("text", "")).startswith(NOTE)
+    )
+
+
 def _result_text(block: dict[str, Any]) -> str:
     content = block.get("content")
     return content if isinstance(content, str) else _text_of(content)
@@ -94,7 +104,7 @@ class RuleModel:
         system_text = "\n".join(
             str(b.get("text", "")) for b in system_blocks(request.get("system"))
         )
-        text = _text_of(last.get("content")).strip()
+        text = _said(last.get("content")).strip()
         if SYNTHESIS_MARKER in system_text or SYNTHESIS_MARKER in text or _SUMMARIZE.match(text):
             return Reply.text(self._synthesis(text))
         return self._command(text, request, system_text)
@@ -227,7 +237,7 @@ def _last_user_text(messages: list[Any]) -> str:
     """What the person last said (tool results are user messages too: skipped)."""
     for message in reversed(messages):
         if message.get("role") == "user":
-            text = _text_of(message.get("content")).strip()
+            text = _said(message.get("content")).strip()
             if text:
                 return text
     return ""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from . import index, prompt, synthesis, usage
@@ -26,10 +27,55 @@ from .transcript import Transcript, now_iso
 from .workspace import persona
 
 MAX_STEPS = 16
+NOTE_OPEN, NOTE_CLOSE = "<gitmem-note>", "</gitmem-note>"
 
 
-def make_client(max_retries: int = 2) -> Any:
-    """``anthropic.Anthropic()`` as configured by the environment; a clear error without a key."""
+STATUS_NAMES = {408: "timed out", 409: "conflict", 429: "rate limited", 500: "server error",
+                502: "bad gateway", 503: "unavailable", 504: "gateway timeout", 529: "overloaded"}
+
+
+class RetryWatch:
+    """Sees each HTTP attempt the SDK makes, so a UI can say that (and why) it retries.
+
+    An error response is announced as it arrives, before the SDK's back-off sleep; a
+    dropped connection only when the next attempt starts (no response to see).
+    """
+
+    def __init__(self, on_retry: Callable[[str], None], max_retries: int) -> None:
+        self.on_retry, self.max_retries = on_retry, max_retries
+        self.answered = False
+
+    @staticmethod
+    def _attempt(request: Any) -> int:
+        return int(request.headers.get("x-stainless-retry-count", "0") or 0)
+
+    def request(self, request: Any) -> None:
+        attempt = self._attempt(request)
+        if attempt and not self.answered:
+            self.on_retry(f"the connection failed; retrying ({attempt} of {self.max_retries})")
+        self.answered = False
+
+    def response(self, response: Any) -> None:
+        self.answered = True
+        code = int(response.status_code)
+        should = response.headers.get("x-should-retry")
+        retried = should == "true" or (should != "false" and (code in (408, 409, 429) or code >= 500))
+        attempt = self._attempt(response.request) + 1
+        if code < 400 or not retried or attempt > self.max_retries:
+            return
+        wait = response.headers.get("retry-after")
+        when = f" in {wait}s" if wait and wait.replace(".", "", 1).isdigit() else ""
+        self.on_retry(
+            f"the API answered {code} {STATUS_NAMES.get(code, 'error')}; "
+            f"retrying{when} ({attempt} of {self.max_retries})"
+        )
+
+
+def make_client(max_retries: int = 2, on_retry: Callable[[str], None] | None = None) -> Any:
+    """``anthropic.Anthropic()`` as configured by the environment; a clear error without a key.
+
+    ``on_retry`` hears, before each retry the SDK makes, which one it is and why.
+    """
     if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
         raise ConfigError(
             "no API key: set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for another endpoint); "
@@ -37,7 +83,13 @@ def make_client(max_retries: int = 2) -> Any:
         )
     import anthropic
 
-    return anthropic.Anthropic(max_retries=max_retries)
+    if on_retry is None:
+        return anthropic.Anthropic(max_retries=max_retries)
+    watch = RetryWatch(on_retry, max_retries)
+    http = anthropic.DefaultHttpxClient(
+        event_hooks={"request": [watch.request], "response": [watch.response]}
+    )
+    return anthropic.Anthropic(max_retries=max_retries, http_client=http)
 
 
 def _dump(block: Any) -> dict[str, Any]:
@@ -45,6 +97,58 @@ def _dump(block: Any) -> dict[str, Any]:
     keep = {"text": ("type", "text"), "tool_use": ("type", "id", "name", "input")}
     fields = keep.get(data.get("type", ""))
     return {k: data[k] for k in fields if k in data} if fields else data
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A memory tool the model called in this turn, with what it returned."""
+
+    name: str
+    input: dict[str, Any]
+    is_error: bool
+    result: str
+
+
+@dataclass(frozen=True)
+class ResponseUsage:
+    """One model response's tokens and cost (the usage line it appended)."""
+
+    input_tokens: int  # everything sent: uncached + written to the cache + read from it
+    cache_read_tokens: int
+    output_tokens: int
+    cost_usd: float
+    uncached_cost_usd: float
+
+
+class AgentEvents:
+    """What a turn lets a UI show, as it happens. Every method does nothing here: a UI
+    overrides the ones it shows. The agent never prints."""
+
+    def waiting(self, model: str) -> None:
+        """A request is on its way to ``model``; nothing of the answer has arrived."""
+
+    def text(self, chunk: str) -> None:
+        """More of the current text block."""
+
+    def text_end(self) -> None:
+        """The current text block is complete."""
+
+    def tool(self, call: ToolCall) -> None:
+        """A tool call the model made has run."""
+
+    def response(self, usage: ResponseUsage) -> None:
+        """A response is complete (a turn makes one per tool round)."""
+
+    def turn_end(self) -> None:
+        """The model ended its turn."""
+
+
+class _TextOnly(AgentEvents):
+    def __init__(self, on_text: Callable[[str], None]) -> None:
+        self.on_text = on_text
+
+    def text(self, chunk: str) -> None:
+        self.on_text(chunk)
 
 
 class AgentSession:
@@ -74,18 +178,39 @@ class AgentSession:
         self.last_call: float | None = None
         self.previous_id: str | None = None
         self._warned = False
+        self._notes: list[str] = []
 
     # -- the turn -------------------------------------------------------------------
-    def ask(self, text: str, on_text: Callable[[str], None] | None = None) -> str:
-        self.transcript.add_message("user", [{"type": "text", "text": text}])
-        return self.answer(on_text)
+    def ask(
+        self,
+        text: str,
+        on_text: Callable[[str], None] | None = None,
+        events: AgentEvents | None = None,
+    ) -> str:
+        content = [{"type": "text", "text": text}]
+        content += [{"type": "text", "text": f"{NOTE_OPEN}{n}{NOTE_CLOSE}"} for n in self._notes]
+        self._notes = []
+        self.transcript.add_message("user", content)
+        return self.answer(on_text, events)
 
-    def answer(self, on_text: Callable[[str], None] | None = None) -> str:
-        """Run the model until it ends its turn; the pending user turn stays on failure."""
+    def note(self, text: str) -> None:
+        """Tell the model something with the person's next turn, as a block of its own
+        (``/undo``: which edit the person undid, so the model does not count on it)."""
+        self._notes.append(text)
+
+    def answer(
+        self, on_text: Callable[[str], None] | None = None, events: AgentEvents | None = None
+    ) -> str:
+        """Run the model until it ends its turn; the pending user turn stays on failure.
+
+        ``events`` sees the turn as it happens (``on_text`` is the short form that sees
+        only the text).
+        """
+        ev = events or (_TextOnly(on_text) if on_text else AgentEvents())
         reply: list[str] = []
         card_tokens = 0
         for _ in range(MAX_STEPS):
-            msg = self._call(on_text)
+            msg = self._call(ev)
             content = [_dump(b) for b in msg.content]
             self.transcript.add_message("assistant", content)
             reply += [b["text"] for b in content if b.get("type") == "text"]
@@ -102,17 +227,19 @@ class AgentSession:
                 if res.is_error:
                     block["is_error"] = True
                 results.append(block)
-            self._log(msg, "turn", called, full_reads, card_tokens)
+                ev.tool(ToolCall(use["name"], dict(use.get("input") or {}), res.is_error, res.text))
+            ev.response(self._log(msg, "turn", called, full_reads, card_tokens))
             if msg.stop_reason != "tool_use" or not results:
                 break
             self.transcript.add_message("user", results)
+        ev.turn_end()
         self._maybe_synthesise()
         return "".join(reply)
 
     def _layers(self) -> prompt.Layers:
         return prompt.Layers(self.persona, self.rules, self.index_text, self.synthesis_text)
 
-    def _call(self, on_text: Callable[[str], None] | None) -> Any:
+    def _call(self, ev: AgentEvents) -> Any:
         import anthropic
 
         now = self.clock()
@@ -126,11 +253,14 @@ class AgentSession:
         )
         # null on the first call opts in, so the next call can be compared with this one.
         extra = {"diagnostics": {"previous_message_id": self.previous_id}}
+        ev.waiting(self.cfg.model)
         try:
             with self.client.messages.stream(**params, extra_body=extra) as stream:
-                for chunk in stream.text_stream:
-                    if on_text:
-                        on_text(chunk)
+                for event in stream:
+                    if event.type == "text":
+                        ev.text(event.text)
+                    elif event.type == "content_block_stop" and event.content_block.type == "text":
+                        ev.text_end()
                 msg = stream.get_final_message()
         except Exception as err:
             # The SDK raises APIError subclasses, except for a stream cut mid-way, which
@@ -156,7 +286,9 @@ class AgentSession:
                 f"{self.cfg.model}'s minimum of {minimum}: it will not be cached"
             )
 
-    def _log(self, msg: Any, purpose: str, tools: list[str], full_reads: int, card: int) -> None:
+    def _log(
+        self, msg: Any, purpose: str, tools: list[str], full_reads: int, card: int
+    ) -> ResponseUsage:
         u = msg.usage
         counts = {
             "input_tokens": u.input_tokens or 0,
@@ -186,6 +318,8 @@ class AgentSession:
             layer_hashes=self._layers().hashes(), cost_usd=cost, uncached_cost_usd=uncached,
             ttl=self.cfg.cache_ttl,
         ))
+        return ResponseUsage(total, counts["cache_read_input_tokens"], counts["output_tokens"],
+                             cost, uncached)
 
     # -- layer S --------------------------------------------------------------------
     def _maybe_synthesise(self) -> None:

@@ -56,6 +56,7 @@ class Config:
     chat_budget_tokens: int = 20000
     max_edit_bytes: int = 65536
     max_card_bytes: int = 1048576
+    chat_footer: bool = True  # [chat] footer: tokens and cost after each turn in a terminal
     prices: dict[str, Price] = field(default_factory=lambda: dict(DEFAULT_PRICES))
     secrets_allow: tuple[str, ...] = ()  # [secrets] allow: regexes of deliberate exceptions
 
@@ -121,6 +122,7 @@ def load(root: Path) -> Config:
         chat_budget_tokens=_get(data, "memory", "chat_budget_tokens", int, d.chat_budget_tokens),
         max_edit_bytes=_get(data, "limits", "max_edit_bytes", int, d.max_edit_bytes),
         max_card_bytes=_get(data, "limits", "max_card_bytes", int, d.max_card_bytes),
+        chat_footer=_get(data, "chat", "footer", bool, d.chat_footer),
         prices=prices,
         secrets_allow=_secrets_allow(data),
     )

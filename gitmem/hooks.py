@@ -21,6 +21,7 @@ from .paths import shipped
 
 MARKER = "gitmem-hook v1"
 HOOKS = ("commit-msg", "pre-commit", "post-checkout", "post-merge", "post-rewrite")
+FINDER = "find-gitmem.sh"  # spliced into each hook at install: finds gitmem when it runs
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,14 @@ def check(root: Path) -> None:
             )
 
 
+def render_hook(source: Path, name: str) -> str:
+    """A hook's text as installed: the gitmem finder spliced in, this Python recorded first."""
+    finder = (source / FINDER).read_text().rstrip("\n")
+    text = (source / name).read_text().replace("@FIND_GITMEM@", finder)
+    package = str(Path(__file__).resolve().parent)
+    return text.replace("@PYTHON@", sys.executable).replace("@PACKAGE@", package)
+
+
 def install(root: Path) -> list[HookAction]:
     """Install every hook; an existing foreign hook becomes ``<hook>.legacy`` and still runs."""
     target = hooks_dir(root)
@@ -55,7 +64,7 @@ def install(root: Path) -> list[HookAction]:
     actions: list[HookAction] = []
     planned: list[tuple[Path, str, str]] = []
     for name in HOOKS:
-        text = (source / name).read_text().replace("@PYTHON@", sys.executable)
+        text = render_hook(source, name)
         dest = target / name
         if dest.exists() and MARKER not in dest.read_text(errors="replace"):
             legacy = target / f"{name}.legacy"

@@ -10,6 +10,7 @@ missing commit) rebuilds from scratch, which gives the same result by design.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -80,7 +81,7 @@ class Index:
             out.append("No cards yet.")
         for c in self.cards:
             out.append("")
-            out.append(f"## {c.project}: {say(c.title)}")
+            out.append(f"## {c.project}" + ("" if _same_name(c.title, c.project) else f": {say(c.title)}"))
             for s in c.sections:
                 kws = say(", ".join(s.keywords))
                 if s.indexed:
@@ -89,6 +90,11 @@ class Index:
                     out.append(f"- {s.id}: (unindexed) {say(s.heading)}{f' [{kws}]' if kws else ''}")
         out.append(f"</{INDEX_TAG}>")
         return "\n".join(out) + "\n"
+
+
+def _same_name(title: str, project: str) -> bool:
+    """A title that only spells the card's name ("Acme website" for acme-website) adds nothing."""
+    return not title.strip() or "-".join(re.findall(r"[a-z0-9]+", title.lower())) == project
 
 
 # One card of a tree: (project, [[title, ""], [section id, heading], ...]).

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -168,15 +167,14 @@ from . import (  # noqa: E402,F401  (registers the commands)
 )
 
 
-def _report_bug(exc: BaseException) -> str:
-    import tempfile
+def _report_bug(exc: BaseException, args: list[str] | None = None) -> str:
+    """Keep the traceback in the user's own crash log; where it is, for the message."""
+    from ..crash import write_report
+    from .crash import command_words
 
-    path = Path(tempfile.gettempdir()) / "gitmem-crash.log"
-    with open(path, "a", encoding="utf-8") as fh:
-        fh.write(f"gitmem {' '.join(sys.argv[1:])}\n")
-        fh.write("".join(traceback.format_exception(exc)))
-        fh.write("\n")
-    return str(path)
+    words = command_words(cli, list(sys.argv[1:] if args is None else args))
+    path = write_report(words, exc)
+    return str(path) if path else "no crash log: the cache directory is not writable"
 
 
 def _fail(state: Ctx, err: GitmemError) -> int:
@@ -199,9 +197,9 @@ def main(argv: list[str] | None = None) -> None:
         from click.shell_completion import shell_complete
 
         sys.exit(shell_complete(cli, {"obj": state}, "gitmem", COMPLETE_VAR, instruction))
+    args = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = list(sys.argv[1:] if argv is None else argv)
-        with cli.make_context("gitmem", args, obj=state) as ctx:
+        with cli.make_context("gitmem", list(args), obj=state) as ctx:
             cli.invoke(ctx)
         code = 0
     except click.exceptions.Exit as exc:
@@ -223,7 +221,7 @@ def main(argv: list[str] | None = None) -> None:
         if known is not None:
             code = _fail(state, known)
         else:  # a bug: say so, keep the traceback for the report
-            where = _report_bug(exc)
+            where = _report_bug(exc, args)
             click.echo(
                 f"gitmem: unexpected error: {type(exc).__name__}: {exc} (details in {where})",
                 err=True,

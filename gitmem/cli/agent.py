@@ -36,7 +36,11 @@ def chat(ctx: Ctx, resume: str | None, session_id: str | None) -> None:
     from ..chat import run_chat
     from ..chat_report import first_turn
 
-    interactive = sys.stdin.isatty() and not ctx.json
+    interactive = sys.stdin.isatty()
+    if interactive and sys.stdout.isatty() and not ctx.json:
+        res = _chat_screen(ctx, resume, session_id)
+        _report(ctx, res, None, 0)  # never --json here: the repo is not needed
+        return
 
     def prompt() -> None:
         if interactive:
@@ -47,6 +51,27 @@ def chat(ctx: Ctx, resume: str | None, session_id: str | None) -> None:
         res = run_chat(repo, sys.stdin, client=make_client(), write=_out(ctx), warn=_warn,
                        resume=resume, session_id=session_id, prompt=prompt)
         _report(ctx, res, repo, start)
+
+
+def _chat_screen(ctx: Ctx, resume: str | None, session_id: str | None) -> object:
+    """The chat in a terminal: banner, Markdown replies, tool lines, footer, slash commands."""
+    from rich.console import Console
+
+    from ..agent import make_client
+    from ..chat import run_chat
+    from .chat_screen import Screen, history_file, read_lines
+
+    with ctx.repo() as repo:
+        screen = Screen(Console(highlight=False), footer=repo.config.chat_footer)
+        client = make_client(on_retry=screen.retrying)
+        try:
+            return run_chat(
+                repo, read_lines(history_file(repo)), client=client, write=_write,
+                warn=screen.warn, resume=resume, session_id=session_id, events=screen,
+                command=screen.command, on_start=screen.banner,
+            )
+        finally:
+            screen.close()
 
 
 @cli.command()

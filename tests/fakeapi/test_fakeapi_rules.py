@@ -85,9 +85,90 @@ def test_update_replaces_text() -> None:
         "index_entry": {
             "section_id": "build-steps",
             "keywords": ["pytest", "x"],
-            "summary": "pytest -q → pytest -x",
+            "summary": "pytest -x",
         },
     }
+
+
+INDEX = (
+    "<memory-index>\nLong-term memory cards (layer E).\n\n"
+    "## acme-website\n"
+    "- budget: Q3 budget is 30k, agreed with Dana [budget, q3]\n"
+    "- next-steps: Send the revised mockups to Dana by Friday [mockups, friday]\n\n"
+    "## beta: Beta launch\n"
+    "- goals: Ship v2 by March [roadmap]\n"
+    "- notes: (unindexed) Notes\n"
+    "</memory-index>\n"
+)
+
+
+def test_the_index_sent_is_read_back() -> None:
+    from gitmem.fakeapi.recall import parse_index
+
+    lines = parse_index("rules\n" + INDEX)
+    assert [(x.project, x.section_id, x.summary, x.keywords) for x in lines] == [
+        ("acme-website", "budget", "Q3 budget is 30k, agreed with Dana", ("budget", "q3")),
+        ("acme-website", "next-steps", "Send the revised mockups to Dana by Friday",
+         ("mockups", "friday")),
+        ("beta", "goals", "Ship v2 by March", ("roadmap",)),
+        ("beta", "notes", "Notes", ()),
+    ]
+    assert parse_index("no index here") == []
+
+
+def test_an_update_summary_says_what_the_section_now_holds() -> None:
+    system = [{"type": "text", "text": INDEX}]
+    call = only_tool_use(ask("update acme-website budget: 30k => 40k", system=system))
+    assert call.input["index_entry"]["summary"] == "Q3 budget is 40k, agreed with Dana"
+
+
+def _reads(question: str) -> list[dict[str, Any]]:
+    reply = ask(question, system=[{"type": "text", "text": INDEX}])
+    assert reply.stop_reason == "tool_use"
+    assert isinstance(reply.content[0], TextBlock)
+    calls = [b for b in reply.content if isinstance(b, ToolUseBlock)]
+    assert all(c.name == "read_memory_card" for c in calls)
+    assert len({c.id for c in calls}) == len(calls)
+    return [c.input for c in calls]
+
+
+def test_a_question_reads_the_sections_the_index_points_to() -> None:
+    assert _reads("What do we know about Acme?") == [
+        {"project": "acme-website", "section_id": "budget"},
+        {"project": "acme-website", "section_id": "next-steps"},
+    ]
+    assert _reads("When are the mockups due?") == [
+        {"project": "acme-website", "section_id": "next-steps"}
+    ]
+    assert _reads("What is the beta roadmap?") == [{"project": "beta", "section_id": "goals"}]
+    nothing = only_text(ask("Who is Zed?", system=[{"type": "text", "text": INDEX}]))
+    assert nothing.startswith("Memory has nothing on that yet")
+
+
+def test_the_answer_cites_what_was_read() -> None:
+    request = {
+        "messages": [
+            {"role": "user", "content": "What do we know about Acme?"},
+            {"role": "assistant", "content": [
+                {"type": "text", "text": "reading"},
+                {"type": "tool_use", "id": "t1", "name": "read_memory_card",
+                 "input": {"project": "acme-website", "section_id": "budget"}},
+                {"type": "tool_use", "id": "t2", "name": "read_memory_card",
+                 "input": {"project": "acme-website", "section_id": "next-steps"}},
+            ]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "t1",
+                 "content": "## Budget\nQ3 budget is 40k, agreed with Dana\n"},
+                {"type": "tool_result", "tool_use_id": "t2",
+                 "content": "## Next steps\nSend the mockups by Friday\n"},
+            ]},
+        ]
+    }
+    assert only_text(RuleModel()(request)) == (
+        "From memory:\n\n"
+        "- **Budget**: Q3 budget is 40k, agreed with Dana (acme-website § budget)\n"
+        "- **Next steps**: Send the mockups by Friday (acme-website § next-steps)"
+    )
 
 
 def test_recall_and_search() -> None:

@@ -44,7 +44,7 @@ CURRENT, PAST, TURN, GONE = 0, 1, 2, 3
 # commit]; ref is a section's card title, or a turn's "<session>#<n>"; commit wrote the value.
 KIND, CARD, SECTION, HEADING, TEXT, KEYWORDS, SUMMARY, DATE, UNTIL, REF, LENGTH, COMMIT = range(12)
 # Field weights (integers, so a rebuild and an incremental fold add up to the same state).
-W_CARD, W_HEADING, W_KEYWORDS, W_SUMMARY, W_TEXT = 3, 4, 4, 3, 2
+W_CARD, W_HEADING, W_KEYWORDS, W_SUMMARY, W_TEXT = 6, 4, 4, 3, 2
 
 
 @dataclass

@@ -388,12 +388,12 @@ def current(repo: MemoryRepo, branch: str = MAIN) -> SearchState:
 
 
 def rebuild(repo: MemoryRepo, branch: str = MAIN) -> tuple[SearchState, bool | None]:
-    """Rebuild from all of history (reindex): (the state, whether the cache matched it,
-    None when there was no usable cache)."""
+    """Rebuild from all of history (reindex): (the state, whether the cache matched it:
+    None when there was none, False when it differed or was damaged)."""
     tip = repo.tip(branch)
     fresh = build(repo, tip) if tip else SearchState()
     cached = load(repo, branch)
-    same: bool | None = None
+    same: bool | None = False if os.path.exists(_path(repo, branch)) else None  # damaged
     if cached is not None:
         if tip is not None and cached.commit != tip:
             advance(repo, cached, tip)

@@ -18,10 +18,12 @@ rebuild (``check``).
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import hashlib
 import json
 import marshal
 import os
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -294,6 +296,104 @@ def read_commits(repo: MemoryRepo, rev: str) -> list[LogCommit]:
     return commits
 
 
+_FAST_MAX = 32  # more new commits than this: one git log reads them
+_TRAILER_LINE = re.compile(r"[A-Za-z0-9-]+:[^\n]*")
+
+
+def _plain_block(message: str) -> str | None:
+    """The trailer block of a message whose trailers git reads the one obvious way (the
+    last paragraph, every line ``Key: value``, below a subject), "" for a message with
+    no trailer-like line at all, None for anything subtler: then git reads it."""
+    paragraphs = [p for p in message.strip("\n").split("\n\n") if p.strip()]
+    if any(ln.startswith(("---", "#", " ", "\t")) or "\r" in ln
+           for ln in message.split("\n")):
+        return None
+    last = paragraphs[-1].split("\n") if paragraphs else []
+    trailer_like = [bool(_TRAILER_LINE.fullmatch(ln)) for ln in last]
+    if len(paragraphs) >= 2 and all(trailer_like):
+        return paragraphs[-1]
+    return "" if not any(trailer_like) else None
+
+
+def _iso(signature: str) -> str | None:
+    """The date of an author line as git's %aI writes it."""
+    try:
+        epoch, tz = signature.rsplit(" ", 2)[1:]
+        sign = -1 if tz[0] == "-" else 1
+        offset = dt.timedelta(hours=int(tz[1:3]), minutes=int(tz[3:5])) * sign
+        return dt.datetime.fromtimestamp(int(epoch), dt.timezone(offset)).isoformat()
+    except (ValueError, IndexError, OverflowError):
+        return None
+
+
+def _files(repo: MemoryRepo, tree: str | None) -> dict[str, tuple[bytes, str]]:
+    return {} if tree is None else {
+        e.name.decode("utf-8", "surrogateescape"): (e.mode, e.sha)
+        for e in repo.store.read_tree(tree)}
+
+
+def _changes(repo: MemoryRepo, old_root: str, new_root: str) -> list[Change]:
+    """What ``git log --raw`` lists under cards/ and sessions/ (top level) between trees."""
+    old, new = _files(repo, old_root), _files(repo, new_root)
+    out: list[Change] = []
+    for folder in ("cards", "sessions"):
+        a, b = old.get(folder), new.get(folder)
+        if a == b:
+            continue
+        before = _files(repo, a[1]) if a and a[0] == b"40000" else {}
+        after = _files(repo, b[1]) if b and b[0] == b"40000" else {}
+        for name in sorted(before.keys() | after.keys()):
+            x, y = before.get(name), after.get(name)
+            if x == y:
+                continue
+            x_file, y_file = x is not None and x[0] != b"40000", y is not None and y[0] != b"40000"
+            if y_file and y is not None:
+                out.append(Change(f"{folder}/{name}", y[1]))
+            elif x_file:
+                out.append(Change(f"{folder}/{name}", ZERO))
+    out.sort(key=lambda ch: ch.path)
+    return out
+
+
+def _read_fast(repo: MemoryRepo, base: str, tip: str) -> list[LogCommit] | None:
+    """The commits after ``base`` up to ``tip`` read through the object store (no git
+    process), when each has one parent and a plain message; None otherwise."""
+    out: list[LogCommit] = []
+    sha = tip
+    while sha != base:
+        if len(out) >= _FAST_MAX:
+            return None
+        got = repo.store.read(sha)
+        if got is None or got[1] != "commit":
+            return None
+        head, _, message = got[2].decode("utf-8", "replace").partition("\n\n")
+        tree, parents, date = "", [], None
+        for line in head.split("\n"):
+            key, _, value = line.partition(" ")
+            if key == "tree":
+                tree = value
+            elif key == "parent":
+                parents.append(value)
+            elif key == "author":
+                date = _iso(value)
+            elif key == "encoding":
+                return None
+        block = _plain_block(message)
+        if len(parents) != 1 or date is None or block is None:
+            return None
+        trailers, reverts = T.gitmem_trailers(block)
+        if not reverts and trailers.get(T.REVERTS):
+            reverts = (trailers[T.REVERTS],)
+        parent = repo.store.read(f"{parents[0]}^{{tree}}")
+        if parent is None:
+            return None
+        changes = _changes(repo, parent[0], tree)
+        out.append(LogCommit(sha, parents[0], date, trailers, reverts, tuple(changes)))
+        sha = parents[0]
+    out.reverse()
+    return out
+
+
 def build(repo: MemoryRepo, tip: str) -> SearchState:
     state = SearchState()
     with no_gc():
@@ -311,7 +411,9 @@ def advance(repo: MemoryRepo, state: SearchState, tip: str) -> bool:
     if state.commit == tip:
         return True
     try:
-        new = read_commits(repo, f"{state.commit}..{tip}")
+        new = _read_fast(repo, state.commit, tip)
+        if new is None:
+            new = read_commits(repo, f"{state.commit}..{tip}")
     except GitmemError:  # the cached commit is gone
         return False
     if not new or new[0].parent != state.commit or new[-1].sha != tip:

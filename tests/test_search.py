@@ -267,3 +267,16 @@ def test_bad_queries_through_mcp(memory: MemoryRepo, client: Path, tmp_path: Pat
     (block,) = seen[-1].content
     assert isinstance(block, types.TextContent)
     assert not seen[-1].is_error and block.text.startswith("[current globex-website § budget")
+
+
+def test_a_new_edit_is_read_without_a_git_process_and_as_git_reads_it(memory: MemoryRepo) -> None:
+    base = memory.tip("main")
+    assert base is not None
+    write_card(memory, "initech-crm", "$25k", "$30k", IndexEntry.make("budget", ["budget"], "$30k"))
+    tip = memory.tip("main")
+    assert tip is not None
+    fast = search_index._read_fast(memory, base, tip)
+    assert fast is not None and fast == search_index.read_commits(memory, f"{base}..{tip}")
+    (commit,) = fast
+    assert [c.path for c in commit.changes] == ["cards/initech-crm.md"]
+    assert commit.trailers["Gitmem-Summary"] == "$30k"

@@ -81,3 +81,26 @@ def test_incremental_search_index_equals_a_rebuild_after_every_step(
                     assert search_history(repo, query) == search_history(fresh, query)
             _, same = search_index.rebuild(repo)
             assert same is not False
+
+
+line = st.one_of(
+    st.sampled_from(["Gitmem-Card: alpha", "Gitmem-Section: budget", "Gitmem-Keywords: a, b",
+                     "Gitmem-Summary: s", "Gitmem-Reverts: " + "a" * 40, "Signed-off-by: x",
+                     "gitmem-card:beta", "Gitmem-Card : gamma", "  folded on", "---", "# note",
+                     "prose line", "Key: value\r", "", "Gitmem-Layer: synthesis"]),
+    st.text(st.characters(codec="utf-8", exclude_characters="\0"), max_size=12),
+)
+message = st.lists(line, min_size=1, max_size=8).map("\n".join)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(message)
+def test_reading_a_commit_in_process_equals_git_log(repo: MemoryRepo, text: str) -> None:
+    """The in-process reader of new commits agrees with git log, or leaves it to git."""
+    tip = repo.tip("main")
+    assert tip is not None
+    tree = git(repo.root, "rev-parse", f"{tip}^{{tree}}").strip()
+    sha = git(repo.root, "commit-tree", tree, "-p", tip, input=(text or "x").encode()).strip()
+    fast = search_index._read_fast(repo, tip, sha)
+    if fast is not None:
+        assert fast == search_index.read_commits(repo, f"{tip}..{sha}")

@@ -15,8 +15,10 @@ characters) and never handed to git.
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -145,6 +147,7 @@ def rank(state: S.SearchState, query: str, limit: int = 10,
     avg = state.total / n if state.total else 1.0
     scores: dict[int, float] = {}
     docs = state.docs
+    norms = state.length_norms(K1, B)
     side = [(d, S._weighted(d)) for d in extra or []]
     for d, counts in side:
         d[S.LENGTH] = sum(counts.values())
@@ -154,9 +157,10 @@ def rank(state: S.SearchState, query: str, limit: int = 10,
         if not df:
             continue
         idf = qw * math.log(1 + (n - df + 0.5) / (df + 0.5))
+        lift = idf * (K1 + 1)
+        get = scores.get
         for doc_id, tf in post.items():
-            norm = K1 * (1 - B + B * docs[doc_id][S.LENGTH] / avg)
-            scores[doc_id] = scores.get(doc_id, 0.0) + idf * tf * (K1 + 1) / (tf + norm)
+            scores[doc_id] = get(doc_id, 0.0) + lift * tf / (tf + norms[doc_id])
         for i, (d, counts) in enumerate(side):
             tf = counts.get(term, 0)
             if tf:
@@ -164,17 +168,16 @@ def rank(state: S.SearchState, query: str, limit: int = 10,
                 key = -1 - i
                 scores[key] = scores.get(key, 0.0) + idf * tf * (K1 + 1) / (tf + norm)
     past_w = PAST_ASKED if past_asked else PAST_DEFAULT
+    factor = {S.PAST: past_w, S.TURN: TURN_WEIGHT}
     ranked: list[tuple[float, int]] = []
     for doc_id, score in scores.items():
         d = docs[doc_id] if doc_id >= 0 else side[-1 - doc_id][0]
-        kind = d[S.KIND]
-        score *= past_w if kind == S.PAST else TURN_WEIGHT if kind == S.TURN else 1.0
-        ranked.append((score, doc_id))
-    ranked.sort(key=lambda p: (-p[0], p[1]))
+        ranked.append((-score * factor.get(d[S.KIND], 1.0), doc_id))
     stems = set(weighted)
     hits: list[Hit] = []
     seen: set[tuple[str, str, int]] = set()
-    for score, doc_id in ranked:
+    for neg, doc_id in _best_first(ranked, limit * 6 + 20):
+        score = -neg
         d = docs[doc_id] if doc_id >= 0 else side[-1 - doc_id][0]
         kind = d[S.KIND]
         if kind == S.TURN:
@@ -193,6 +196,15 @@ def rank(state: S.SearchState, query: str, limit: int = 10,
         if len(hits) >= limit:
             break
     return hits
+
+
+def _best_first(ranked: list[tuple[float, int]], first: int) -> Iterator[tuple[float, int]]:
+    """(-score, doc) lowest first: the best ``first`` picked without sorting all, then the
+    rest (needed only when many of the best are the same section's older values)."""
+    top = heapq.nsmallest(first, ranked)
+    yield from top
+    if len(ranked) > first:
+        yield from sorted(ranked)[first:]
 
 
 def search_history(

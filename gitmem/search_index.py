@@ -38,8 +38,9 @@ from .search_text import terms
 
 CACHE_VERSION = 1
 _DIGEST = 20
-SAVE_EVERY = 16  # commits folded in memory before the file on disk is rewritten
+SAVE_EVERY = 64  # commits folded in memory before the file on disk is rewritten
 ZERO = "0" * 40
+TREE = b"40000"
 
 CURRENT, PAST, TURN, GONE = 0, 1, 2, 3
 # A document: [kind, card, section, heading, text, keywords, summary, date, until, ref, length,
@@ -62,6 +63,15 @@ class SearchState:
     past: dict[str, list[int]] = field(default_factory=dict)  # card/section -> past docs
     sessions: dict[str, list[Any]] = field(default_factory=dict)  # id -> [lines, sha1, [docs]]
     unsaved: int = 0  # commits folded since the file on disk (not part of the state)
+    norms: tuple[tuple[int, int, int], list[float]] | None = None  # ranking's, derived
+
+    def length_norms(self, k1: float, b: float) -> list[float]:
+        """BM25's length normalisation of every document, k1 * (1 - b + b * len / avg)."""
+        key = (len(self.docs), self.live, self.total)
+        if self.norms is None or self.norms[0] != key:
+            avg = self.total / max(self.live, 1) or 1.0
+            self.norms = (key, [k1 * (1 - b + b * d[LENGTH] / avg) for d in self.docs])
+        return self.norms[1]
 
     def to_data(self) -> dict[str, Any]:
         return {
@@ -326,31 +336,44 @@ def _iso(signature: str) -> str | None:
         return None
 
 
-def _files(repo: MemoryRepo, tree: str | None) -> dict[str, tuple[bytes, str]]:
-    return {} if tree is None else {
-        e.name.decode("utf-8", "surrogateescape"): (e.mode, e.sha)
-        for e in repo.store.read_tree(tree)}
+def _entries(repo: MemoryRepo, tree: str | None) -> dict[bytes, tuple[bytes, str]]:
+    """A tree's entries by raw bytes (name -> (mode, sha)), parsed once by the store."""
+    if tree is None:
+        return {}
+    entries = repo.store.read_tree(tree)
+    return {e.name: (e.mode, e.sha) for e in entries}
+
+
+def _changed(repo: MemoryRepo, old: str | None, new: str | None) -> list[tuple[bytes, Any, Any]]:
+    """(name, old entry, new entry) for the entries that differ between two trees; the
+    trees' raw entry bytes are compared first, so a 1,000-card folder costs little."""
+    if old == new:
+        return []
+    a = set(repo.store._tree(old)[1]) if old else set()
+    b = set(repo.store._tree(new)[1]) if new else set()
+    names = {chunk[chunk.index(b" ") + 1 : chunk.index(b"\0")] for chunk in a ^ b}
+    if not names:
+        return []
+    before, after = _entries(repo, old), _entries(repo, new)
+    return [(n, before.get(n), after.get(n)) for n in sorted(names)]
 
 
 def _changes(repo: MemoryRepo, old_root: str, new_root: str) -> list[Change]:
     """What ``git log --raw`` lists under cards/ and sessions/ (top level) between trees."""
-    old, new = _files(repo, old_root), _files(repo, new_root)
     out: list[Change] = []
-    for folder in ("cards", "sessions"):
-        a, b = old.get(folder), new.get(folder)
-        if a == b:
+    tops = {n: (x, y) for n, x, y in _changed(repo, old_root, new_root)}
+    for folder in (b"cards", b"sessions"):
+        a, b = tops.get(folder, (None, None))
+        if a is None and b is None:
             continue
-        before = _files(repo, a[1]) if a and a[0] == b"40000" else {}
-        after = _files(repo, b[1]) if b and b[0] == b"40000" else {}
-        for name in sorted(before.keys() | after.keys()):
-            x, y = before.get(name), after.get(name)
-            if x == y:
-                continue
-            x_file, y_file = x is not None and x[0] != b"40000", y is not None and y[0] != b"40000"
-            if y_file and y is not None:
-                out.append(Change(f"{folder}/{name}", y[1]))
-            elif x_file:
-                out.append(Change(f"{folder}/{name}", ZERO))
+        old = a[1] if a and a[0] == TREE else None
+        new = b[1] if b and b[0] == TREE else None
+        for name, x, y in _changed(repo, old, new):
+            path = f"{folder.decode()}/{name.decode('utf-8', 'surrogateescape')}"
+            if y is not None and y[0] != TREE:
+                out.append(Change(path, y[1]))
+            elif x is not None and x[0] != TREE:
+                out.append(Change(path, ZERO))
     out.sort(key=lambda ch: ch.path)
     return out
 

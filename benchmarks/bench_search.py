@@ -59,10 +59,11 @@ def queries(state: S.SearchState, n: int, rng: random.Random) -> list[str]:
 
 
 def edit_cost(repo: MemoryRepo, rng: random.Random, rounds: int) -> dict[str, list[float]]:
-    """write_card alone, and write_card followed by the search index folding it in."""
+    """write_card alone, the search index folding that one commit in, and a rewrite of
+    the cache file (done once every SAVE_EVERY commits)."""
     cards = sorted(S.current(repo).cards)
     plain, fold, saves = [], [], []
-    for k in range(rounds * 2):
+    for k in range(rounds):
         card = rng.choice(cards)
         text = (repo.store.read_blob(f"refs/heads/main:cards/{card}.md") or b"").decode()
         sid = next(iter(S.current(repo).cards[card]))
@@ -71,14 +72,16 @@ def edit_cost(repo: MemoryRepo, rng: random.Random, rounds: int) -> dict[str, li
         write_card(repo, card, head, f"{head}\nbench note {k}",
                    IndexEntry.make(sid, ["bench"], f"bench note {k}"))
         t1 = time.perf_counter()
-        if k % 2:
-            state = S.current(repo)
-            t2 = time.perf_counter()
-            (saves if state.unsaved == 0 else fold).append(t2 - t1)
-            plain.append(t1 - t0)
-        else:
-            plain.append(t1 - t0)
-            S.current(repo)
+        state = S.current(repo)
+        t2 = time.perf_counter()
+        plain.append(t1 - t0)
+        if state.unsaved:  # the rounds that rewrote the file are timed below
+            fold.append(t2 - t1)
+    state = S.current(repo)
+    for _ in range(5):
+        t = time.perf_counter()
+        S.save(repo, "main", state)
+        saves.append(time.perf_counter() - t)
     return {"plain": plain, "fold": fold, "save": saves}
 
 
@@ -175,16 +178,18 @@ def main() -> None:
             times.append(time.perf_counter() - t)
         rows.append(("search_history p50 (in-process)", ms(times), "goal <= 30 ms"))
         rows.append(("search_history p95 (in-process)", p95(times), ""))
-        cost = edit_cost(repo, rng, 20 if args.quick else 50)
+        cost = edit_cost(repo, rng, 40 if args.quick else 100)
         rows.append(("write_card on main p50", ms(cost["plain"]), ""))
         rows.append(("search index: fold one new commit p50", ms(cost["fold"]),
                      "added to an edit; goal <= 2 ms"))
         rows.append(("search index: fold one new commit p95", p95(cost["fold"]), ""))
-        if cost["save"]:
-            every = S.SAVE_EVERY
-            mean = (sum(cost["fold"]) + sum(cost["save"])) / (len(cost["fold"]) + len(cost["save"]))
-            rows.append((f"fold + cache file rewrite (every {every} commits) p50",
-                         ms(cost["save"]), f"mean over all edits {mean * 1000:.2f} ms"))
+        save = statistics.median(cost["save"])
+        every = S.SAVE_EVERY
+        mean = statistics.mean(cost["fold"]) + save / every
+        rows.append(("search index: cache file rewrite p50", f"{save * 1000:.0f} ms",
+                     f"once every {every} commits"))
+        rows.append(("search index per edit, amortized (mean fold + rewrite/every)",
+                     f"{mean * 1000:.2f} ms", "goal <= 2 ms"))
     with MemoryRepo(root) as fresh:
         t = time.perf_counter()
         search_history(fresh, qs[0])

@@ -38,7 +38,7 @@ from .search_text import terms
 
 CACHE_VERSION = 1
 _DIGEST = 20
-SAVE_EVERY = 64  # commits folded in memory before the file on disk is rewritten
+SAVE_EVERY = 256  # commits folded in memory before the file on disk is rewritten
 ZERO = "0" * 40
 TREE = b"40000"
 

@@ -187,6 +187,8 @@ def rank(state: S.SearchState, query: str, limit: int = 10,
             value = (d[S.CARD], d[S.SECTION], kind)
             if value in seen:  # one hit per section value kind: the best past one
                 continue
+            if kind == S.PAST and not past_asked and (d[S.CARD], d[S.SECTION], S.CURRENT) in seen:
+                continue  # the section is named already, by its value in force
             seen.add(value)
             body = d[S.TEXT] or d[S.SUMMARY]
             hits.append(Hit("section", d[S.CARD], d[S.SECTION],

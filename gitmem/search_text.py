@@ -44,14 +44,15 @@ NOW_WORDS = frozenset(["now", "currently", "current", "latest", "today", "still"
 # A small thesaurus of words about client work (budgets, dates, people, systems), both
 # directions; query terms found here also look for their neighbours, at a lower weight.
 _RELATED = [
-    "budget cost costs price pricing spend spending fee fees money quote estimate amount pot",
+    "budget cost costs price pricing spend spending fee fees money quote estimate amount pot "
+    "worth funding funds afford allocated ceiling",
     "invoice invoicing billing bill payment pay paid",
     "rate hourly day-rate",
-    "deadline due date timeline schedule when",
-    "launch go-live golive release live ship",
+    "deadline due date timeline schedule milestone milestones delivery deliver eta finish",
+    "launch go-live golive release live ship rollout roll-out",
     "delay delayed slip slipped postpone postponed push pushed move moved reschedule",
-    "contact contacts person point owner lead manager responsible talk escalate",
-    "pm manager",
+    "contact contacts person point owner lead manager responsible talk escalate reach liaison",
+    "pm manager coordinator project-lead",
     "stakeholder sponsor decision-maker",
     "hosting host server servers deploy deployment infrastructure cloud",
     "stack technology tech framework platform tools tooling",

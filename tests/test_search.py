@@ -117,8 +117,11 @@ def test_past_values_are_found_with_their_dates_and_ranked_when_asked_for(
     now = search_history(memory, "Globex budget", 5)
     assert (now[0].state, now[0].date[:10]) == ("current", "2026-03-01")
     assert "€55k" in now[0].snippet
+    # the value in force names the section: its older value is not repeated below it
     assert [h.state for h in now if h.section == "budget" and h.card == "globex-website"] == [
-        "current", "past"]
+        "current"]
+    assert [h.state for h in before if h.section == "budget" and h.card == "globex-website"] == [
+        "past", "current"]
 
 
 def test_transcripts_committed_and_live(memory: MemoryRepo, client: Path, tmp_path: Path) -> None:

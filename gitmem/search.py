@@ -56,7 +56,7 @@ class Hit:
         return where + self.snippet
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return {**asdict(self), "text": self.text}
 
     def line(self) -> str:
         if self.kind == "transcript":

@@ -407,10 +407,10 @@ def _read_fast(repo: MemoryRepo, base: str, tip: str) -> list[LogCommit] | None:
         trailers, reverts = T.gitmem_trailers(block)
         if not reverts and trailers.get(T.REVERTS):
             reverts = (trailers[T.REVERTS],)
-        parent = repo.store.read(f"{parents[0]}^{{tree}}")
-        if parent is None:
+        parent = repo.store.read(parents[0])
+        if parent is None or parent[1] != "commit" or not parent[2].startswith(b"tree "):
             return None
-        changes = _changes(repo, parent[0], tree)
+        changes = _changes(repo, parent[2][5 : parent[2].index(b"\n")].decode(), tree)
         out.append(LogCommit(sha, parents[0], date, trailers, reverts, tuple(changes)))
         sha = parents[0]
     out.reverse()

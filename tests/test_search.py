@@ -150,7 +150,8 @@ def test_result_is_json_and_the_index_is_a_cache_under_git_gitmem(memory: Memory
     data = json.loads(json.dumps(res.to_json()))
     assert data["query"] == "globex budget"
     assert data["hits"][0]["card"] == "globex-website"
-    assert set(data["hits"][0]) >= {"card", "section", "state", "date", "snippet", "score"}
+    assert set(data["hits"][0]) >= {"card", "section", "state", "date", "snippet", "score", "text"}
+    assert data["hits"][0]["text"].startswith("globex-website § budget: Budget:")
     assert data["hits"][0]["score"] >= data["hits"][1]["score"]
     assert (memory.git_dir / "gitmem" / "search-main.marshal").is_file()
 
@@ -283,3 +284,14 @@ def test_a_new_edit_is_read_without_a_git_process_and_as_git_reads_it(memory: Me
     (commit,) = fast
     assert [c.path for c in commit.changes] == ["cards/initech-crm.md"]
     assert commit.trailers["Gitmem-Summary"] == "$30k"
+
+
+def test_what_the_store_just_wrote_is_read_back_without_git(client: Path) -> None:
+    with MemoryRepo(client) as fresh:
+        store = fresh.store
+        blob = store.write("blob", b"budget 40k\n")
+        assert store.read_blob(blob) == b"budget 40k\n"
+        assert store._proc is None  # no cat-file process was needed
+        big = store.write("blob", b"x" * 70000)  # large objects are not kept: git reads them
+        assert store.read_blob(big) == b"x" * 70000
+        assert store._proc is not None

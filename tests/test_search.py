@@ -295,3 +295,17 @@ def test_what_the_store_just_wrote_is_read_back_without_git(client: Path) -> Non
         big = store.write("blob", b"x" * 70000)  # large objects are not kept: git reads them
         assert store.read_blob(big) == b"x" * 70000
         assert store._proc is not None
+
+
+def test_the_rules_and_the_tool_teach_searching_well() -> None:
+    from gitmem.prompt import rules_text
+    from gitmem.tools import TOOLS
+
+    rules = rules_text()
+    assert "## Searching well" in rules
+    assert "client or project name and the topic word" in " ".join(rules.split())
+    assert "instead of searching" in rules  # the index first, when it points to the section
+    (tool,) = [t for t in TOOLS if t["name"] == "search_history"]
+    assert "index does not already point to the section" in tool["description"]
+    assert "client or project name and the topic word" in tool["description"]
+    assert "current or past" in tool["description"]

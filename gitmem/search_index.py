@@ -499,10 +499,10 @@ def current(repo: MemoryRepo, branch: str = MAIN) -> SearchState:
         state = None
         for source in dict.fromkeys([branch, MAIN]):
             loaded = load(repo, source)
+            # a session branch folds its few commits onto main's file: no file of its own
+            # (one per session would pile up) until it has SAVE_EVERY commits to keep
             if loaded is not None and advance(repo, loaded, tip):
                 state = loaded
-                if source != branch:
-                    loaded.unsaved = SAVE_EVERY
                 break
         if state is None:
             state, rebuilt = build(repo, tip), True

@@ -504,6 +504,11 @@ def current(repo: MemoryRepo, branch: str = MAIN) -> SearchState:
             if loaded is not None and advance(repo, loaded, tip):
                 state = loaded
                 break
+        if state is None and branch != MAIN and (main_tip := repo.tip(MAIN)) is not None:
+            base = build(repo, main_tip)  # main's file first: the next session starts from it
+            save(repo, MAIN, base)
+            if advance(repo, base, tip):
+                state = base
         if state is None:
             state, rebuilt = build(repo, tip), True
     if rebuilt or state.unsaved >= SAVE_EVERY:

@@ -175,6 +175,21 @@ def test_a_damaged_cache_is_rebuilt_never_served(client: Path, memory: MemoryRep
     assert again["search_index"] == "matched"
 
 
+def test_a_first_search_on_a_session_branch_leaves_mains_cache(memory: MemoryRepo) -> None:
+    tip = memory.tip("main")
+    assert tip is not None
+    git(memory.root, "branch", "gitmem/session/y", tip)
+    write_card(memory, "initech-crm", "$25k", "$28k",
+               IndexEntry.make("budget", ["budget"], "$28k"), branch="gitmem/session/y")
+    assert top(memory, "initech budget", branch="gitmem/session/y") == [
+        ("initech-crm", "budget", "current")]
+    files = sorted(p.name for p in (memory.git_dir / "gitmem").glob("search-*"))
+    assert files == ["search-main.marshal"]
+    with MemoryRepo(memory.root) as fresh:
+        cached = search_index.load(fresh, "main")
+        assert cached is not None and cached.commit == tip
+
+
 def test_a_session_branch_search_starts_from_mains_cache(memory: MemoryRepo) -> None:
     search_history(memory, "globex")  # main's cache on disk
     tip = memory.tip("main")

@@ -50,7 +50,9 @@ The memory index below (also the resource gitmem://index) lists every card and
 section. Read a card, or one section, with read_memory_card before relying on
 details. Record what should outlive this conversation with write_memory_card: a
 surgical edit with an index entry for the section it is about. search_history
-searches past sessions and memory edits. This connection is one session: its edits
+ranks card sections, their past values and past sessions for a few words (client or
+project name and topic); use it when the index does not already point to the
+section. This connection is one session: its edits
 are merged into main when it ends, or wait for review.
 
 """

@@ -77,6 +77,9 @@ class ObjectStore:
         self._raw_len = 32 if self._sha256 else 20
         self._proc: subprocess.Popen[bytes] | None = None
         self._trees: dict[str, tuple[list[TreeEntry], list[bytes]]] = {}
+        # Small commits and blobs this store wrote, by id (ids name content: always right),
+        # so what was just written is read back without a round trip to git.
+        self._written: dict[str, tuple[str, bytes]] = {}
 
     # -- reading ------------------------------------------------------------
     def _batch(self) -> subprocess.Popen[bytes]:
@@ -140,6 +143,9 @@ class ObjectStore:
         return sha, kind, data
 
     def _cat(self, name: str, path: str | None = None) -> tuple[Sha, str, bytes] | None:
+        kept = self._written.get(name)
+        if kept is not None:
+            return Sha(name), kept[0], kept[1]
         proc = self._batch()
         assert proc.stdin is not None and proc.stdout is not None
         try:
@@ -239,6 +245,10 @@ class ObjectStore:
         digest = (hashlib.sha256(raw) if self._sha256 else hashlib.sha1(raw)).hexdigest()
         folder = f"{self.objects_dir}/{digest[:2]}"
         path = f"{folder}/{digest[2:]}"
+        if kind in ("commit", "blob") and len(data) <= 65536:
+            while len(self._written) >= 16:
+                del self._written[next(iter(self._written))]
+            self._written[digest] = (kind, data)
         if os.path.exists(path):
             return Sha(digest)
         # The temporary file sits in objects/ itself, named with our pid: one folder to

@@ -16,7 +16,7 @@ from .audit import read_card
 from .edit import write_card
 from .errors import GitmemError, InvalidInput
 from .repo import MemoryRepo
-from .search import MAX_QUERY_BYTES, MAX_TERMS, search_history
+from .search import check_query, search_history
 from .trailers import IndexEntry
 
 MAX_INPUT_BYTES = 262144
@@ -73,18 +73,20 @@ TOOLS: list[dict[str, Any]] = [
     {
         "name": "search_history",
         "description": (
-            "Search past session transcripts and the messages of memory commits. Returns the "
-            "newest matches first, one line each."
+            "Ranked search over long-term memory: the current card sections (with their index "
+            "keywords and summaries), the values they held before (with dates), and past session "
+            "transcripts. Use it when the index does not already point to the section: if it "
+            "does, read that section with read_memory_card instead. Search with a few words: the "
+            "client or project name and the topic word (e.g. 'acme budget', 'globex launch date'); "
+            "add 'before' or 'previously' to rank older values first. Each hit names card § "
+            "section, whether the value is current or past, its date, and a snippet."
         ),
         "input_schema": {
             "type": "object",
             "properties": {
                 "query": {
                     "type": "string",
-                    "description": (
-                        f"Words that must all appear (at most {MAX_TERMS} words, "
-                        f"{MAX_QUERY_BYTES} bytes)."
-                    ),
+                    "description": "A few words: names and topic; hits need not contain all.",
                 },
                 "limit": {"type": "integer", "minimum": 1, "maximum": 50},
             },
@@ -169,12 +171,11 @@ class MemoryTools:
         limit = args.get("limit", 10)
         if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 50:
             raise InvalidInput("limit must be an integer from 1 to 50")
-        hits = search_history(
-            self.repo, _str(args, "query"), limit, branch=self.branch, live=self.live_transcripts
+        result = search_history(
+            self.repo, check_query(args.get("query")), limit, branch=self.branch,
+            live=self.live_transcripts,
         )
-        if not hits:
-            return ToolResult("No matches.")
-        return ToolResult("\n".join(h.line() for h in hits))
+        return ToolResult(result.text())
 
 
 def _input_bytes(args: object) -> int:

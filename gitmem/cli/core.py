@@ -216,14 +216,19 @@ def index(ctx: Ctx, branch: str) -> None:
 @json_option
 @pass_ctx
 def reindex(ctx: Ctx, branch: str) -> None:
-    """Rebuild the index from all of history and report any difference from the cache."""
+    """Rebuild the index from all of history and report any difference from the cache.
+
+    The search index (`gitmem search`) is rebuilt and compared with its cache too.
+    """
     from .. import index as index_mod
+    from .. import search_index
     from ..review_text import count
 
     with ctx.repo() as repo:
         repo.branch_tip(branch)
         rebuilt, cached = index_mod.rebuild(repo, branch)
         served_ok = index_mod.check_served(repo, rebuilt, branch)
+        search_ok = search_index.rebuild(repo, branch)[1]
     sections = sum(len(c.sections) for c in rebuilt.cards)
     same = cached is None or cached == rebuilt
     diff = [] if same or cached is None else index_mod.differences(cached, rebuilt)
@@ -231,12 +236,18 @@ def reindex(ctx: Ctx, branch: str) -> None:
         same = False
         cached = cached or rebuilt
         diff.append("the rendered index `gitmem index` serves differed from history")
+    if search_ok is False:
+        same = False
+        cached = cached or rebuilt
+        diff.append("the search index differed from history")
     data = {
         "cards": len(rebuilt.cards),
         "sections": sections,
         "had_cache": cached is not None,
         "matches_cache": same,
         "differences": diff,
+        "search_index": "no cache before" if search_ok is None else "matched" if search_ok
+        else "rebuilt",
     }
     msg = f"Reindexed {count(len(rebuilt.cards), 'card')}, {count(sections, 'section')}: "
     msg += (

@@ -1,0 +1,271 @@
+"""Search quality: hit@1 and hit@3 for gitmem, a plain BM25 baseline and memgit, in one run.
+
+The memory and the questions come from ``benchmarks/search_memory.py`` (seeded): a
+consultant's 30 clients, 70 cards, about 490 sections and 560 real gitmem commits with
+about 55 knowledge updates; 105 questions (72 natural, 33 keyword), each labelled with
+the card § section that answers it. Every third question is held out as a validation
+set; both sets are reported.
+
+Systems, each given the same memory:
+
+- **gitmem**: ``gitmem.search.search_history`` on the repo (current sections with their
+  index entries, past values, transcripts).
+- **bm25s**: the bm25s library over gitmem's own documents and terms (one field; the
+  alternative library for the same job, for the library comparison).
+- **baseline**: plain BM25 (rank-bm25's ``BM25Okapi``) over the current card sections
+  (card title, heading and text), lower-cased words, no stemming, no stop words.
+- **memgit**: memgit's own BM25 scorer (``memgit.scorer.score``, what ``memgit search``
+  runs) over one memgit ``Mnemonic`` per current section (slug ``card--section``, rule =
+  the index summary, tags = the index keywords, desc = the heading, body = the text,
+  project = the card). memgit 0.13 requires ``mcp<2`` and gitmem needs ``mcp>=2``, so it
+  runs in a virtualenv of its own (made under the cache directory with pip), fed the same
+  documents and queries as JSON.
+
+A hit@k counts a question when its card § section is among the first k results.
+
+    .venv/bin/python benchmarks/bench_search_quality.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import search_memory as M
+
+from gitmem import search_index as S
+from gitmem.repo import MemoryRepo
+from gitmem.search import search_history
+from gitmem.search_text import terms
+
+MEMORY_VERSION = 3  # bump when search_memory.py changes what it writes
+MEMGIT = "memgit==0.13.0"
+
+Ranker = Callable[[str], list[tuple[str, str]]]
+
+MEMGIT_RUNNER = r"""
+import json, sys
+from datetime import datetime, timezone
+from memgit.models import Mnemonic
+from memgit.scorer import score
+data = json.load(sys.stdin)
+now = datetime(2026, 1, 1, tzinfo=timezone.utc)
+mems = [Mnemonic(type_code="pj", slug=d["slug"], timestamp=now, rule=d["rule"],
+                 tags=d["tags"], desc=d["desc"], body=d["body"], project=d["project"])
+        for d in data["docs"]]
+out = []
+for q in data["queries"]:
+    out.append([r.mnemonic.slug for r in score(q, mems, top_k=10, now=now)])
+json.dump(out, sys.stdout)
+"""
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("GITMEM_BENCH_CACHE") or str(Path(tempfile.gettempdir()) / "gitmem-bench")
+    path = Path(base)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def memory(seed: int) -> tuple[Path, list[M.Card]]:
+    path = cache_dir() / f"search-memory-v{MEMORY_VERSION}-{seed}"
+    cards = M.plan(seed)
+    if not (path / ".git").is_dir():
+        shutil.rmtree(path, ignore_errors=True)
+        tmp = path.with_suffix(".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        cards = M.build(tmp, seed)
+        tmp.rename(path)
+    else:
+        cards = _replayed_plan(seed)
+    return path, cards
+
+
+def _replayed_plan(seed: int) -> list[M.Card]:
+    """The plan as ``build`` leaves it (updates applied), without writing a repo."""
+    scratch = Path(tempfile.mkdtemp())
+    try:
+        return M.build(scratch / "m", seed)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def sections_at_tip(repo: MemoryRepo) -> list[dict[str, Any]]:
+    state = S.current(repo)
+    out = []
+    for card, secs in sorted(state.cards.items()):
+        for sid, n in secs.items():
+            d = state.docs[n]
+            out.append({"card": card, "section": sid, "title": state.titles.get(card, ""),
+                        "heading": d[S.HEADING], "text": d[S.TEXT], "keywords": d[S.KEYWORDS],
+                        "summary": d[S.SUMMARY]})
+    return out
+
+
+def gitmem_ranker(repo: MemoryRepo) -> Ranker:
+    def rank(q: str) -> list[tuple[str, str]]:
+        return [(h.card, h.section) for h in search_history(repo, q, 10)]
+
+    return rank
+
+
+def baseline_ranker(secs: list[dict[str, Any]]) -> Ranker:
+    from rank_bm25 import BM25Okapi
+
+    def tok(text: str) -> list[str]:
+        return re.findall(r"[a-z0-9]+", text.lower())
+
+    corpus = [tok(f"{s['title']} {s['heading']} {s['text']}") for s in secs]
+    bm = BM25Okapi(corpus)
+
+    def rank(q: str) -> list[tuple[str, str]]:
+        scores = bm.get_scores(tok(q))
+        order = sorted(range(len(secs)), key=lambda i: -scores[i])[:10]
+        return [(secs[i]["card"], secs[i]["section"]) for i in order if scores[i] > 0]
+
+    return rank
+
+
+def bm25s_ranker(repo: MemoryRepo) -> Ranker:
+    """bm25s over the same documents and terms as gitmem (fields joined into one)."""
+    import bm25s
+
+    state = S.current(repo)
+    live = [d for d in state.docs if d[S.KIND] != S.GONE]
+    corpus = [terms(f"{d[S.CARD]} {d[S.REF]} {d[S.HEADING]} {d[S.KEYWORDS]} {d[S.SUMMARY]} "
+                    f"{d[S.TEXT]}") for d in live]
+    vocab: dict[str, int] = {}
+    ids = [[vocab.setdefault(t, len(vocab)) for t in doc] for doc in corpus]
+    retriever = bm25s.BM25()
+    retriever.index(bm25s.tokenization.Tokenized(ids=ids, vocab=vocab), show_progress=False)
+
+    def rank(q: str) -> list[tuple[str, str]]:
+        qt = [vocab[t] for t in terms(q) if t in vocab]
+        if not qt:
+            return []
+        scores = retriever.get_scores_from_ids(qt)
+        order = sorted(range(len(live)), key=lambda i: -scores[i])[:10]
+        return [(live[i][S.CARD], live[i][S.SECTION]) for i in order if scores[i] > 0]
+
+    return rank
+
+
+def memgit_python(explicit: str | None) -> Path:
+    if explicit:
+        return Path(explicit)
+    venv = cache_dir() / "memgit-venv"
+    py = venv / "bin" / "python"
+    if not py.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(py), "-m", "pip", "install", "-q", MEMGIT], check=True)
+    return py
+
+
+def memgit_rankings(py: Path, secs: list[dict[str, Any]], qs: list[str]) -> list[list[tuple[str, str]]]:
+    docs = [{"slug": f"{s['card']}--{s['section']}", "rule": s["summary"] or s["heading"],
+             "tags": [k.strip() for k in s["keywords"].split(",") if k.strip()],
+             "desc": s["heading"], "body": s["text"], "project": s["card"]} for s in secs]
+    proc = subprocess.run([str(py), "-c", MEMGIT_RUNNER], input=json.dumps(
+        {"docs": docs, "queries": qs}).encode(), capture_output=True, check=True)
+    out = json.loads(proc.stdout)
+    return [[tuple(slug.split("--", 1)) for slug in ranked] for ranked in out]  # type: ignore[misc]
+
+
+def hits(rankings: list[list[tuple[str, str]]], qs: list[M.Question], k: int) -> int:
+    return sum((q.card, q.section) in r[:k] for q, r in zip(qs, rankings, strict=True))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seed", type=int, default=15)
+    ap.add_argument("--memgit-python", help="a Python with memgit installed")
+    ap.add_argument("--show-misses", action="store_true")
+    args = ap.parse_args()
+    path, _ = memory(args.seed)
+    cards = _replayed_plan(args.seed)
+    qs = M.questions(cards, args.seed)
+    texts = [q.text for q in qs]
+    work = Path(tempfile.mkdtemp()) / "m"
+    shutil.copytree(path, work, symlinks=True)
+    (work / ".git" / "gitmem").mkdir(exist_ok=True)
+    for f in (work / ".git" / "gitmem").glob("search-*"):
+        f.unlink()
+    with MemoryRepo(work) as repo:
+        t0 = time.perf_counter()
+        S.current(repo)
+        build_ms = (time.perf_counter() - t0) * 1000
+        secs = sections_at_tip(repo)
+        systems: dict[str, list[list[tuple[str, str]]]] = {}
+        lat: dict[str, float] = {}
+        for name, make in [("gitmem", lambda: gitmem_ranker(repo)),
+                           ("bm25s", lambda: bm25s_ranker(repo)),
+                           ("baseline", lambda: baseline_ranker(secs))]:
+            ranker = make()
+            times, out = [], []
+            for q in texts:
+                t = time.perf_counter()
+                out.append(ranker(q))
+                times.append((time.perf_counter() - t) * 1000)
+            systems[name], lat[name] = out, statistics.median(times)
+        try:
+            t = time.perf_counter()
+            systems["memgit"] = memgit_rankings(memgit_python(args.memgit_python), secs, texts)
+            lat["memgit"] = (time.perf_counter() - t) * 1000 / len(texts)
+        except (subprocess.CalledProcessError, OSError) as exc:
+            print(f"memgit could not run: {exc}", file=sys.stderr)
+    n_commits = subprocess.run(["git", "rev-list", "--count", "main"], cwd=work,
+                               capture_output=True, text=True).stdout.strip()
+    updated = sum(len(c.updated) for c in cards)
+    print(f"memory: {len(cards)} cards, {len(secs)} sections, {n_commits} commits, "
+          f"{updated} knowledge updates; {len(qs)} questions "
+          f"({sum(q.style == 'natural' for q in qs)} natural, "
+          f"{sum(q.style == 'keyword' for q in qs)} keyword, {sum(q.past for q in qs)} about "
+          f"past values); search index built in {build_ms:.0f} ms")
+    subsets = {
+        "all": list(range(len(qs))),
+        "natural": [i for i, q in enumerate(qs) if q.style == "natural"],
+        "keyword": [i for i, q in enumerate(qs) if q.style == "keyword"],
+        "past": [i for i, q in enumerate(qs) if q.past],
+        "dev (2/3)": [i for i in range(len(qs)) if i % 3 != 2],
+        "validation (1/3)": [i for i in range(len(qs)) if i % 3 == 2],
+        "validation natural": [i for i, q in enumerate(qs) if i % 3 == 2 and q.style == "natural"],
+    }
+    names = list(systems)
+    print("| questions | n | " + " | ".join(f"{s} hit@1 | {s} hit@3" for s in names) + " |")
+    print("|---|---|" + "---|---|" * len(names))
+    for label, idx in subsets.items():
+        sub = [qs[i] for i in idx]
+        row = [label, str(len(idx))]
+        for s in names:
+            ranks = [systems[s][i] for i in idx]
+            row += [f"{hits(ranks, sub, 1) / len(idx):.2f}", f"{hits(ranks, sub, 3) / len(idx):.2f}"]
+        print("| " + " | ".join(row) + " |")
+    allq = list(range(len(qs)))
+    g3 = hits(systems["gitmem"], qs, 3)
+    for s in names[1:]:
+        other = hits(systems[s], qs, 3)
+        print(f"hit@3 gitmem / {s}: {g3} / {other} = {g3 / max(other, 1):.2f}x")
+    print("median latency per query (ms): " + ", ".join(f"{s} {lat[s]:.2f}" for s in lat))
+    if args.show_misses:
+        for i in allq:  # the development set only: validation misses stay unseen
+            if i % 3 != 2 and (qs[i].card, qs[i].section) not in systems["gitmem"][i][:3]:
+                print(f"miss [{qs[i].style}] {qs[i].text!r} -> {qs[i].card} § {qs[i].section}; "
+                      f"got {systems['gitmem'][i][:3]}")
+    shutil.rmtree(work.parent, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -235,16 +235,16 @@ def test_an_oversized_search_is_a_tool_error_and_the_chat_goes_on(
 ) -> None:
     configure(client, ("max_tokens = 2048", "max_tokens = 64000"))  # room for a 128 KiB call
     huge = "search " + "z" * 131072  # one word as long as the kernel allows one argument
-    many = "search " + " ".join(f"w{i}" for i in range(200))
+    many = "search " + " ".join(f"w{i}" for i in range(300))  # 1,389 characters of words
     with MemoryRepo(client) as repo:
         res, out, warnings = chat(repo, sdk, [huge, many, "hello"], clock)
     assert (res.turns, res.failed_turns, warnings) == (3, 0, [])
     said = "".join(out).splitlines()
     assert said == [
-        "That failed: Error: query is 131072 bytes, over the limit of 2048 bytes: "
-        "search for a few distinctive words",
-        "That failed: Error: query has 200 words, over the limit of 32: "
-        "search for a few distinctive words",
+        "That failed: Error: query is 131072 characters; at most 1000: search with a few "
+        "words (client or project name and the topic)",
+        "That failed: Error: query is 1389 characters; at most 1000: search with a few "
+        "words (client or project name and the topic)",
         'Noted: "hello" (I saw 3 system blocks and 3 tools.)',
     ]
     results = [b for r in message_requests(api) for b in r.body["messages"][-1]["content"]

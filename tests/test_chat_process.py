@@ -112,7 +112,7 @@ def test_an_oversized_search_neither_kills_chat_nor_drops_its_input(
                           capture_output=True, env=env_for(api), timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr.decode()[-2000:]
     said = proc.stdout.decode().splitlines()
-    assert said[0].startswith("That failed: Error: query is 131072 bytes, over the limit of 2048")
+    assert said[0].startswith("That failed: Error: query is 131072 characters; at most 1000")
     assert said[1:] == ["Saved.", 'Noted: "hello" (I saw 3 system blocks and 3 tools.)']
     assert "Traceback" not in proc.stderr.decode()
     assert "40k agreed" in git(client, "show", "main:cards/acme.md")

@@ -88,7 +88,7 @@ def chat_command(client: Path, api: FakeAnthropicServer, *args: str) -> str:
 
 def check_screen(shown: str, name: str) -> None:
     path = EXPECTED / f"chat_{name}.txt"
-    if os.environ.get("UPDATE_EXPECTED"):
+    if os.environ.get("REGEN_EXPECTED"):
         path.write_text(shown)
     assert shown == path.read_text(), f"screen differs from {path}:\n{shown}"
 

@@ -188,6 +188,8 @@ def documented() -> list[tuple[str, str, str]]:
                 for server in json.loads(text)["mcpServers"].values():
                     out.append((name, "argv", json.dumps([server["command"], *server["args"]])))
                 continue
+            if lang == "text":  # a screen or an output shown, not commands to run
+                continue
             for line in text.splitlines():
                 if "claude mcp add" in line and " -- " in line:
                     out.append((name, "line", line.split(" -- ", 1)[1]))

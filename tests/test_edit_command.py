@@ -89,9 +89,11 @@ def test_without_a_terminal_the_entry_must_be_given(acme: Path, tmp_path: Path, 
     monkeypatch.setenv("EDITOR", editor(tmp_path, f"touch {ran}; sed -i 's/30k/40k/' \"$1\""))
     before = state(acme)
     res = gm("-C", str(acme), "edit", "acme", "budget", "--summary", "only a summary")
-    assert res.code == 2 and "give --keywords and --summary" in res.err
+    assert res.code == 2 and "give --keywords for the index entry; nothing was committed" in res.err
     assert len(res.err.strip().splitlines()) == 1
-    assert not ran.exists() and state(acme) == before  # asked before the editor opened
+    assert ran.exists() and state(acme) == before  # the editor ran; nothing was committed
+    kept = Path(res.err.strip().rsplit(" ", 1)[1])
+    assert "40k" in kept.read_text()  # the edited text is not lost
 
 
 def test_a_failing_editor_or_a_refused_edit_changes_nothing(

@@ -63,10 +63,12 @@ def test_with_the_recorded_python_gone_commits_still_succeed_with_one_line(
     path_env = str(_tools_bin(tmp_path))
     plain = _commit(client, "a plain commit", path_env, "30k")
     assert plain.returncode == 0, plain.stderr
-    assert plain.stderr == ""
+    # A staged card is scanned for secrets by pre-commit: with gitmem gone, one line says so.
+    [scan] = plain.stderr.splitlines()
+    assert scan.startswith("gitmem: warning: secret scan of the staged cards skipped")
     tagged = _commit(client, "an edit by hand" + TRAILERS, path_env, "40k")
     assert tagged.returncode == 0, tagged.stderr
-    lines = tagged.stderr.splitlines()
+    lines = [ln for ln in tagged.stderr.splitlines() if ln != scan]
     assert len(lines) == 1 and lines[0].startswith("gitmem: warning: commit-msg check skipped")
     assert str(venv / "python") in lines[0]
     env = {**os.environ, "PATH": path_env}
@@ -101,9 +103,19 @@ def test_a_commit_without_a_gitmem_line_starts_no_python(
     log = tmp_path / "starts.log"
     _install_with(client, _logging_python(tmp_path / "python", log), monkeypatch)
     path_env = str(_tools_bin(tmp_path))
+    (client / "notes.txt").write_text("not memory\n")
+    git(client, "add", "notes.txt")
+    other = subprocess.run(["git", "commit", "-q", "-m", "notes"], cwd=client,
+                           env={**os.environ, "PATH": path_env}, capture_output=True,
+                           text=True, check=False)
+    assert other.returncode == 0, other.stderr
+    assert not log.exists()  # nothing of memory changed, no Gitmem- line: no Python at all
     plain = _commit(client, "a plain commit\n\nSigned-off-by: A <a@example.com>", path_env, "30k")
     assert plain.returncode == 0, plain.stderr
-    assert not log.exists()
+    # A card changed: pre-commit scans it for secrets; commit-msg still starts no Python.
+    assert log.read_text().splitlines() == ["-m gitmem.hooks scan-staged"]
     tagged = _commit(client, "bad trailers" + BAD_TRAILERS, path_env, "40k")
     assert tagged.returncode == 1
-    assert log.read_text().splitlines() == [f"-m gitmem.hooks commit-msg {'.git/COMMIT_EDITMSG'}"]
+    assert log.read_text().splitlines()[1:] == [
+        "-m gitmem.hooks scan-staged", f"-m gitmem.hooks commit-msg {'.git/COMMIT_EDITMSG'}"
+    ]

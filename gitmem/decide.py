@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from . import hunks as H
-from . import index, sessions
+from . import index, sessions, team
 from .errors import Conflict, InvalidInput
 from .git import Sha
 from .land import land, read_commit
@@ -58,7 +58,9 @@ def pending(repo: MemoryRepo, session_id: str, expect_tip: str | None = None) ->
         raise InvalidInput(f"session {view.ref.id} was {view.ref.state} already; nothing to decide")
     if expect_tip and view.ref.tip != expect_tip:
         raise Conflict(f"session {view.ref.id} changed while it was reviewed; review it again")
-    if checked_out(repo, view.ref.ref.removeprefix("refs/heads/")):
+    if view.ref.ref.startswith("refs/heads/") and checked_out(
+        repo, view.ref.ref.removeprefix("refs/heads/")
+    ):
         raise InvalidInput(f"{view.ref.ref} is checked out; switch to main first")
     return view
 
@@ -167,6 +169,8 @@ def build_chain(repo: MemoryRepo, view: SessionView, plan: Plan) -> list[Sha]:
 
 
 def _archive(repo: MemoryRepo, view: SessionView, action: str) -> str:
+    if view.ref.remote is not None:  # claimed on the remote already: keep this clone's copy
+        return team.record(repo, view.ref.id, view.ref.tip, action, view.ref.remote)
     return sessions.archive(
         repo,
         view.ref.id,
@@ -174,6 +178,12 @@ def _archive(repo: MemoryRepo, view: SessionView, action: str) -> str:
         prefix=ARCHIVE_OF_ACTION[action],
         reason=f"gitmem review: {action}",
     )
+
+
+def _claim(repo: MemoryRepo, view: SessionView, action: str) -> None:
+    """A session a remote has is decided there first: a later decision elsewhere is refused."""
+    if view.ref.remote is not None:
+        team.claim(repo, view.ref.remote, view.ref.id, view.ref.tip, action)
 
 
 def _worktree_note(repo: MemoryRepo, landed: list[Sha]) -> str:
@@ -208,10 +218,13 @@ def accept(
     if checked_out(repo, MAIN):
         ensure_clean(repo, _touched(view, plan))  # before anything is written
     chain = build_chain(repo, view, plan)
-    landed = land(repo, chain, MAIN, f"gitmem review: accept {view.ref.id}")
     whole = [c.sha for c in view.edits if c.sha in plan and plan[c.sha] is None]
     left_out: list[str] = [c.sha for c in view.edits if c.sha not in whole]
     action = "partial" if left_out else "accepted"
+    _claim(repo, view, action)
+    if view.ref.state == "remote":  # a gitmem session record published by a gitmem sync
+        repo.record_own([c.sha for c in view.commits])
+    landed = land(repo, chain, MAIN, f"gitmem review: accept {view.ref.id}")
     archived = _archive(repo, view, action)
     index.refresh(repo, MAIN)
     return Decision(
@@ -222,6 +235,7 @@ def accept(
 def reject(repo: MemoryRepo, session_id: str) -> Decision:
     """Set a pending session aside: nothing lands, its commits stay under refs/gitmem/rejected/."""
     view = pending(repo, session_id)
+    _claim(repo, view, "rejected")
     archived = _archive(repo, view, "rejected")
     return Decision(
         view.ref.id, "rejected", archived, [], [c.sha for c in view.edits], "main is unchanged."

@@ -22,9 +22,11 @@ last sync), ``refs/gitmem/sync/<remote>/fetched`` (only during a round).
 
 from __future__ import annotations
 
+import random
+import time
 from dataclasses import asdict, dataclass, field, replace
 
-from . import index, sync_state
+from . import index, sync_state, team
 from . import remote as remote_mod
 from .errors import Conflict, InvalidInput, NotFound, UnsafePath
 from .git import Sha
@@ -34,7 +36,14 @@ from .review_text import count
 from .transplant import changed_paths
 from .worktree import ensure_clean, move_and_follow, worktree_guard
 
-MAX_ROUNDS = 5
+# A push refused because another machine pushed first is retried this many rounds, each
+# after a random pause of up to BACKOFF * 2**round seconds (capped at BACKOFF_CAP): machines
+# that raced once spread out instead of racing again.
+MAX_ROUNDS = 10
+BACKOFF = 0.05
+BACKOFF_CAP = 1.0
+_sleep = time.sleep  # module attributes, so a test can watch the pauses
+_jitter = random.uniform
 
 
 def sync_ref(remote: str, what: str) -> str:
@@ -63,6 +72,12 @@ class SyncResult:
     # and the commits before and after, so a person can look: `git diff BEFORE AFTER -- ...`.
     behaviour: list[str] = field(default_factory=list)
     before: str | None = None
+    # Sessions: published here (their branch created or grown on the remote), decisions this
+    # machine sent, sessions archived here because they were decided on another machine.
+    published: list[str] = field(default_factory=list)
+    decided: list[str] = field(default_factory=list)
+    settled: list[str] = field(default_factory=list)
+    rounds: int = 1  # push rounds it took (more than one: another machine pushed first)
 
     def to_json(self) -> dict[str, object]:
         return asdict(self)
@@ -81,7 +96,20 @@ class SyncResult:
         return (
             f"synced with {r}: received {count(self.received, 'commit')}, sent {self.sent} "
             f"(main at {at}{how}).{self.note}\n"
-        ) + self.behaviour_text()
+        ) + self.sessions_text() + self.behaviour_text()
+
+    def sessions_text(self) -> str:
+        out = ""
+        if self.published:
+            out += f"published {count(len(self.published), 'pending session')}: {', '.join(self.published)}\n"
+        if self.decided:
+            out += f"sent the decision on {', '.join(self.decided)}\n"
+        if self.settled:
+            out += (
+                f"decided on another machine, archived here: {', '.join(self.settled)} "
+                "(`gitmem review --all`)\n"
+            )
+        return out
 
     def behaviour_text(self) -> str:
         if not self.behaviour:
@@ -292,12 +320,18 @@ def sync(repo: MemoryRepo, remote: str = "origin") -> SyncResult:
     fetched = sync_ref(remote, "fetched")
     received, merged = 0, False
     start = repo.tip(MAIN)
-    for _ in range(MAX_ROUNDS):
+    settled: list[str] = []
+    notes: list[str] = []
+    for attempt in range(MAX_ROUNDS):
+        if attempt:
+            _sleep(_jitter(0, min(BACKOFF_CAP, BACKOFF * 2**attempt)))
         done = False
         try:
-            theirs = remote_mod.fetch_main(repo, remote, fetched, where)
+            theirs = remote_mod.fetch_main(repo, remote, fetched, where, team.fetch_specs(remote))
             _check_history(repo, remote, theirs)
             _check_incoming(repo, remote, repo.tip(MAIN), theirs)
+            got, notes = team.settle(repo, remote)
+            settled += got
             try:
                 step = _integrate(repo, remote, theirs)
             except _MainMoved:
@@ -307,7 +341,8 @@ def sync(repo: MemoryRepo, remote: str = "origin") -> SyncResult:
             received, merged = received + step.received, merged or step.how == "merge"
             ours = repo.tip(MAIN)
             assert ours is not None
-            if step.sent and not remote_mod.push(repo, remote, ours, "refs/heads/main", where).ok:
+            out = outgoing(repo, remote, ours if step.sent else None)
+            if out.updates and not remote_mod.push_updates(repo, remote, out.updates, where).ok:
                 continue  # someone pushed first: fetch and integrate again
             # one transaction: forget the fetched ref, remember what the remote now holds
             repo.git.run(
@@ -319,14 +354,28 @@ def sync(repo: MemoryRepo, remote: str = "origin") -> SyncResult:
         finally:
             if not done:
                 repo.git.run("update-ref", "-d", fetched, check=False)
+        if out.updates:  # what was pushed is on the remote now: its tracking refs say so
+            remote_mod.fetch_refs(repo, remote, team.fetch_specs(remote), where)
         index.refresh(repo, MAIN)
-        if not received and not step.sent:
-            return SyncResult(remote, "up-to-date", ours)
+        note = "".join(f"\n{n}" for n in notes + out.notes)
+        if not received and not step.sent and not (out.published or out.decided or settled):
+            return SyncResult(remote, "up-to-date", ours, note=note, rounds=attempt + 1)
         changed = behaviour_changes(repo, start, ours) if received else []
         return SyncResult(
-            remote, "synced", ours, received, step.sent, merged, behaviour=changed, before=start
+            remote, "synced", ours, received, step.sent, merged, note=note, behaviour=changed,
+            before=start, published=out.published, decided=out.decided, settled=settled,
+            rounds=attempt + 1,
         )
-    raise Conflict(f"{remote} kept moving during sync; nothing was lost, run `gitmem sync` again")
+    raise Conflict(
+        f"{remote} kept moving during sync ({MAX_ROUNDS} rounds); nothing was lost, "
+        "run `gitmem sync` again"
+    )
+
+
+def outgoing(repo: MemoryRepo, remote: str, main: Sha | None) -> team.Outgoing:
+    """Everything this round pushes (``main`` when given, sessions, decisions): the one
+    place to check what leaves this machine before it does."""
+    return team.outgoing(repo, remote, main)
 
 
 def continue_sync(repo: MemoryRepo) -> SyncResult:

@@ -1,0 +1,239 @@
+"""Team review across machines: sessions travel with sync, decisions come back, pushes retry.
+
+Clones of one bare remote (and one through a real `git daemon` on 127.0.0.1), each with
+its own machine name; a session runs under the review policy on "laptop".
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_review import CARD, SID, agent_session, person_writes
+from test_sync import git_daemon
+
+from gitmem import remote as remote_mod
+from gitmem import sync as sync_mod
+from gitmem.create import init_repo
+from gitmem.repo import MemoryRepo
+
+from helpers import git, gm, snapshot
+
+BRANCH = f"refs/heads/gitmem/session/{SID}"
+
+
+def sync(path: Path) -> str:
+    res = gm("-C", str(path), "sync")
+    assert res.code == 0, res.err + res.out
+    return res.out
+
+
+def listed(path: Path, *args: str) -> dict[str, dict[str, object]]:
+    res = gm("-C", str(path), "review", "--json", *args)
+    assert res.code == 0, res.err
+    return {str(s["session"]): s for s in json.loads(res.out)}
+
+
+def main_of(path: Path) -> str:
+    return git(path, "rev-parse", "main").strip()
+
+
+def remote_refs(bare: Path) -> set[str]:
+    return set(git(bare, "for-each-ref", "--format=%(refname)").split())
+
+
+def machines(tmp_path: Path, names: tuple[str, ...], url: str | None = None) -> tuple[Path, list[Path]]:
+    """A bare remote and one clone per machine name, the first having made the memory."""
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    first = tmp_path / names[0]
+    init_repo(first)
+    with MemoryRepo(first) as repo:
+        person_writes(repo)
+    git(first, "remote", "add", "origin", url or str(bare))
+    clones = [first]
+    sync(first)
+    for name in names[1:]:
+        path = tmp_path / name
+        git(tmp_path, "clone", "-q", url or str(bare), str(path))
+        clones.append(path)
+    for name, path in zip(names, clones, strict=True):
+        git(path, "config", "gitmem.machine", name)
+    return bare, clones
+
+
+# What a refused decision may change: objects, and the remote's refs as last fetched.
+THEIRS = (".git/objects/", ".git/refs/remotes/", ".git/refs/gitmem/remotes/", ".git/logs/refs/remotes/",
+          ".git/logs/refs/gitmem/remotes/")
+
+
+def local_state(path: Path) -> dict[str, str]:
+    return {k: v for k, v in snapshot(path).items() if not k.startswith(THEIRS)}
+
+
+def produce(laptop: Path) -> None:
+    with MemoryRepo(laptop) as repo:
+        agent_session(repo)
+
+
+def test_a_session_made_on_a_is_listed_on_b_accepted_in_part_and_a_learns_it(tmp_path: Path) -> None:
+    bare, (laptop, desktop) = machines(tmp_path, ("laptop", "desktop"))
+    produce(laptop)
+    out = sync(laptop)
+    assert f"published 1 pending session: {SID}" in out
+    assert BRANCH in remote_refs(bare) and f"refs/gitmem/from/laptop/{SID}" in remote_refs(bare)
+    assert listed(desktop) == {}
+    sync(desktop)
+    got = listed(desktop)[SID]
+    assert got["state"] == "remote" and got["machine"] == "laptop" and got["remote"] == "origin"
+    assert "(from laptop via origin)" in gm("-C", str(desktop), "review").out
+    assert git(desktop, "for-each-ref", "refs/heads/gitmem").strip() == ""  # no local branch made
+    # review ID shows it exactly as the laptop shows its own session
+    here = json.loads(gm("-C", str(laptop), "review", SID, "--json").out)
+    there = json.loads(gm("-C", str(desktop), "review", SID, "--json").out)
+    assert there["files"] == here["files"] and there["hunks"] == here["hunks"] == 4
+    res = gm("-C", str(desktop), "review", SID, "--accept", "--hunks", "1,4")
+    assert res.code == 0, res.err
+    assert "accepted in part" in res.out
+    assert BRANCH not in remote_refs(bare)  # the decision removed the pending branch
+    assert f"refs/gitmem/partial/{SID}" in remote_refs(bare)
+    assert f"refs/gitmem/by/desktop/{SID}" in remote_refs(bare)
+    accepted = (desktop / "cards/acme-website.md").read_text()
+    assert "Budget: 40k" in accepted and "Owner: Ann" in accepted and "Call Bob\n" in accepted
+    assert (desktop / "cards/beta.md").exists()
+    sync(desktop)
+    out = sync(laptop)
+    assert f"decided on another machine, archived here: {SID}" in out
+    assert SID not in listed(laptop)
+    assert listed(laptop, "--all")[SID]["state"] == "partial"
+    assert main_of(laptop) == main_of(desktop) == git(bare, "rev-parse", "main").strip()
+    assert (laptop / "cards/acme-website.md").read_text() == accepted
+    assert git(laptop, "for-each-ref", "refs/heads/gitmem").strip() == ""
+    assert git(laptop, "rev-parse", f"refs/gitmem/partial/{SID}").strip() == there["tip"]
+    # nothing stays pending anywhere, and the next syncs have nothing to say
+    assert "up to date" in sync(laptop) and "up to date" in sync(desktop)
+
+
+def test_a_rejection_on_b_reaches_a_and_lands_nothing(tmp_path: Path) -> None:
+    bare, (laptop, desktop) = machines(tmp_path, ("laptop", "desktop"))
+    produce(laptop)
+    before = main_of(laptop)
+    sync(laptop)
+    sync(desktop)
+    res = gm("-C", str(desktop), "review", SID, "--reject")
+    assert res.code == 0, res.err
+    sync(desktop)
+    sync(laptop)
+    assert SID not in listed(laptop) and SID not in listed(desktop)
+    assert listed(laptop, "--all")[SID]["state"] == "rejected"
+    assert main_of(laptop) == main_of(desktop) == before
+    assert (laptop / "cards/acme-website.md").read_text() == CARD
+    assert not [r for r in remote_refs(bare) if r.startswith("refs/heads/gitmem/")]
+
+
+def test_two_machines_deciding_differently_the_first_wins_the_second_changes_nothing(tmp_path: Path) -> None:
+    bare, (laptop, desktop, server) = machines(tmp_path, ("laptop", "desktop", "server"))
+    produce(laptop)
+    sync(laptop)
+    sync(desktop)
+    sync(server)
+    assert gm("-C", str(desktop), "review", SID, "--accept").code == 0
+    before = local_state(server)
+    res = gm("-C", str(server), "review", SID, "--reject")
+    assert res.code == 4
+    assert res.err.strip().splitlines() == [
+        f"gitmem: error: session {SID} was accepted on desktop first (origin); your decision "
+        "(rejected) was not taken and nothing changed here"
+    ]
+    assert local_state(server) == before
+    assert f"refs/gitmem/rejected/{SID}" not in remote_refs(bare)
+    sync(desktop)
+    sync(server)
+    sync(laptop)
+    for path in (laptop, desktop, server):
+        assert SID not in listed(path)
+        assert listed(path, "--all")[SID]["state"] == "accepted"
+    assert main_of(laptop) == main_of(desktop) == main_of(server)
+    assert "Owner: Bob" in (server / "cards/acme-website.md").read_text()
+
+
+def test_the_producing_machine_deciding_its_own_published_session_tells_the_others(tmp_path: Path) -> None:
+    bare, (laptop, desktop) = machines(tmp_path, ("laptop", "desktop"))
+    produce(laptop)
+    sync(laptop)
+    sync(desktop)
+    assert listed(laptop)[SID]["state"] == "pushed"
+    assert gm("-C", str(laptop), "review", SID, "--accept").code == 0
+    assert BRANCH not in remote_refs(bare)
+    res = gm("-C", str(desktop), "review", SID, "--accept")  # desktop has not synced yet
+    assert res.code == 4 and "was accepted on laptop first" in res.err
+    sync(laptop)
+    sync(desktop)
+    assert SID not in listed(desktop) and main_of(desktop) == main_of(laptop)
+
+
+def test_through_a_real_git_daemon(tmp_path: Path) -> None:
+    with git_daemon(tmp_path) as port:
+        _, (laptop, desktop) = machines(tmp_path, ("laptop", "desktop"), f"git://127.0.0.1:{port}/remote.git")
+        produce(laptop)
+        sync(laptop)
+        sync(desktop)
+        assert listed(desktop)[SID]["state"] == "remote"
+        commits = json.loads(gm("-C", str(desktop), "review", SID, "--json").out)["files"][0]["commits"]
+        res = gm("-C", str(desktop), "review", SID, "--accept", "--commit", str(commits[0]["sha"]))
+        assert res.code == 0, res.err
+        sync(desktop)
+        sync(laptop)
+        assert SID not in listed(laptop)
+        assert listed(laptop, "--all")[SID]["state"] == "partial"
+        assert main_of(laptop) == main_of(desktop)
+        text = (laptop / "cards/acme-website.md").read_text()
+        assert "Budget: 40k" in text and "Owner: Ann" in text and not (laptop / "cards/beta.md").exists()
+
+
+def test_an_accepted_remote_session_is_this_clones_own_record(tmp_path: Path) -> None:
+    _, (laptop, desktop) = machines(tmp_path, ("laptop", "desktop"))
+    produce(laptop)
+    sync(laptop)
+    sync(desktop)
+    assert gm("-C", str(desktop), "review", SID, "--accept").code == 0
+    log = json.loads(gm("-C", str(desktop), "log", "--json").out)
+    mine = [e for e in log if e.get("session") == SID]
+    assert mine and all(e["own"] for e in mine)
+    res = gm("-C", str(desktop), "revert", SID)
+    assert res.code == 0, res.err
+    assert (desktop / "cards/acme-website.md").read_text() == CARD
+
+
+# -- a lost push race is retried ---------------------------------------------------
+def test_a_push_lost_many_times_is_retried_with_growing_pauses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bare, (laptop, desktop) = machines(tmp_path, ("laptop", "desktop"))
+    real = remote_mod.push_updates
+    pauses: list[float] = []
+    lost = {"n": 0}
+
+    def losing(repo: MemoryRepo, name: str, updates: object, where: str | None = None) -> remote_mod.Pushed:
+        if lost["n"] < 7:  # another machine pushes first, seven times in a row
+            lost["n"] += 1
+            hand = laptop / f"cards/hand-{lost['n']}.md"
+            hand.write_text(f"# Hand {lost['n']}\n")
+            git(laptop, "add", str(hand))
+            git(laptop, "commit", "-qm", f"hand {lost['n']}")
+            git(laptop, "push", "-q", "origin", "main")
+        return real(repo, name, updates, where)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(remote_mod, "push_updates", losing)
+    monkeypatch.setattr(sync_mod, "_jitter", lambda lo, hi: hi)
+    monkeypatch.setattr(sync_mod, "_sleep", pauses.append)
+    (desktop / "cards/mine.md").write_text("# Mine\n")
+    git(desktop, "add", "cards/mine.md")
+    git(desktop, "commit", "-qm", "mine")
+    res = gm("-C", str(desktop), "sync", "--json")
+    assert res.code == 0, res.err
+    assert json.loads(res.out)["rounds"] == 8
+    assert pauses == [min(sync_mod.BACKOFF_CAP, sync_mod.BACKOFF * 2**i) for i in range(1, 8)]
+    assert main_of(desktop) == git(bare, "rev-parse", "main").strip()
+    assert all((desktop / f"cards/hand-{i}.md").exists() for i in range(1, 8))

@@ -106,7 +106,12 @@ def push(repo: MemoryRepo, name: str, source: str, target: str, where: str | Non
 
 
 # What git's --porcelain says when a ref moved on the remote since we looked: a lost race.
-_RACE = ("fetch first", "non-fast-forward", "stale info", "already exists")
+# The last three are the remote's side of it: another push held or moved the ref between
+# receive-pack's check and its update (git daemon under concurrent pushes says so).
+_RACE = (
+    "fetch first", "non-fast-forward", "stale info", "already exists",
+    "atomic transaction failed", "failed to update ref", "failed to lock",
+)
 
 
 def push_updates(

@@ -41,7 +41,7 @@ from .worktree import ensure_clean, move_and_follow, worktree_guard
 # that raced once spread out instead of racing again.
 MAX_ROUNDS = 10
 BACKOFF = 0.05
-BACKOFF_CAP = 1.0
+BACKOFF_CAP = 1.5
 _sleep = time.sleep  # module attributes, so a test can watch the pauses
 _jitter = random.uniform
 
@@ -322,6 +322,7 @@ def sync(repo: MemoryRepo, remote: str = "origin") -> SyncResult:
     start = repo.tip(MAIN)
     settled: list[str] = []
     notes: list[str] = []
+    lost = "main moved here"
     for attempt in range(MAX_ROUNDS):
         if attempt:
             _sleep(_jitter(0, min(BACKOFF_CAP, BACKOFF * 2**attempt)))
@@ -342,7 +343,9 @@ def sync(repo: MemoryRepo, remote: str = "origin") -> SyncResult:
             ours = repo.tip(MAIN)
             assert ours is not None
             out = outgoing(repo, remote, ours if step.sent else None)
-            if out.updates and not remote_mod.push_updates(repo, remote, out.updates, where).ok:
+            pushed = remote_mod.push_updates(repo, remote, out.updates, where) if out.updates else None
+            if pushed is not None and not pushed.ok:
+                lost = pushed.rejected or lost
                 continue  # someone pushed first: fetch and integrate again
             # one transaction: forget the fetched ref, remember what the remote now holds
             repo.git.run(
@@ -354,7 +357,7 @@ def sync(repo: MemoryRepo, remote: str = "origin") -> SyncResult:
         finally:
             if not done:
                 repo.git.run("update-ref", "-d", fetched, check=False)
-        if out.updates:  # what was pushed is on the remote now: its tracking refs say so
+        if out.published or out.decided:  # pushed: the tracking refs say so now
             remote_mod.fetch_refs(repo, remote, team.fetch_specs(remote), where)
         index.refresh(repo, MAIN)
         note = "".join(f"\n{n}" for n in notes + out.notes)
@@ -367,8 +370,8 @@ def sync(repo: MemoryRepo, remote: str = "origin") -> SyncResult:
             rounds=attempt + 1,
         )
     raise Conflict(
-        f"{remote} kept moving during sync ({MAX_ROUNDS} rounds); nothing was lost, "
-        "run `gitmem sync` again"
+        f"{remote} kept moving during sync ({MAX_ROUNDS} rounds, last: {lost}); nothing was "
+        "lost, run `gitmem sync` again"
     )
 
 

@@ -221,12 +221,27 @@ def accept(
     whole = [c.sha for c in view.edits if c.sha in plan and plan[c.sha] is None]
     left_out: list[str] = [c.sha for c in view.edits if c.sha not in whole]
     action = "partial" if left_out else "accepted"
+    if view.ref.remote is not None:  # what to finish if this is killed after the claim
+        from . import decision_intent
+
+        decision_intent.save(repo, view, action, commits, hunks)
     _claim(repo, view, action)
+    return finish_accept(repo, view, chain, action, left_out)
+
+
+def finish_accept(
+    repo: MemoryRepo, view: SessionView, chain: list[Sha], action: str, left_out: list[str]
+) -> Decision:
+    """What an acceptance does once claimed: land, record, refresh; clears its intent."""
     if view.ref.state == "remote":  # a gitmem session record published by a gitmem sync
         repo.record_own([c.sha for c in view.commits])
     landed = land(repo, chain, MAIN, f"gitmem review: accept {view.ref.id}")
     archived = _archive(repo, view, action)
     index.refresh(repo, MAIN)
+    if view.ref.remote is not None:
+        from . import decision_intent
+
+        decision_intent.clear(repo, view.ref.id)
     return Decision(
         view.ref.id, action, archived, list(landed), left_out, _worktree_note(repo, landed)
     )
@@ -235,8 +250,14 @@ def accept(
 def reject(repo: MemoryRepo, session_id: str) -> Decision:
     """Set a pending session aside: nothing lands, its commits stay under refs/gitmem/rejected/."""
     view = pending(repo, session_id)
+    if view.ref.remote is not None:
+        from . import decision_intent
+
+        decision_intent.save(repo, view, "rejected", (), None)
     _claim(repo, view, "rejected")
     archived = _archive(repo, view, "rejected")
+    if view.ref.remote is not None:
+        decision_intent.clear(repo, view.ref.id)
     return Decision(
         view.ref.id, "rejected", archived, [], [c.sha for c in view.edits], "main is unchanged."
     )

@@ -262,7 +262,11 @@ def _hunk_json(h: NumberedHunk) -> dict[str, object]:
 
 def load(repo: MemoryRepo, session_id: str) -> SessionView:
     """A session with its commits and their diffs (one ``git log -p``)."""
-    s = find(repo, session_id)
+    return view_of(repo, find(repo, session_id))
+
+
+def view_of(repo: MemoryRepo, s: SessionRef) -> SessionView:
+    """``load`` for a session known by its ref (e.g. one whose branch is gone already)."""
     commits = session_commits(repo, s)
     if not commits:
         return SessionView(s, s.tip if s.pending else None, ())

@@ -26,7 +26,7 @@ import random
 import time
 from dataclasses import asdict, dataclass, field, replace
 
-from . import index, sync_state, team
+from . import decision_intent, index, sync_state, team
 from . import remote as remote_mod
 from .errors import Conflict, InvalidInput, NotFound, UnsafePath
 from .git import Sha
@@ -331,7 +331,9 @@ def sync(repo: MemoryRepo, remote: str = "origin") -> SyncResult:
             theirs = remote_mod.fetch_main(repo, remote, fetched, where, team.fetch_specs(remote))
             _check_history(repo, remote, theirs)
             _check_incoming(repo, remote, repo.tip(MAIN), theirs)
+            finished = decision_intent.finish_interrupted(repo, remote)
             got, notes = team.settle(repo, remote)
+            notes = [f"finished the interrupted decision on {sid}" for sid in finished] + notes
             settled += got
             try:
                 step = _integrate(repo, remote, theirs)

@@ -15,6 +15,7 @@ import pytest
 from test_review import CARD, SID, agent_session, person_writes
 from test_sync import git_daemon
 
+from gitmem import decide, team
 from gitmem import remote as remote_mod
 from gitmem import sync as sync_mod
 from gitmem.create import init_repo
@@ -253,3 +254,51 @@ def test_machines_writing_and_syncing_at_once_lose_nothing_and_converge(tmp_path
     assert figs.edits == 12 and figs.syncs == 12, figs.messages
     assert figs.lost == 0 and figs.remote_forward and figs.converged
     assert figs.refusals <= 1, figs.messages  # the goal: at most 1 in 20 syncs
+
+
+# -- a decision stopped half-way -------------------------------------------------------
+def _stop(*_: object, **__: object) -> None:
+    raise KeyboardInterrupt  # the process is stopped here (Ctrl-C, a kill)
+
+
+def test_a_decision_stopped_after_its_claim_is_finished_by_the_next_sync(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bare, (laptop, desktop) = machines(tmp_path, ("laptop", "desktop"))
+    produce(laptop)
+    sync(laptop)
+    sync(desktop)
+    before = main_of(desktop)
+    monkeypatch.setattr(decide, "land", _stop)
+    res = gm("-C", str(desktop), "review", SID, "--accept", "--hunks", "1,4")
+    assert res.code != 0
+    monkeypatch.undo()
+    assert f"refs/gitmem/partial/{SID}" in remote_refs(bare) and main_of(desktop) == before
+    out = sync(desktop)
+    assert f"finished the interrupted decision on {SID}" in out
+    text = (desktop / "cards/acme-website.md").read_text()
+    assert "Budget: 40k" in text and "Owner: Ann" in text and (desktop / "cards/beta.md").exists()
+    assert SID not in listed(desktop) and listed(desktop, "--all")[SID]["state"] == "partial"
+    sync(laptop)
+    assert main_of(laptop) == main_of(desktop) and SID not in listed(laptop)
+    assert not (desktop / ".git/gitmem/decisions" / f"{SID}.json").exists()
+
+
+def test_a_decision_stopped_before_its_claim_is_undone_by_the_next_sync(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bare, (laptop, desktop) = machines(tmp_path, ("laptop", "desktop"))
+    produce(laptop)
+    sync(laptop)
+    sync(desktop)
+    before = main_of(desktop)
+    monkeypatch.setattr(team, "claim", _stop)
+    assert gm("-C", str(desktop), "review", SID, "--reject").code != 0
+    monkeypatch.undo()
+    assert (desktop / ".git/gitmem/decisions" / f"{SID}.json").exists()
+    sync(desktop)
+    assert not (desktop / ".git/gitmem/decisions" / f"{SID}.json").exists()
+    assert listed(desktop)[SID]["state"] == "remote" and main_of(desktop) == before
+    assert BRANCH in remote_refs(bare)
+    sync(laptop)
+    assert listed(laptop)[SID]["state"] == "pushed"

@@ -183,7 +183,13 @@ def _archive(repo: MemoryRepo, view: SessionView, action: str) -> str:
 def _claim(repo: MemoryRepo, view: SessionView, action: str) -> None:
     """A session a remote has is decided there first: a later decision elsewhere is refused."""
     if view.ref.remote is not None:
-        team.claim(repo, view.ref.remote, view.ref.id, view.ref.tip, action)
+        try:
+            team.claim(repo, view.ref.remote, view.ref.id, view.ref.tip, action)
+        except Conflict:
+            from . import decision_intent
+
+            decision_intent.clear(repo, view.ref.id)  # refused: nothing to finish
+            raise
 
 
 def _worktree_note(repo: MemoryRepo, landed: list[Sha]) -> str:

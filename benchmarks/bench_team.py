@@ -43,8 +43,29 @@ ENV = {
 }
 
 
-def run(cwd: Path, *cmd: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(cmd, cwd=cwd, env=ENV, capture_output=True, text=True, check=False)
+def run(cwd: Path, *cmd: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(cmd, cwd=cwd, env=env or ENV, capture_output=True, text=True, check=False)
+
+
+@dataclass(frozen=True)
+class Gitmem:
+    """How to run gitmem: this checkout's console script, or an older source tree."""
+
+    cmd: tuple[str, ...] = (GITMEM,)
+    env: dict[str, str] = field(default_factory=lambda: ENV)
+
+    def __call__(self, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+        return run(cwd, *self.cmd, *args, env=self.env)
+
+
+def baseline(rev: str, into: Path) -> Gitmem:
+    """gitmem as of ``rev`` of this repository (``git archive``), run from its source."""
+    here = Path(__file__).resolve().parent.parent
+    into.mkdir()
+    tar = subprocess.run(["git", "-C", str(here), "archive", rev, "gitmem"], capture_output=True, check=True)
+    subprocess.run(["tar", "-x", "-C", str(into)], input=tar.stdout, check=True)
+    env = {**ENV, "PYTHONPATH": str(into)}
+    return Gitmem((sys.executable, "-c", "from gitmem.cli import main; main()"), env)
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -95,13 +116,13 @@ class Figures:
     messages: list[str] = field(default_factory=list)
 
 
-def _machine(path: Path, me: int, rounds: int, figs: Figures, lock: threading.Lock,
+def _machine(gm: Gitmem, path: Path, me: int, rounds: int, figs: Figures, lock: threading.Lock,
              written: list[str]) -> None:
     for r in range(rounds):
         new = f"# Card {me}\n\n## Notes\nround 0\n" if r == 0 else f"round {r}\n"
-        w = run(path, GITMEM, "write", f"card-{me}", "--old", "", "--new", new, "--section",
+        w = gm(path, "write", f"card-{me}", "--old", "", "--new", new, "--section",
                 "notes", "--keywords", "notes", "--summary", f"card {me} at round {r}")
-        s = run(path, GITMEM, "sync", "--json")
+        s = gm(path, "sync", "--json")
         with lock:
             if w.returncode:
                 figs.messages.append(w.stderr.strip())
@@ -118,8 +139,9 @@ def _machine(path: Path, me: int, rounds: int, figs: Figures, lock: threading.Lo
                 figs.max_rounds = max(figs.max_rounds, n)
 
 
-def load(work: Path, clones: int, rounds: int) -> Figures:
+def load(work: Path, clones: int, rounds: int, gm: Gitmem | None = None) -> Figures:
     """Run the load in ``work`` (an empty folder) and check what it left."""
+    gm = gm or Gitmem()
     figs = Figures(clones, rounds)
     bare = work / "remote.git"
     git(work, "init", "-q", "--bare", "-b", "main", str(bare))
@@ -127,11 +149,11 @@ def load(work: Path, clones: int, rounds: int) -> Figures:
     with git_daemon(work) as port:
         url = f"git://127.0.0.1:{port}/remote.git"
         first = work / "m0"
-        proc = run(work, GITMEM, "init", str(first))
+        proc = gm(work, "init", str(first))
         if proc.returncode:
             raise SystemExit(proc.stderr)
         git(first, "remote", "add", "origin", url)
-        if run(first, GITMEM, "sync").returncode:
+        if gm(first, "sync").returncode:
             raise SystemExit("first sync failed")
         paths = [first]
         for i in range(1, clones):
@@ -140,7 +162,7 @@ def load(work: Path, clones: int, rounds: int) -> Figures:
         lock = threading.Lock()
         written: list[str] = []
         threads = [
-            threading.Thread(target=_machine, args=(p, i, rounds, figs, lock, written))
+            threading.Thread(target=_machine, args=(gm, p, i, rounds, figs, lock, written))
             for i, p in enumerate(paths)
         ]
         start = time.perf_counter()
@@ -150,9 +172,9 @@ def load(work: Path, clones: int, rounds: int) -> Figures:
             t.join()
         figs.wall_s = round(time.perf_counter() - start, 2)
         for p in paths + paths:  # twice: the last one's push reaches the first
-            run(p, GITMEM, "sync")
+            gm(p, "sync")
         mains = {git(p, "rev-parse", "main").strip() for p in paths}
-        indexes = {run(p, GITMEM, "index").stdout for p in paths}
+        indexes = {gm(p, "index").stdout for p in paths}
     remote_main = git(bare, "rev-parse", "main").strip()
     figs.converged = mains == {remote_main} and len(indexes) == 1
     cards = {
@@ -172,31 +194,43 @@ def _has(bare: Path, i: int) -> bool:
     return run(bare, "git", "cat-file", "-e", f"main:cards/card-{i}.md").returncode == 0
 
 
+def report(title: str, figs: Figures) -> None:
+    print(title)
+    print(f"  edits                        {figs.edits}")
+    print(f"  syncs                        {figs.syncs}")
+    print(f"  refusals reaching the caller {figs.refusals} ({figs.refusals / max(figs.syncs, 1):.1%})")
+    print(f"  syncs retried (>1 round)     {figs.retried}")
+    print(f"  most rounds in one sync      {figs.max_rounds}")
+    print(f"  wall time                    {figs.wall_s} s")
+    print(f"  edits lost                   {figs.lost}")
+    print(f"  remote only moved forward    {'yes' if figs.remote_forward else 'NO'}")
+    print(f"  all clones converged         {'yes' if figs.converged else 'NO'}")
+    for m in sorted(set(figs.messages)):
+        print(f"  refused ({figs.messages.count(m)}x): {m}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--clones", type=int, default=4)
     ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--baseline", metavar="REV", help="also run the load on gitmem as of REV, first")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = ap.parse_args()
+    runs: list[tuple[str, Figures]] = []
     with tempfile.TemporaryDirectory(prefix="gitmem-team-") as tmp:
-        figs = load(Path(tmp), args.clones, args.rounds)
+        if args.baseline:
+            (Path(tmp) / "base").mkdir()
+            old = baseline(args.baseline, Path(tmp) / "src")
+            runs.append((f"gitmem {args.baseline}", load(Path(tmp) / "base", args.clones, args.rounds, old)))
+        (Path(tmp) / "now").mkdir()
+        runs.append(("this gitmem", load(Path(tmp) / "now", args.clones, args.rounds)))
     if args.json:
-        print(json.dumps(asdict(figs), indent=2))
+        print(json.dumps({name: asdict(f) for name, f in runs}, indent=2))
     else:
-        print(f"{figs.clones} clones x {figs.rounds} rounds of write + sync through git daemon")
-        print(f"edits                       {figs.edits}")
-        print(f"syncs                       {figs.syncs}")
-        print(f"refusals reaching the caller {figs.refusals} ({figs.refusals / max(figs.syncs, 1):.1%})")
-        print(f"syncs retried (>1 round)    {figs.retried}")
-        print(f"most rounds in one sync     {figs.max_rounds}")
-        print(f"wall time                   {figs.wall_s} s")
-        print(f"edits lost                  {figs.lost}")
-        print(f"remote only moved forward   {'yes' if figs.remote_forward else 'NO'}")
-        print(f"all clones converged        {'yes' if figs.converged else 'NO'}")
-        for m in figs.messages:
-            print(f"  refused: {m}")
-    ok = figs.lost == 0 and figs.remote_forward and figs.converged
-    return 0 if ok else 1
+        for name, figs in runs:
+            report(f"{name}: {figs.clones} clones x {figs.rounds} rounds of write + sync through git daemon", figs)
+    figs = runs[-1][1]
+    return 0 if figs.lost == 0 and figs.remote_forward and figs.converged else 1
 
 
 if __name__ == "__main__":

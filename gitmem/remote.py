@@ -168,6 +168,10 @@ def push_session(repo: MemoryRepo, session_id: str, name: str) -> PushedSession:
         raise InvalidInput(
             f"session {s.id} was {s.state} already; only pending sessions are pushed"
         )
+    if s.state == "remote":
+        raise InvalidInput(
+            f"session {s.id} came from {s.machine} through {s.remote}; it is published there already"
+        )
     where = url(repo, name)
     branch = s.ref.removeprefix("refs/heads/")
     done = push(repo, name, s.ref, s.ref, where)

@@ -62,7 +62,7 @@ def baseline(rev: str, into: Path) -> Gitmem:
     """gitmem as of ``rev`` of this repository (``git archive``), run from its source."""
     here = Path(__file__).resolve().parent.parent
     into.mkdir()
-    tar = subprocess.run(["git", "-C", str(here), "archive", rev, "gitmem"], capture_output=True, check=True)
+    tar = subprocess.run(["git", "-C", str(here), "archive", rev, "gitmem", "template-repo", "hooks"], capture_output=True, check=True)
     subprocess.run(["tar", "-x", "-C", str(into)], input=tar.stdout, check=True)
     env = {**ENV, "PYTHONPATH": str(into)}
     return Gitmem((sys.executable, "-c", "from gitmem.cli import main; main()"), env)

@@ -77,6 +77,7 @@ class SyncResult:
     published: list[str] = field(default_factory=list)
     decided: list[str] = field(default_factory=list)
     settled: list[str] = field(default_factory=list)
+    waiting: list[str] = field(default_factory=list)  # remote sessions to review here
     rounds: int = 1  # push rounds it took (more than one: another machine pushed first)
 
     def to_json(self) -> dict[str, object]:
@@ -91,7 +92,7 @@ class SyncResult:
                 f"sync with {r} aborted: main and the working tree are as they were.{self.note}\n"
             )
         if self.status == "up-to-date":
-            return f"main is up to date with {r} ({at}).\n"
+            return f"main is up to date with {r} ({at}).{self.note}\n" + self.sessions_text()
         how = ", merged" if self.merged else ""
         return (
             f"synced with {r}: received {count(self.received, 'commit')}, sent {self.sent} "
@@ -108,6 +109,13 @@ class SyncResult:
             out += (
                 f"decided on another machine, archived here: {', '.join(self.settled)} "
                 "(`gitmem review --all`)\n"
+            )
+        if self.waiting:
+            n = len(self.waiting)
+            out += (
+                f"{count(n, 'session')} from "
+                f"{'another machine waits' if n == 1 else 'other machines wait'} "
+                f"for review: {', '.join(self.waiting)} (`gitmem review`)\n"
             )
         return out
 
@@ -363,13 +371,16 @@ def sync(repo: MemoryRepo, remote: str = "origin") -> SyncResult:
             remote_mod.fetch_refs(repo, remote, team.fetch_specs(remote), where)
         index.refresh(repo, MAIN)
         note = "".join(f"\n{n}" for n in notes + out.notes)
+        waiting = team.waiting(repo, remote)
         if not received and not step.sent and not (out.published or out.decided or settled):
-            return SyncResult(remote, "up-to-date", ours, note=note, rounds=attempt + 1)
+            return SyncResult(
+                remote, "up-to-date", ours, note=note, waiting=waiting, rounds=attempt + 1
+            )
         changed = behaviour_changes(repo, start, ours) if received else []
         return SyncResult(
             remote, "synced", ours, received, step.sent, merged, note=note, behaviour=changed,
             before=start, published=out.published, decided=out.decided, settled=settled,
-            rounds=attempt + 1,
+            waiting=waiting, rounds=attempt + 1,
         )
     raise Conflict(
         f"{remote} kept moving during sync ({MAX_ROUNDS} rounds, last: {lost}); nothing was "

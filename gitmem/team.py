@@ -43,6 +43,7 @@ DECISION_PREFIX = {
 FROM_PREFIX = "refs/gitmem/from/"
 BY_PREFIX = "refs/gitmem/by/"
 BRANCH_PREFIX = "refs/heads/" + SESSION_PREFIX
+SAID = {"accepted": "accepted", "partial": "accepted in part", "rejected": "rejected"}
 
 
 def machine(repo: MemoryRepo) -> str:
@@ -135,7 +136,7 @@ def settle(repo: MemoryRepo, remote: str) -> tuple[list[str], list[str]]:
         if branch is not None:
             if branch != tip or checked_out(repo, SESSION_PREFIX + sid):
                 notes.append(
-                    f"session {sid} was {action} on {who or remote}, but this machine's branch "
+                    f"session {sid} was {SAID[action]} on {who or remote}, but this machine's branch "
                     "has changed since; it stays pending here"
                 )
                 continue
@@ -204,6 +205,12 @@ def outgoing(repo: MemoryRepo, remote: str, main: Sha | None) -> Outgoing:
     return Outgoing(updates, published, decided, notes)
 
 
+def waiting(repo: MemoryRepo, remote: str) -> list[str]:
+    """Sessions pending on the remote that came from elsewhere: for review here."""
+    mine, theirs = view(repo), view(repo, remote)
+    return sorted(set(theirs.sessions) - set(mine.sessions) - set(mine.decisions))
+
+
 # -- deciding on a session a remote has -----------------------------------------------
 def claim(repo: MemoryRepo, remote: str, sid: str, tip: Sha, action: str) -> None:
     """Record ``action`` on ``sid`` (reviewed at ``tip``) at ``remote`` before anything
@@ -229,8 +236,8 @@ def claim(repo: MemoryRepo, remote: str, sid: str, tip: Sha, action: str) -> Non
         done, _ = theirs.decisions[sid]
         who = theirs.decided_on.get(sid, "another machine")
         raise Conflict(
-            f"session {sid} was {done} on {who} first ({remote}); your decision "
-            f"({action}) was not taken and nothing changed here"
+            f"session {sid} was {SAID[done]} on {who} first ({remote}); your decision "
+            f"({SAID[action]}) was not taken and nothing changed here"
         )
     if sid in theirs.sessions:
         raise Conflict(

@@ -88,7 +88,7 @@ def test_a_session_made_on_a_is_listed_on_b_accepted_in_part_and_a_learns_it(tmp
     assert f"published 1 pending session: {SID}" in out
     assert BRANCH in remote_refs(bare) and f"refs/gitmem/from/laptop/{SID}" in remote_refs(bare)
     assert listed(desktop) == {}
-    sync(desktop)
+    assert f"1 session from another machine waits for review: {SID}" in sync(desktop)
     got = listed(desktop)[SID]
     assert got["state"] == "remote" and got["machine"] == "laptop" and got["remote"] == "origin"
     assert "(from laptop via origin)" in gm("-C", str(desktop), "review").out

@@ -39,9 +39,9 @@ from .worktree import ensure_clean, move_and_follow, worktree_guard
 # A push refused because another machine pushed first is retried this many rounds, each
 # after a random pause of up to BACKOFF * 2**round seconds (capped at BACKOFF_CAP): machines
 # that raced once spread out instead of racing again.
-MAX_ROUNDS = 10
-BACKOFF = 0.05
-BACKOFF_CAP = 1.5
+MAX_ROUNDS = 12
+BACKOFF = 0.02
+BACKOFF_CAP = 0.4
 _sleep = time.sleep  # module attributes, so a test can watch the pauses
 _jitter = random.uniform
 
@@ -340,7 +340,8 @@ def sync(repo: MemoryRepo, remote: str = "origin") -> SyncResult:
             _check_history(repo, remote, theirs)
             _check_incoming(repo, remote, repo.tip(MAIN), theirs)
             finished = decision_intent.finish_interrupted(repo, remote)
-            got, notes = team.settle(repo, remote)
+            seen = team.view(repo, remote)  # the remote's sessions and decisions, as fetched
+            got, notes = team.settle(repo, remote, seen)
             notes = [f"finished the interrupted decision on {sid}" for sid in finished] + notes
             settled += got
             try:
@@ -352,7 +353,7 @@ def sync(repo: MemoryRepo, remote: str = "origin") -> SyncResult:
             received, merged = received + step.received, merged or step.how == "merge"
             ours = repo.tip(MAIN)
             assert ours is not None
-            out = outgoing(repo, remote, ours if step.sent else None)
+            out = outgoing(repo, remote, ours if step.sent else None, seen)
             pushed = remote_mod.push_updates(repo, remote, out.updates, where) if out.updates else None
             if pushed is not None and not pushed.ok:
                 lost = pushed.rejected or lost
@@ -388,10 +389,12 @@ def sync(repo: MemoryRepo, remote: str = "origin") -> SyncResult:
     )
 
 
-def outgoing(repo: MemoryRepo, remote: str, main: Sha | None) -> team.Outgoing:
+def outgoing(
+    repo: MemoryRepo, remote: str, main: Sha | None, seen: team.View | None = None
+) -> team.Outgoing:
     """Everything this round pushes (``main`` when given, sessions, decisions): the one
     place to check what leaves this machine before it does."""
-    return team.outgoing(repo, remote, main)
+    return team.outgoing(repo, remote, main, seen)
 
 
 def continue_sync(repo: MemoryRepo) -> SyncResult:

@@ -48,9 +48,14 @@ SAID = {"accepted": "accepted", "partial": "accepted in part", "rejected": "reje
 
 def machine(repo: MemoryRepo) -> str:
     """This clone's name in session refs: ``git config gitmem.machine``, else the host name."""
+    known = repo.memo.get(("machine", ""))
+    if isinstance(known, str):
+        return known
     proc = repo.git.run("config", "--get", MACHINE_KEY, check=False)
     name = proc.stdout.decode("utf-8", "replace").strip() if proc.returncode == 0 else ""
-    return names.slugify(name or socket.gethostname()) or "machine"
+    got = names.slugify(name or socket.gethostname()) or "machine"
+    repo.memo[("machine", "")] = got
+    return got
 
 
 def tracking(remote: str, what: str) -> str:
@@ -114,13 +119,15 @@ def _transaction(repo: MemoryRepo, lines: list[str], reason: str) -> bool:
     return repo.git.run("update-ref", "-m", reason, "--stdin", input=tx.encode(), check=False).returncode == 0
 
 
-def settle(repo: MemoryRepo, remote: str) -> tuple[list[str], list[str]]:
+def settle(repo: MemoryRepo, remote: str, theirs: View | None = None) -> tuple[list[str], list[str]]:
     """Take in the decisions the remote holds and this clone does not.
 
     A pending branch at the decided tip is archived under the same ref as there; one
     that grew since stays pending (noted). Returns (sessions archived here, notes).
     """
-    mine, theirs = view(repo), view(repo, remote)
+    mine, theirs = view(repo), theirs or view(repo, remote)
+    if not theirs.decisions.keys() - mine.decisions.keys():
+        return [], []
     from .worktree import checked_out
 
     archived: list[str] = []
@@ -170,10 +177,12 @@ def _grows(repo: MemoryRepo, old: str, new: str) -> bool:
     return repo.git.run("merge-base", "--is-ancestor", old, new, check=False).returncode == 0
 
 
-def outgoing(repo: MemoryRepo, remote: str, main: Sha | None) -> Outgoing:
+def outgoing(
+    repo: MemoryRepo, remote: str, main: Sha | None, theirs: View | None = None
+) -> Outgoing:
     """Everything a sync round pushes: ``main`` (when given), this machine's pending
     sessions and its decisions the remote lacks. Nothing in it is forced."""
-    mine, theirs = view(repo), view(repo, remote)
+    mine, theirs = view(repo), theirs or view(repo, remote)
     me = machine(repo)
     updates = [Update("refs/heads/main", main)] if main else []
     published, decided, notes = [], [], []

@@ -7,6 +7,7 @@ its own machine name; a session runs under the review policy on "laptop".
 from __future__ import annotations
 
 import importlib.util
+import subprocess
 import json
 import sys
 from pathlib import Path
@@ -302,3 +303,47 @@ def test_a_decision_stopped_before_its_claim_is_undone_by_the_next_sync(
     assert BRANCH in remote_refs(bare)
     sync(laptop)
     assert listed(laptop)[SID]["state"] == "pushed"
+
+
+# -- killed processes ------------------------------------------------------------------
+GITMEM = str(Path(sys.executable).with_name("gitmem"))
+
+
+def _killed(path: Path, delay: float, *args: str) -> None:
+    """`gitmem ARGS` as a process, killed (SIGKILL) after ``delay`` seconds if still running."""
+    proc = subprocess.Popen([GITMEM, "-C", str(path), *args], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        proc.wait(timeout=delay)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+# Spread over the ~0.3 s a decision takes here: before the claim, between the claim and
+# the landing (the intent file left behind), after; the sync after it is cut short too.
+@pytest.mark.parametrize("delay", [0.12, 0.17, 0.2, 0.23, 0.26, 0.3])
+def test_a_decision_and_a_sync_killed_anywhere_leave_the_machines_consistent(
+    tmp_path: Path, delay: float
+) -> None:
+    bare, (laptop, desktop) = machines(tmp_path, ("laptop", "desktop"))
+    produce(laptop)
+    sync(laptop)
+    sync(desktop)
+    before = main_of(desktop)
+    _killed(desktop, delay, "review", SID, "--accept", "--hunks", "1,4")
+    _killed(desktop, delay, "sync")
+    sync(desktop)
+    claimed = f"refs/gitmem/partial/{SID}" in remote_refs(bare)
+    text = (desktop / "cards/acme-website.md").read_text()
+    if claimed:  # the decision reached the remote: it is finished here
+        assert SID not in listed(desktop) and "Budget: 40k" in text and "Owner: Ann" in text
+    else:  # it did not: nothing happened
+        assert listed(desktop)[SID]["state"] == "remote" and main_of(desktop) == before
+        assert BRANCH in remote_refs(bare)
+    assert git(desktop, "status", "--porcelain") == ""
+    sync(laptop)
+    sync(desktop)
+    assert main_of(laptop) == main_of(desktop) == git(bare, "rev-parse", "main").strip()
+    assert (SID in listed(laptop)) == (not claimed)
+    assert (laptop / "cards/acme-website.md").read_text() == text

@@ -7,8 +7,8 @@ its own machine name; a session runs under the review policy on "laptop".
 from __future__ import annotations
 
 import importlib.util
-import subprocess
 import json
+import subprocess
 import sys
 from pathlib import Path
 

@@ -186,8 +186,17 @@ def outgoing(
     me = machine(repo)
     updates = [Update("refs/heads/main", main)] if main else []
     published, decided, notes = [], [], []
+    # A session branch with nothing beyond main (just started) has nothing to review yet.
+    ahead = set(
+        repo.git.out(
+            "for-each-ref", "--no-merged=refs/heads/main", "--format=%(refname)",
+            BRANCH_PREFIX.rstrip("/"),
+        ).split()
+    ) if mine.sessions else set()
     for sid, tip in sorted(mine.sessions.items()):
         if sid in theirs.decisions or theirs.sessions.get(sid) == tip:
+            continue
+        if BRANCH_PREFIX + sid not in ahead:
             continue
         there = theirs.sessions.get(sid)
         if there is not None and not _grows(repo, there, tip):

@@ -16,7 +16,7 @@ import pytest
 from test_review import CARD, SID, agent_session, person_writes
 from test_sync import git_daemon
 
-from gitmem import decide, team
+from gitmem import decide, sessions, team
 from gitmem import remote as remote_mod
 from gitmem import sync as sync_mod
 from gitmem.create import init_repo
@@ -347,3 +347,11 @@ def test_a_decision_and_a_sync_killed_anywhere_leave_the_machines_consistent(
     assert main_of(laptop) == main_of(desktop) == git(bare, "rev-parse", "main").strip()
     assert (SID in listed(laptop)) == (not claimed)
     assert (laptop / "cards/acme-website.md").read_text() == text
+
+
+def test_a_session_with_nothing_beyond_main_is_not_published(tmp_path: Path) -> None:
+    bare, (laptop, _) = machines(tmp_path, ("laptop", "desktop"))
+    with MemoryRepo(laptop) as repo:
+        sessions.start(repo, SID)  # a session that has written nothing yet
+    out = sync(laptop)
+    assert "published" not in out and BRANCH not in remote_refs(bare)

@@ -207,6 +207,14 @@ def sync(ctx: Ctx, remote: str, cont: bool, abort: bool) -> None:
     Never force-pushes and never drops a local commit. Edits to different cards or
     sections merge silently; the same section edited on both sides stops with a
     report, both versions kept, until `--continue` (after you settle it) or `--abort`.
+    Pending sessions travel too: this machine's are published, other machines' are
+    listed by `gitmem review` as `remote`, and decisions on them come back. A push
+    lost to another machine is retried (fetch, merge, push) a bounded number of times.
+
+    \b
+    gitmem sync                 with origin
+    gitmem sync backup --json   with the remote named backup, as JSON
+    git config gitmem.machine laptop   the name other machines see this one by
     """
     from .. import sync as sync_mod
 

@@ -370,9 +370,10 @@ def sync(repo: MemoryRepo, remote: str = "origin") -> SyncResult:
                 repo.git.run("update-ref", "-d", fetched, check=False)
         if out.published or out.decided:  # pushed: the tracking refs say so now
             remote_mod.fetch_refs(repo, remote, team.fetch_specs(remote), where)
+            seen = team.view(repo, remote)
         index.refresh(repo, MAIN)
         note = "".join(f"\n{n}" for n in notes + out.notes)
-        waiting = team.waiting(repo, remote)
+        waiting = team.waiting(repo, remote, seen)
         if not received and not step.sent and not (out.published or out.decided or settled):
             return SyncResult(
                 remote, "up-to-date", ours, note=note, waiting=waiting, rounds=attempt + 1

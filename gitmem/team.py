@@ -125,7 +125,10 @@ def settle(repo: MemoryRepo, remote: str, theirs: View | None = None) -> tuple[l
     A pending branch at the decided tip is archived under the same ref as there; one
     that grew since stays pending (noted). Returns (sessions archived here, notes).
     """
-    mine, theirs = view(repo), theirs or view(repo, remote)
+    theirs = theirs or view(repo, remote)
+    if not theirs.decisions:
+        return [], []
+    mine = view(repo)
     if not theirs.decisions.keys() - mine.decisions.keys():
         return [], []
     from .worktree import checked_out
@@ -183,7 +186,6 @@ def outgoing(
     """Everything a sync round pushes: ``main`` (when given), this machine's pending
     sessions and its decisions the remote lacks. Nothing in it is forced."""
     mine, theirs = view(repo), theirs or view(repo, remote)
-    me = machine(repo)
     updates = [Update("refs/heads/main", main)] if main else []
     published, decided, notes = [], [], []
     # A session branch with nothing beyond main (just started) has nothing to review yet.
@@ -204,7 +206,7 @@ def outgoing(
             continue
         updates.append(Update(BRANCH_PREFIX + sid, tip))
         if sid not in theirs.made_on:
-            updates.append(Update(f"{FROM_PREFIX}{me}/{sid}", tip))
+            updates.append(Update(f"{FROM_PREFIX}{machine(repo)}/{sid}", tip))
         published.append(sid)
     for sid, (action, tip) in sorted(mine.decisions.items()):
         if sid in theirs.decisions:
@@ -223,9 +225,12 @@ def outgoing(
     return Outgoing(updates, published, decided, notes)
 
 
-def waiting(repo: MemoryRepo, remote: str) -> list[str]:
+def waiting(repo: MemoryRepo, remote: str, theirs: View | None = None) -> list[str]:
     """Sessions pending on the remote that came from elsewhere: for review here."""
-    mine, theirs = view(repo), view(repo, remote)
+    theirs = theirs or view(repo, remote)
+    if not theirs.sessions:
+        return []
+    mine = view(repo)
     return sorted(set(theirs.sessions) - set(mine.sessions) - set(mine.decisions))
 
 

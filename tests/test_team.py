@@ -10,9 +10,12 @@ import importlib.util
 import json
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from test_review import CARD, SID, agent_session, person_writes
 from test_sync import git_daemon
 
@@ -355,3 +358,52 @@ def test_a_session_with_nothing_beyond_main_is_not_published(tmp_path: Path) -> 
         sessions.start(repo, SID)  # a session that has written nothing yet
     out = sync(laptop)
     assert "published" not in out and BRANCH not in remote_refs(bare)
+
+
+# -- any order of syncs and decisions on three machines ------------------------------
+ACTIONS = {
+    "accept": ("--accept",),
+    "reject": ("--reject",),
+    "hunks": ("--accept", "--hunks", "1,4"),
+}
+STATE_OF = {"accept": "accepted", "reject": "rejected", "hunks": "partial"}
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.integers(0, 2), st.sampled_from(["sync", *ACTIONS])), min_size=1, max_size=6))
+def test_any_order_of_syncs_and_decisions_ends_with_one_decision_everywhere(
+    ops: list[tuple[int, str]]
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        bare, clones = machines(Path(tmp), ("laptop", "desktop", "server"))
+        produce(clones[0])
+        taken: list[str] = []
+        for who, op in ops:
+            if op == "sync":
+                sync(clones[who])
+                continue
+            res = gm("-C", str(clones[who]), "review", SID, *ACTIONS[op])
+            assert res.code in (0, 2, 3, 4), res.err  # done, decided already, unknown here, refused
+            if res.code == 0:
+                taken.append(op)
+        for path in clones + clones:
+            sync(path)
+        decisions = [r for r in remote_refs(bare) if r.endswith(f"/{SID}") and "/by/" not in r
+                     and "/from/" not in r and not r.startswith("refs/heads/")]
+        assert len(taken) == len(decisions) <= 1  # one decision or none, the same everywhere
+        mains = {main_of(p) for p in clones}
+        assert mains == {git(bare, "rev-parse", "main").strip()}
+        text = (clones[0] / "cards/acme-website.md").read_text()
+        for path in clones:
+            assert (path / "cards/acme-website.md").read_text() == text
+            if taken:
+                assert SID not in listed(path)
+                assert listed(path, "--all")[SID]["state"] == STATE_OF[taken[0]]
+        if not taken:
+            assert BRANCH in remote_refs(bare) and text == CARD
+            assert listed(clones[0])[SID]["state"] == "pushed"
+            assert {listed(p)[SID]["state"] for p in clones[1:]} == {"remote"}
+        else:
+            assert ("Budget: 40k" in text) == (taken[0] != "reject")
+            assert ("Owner: Bob" in text) == (taken[0] == "accept")
+            assert not [r for r in remote_refs(bare) if r.startswith("refs/heads/gitmem/")]

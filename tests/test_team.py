@@ -369,7 +369,7 @@ ACTIONS = {
 STATE_OF = {"accept": "accepted", "reject": "rejected", "hunks": "partial"}
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.tuples(st.integers(0, 2), st.sampled_from(["sync", *ACTIONS])), min_size=1, max_size=6))
 def test_any_order_of_syncs_and_decisions_ends_with_one_decision_everywhere(
     ops: list[tuple[int, str]]

@@ -169,8 +169,9 @@ def build_chain(repo: MemoryRepo, view: SessionView, plan: Plan) -> list[Sha]:
 
 
 def _archive(repo: MemoryRepo, view: SessionView, action: str) -> str:
-    if view.ref.remote is not None:  # claimed on the remote already: keep this clone's copy
-        return team.record(repo, view.ref.id, view.ref.tip, action, view.ref.remote)
+    where = _claimed_on(repo, view)
+    if where:  # claimed on the remote already: keep this clone's copy
+        return team.record(repo, view.ref.id, view.ref.tip, action, where)
     return sessions.archive(
         repo,
         view.ref.id,
@@ -180,11 +181,28 @@ def _archive(repo: MemoryRepo, view: SessionView, action: str) -> str:
     )
 
 
+def _claimed_on(repo: MemoryRepo, view: SessionView) -> str | None:
+    """The remote a decision on this session is claimed on: the one it came from, or, for
+    this machine's own session, the remote it was published to when this clone syncs with
+    it (a branch pushed with ``--push`` to a forge only is decided here alone)."""
+    if view.ref.remote is None or view.ref.state == "remote":
+        return view.ref.remote
+    synced = repo.git.out("for-each-ref", "--format=%(refname)", "refs/gitmem/sync").split()
+    for ref in synced:
+        where = ref.removeprefix("refs/gitmem/sync/").removesuffix("/last-synced")
+        if ref.endswith("/last-synced") and repo.store.resolve(
+            team.tracking(where, "session") + view.ref.id
+        ):
+            return where
+    return None
+
+
 def _claim(repo: MemoryRepo, view: SessionView, action: str) -> None:
     """A session a remote has is decided there first: a later decision elsewhere is refused."""
-    if view.ref.remote is not None:
+    where = _claimed_on(repo, view)
+    if where:
         try:
-            team.claim(repo, view.ref.remote, view.ref.id, view.ref.tip, action)
+            team.claim(repo, where, view.ref.id, view.ref.tip, action)
         except Conflict:
             from . import decision_intent
 
@@ -227,10 +245,11 @@ def accept(
     whole = [c.sha for c in view.edits if c.sha in plan and plan[c.sha] is None]
     left_out: list[str] = [c.sha for c in view.edits if c.sha not in whole]
     action = "partial" if left_out else "accepted"
-    if view.ref.remote is not None:  # what to finish if this is killed after the claim
+    where = _claimed_on(repo, view)
+    if where:  # what to finish if this is killed after the claim
         from . import decision_intent
 
-        decision_intent.save(repo, view, action, commits, hunks)
+        decision_intent.save(repo, view, action, commits, hunks, where)
     _claim(repo, view, action)
     return finish_accept(repo, view, chain, action, left_out)
 
@@ -244,10 +263,9 @@ def finish_accept(
     landed = land(repo, chain, MAIN, f"gitmem review: accept {view.ref.id}")
     archived = _archive(repo, view, action)
     index.refresh(repo, MAIN)
-    if view.ref.remote is not None:
-        from . import decision_intent
+    from . import decision_intent
 
-        decision_intent.clear(repo, view.ref.id)
+    decision_intent.clear(repo, view.ref.id)  # nothing left to finish (none when unclaimed)
     return Decision(
         view.ref.id, action, archived, list(landed), left_out, _worktree_note(repo, landed)
     )
@@ -256,13 +274,14 @@ def finish_accept(
 def reject(repo: MemoryRepo, session_id: str) -> Decision:
     """Set a pending session aside: nothing lands, its commits stay under refs/gitmem/rejected/."""
     view = pending(repo, session_id)
-    if view.ref.remote is not None:
+    where = _claimed_on(repo, view)
+    if where:
         from . import decision_intent
 
-        decision_intent.save(repo, view, "rejected", (), None)
+        decision_intent.save(repo, view, "rejected", (), None, where)
     _claim(repo, view, "rejected")
     archived = _archive(repo, view, "rejected")
-    if view.ref.remote is not None:
+    if where:
         decision_intent.clear(repo, view.ref.id)
     return Decision(
         view.ref.id, "rejected", archived, [], [c.sha for c in view.edits], "main is unchanged."

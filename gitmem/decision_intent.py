@@ -31,11 +31,11 @@ def _path(repo: MemoryRepo, sid: str) -> Path:
 
 def save(
     repo: MemoryRepo, view: SessionView, action: str, commits: Sequence[str],
-    hunks: Sequence[int] | None,
+    hunks: Sequence[int] | None, remote: str,
 ) -> None:
     data = {
         "session": view.ref.id, "action": action, "tip": view.ref.tip, "base": view.base,
-        "remote": view.ref.remote, "state": view.ref.state, "ref": view.ref.ref,
+        "remote": remote, "state": view.ref.state, "ref": view.ref.ref,
         "commits": list(commits), "hunks": None if hunks is None else list(hunks),
     }
     path = _path(repo, view.ref.id)

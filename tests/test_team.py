@@ -407,3 +407,30 @@ def test_any_order_of_syncs_and_decisions_ends_with_one_decision_everywhere(
             assert ("Budget: 40k" in text) == (taken[0] != "reject")
             assert ("Owner: Bob" in text) == (taken[0] == "accept")
             assert not [r for r in remote_refs(bare) if r.startswith("refs/heads/gitmem/")]
+
+
+def test_a_session_pushed_to_a_forge_only_is_decided_here_alone(tmp_path: Path) -> None:
+    _, (laptop, _) = machines(tmp_path, ("laptop", "desktop"))
+    forge = tmp_path / "forge.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(forge))
+    git(laptop, "remote", "add", "forge", str(forge))
+    produce(laptop)
+    assert gm("-C", str(laptop), "review", SID, "--push", "forge").code == 0
+    assert gm("-C", str(laptop), "review", SID, "--reject").code == 0
+    assert BRANCH in remote_refs(forge) and not [r for r in remote_refs(forge) if r.startswith("refs/gitmem/")]
+    assert listed(laptop, "--all")[SID]["state"] == "rejected"
+
+
+def test_a_session_on_the_synced_remote_and_a_forge_is_claimed_on_the_synced_one(tmp_path: Path) -> None:
+    bare, (laptop, desktop) = machines(tmp_path, ("laptop", "desktop"))
+    forge = tmp_path / "forge.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(forge))
+    git(laptop, "remote", "add", "forge", str(forge))
+    produce(laptop)
+    assert gm("-C", str(laptop), "review", SID, "--push", "forge").code == 0
+    sync(laptop)
+    sync(desktop)
+    assert gm("-C", str(laptop), "review", SID, "--accept").code == 0
+    assert BRANCH not in remote_refs(bare) and f"refs/gitmem/archive/{SID}" in remote_refs(bare)
+    res = gm("-C", str(desktop), "review", SID, "--reject")
+    assert res.code == 4 and "was accepted on laptop first" in res.err

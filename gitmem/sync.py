@@ -331,6 +331,7 @@ def sync(repo: MemoryRepo, remote: str = "origin") -> SyncResult:
     settled: list[str] = []
     notes: list[str] = []
     lost = "main moved here"
+    finished: list[str] = []  # interrupted decisions finished here
     for attempt in range(MAX_ROUNDS):
         if attempt:
             _sleep(_jitter(0, min(BACKOFF_CAP, BACKOFF * 2**attempt)))
@@ -339,10 +340,9 @@ def sync(repo: MemoryRepo, remote: str = "origin") -> SyncResult:
             theirs = remote_mod.fetch_main(repo, remote, fetched, where, team.fetch_specs(remote))
             _check_history(repo, remote, theirs)
             _check_incoming(repo, remote, repo.tip(MAIN), theirs)
-            finished = decision_intent.finish_interrupted(repo, remote)
+            finished += decision_intent.finish_interrupted(repo, remote)
             seen = team.view(repo, remote)  # the remote's sessions and decisions, as fetched
             got, notes = team.settle(repo, remote, seen)
-            notes = [f"finished the interrupted decision on {sid}" for sid in finished] + notes
             settled += got
             try:
                 step = _integrate(repo, remote, theirs)
@@ -372,7 +372,8 @@ def sync(repo: MemoryRepo, remote: str = "origin") -> SyncResult:
             remote_mod.fetch_refs(repo, remote, team.fetch_specs(remote), where)
             seen = team.view(repo, remote)
         index.refresh(repo, MAIN)
-        note = "".join(f"\n{n}" for n in notes + out.notes)
+        done_notes = [f"finished the interrupted decision on {sid}" for sid in finished]
+        note = "".join(f"\n{n}" for n in done_notes + notes + out.notes)
         waiting = team.waiting(repo, remote, seen)
         if not received and not step.sent and not (out.published or out.decided or settled):
             return SyncResult(

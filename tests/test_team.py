@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_review import CARD, SID, agent_session, person_writes
-from test_sync import git_daemon
+from test_sync import closed_port, git_daemon
 
 from gitmem import decide, sessions, team
 from gitmem import remote as remote_mod
@@ -434,3 +434,18 @@ def test_a_session_on_the_synced_remote_and_a_forge_is_claimed_on_the_synced_one
     assert BRANCH not in remote_refs(bare) and f"refs/gitmem/archive/{SID}" in remote_refs(bare)
     res = gm("-C", str(desktop), "review", SID, "--reject")
     assert res.code == 4 and "was accepted on laptop first" in res.err
+
+
+def test_a_decision_on_a_remote_session_with_the_remote_unreachable_changes_nothing(tmp_path: Path) -> None:
+    _, (laptop, desktop) = machines(tmp_path, ("laptop", "desktop"))
+    produce(laptop)
+    sync(laptop)
+    sync(desktop)
+    git(desktop, "remote", "set-url", "origin", f"git://127.0.0.1:{closed_port()}/remote.git")
+    before = local_state(desktop)
+    res = gm("-C", str(desktop), "review", SID, "--accept")
+    assert res.code == 5 and len(res.err.strip().splitlines()) == 1 and "origin" in res.err
+    after = local_state(desktop)
+    intent = f".git/gitmem/decisions/{SID}.json"
+    assert after.pop(intent, None) is not None  # kept: the next sync asks the remote
+    assert after == before and listed(desktop)[SID]["state"] == "remote"

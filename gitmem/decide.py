@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from . import hunks as H
-from . import index, secrets, sessions
+from . import index, secrets, sessions, team
 from . import trailers as T
 from .errors import Conflict, InvalidInput
 from .git import Sha
@@ -59,7 +59,9 @@ def pending(repo: MemoryRepo, session_id: str, expect_tip: str | None = None) ->
         raise InvalidInput(f"session {view.ref.id} was {view.ref.state} already; nothing to decide")
     if expect_tip and view.ref.tip != expect_tip:
         raise Conflict(f"session {view.ref.id} changed while it was reviewed; review it again")
-    if checked_out(repo, view.ref.ref.removeprefix("refs/heads/")):
+    if view.ref.ref.startswith("refs/heads/") and checked_out(
+        repo, view.ref.ref.removeprefix("refs/heads/")
+    ):
         raise InvalidInput(f"{view.ref.ref} is checked out; switch to main first")
     return view
 
@@ -185,6 +187,9 @@ def _check_secrets(repo: MemoryRepo, view: SessionView, plan: Plan) -> None:
 
 
 def _archive(repo: MemoryRepo, view: SessionView, action: str) -> str:
+    where = _claimed_on(repo, view)
+    if where:  # claimed on the remote already: keep this clone's copy
+        return team.record(repo, view.ref.id, view.ref.tip, action, where)
     return sessions.archive(
         repo,
         view.ref.id,
@@ -192,6 +197,35 @@ def _archive(repo: MemoryRepo, view: SessionView, action: str) -> str:
         prefix=ARCHIVE_OF_ACTION[action],
         reason=f"gitmem review: {action}",
     )
+
+
+def _claimed_on(repo: MemoryRepo, view: SessionView) -> str | None:
+    """The remote a decision on this session is claimed on: the one it came from, or, for
+    this machine's own session, the remote it was published to when this clone syncs with
+    it (a branch pushed with ``--push`` to a forge only is decided here alone)."""
+    if view.ref.remote is None or view.ref.state == "remote":
+        return view.ref.remote
+    synced = repo.git.out("for-each-ref", "--format=%(refname)", "refs/gitmem/sync").split()
+    for ref in synced:
+        where = ref.removeprefix("refs/gitmem/sync/").removesuffix("/last-synced")
+        if ref.endswith("/last-synced") and repo.store.resolve(
+            team.tracking(where, "session") + view.ref.id
+        ):
+            return where
+    return None
+
+
+def _claim(repo: MemoryRepo, view: SessionView, action: str) -> None:
+    """A session a remote has is decided there first: a later decision elsewhere is refused."""
+    where = _claimed_on(repo, view)
+    if where:
+        try:
+            team.claim(repo, where, view.ref.id, view.ref.tip, action)
+        except Conflict:
+            from . import decision_intent
+
+            decision_intent.clear(repo, view.ref.id)  # refused: nothing to finish
+            raise
 
 
 def _worktree_note(repo: MemoryRepo, landed: list[Sha]) -> str:
@@ -227,12 +261,30 @@ def accept(
     if checked_out(repo, MAIN):
         ensure_clean(repo, _touched(view, plan))  # before anything is written
     chain = build_chain(repo, view, plan)
-    landed = land(repo, chain, MAIN, f"gitmem review: accept {view.ref.id}")
     whole = [c.sha for c in view.edits if c.sha in plan and plan[c.sha] is None]
     left_out: list[str] = [c.sha for c in view.edits if c.sha not in whole]
     action = "partial" if left_out else "accepted"
+    where = _claimed_on(repo, view)
+    if where:  # what to finish if this is killed after the claim
+        from . import decision_intent
+
+        decision_intent.save(repo, view, action, commits, hunks, where)
+    _claim(repo, view, action)
+    return finish_accept(repo, view, chain, action, left_out)
+
+
+def finish_accept(
+    repo: MemoryRepo, view: SessionView, chain: list[Sha], action: str, left_out: list[str]
+) -> Decision:
+    """What an acceptance does once claimed: land, record, refresh; clears its intent."""
+    if view.ref.state == "remote":  # a gitmem session record published by a gitmem sync
+        repo.record_own([c.sha for c in view.commits])
+    landed = land(repo, chain, MAIN, f"gitmem review: accept {view.ref.id}")
     archived = _archive(repo, view, action)
     index.refresh(repo, MAIN)
+    from . import decision_intent
+
+    decision_intent.clear(repo, view.ref.id)  # nothing left to finish (none when unclaimed)
     return Decision(
         view.ref.id, action, archived, list(landed), left_out, _worktree_note(repo, landed)
     )
@@ -241,7 +293,15 @@ def accept(
 def reject(repo: MemoryRepo, session_id: str) -> Decision:
     """Set a pending session aside: nothing lands, its commits stay under refs/gitmem/rejected/."""
     view = pending(repo, session_id)
+    where = _claimed_on(repo, view)
+    if where:
+        from . import decision_intent
+
+        decision_intent.save(repo, view, "rejected", (), None, where)
+    _claim(repo, view, "rejected")
     archived = _archive(repo, view, "rejected")
+    if where:
+        decision_intent.clear(repo, view.ref.id)
     return Decision(
         view.ref.id, "rejected", archived, [], [c.sha for c in view.edits], "main is unchanged."
     )

@@ -206,3 +206,11 @@ def advance(repo: MemoryRepo, state: Replay, tip: Sha) -> bool:
         return False  # a merge or a rewrite: replay from scratch instead
     new.onto(state)
     return True
+
+
+def replay_at(repo: MemoryRepo, rev: str) -> Replay:
+    """The replay of the history behind ``rev`` (any commit, not only a branch tip)."""
+    state = Replay()
+    with no_gc():
+        _fold(_log(repo, rev)).onto(state)
+    return state

@@ -209,6 +209,18 @@ class MemoryRepo:
         finally:
             os.close(fd)
 
+    def record_own(self, shas: list[Sha]) -> None:
+        """Take commits gitmem wrote on another clone as its own here: the commits of a
+        session that a gitmem sync published (see team.py), accepted on this clone."""
+        mine = self.own_commits()
+        new = "".join(f"{s}\n" for s in shas if s not in mine)
+        if new:
+            fd = os.open(self.gitmem_dir / OWN_COMMITS, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                os.write(fd, new.encode())
+            finally:
+                os.close(fd)
+
     def own_commits(self) -> frozenset[str]:
         """Every commit gitmem wrote in this repository (its sessions' records)."""
         try:

@@ -48,38 +48,52 @@ ARCHIVE_OF_ACTION = {
 @dataclass(frozen=True)
 class SessionRef:
     id: str
-    state: str  # pending, pushed, accepted, partial, rejected (reverted: see list_sessions)
+    state: str  # pending, pushed, remote, accepted, partial, rejected (reverted: list_sessions)
     ref: str
     tip: Sha
+    remote: str | None = None  # the remote that has the pending branch (pushed, remote)
+    machine: str | None = None  # the machine that published it, when a sync said so
 
     @property
     def pending(self) -> bool:
-        return self.state in ("pending", "pushed")
+        return self.state in ("pending", "pushed", "remote")
 
 
 def session_refs(repo: MemoryRepo) -> dict[str, SessionRef]:
-    """Every session gitmem knows of, by id, from one ``git for-each-ref``."""
+    """Every session gitmem knows of, by id, from one ``git for-each-ref``: this clone's,
+    and the pending ones a sync fetched from a remote (state ``remote``)."""
     out = repo.git.out(
         "for-each-ref",
         "--format=%(refname)%00%(objectname)",
         *(p.rstrip("/") for p in STATE_OF_PREFIX),
         "refs/remotes",
+        "refs/gitmem/remotes",
     )
     found: dict[str, SessionRef] = {}
-    pushed: set[str] = set()
+    tracked: dict[str, tuple[str, str, Sha]] = {}  # id -> (remote, ref, tip)
+    made_on: dict[str, str] = {}
     for line in out.splitlines():
         ref, _, sha = line.partition("\0")
         if ref.startswith("refs/remotes/") and f"/{SESSION_PREFIX}" in ref:
-            pushed.add(ref.split(f"/{SESSION_PREFIX}", 1)[1])
+            where, sid = ref.removeprefix("refs/remotes/").split(f"/{SESSION_PREFIX}", 1)
+            tracked.setdefault(sid, (where, ref, Sha(sha)))
+            continue
+        if ref.startswith("refs/gitmem/remotes/"):
+            parts = ref.split("/")
+            if len(parts) == 7 and parts[4] == "from":
+                made_on[parts[6]] = parts[5]
             continue
         for prefix, state in STATE_OF_PREFIX.items():
             if ref.startswith(prefix):
                 sid = ref[len(prefix) :]
                 if sid not in found or state == "pending":  # a live branch wins
                     found[sid] = SessionRef(sid, state, ref, Sha(sha))
-    for sid in pushed & found.keys():
-        if found[sid].state == "pending":
-            found[sid] = SessionRef(sid, "pushed", found[sid].ref, found[sid].tip)
+    for sid, (where, ref, tip) in tracked.items():
+        got = found.get(sid)
+        if got is None:
+            found[sid] = SessionRef(sid, "remote", ref, tip, where, made_on.get(sid, where))
+        elif got.state == "pending":
+            found[sid] = SessionRef(sid, "pushed", got.ref, got.tip, where, made_on.get(sid))
     return found
 
 
@@ -223,6 +237,8 @@ class SessionView:
             "state": self.ref.state,
             "ref": self.ref.ref,
             "tip": self.ref.tip,
+            "remote": self.ref.remote,
+            "machine": self.ref.machine,
             "base": self.base,
             "started": self.started,
             "edits": len(self.edits),
@@ -246,7 +262,11 @@ def _hunk_json(h: NumberedHunk) -> dict[str, object]:
 
 def load(repo: MemoryRepo, session_id: str) -> SessionView:
     """A session with its commits and their diffs (one ``git log -p``)."""
-    s = find(repo, session_id)
+    return view_of(repo, find(repo, session_id))
+
+
+def view_of(repo: MemoryRepo, s: SessionRef) -> SessionView:
+    """``load`` for a session known by its ref (e.g. one whose branch is gone already)."""
     commits = session_commits(repo, s)
     if not commits:
         return SessionView(s, s.tip if s.pending else None, ())
@@ -264,6 +284,8 @@ class SessionSummary:
     started: str | None
     edits: int
     cards: tuple[str, ...]
+    machine: str | None = None  # a remote session: the machine it came from
+    remote: str | None = None
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -272,6 +294,8 @@ class SessionSummary:
             "started": self.started,
             "edits": self.edits,
             "cards": list(self.cards),
+            "machine": self.machine,
+            "remote": self.remote,
         }
 
 
@@ -313,6 +337,7 @@ def list_sessions(repo: MemoryRepo, *, decided: bool = False) -> list[SessionSum
         if state in ("accepted", "partial") and mine and all(m in replay.inactive for m in mine):
             state = "reverted"
         started = commits[0].date if commits else None
-        out.append(SessionSummary(s.id, state, started, len(edits), cards))
+        machine, where = (s.machine, s.remote) if s.state == "remote" else (None, None)
+        out.append(SessionSummary(s.id, state, started, len(edits), cards, machine, where))
     out.sort(key=lambda x: (x.started or "", x.id))
     return out

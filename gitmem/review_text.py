@@ -30,8 +30,12 @@ def list_lines(found: list[SessionSummary], decided: bool) -> list[Line]:
     out: list[Line] = [(head, "bold")]
     for s in found:
         cards = ", ".join(s.cards) or "-"
+        came = f"  (from {s.machine} via {s.remote})" if s.remote else ""
         out.append(
-            (f"{s.id:<{width}}  {_when(s.started):<16}  {s.edits:>5}  {s.state:<8}  {cards}", "")
+            (
+                f"{s.id:<{width}}  {_when(s.started):<16}  {s.edits:>5}  {s.state:<8}  {cards}{came}",
+                "",
+            )
         )
     return out
 
@@ -63,6 +67,8 @@ def show_lines(view: SessionView) -> list[Line]:
         ),
         (f"{s.ref} at {s.tip[:7]}" + (f", based on {view.base[:7]}" if view.base else ""), ""),
     ]
+    if s.state == "remote":
+        out.append((f"from {s.machine} via {s.remote}: a decision here is sent to {s.remote} first", ""))
     total = 0
     for path, commits in view.by_file():
         out += [("", ""), (path, "bold")]

@@ -22,9 +22,11 @@ last sync), ``refs/gitmem/sync/<remote>/fetched`` (only during a round).
 
 from __future__ import annotations
 
+import random
+import time
 from dataclasses import asdict, dataclass, field, replace
 
-from . import index, sync_state
+from . import decision_intent, index, sync_state, team
 from . import remote as remote_mod
 from .errors import Conflict, InvalidInput, NotFound, UnsafePath
 from .git import Sha
@@ -34,7 +36,14 @@ from .review_text import count
 from .transplant import changed_paths
 from .worktree import ensure_clean, move_and_follow, worktree_guard
 
-MAX_ROUNDS = 5
+# A push refused because another machine pushed first is retried this many rounds, each
+# after a random pause of up to BACKOFF * 2**round seconds (capped at BACKOFF_CAP): machines
+# that raced once spread out instead of racing again.
+MAX_ROUNDS = 12
+BACKOFF = 0.02
+BACKOFF_CAP = 0.4
+_sleep = time.sleep  # module attributes, so a test can watch the pauses
+_jitter = random.uniform
 
 
 def sync_ref(remote: str, what: str) -> str:
@@ -63,6 +72,13 @@ class SyncResult:
     # and the commits before and after, so a person can look: `git diff BEFORE AFTER -- ...`.
     behaviour: list[str] = field(default_factory=list)
     before: str | None = None
+    # Sessions: published here (their branch created or grown on the remote), decisions this
+    # machine sent, sessions archived here because they were decided on another machine.
+    published: list[str] = field(default_factory=list)
+    decided: list[str] = field(default_factory=list)
+    settled: list[str] = field(default_factory=list)
+    waiting: list[str] = field(default_factory=list)  # remote sessions to review here
+    rounds: int = 1  # push rounds it took (more than one: another machine pushed first)
 
     def to_json(self) -> dict[str, object]:
         return asdict(self)
@@ -76,12 +92,32 @@ class SyncResult:
                 f"sync with {r} aborted: main and the working tree are as they were.{self.note}\n"
             )
         if self.status == "up-to-date":
-            return f"main is up to date with {r} ({at}).\n"
+            return f"main is up to date with {r} ({at}).{self.note}\n" + self.sessions_text()
         how = ", merged" if self.merged else ""
         return (
             f"synced with {r}: received {count(self.received, 'commit')}, sent {self.sent} "
             f"(main at {at}{how}).{self.note}\n"
-        ) + self.behaviour_text()
+        ) + self.sessions_text() + self.behaviour_text()
+
+    def sessions_text(self) -> str:
+        out = ""
+        if self.published:
+            out += f"published {count(len(self.published), 'pending session')}: {', '.join(self.published)}\n"
+        if self.decided:
+            out += f"sent the decision on {', '.join(self.decided)}\n"
+        if self.settled:
+            out += (
+                f"decided on another machine, archived here: {', '.join(self.settled)} "
+                "(`gitmem review --all`)\n"
+            )
+        if self.waiting:
+            n = len(self.waiting)
+            out += (
+                f"{count(n, 'session')} from "
+                f"{'another machine waits' if n == 1 else 'other machines wait'} "
+                f"for review: {', '.join(self.waiting)} (`gitmem review`)\n"
+            )
+        return out
 
     def behaviour_text(self) -> str:
         if not self.behaviour:
@@ -214,6 +250,18 @@ def _check_outgoing(repo: MemoryRepo, remote: str, theirs: Sha | None) -> None:
         outgoing(repo, remote, ours, theirs)
 
 
+def _check_sessions_outgoing(
+    repo: MemoryRepo, remote: str, out: team.Outgoing, theirs: Sha | None
+) -> None:
+    """The session branches this round publishes carry no secret either."""
+    from .scan import outgoing as refuse_secrets
+
+    for update in out.updates:
+        if update.new and update.ref.startswith("refs/heads/gitmem/session/"):
+            base = [b for b in (update.old, theirs) if b]
+            refuse_secrets(repo, remote, update.new, base[0] if base else None)
+
+
 def _fast_forward(repo: MemoryRepo, ours: Sha, theirs: Sha) -> None:
     paths = changed_paths(repo, ours, theirs)
     with worktree_guard(repo, MAIN) as live:
@@ -317,14 +365,24 @@ def sync(repo: MemoryRepo, remote: str = "origin", accept_redaction: bool = Fals
     fetched = sync_ref(remote, "fetched")
     received, merged = 0, False
     start = repo.tip(MAIN)
-    for _ in range(MAX_ROUNDS):
+    settled: list[str] = []
+    notes: list[str] = []
+    lost = "main moved here"
+    finished: list[str] = []  # interrupted decisions finished here
+    for attempt in range(MAX_ROUNDS):
+        if attempt:
+            _sleep(_jitter(0, min(BACKOFF_CAP, BACKOFF * 2**attempt)))
         done = False
         try:
-            theirs = remote_mod.fetch_main(repo, remote, fetched, where)
+            theirs = remote_mod.fetch_main(repo, remote, fetched, where, team.fetch_specs(remote))
             _check_history(repo, remote, theirs, accept_redaction)
             accept_redaction = False  # accepted: the next rounds are ordinary ones
             _check_incoming(repo, remote, repo.tip(MAIN), theirs)
             _check_outgoing(repo, remote, theirs)
+            finished += decision_intent.finish_interrupted(repo, remote)
+            seen = team.view(repo, remote)  # the remote's sessions and decisions, as fetched
+            got, notes = team.settle(repo, remote, seen)
+            settled += got
             try:
                 step = _integrate(repo, remote, theirs)
             except _MainMoved:
@@ -334,7 +392,11 @@ def sync(repo: MemoryRepo, remote: str = "origin", accept_redaction: bool = Fals
             received, merged = received + step.received, merged or step.how == "merge"
             ours = repo.tip(MAIN)
             assert ours is not None
-            if step.sent and not remote_mod.push(repo, remote, ours, "refs/heads/main", where).ok:
+            out = outgoing(repo, remote, ours if step.sent else None, seen)
+            _check_sessions_outgoing(repo, remote, out, theirs)
+            pushed = remote_mod.push_updates(repo, remote, out.updates, where) if out.updates else None
+            if pushed is not None and not pushed.ok:
+                lost = pushed.rejected or lost
                 continue  # someone pushed first: fetch and integrate again
             # one transaction: forget the fetched ref, remember what the remote now holds
             repo.git.run(
@@ -346,14 +408,35 @@ def sync(repo: MemoryRepo, remote: str = "origin", accept_redaction: bool = Fals
         finally:
             if not done:
                 repo.git.run("update-ref", "-d", fetched, check=False)
+        if out.published or out.decided:  # pushed: the tracking refs say so now
+            remote_mod.fetch_refs(repo, remote, team.fetch_specs(remote), where)
+            seen = team.view(repo, remote)
         index.refresh(repo, MAIN)
-        if not received and not step.sent:
-            return SyncResult(remote, "up-to-date", ours)
+        done_notes = [f"finished the interrupted decision on {sid}" for sid in finished]
+        note = "".join(f"\n{n}" for n in done_notes + notes + out.notes)
+        waiting = team.waiting(repo, remote, seen)
+        if not received and not step.sent and not (out.published or out.decided or settled):
+            return SyncResult(
+                remote, "up-to-date", ours, note=note, waiting=waiting, rounds=attempt + 1
+            )
         changed = behaviour_changes(repo, start, ours) if received else []
         return SyncResult(
-            remote, "synced", ours, received, step.sent, merged, behaviour=changed, before=start
+            remote, "synced", ours, received, step.sent, merged, note=note, behaviour=changed,
+            before=start, published=out.published, decided=out.decided, settled=settled,
+            waiting=waiting, rounds=attempt + 1,
         )
-    raise Conflict(f"{remote} kept moving during sync; nothing was lost, run `gitmem sync` again")
+    raise Conflict(
+        f"{remote} kept moving during sync ({MAX_ROUNDS} rounds, last: {lost}); nothing was "
+        "lost, run `gitmem sync` again"
+    )
+
+
+def outgoing(
+    repo: MemoryRepo, remote: str, main: Sha | None, seen: team.View | None = None
+) -> team.Outgoing:
+    """Everything this round pushes (``main`` when given, sessions, decisions): the one
+    place to check what leaves this machine before it does."""
+    return team.outgoing(repo, remote, main, seen)
 
 
 def continue_sync(repo: MemoryRepo) -> SyncResult:

@@ -13,6 +13,7 @@ import re
 import shlex
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_session_revert import SID, run_session, setup_card
@@ -20,6 +21,7 @@ from test_sync import CARDS, is_ancestor, make_pair, sync, write
 
 from gitmem import hooks
 from gitmem import remote as remote_mod
+from gitmem import sync as sync_mod
 from gitmem.errors import InvalidInput, NotARepo, NotFound
 from gitmem.fakeapi import FakeAnthropicServer, Fault, RuleModel
 from gitmem.repo import MemoryRepo
@@ -115,22 +117,23 @@ def test_someone_always_pushing_first_names_a_sync_that_works(
 ) -> None:
     bare, laptop, desktop = make_pair(tmp_path)
     write(desktop, "beta", "Ship v2", "Ship v3", "goals", "Ship v3")
-    real_push = remote_mod.push
+    real_push = remote_mod.push_updates
     edits = iter(range(100))
 
-    def racing(repo: MemoryRepo, name: str, source: str, target: str,
+    def racing(repo: MemoryRepo, name: str, updates: Any,
                where: str | None = None) -> remote_mod.Pushed:
         n = next(edits)
         text = (laptop / "cards/acme-website.md").read_text()
         (laptop / "cards/acme-website.md").write_text(text + f"note {n}\n")
         git(laptop, "commit", "-qam", f"hand edit {n}")
         git(laptop, "push", "-q", "origin", "main")
-        return real_push(repo, name, source, target, where)
+        return real_push(repo, name, updates, where)
 
-    monkeypatch.setattr(remote_mod, "push", racing)
+    monkeypatch.setattr(remote_mod, "push_updates", racing)
+    monkeypatch.setattr(sync_mod, "_sleep", lambda _s: None)  # the pauses between rounds
     busy = gm("sync", cwd=desktop)
     assert busy.code == 4 and "kept moving" in busy.err
-    monkeypatch.setattr(remote_mod, "push", real_push)
+    monkeypatch.setattr(remote_mod, "push_updates", real_push)
     done = run(desktop, only(busy.err, "gitmem sync"))
     assert done.code == 0, done.err
     assert git(bare, "rev-parse", "main") == git(desktop, "rev-parse", "main")

@@ -191,3 +191,24 @@ def test_redact_push_to_an_unknown_remote_changes_nothing(world: tuple[Path, Pat
     r = gm("-C", str(a), "redact", "--push", "nope")
     assert r.code == 3 and r.err.startswith("gitmem: error: no remote 'nope' configured")
     assert snapshot(a) == before
+
+
+def test_sync_never_publishes_a_session_branch_that_carries_a_secret(
+    world: tuple[Path, Path, Path],
+) -> None:
+    """Sync publishes pending sessions too: a secret on one (here, typed into a chat and
+    committed with its transcript) keeps that push from happening, named like main's."""
+    bare, a, _b = world
+    branch = "gitmem/session/20261130-101200-ab12"
+    git(a, "branch", branch, "main")
+    transcript = json.dumps({"role": "user", "text": f"the staging key is {AWS}"}) + "\n"
+    blob = git(a, "hash-object", "-w", "--stdin", input=transcript.encode()).strip()
+    git(a, "update-index", "--add", "--cacheinfo", f"100644,{blob},sessions/x.jsonl")
+    tree = git(a, "write-tree").strip()
+    git(a, "read-tree", "main")  # the person's index as it was
+    commit = git(a, "commit-tree", tree, "-p", branch, "-m", "session: transcript").strip()
+    git(a, "update-ref", f"refs/heads/{branch}", commit)
+    r = gm("-C", str(a), "sync")
+    assert r.code == EXIT_CONFLICT, r.out + r.err
+    assert f"{commit[:7]} (aws-access-key)" in r.err and AWS not in r.err
+    assert git(bare, "for-each-ref", "refs/heads/gitmem/") == ""  # nothing published

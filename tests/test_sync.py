@@ -9,6 +9,7 @@ import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -245,18 +246,18 @@ def test_rewritten_remote_is_refused_and_nothing_is_lost(tmp_path: Path, pair: t
 def test_someone_pushing_first_means_another_round(pair: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
     bare, laptop, desktop = pair
     write(desktop, "beta", "Ship v2", "Ship v3", "goals", "Ship v3")
-    real_push = remote_mod.push
+    real_push = remote_mod.push_updates
     calls: list[str] = []
 
-    def racing_push(repo: MemoryRepo, name: str, source: str, target: str, where: str | None = None) -> remote_mod.Pushed:
+    def racing_push(repo: MemoryRepo, name: str, updates: Any, where: str | None = None) -> remote_mod.Pushed:
         if not calls:  # the laptop pushes between our fetch and our push
             (laptop / "cards/acme-website.md").write_text(CARDS["acme-website"].replace("Ann", "Anne"))
             git(laptop, "commit", "-qam", "hand edit")
             git(laptop, "push", "-q", "origin", "main")
-        calls.append(target)
-        return real_push(repo, name, source, target, where)
+        calls.append(updates[0].ref)
+        return real_push(repo, name, updates, where)
 
-    monkeypatch.setattr(remote_mod, "push", racing_push)
+    monkeypatch.setattr(remote_mod, "push_updates", racing_push)
     code, _, err = sync(desktop)
     assert code == 0, err
     assert len(calls) == 2

@@ -107,6 +107,9 @@ def _ask(view: Any) -> list[int] | None:
     help="With --accept: only these hunks; alone, ask about each one.",
 )
 @click.option("--push", "push_to", metavar="REMOTE", help="Push the session branch to REMOTE.")
+@click.option(
+    "--markdown", is_flag=True, help="Print SESSION as a pull-request description (Markdown)."
+)
 @json_option
 @pass_ctx
 def review(
@@ -118,6 +121,7 @@ def review(
     commits: tuple[str, ...],
     hunks: str | None,
     push_to: str | None,
+    markdown: bool,
 ) -> None:
     """Review agent sessions like pull requests.
 
@@ -129,6 +133,10 @@ def review(
     gitmem review ID --accept --hunks 1,3    (or --hunks alone: one hunk at a time)
     gitmem review ID --reject
     gitmem review ID --push origin     push gitmem/session/ID to open a pull request
+    gitmem review ID --markdown        the pull request's description, to paste into a forge
+
+    Sessions that `gitmem sync` fetched from another machine are listed as `remote`;
+    a decision on one is sent to that remote first (the first decision there wins).
     """
     from .. import decide
     from .. import review as review_mod
@@ -148,6 +156,8 @@ def review(
         raise InvalidInput("--commit and --hunks choose what --accept lands; add --accept")
     if push_to and decisions:
         raise InvalidInput("--push only publishes the session; decide in a separate command")
+    if markdown and (decisions or push_to):
+        raise InvalidInput("--markdown only shows the session; decide in a separate command")
     with ctx.repo() as repo:
         if push_to:
             from ..remote import push_session
@@ -174,6 +184,12 @@ def review(
             done = decide.accept(repo, session, commits=revs, hunks=numbers)
         else:
             view = review_mod.load(repo, session)
+            if markdown:
+                from ..review_markdown import markdown as as_markdown
+
+                text = as_markdown(repo, view)
+                emit(ctx, {**view.to_json(), "markdown": text}, lambda: text)
+                return
             _print(ctx, view.to_json(), show_lines(view))
             return
     emit(ctx, done.to_json(), done.text)
@@ -197,6 +213,14 @@ def sync(ctx: Ctx, remote: str, cont: bool, abort: bool, accept_redaction: bool)
     Never force-pushes and never drops a local commit. Edits to different cards or
     sections merge silently; the same section edited on both sides stops with a
     report, both versions kept, until `--continue` (after you settle it) or `--abort`.
+    Pending sessions travel too: this machine's are published, other machines' are
+    listed by `gitmem review` as `remote`, and decisions on them come back. A push
+    lost to another machine is retried (fetch, merge, push) a bounded number of times.
+
+    \b
+    gitmem sync                 with origin
+    gitmem sync backup --json   with the remote named backup, as JSON
+    git config gitmem.machine laptop   the name other machines see this one by
     """
     from .. import sync as sync_mod
 

@@ -144,11 +144,25 @@ class AgentEvents:
 
 
 class _TextOnly(AgentEvents):
+    """Plain text for a pipe: each text block's chunks as they come, a new block on a new
+    line ("Saving that." then "Done.", not "Saving that.Done.")."""
+
     def __init__(self, on_text: Callable[[str], None]) -> None:
         self.on_text = on_text
+        self.ended = False  # a block ended and nothing followed it yet
+        self.last = ""  # the last character written
 
     def text(self, chunk: str) -> None:
+        if not chunk:
+            return
+        if self.ended and self.last != "\n":
+            self.on_text("\n")
+        self.ended = False
+        self.last = chunk[-1]
         self.on_text(chunk)
+
+    def text_end(self) -> None:
+        self.ended = True
 
 
 class AgentSession:

@@ -7,7 +7,28 @@ from dataclasses import dataclass
 
 from .names import slugify
 
-_FENCE = re.compile(r"^\s{0,3}(```|~~~)")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+
+
+def code_lines(lines: list[str]) -> list[bool]:
+    """For each line, whether it is inside fenced code (or is a fence), as CommonMark
+    reads fences: a fence closes only on the same character, at least as many of them,
+    and nothing after; a backtick fence's info string has no backtick."""
+    out: list[bool] = []
+    opened: str | None = None
+    for line in lines:
+        m = _FENCE.match(line)
+        if opened is None:
+            if m and not (m.group(1)[0] == "`" and "`" in m.group(2)):
+                opened = m.group(1)
+                out.append(True)
+            else:
+                out.append(False)
+            continue
+        out.append(True)
+        if m and m.group(1)[0] == opened[0] and len(m.group(1)) >= len(opened) and not m.group(2).strip():
+            opened = None
+    return out
 
 
 @dataclass(frozen=True)
@@ -29,11 +50,8 @@ def sections(text: str) -> list[Section]:
     """
     lines = text.split("\n")
     found: list[tuple[int, str]] = []
-    fenced = False
-    for i, line in enumerate(lines):
-        if _FENCE.match(line):
-            fenced = not fenced
-        elif not fenced and line.startswith("## "):
+    for i, (line, code) in enumerate(zip(lines, code_lines(lines), strict=True)):
+        if not code and line.startswith("## "):
             found.append((i, line[3:].strip().rstrip("#").strip()))
     seen: dict[str, int] = {}
     out: list[Section] = []

@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from . import index, names
-from .cards import card_path, sections
+from .cards import card_path, code_lines, sections
 from .edit import _check_result, check_edit, write_card
 from .errors import Conflict, GitmemError, InvalidInput
 from .git import Sha
@@ -38,7 +38,6 @@ from .trailers import IndexEntry
 
 ACTOR = "import"
 IMPORT_PREFIX = "gitmem/import/"
-_FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 
 
 @dataclass(frozen=True)
@@ -113,13 +112,9 @@ def _frontmatter_title(lines: list[str]) -> str | None:
 
 
 def _headings(body: str, level: str) -> list[int]:
-    out, fenced = [], False
-    for i, line in enumerate(body.split("\n")):
-        if _FENCE.match(line):
-            fenced = not fenced
-        elif not fenced and line.startswith(level):
-            out.append(i)
-    return out
+    lines = body.split("\n")
+    return [i for i, (line, code) in enumerate(zip(lines, code_lines(lines), strict=True))
+            if not code and line.startswith(level)]
 
 
 def card_text(note: Note) -> tuple[str, str]:
@@ -146,7 +141,10 @@ def card_text(note: Note) -> tuple[str, str]:
         body = f"## {title}\n\n{body}"
     head = f"# {title}\n\n"
     if front:
-        head += "```yaml\n" + "\n".join(front) + "\n```\n\n"
+        # A fence longer than any run of backticks inside, so the block closes where it should.
+        runs = [len(r) for r in re.findall(r"`+", "\n".join(front))]
+        fence = "`" * max(3, max(runs, default=0) + 1)
+        head += f"{fence}yaml\n" + "\n".join(front) + f"\n{fence}\n\n"
     out = head + body
     return title, out if out.endswith("\n") else out + "\n"
 

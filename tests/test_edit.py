@@ -127,3 +127,13 @@ def test_objects_written_in_process_pass_fsck(repo: MemoryRepo) -> None:
         write_card(repo, f"p{i}", "", f"## S{i}\nx\n", IndexEntry.make(f"s{i}", ["k"], f"s {i}"))
     out = git(repo.root, "fsck", "--strict", "--no-dangling")
     assert "error" not in out.lower()
+
+
+def test_a_heading_inside_a_longer_fence_is_not_a_section() -> None:
+    """A fence closes only on as many backticks as opened it (CommonMark): a ``` line
+    inside a ```` block does not end it, so the heading after it is still code."""
+    from gitmem.cards import section_ids
+
+    text = "# C\n\n## Real\nx\n````md\n```\n## Not a heading\n```\n````\n## After\ny\n"
+    assert section_ids(text) == ["real", "after"]
+    assert section_ids("## A\n~~~\n```\n## B\n~~~\n## C\n") == ["a", "c"]

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from . import index, prompt, synthesis, usage
+from . import budget, index, prompt, synthesis, usage
 from .errors import ConfigError, ModelError
 from .models import minimum_cacheable_tokens
 from .repo import MemoryRepo
@@ -69,7 +69,8 @@ class AgentSession:
         self.counter = LayerCounter(client, self.cfg.model)
         self.persona = persona(repo.root)
         self.rules = prompt.rules_text()
-        self.index_text = index.refresh(repo, session.branch).render()
+        self._budget_warned = False
+        self.index_text = self._index()
         self.synthesis_text = synthesis.current(repo, session.branch)
         self.last_call: float | None = None
         self.previous_id: str | None = None
@@ -109,6 +110,16 @@ class AgentSession:
         self._maybe_synthesise()
         return "".join(reply)
 
+    def _index(self) -> str:
+        """The I block, its size counted against limits.index_tokens (warned once above 80 %)."""
+        text = index.refresh(self.repo, self.session.branch).render()
+        shown, size = budget.block(self.repo, self.session.branch, self.counter, text)
+        warning = size.warning()
+        if warning and not self._budget_warned:
+            self._budget_warned = True
+            self.warn(warning)
+        return shown
+
     def _layers(self) -> prompt.Layers:
         return prompt.Layers(self.persona, self.rules, self.index_text, self.synthesis_text)
 
@@ -118,7 +129,7 @@ class AgentSession:
         now = self.clock()
         if self.last_call is not None and now - self.last_call > self.cfg.ttl_seconds:
             # The cache is cold anyway: showing the fresh index costs nothing extra.
-            self.index_text = index.refresh(self.repo, self.session.branch).render()
+            self.index_text = self._index()
         self._warn_if_uncacheable()
         params = prompt.request(
             self.cfg.model, self.cfg.max_tokens, self._layers(), self.transcript.messages(),

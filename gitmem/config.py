@@ -58,6 +58,8 @@ class Config:
     max_card_bytes: int = 1048576
     prices: dict[str, Price] = field(default_factory=lambda: dict(DEFAULT_PRICES))
     secrets_allow: tuple[str, ...] = ()  # [secrets] allow: regexes of deliberate exceptions
+    index_tokens: int = 8000  # limits.index_tokens: the I block's budget
+    untouched_days: int = 90  # hygiene.untouched_days: `gitmem stale` lists older sections
 
     def price(self, model: str) -> Price | None:
         if model in self.prices:
@@ -123,6 +125,8 @@ def load(root: Path) -> Config:
         max_card_bytes=_get(data, "limits", "max_card_bytes", int, d.max_card_bytes),
         prices=prices,
         secrets_allow=_secrets_allow(data),
+        index_tokens=_get(data, "limits", "index_tokens", int, d.index_tokens),
+        untouched_days=_get(data, "hygiene", "untouched_days", int, d.untouched_days),
     )
     if cfg.review not in ("auto", "review"):
         raise ConfigError(
@@ -130,6 +134,7 @@ def load(root: Path) -> Config:
         )
     if cfg.cache_ttl not in ("5m", "1h"):
         raise ConfigError(f"{FILENAME}: memory.cache_ttl must be '5m' or '1h'")
-    if cfg.synthesis_every < 1 or cfg.max_edit_bytes < 1 or cfg.max_card_bytes < 1:
+    if (cfg.synthesis_every < 1 or cfg.max_edit_bytes < 1 or cfg.max_card_bytes < 1
+            or cfg.index_tokens < 1 or cfg.untouched_days < 1):
         raise ConfigError(f"{FILENAME}: limits and intervals must be positive")
     return cfg

@@ -14,7 +14,7 @@ the entry is stale. Two more cases make an entry stale whatever the text says:
 Everything here is a pure function of history and the tip's tree, so ``gitmem reindex``
 and the incremental cache agree. Facts about immutable objects (a card blob's section
 digests, the card blob at a commit, a merge's doubly described sections) are kept in
-``.git/gitmem/fresh-<branch>.marshal`` with a digest, like the index cache.
+``.git/gitmem/index-fresh-<branch>.marshal`` with a digest, like the index cache.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ class Memo:
 
 
 def _path(repo: MemoryRepo, branch: str) -> str:
-    return str(repo.gitmem_dir / f"fresh-{branch.replace('/', '%')}.marshal")
+    return str(repo.gitmem_dir / f"index-fresh-{branch.replace('/', '%')}.marshal")
 
 
 def _load(repo: MemoryRepo, branch: str) -> Memo:

@@ -123,6 +123,7 @@ from . import (  # noqa: E402,F401  (registers the commands)
     review,
     search,
     secrets,
+    stale,
     status,
 )
 

@@ -157,19 +157,19 @@ def _last_changes(repo: MemoryRepo, tip: str, cards: list[str]) -> dict[tuple[st
         head, _, names = record.strip("\n").partition("\n")
         if not head:
             continue
-        sha, _, stamp = head.partition(" ")
+        sha, _, date = head.partition(" ")
         for name in names.split("\n"):
             if name.startswith("cards/") and name.endswith(".md"):
-                history.setdefault(name[6:-3], []).append((sha, int(stamp)))
+                history.setdefault(name[6:-3], []).append((sha, int(date)))
     out: dict[tuple[str, str], int] = {}
     for card in cards:
         now = digests((repo.store.read_blob(f"{tip}:{card_path(card)}") or b"").decode("utf-8", "replace"))
         todo = set(now)
         last: dict[str, int] = {}
-        for sha, stamp in history.get(card, [])[:MAX_COMMITS_PER_CARD]:
+        for rev, stamp in history.get(card, [])[:MAX_COMMITS_PER_CARD]:
             if not todo:
                 break
-            raw_then = repo.store.read_blob(f"{sha}:{card_path(card)}")
+            raw_then = repo.store.read_blob(f"{rev}:{card_path(card)}")
             then = digests(raw_then.decode("utf-8", "replace")) if raw_then is not None else {}
             for sid in list(todo):
                 if then.get(sid) == now[sid]:

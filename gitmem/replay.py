@@ -213,3 +213,10 @@ def advance(repo: MemoryRepo, state: Replay, tip: Sha) -> bool:
         return False  # a merge or a rewrite: replay from scratch instead
     new.onto(state)
     return True
+
+
+def replay_at(repo: MemoryRepo, rev: str) -> Replay:
+    """The replay of the history of any commit (a session's base or tip, for review)."""
+    state = Replay()
+    _fold(_log(repo, rev)).onto(state)
+    return state

@@ -117,6 +117,7 @@ from . import (  # noqa: E402,F401  (registers the commands)
     bridges,
     cards,
     clone,
+    consolidate,
     core,
     edit,
     notes,

@@ -173,8 +173,15 @@ def review(
             revs = [r for spec in commits for r in spec.replace(",", " ").split()]
             done = decide.accept(repo, session, commits=revs, hunks=numbers)
         else:
+            from ..consolidate import is_consolidation
+
             view = review_mod.load(repo, session)
-            _print(ctx, view.to_json(), show_lines(view))
+            # a consolidation is judged by what it saves: tokens before and after
+            sizes = review_mod.token_sizes(repo, view) if is_consolidation(view.ref.id) else None
+            data = view.to_json()
+            if sizes is not None:
+                data["tokens"] = sizes.to_json()
+            _print(ctx, data, show_lines(view, sizes))
             return
     emit(ctx, done.to_json(), done.text)
 

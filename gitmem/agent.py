@@ -92,18 +92,23 @@ class AgentSession:
             reply += [b["text"] for b in content if b.get("type") == "text"]
             uses = [b for b in content if b.get("type") == "tool_use"]
             results, called, full_reads = [], [], 0
+            reads: list[dict[str, Any]] = []  # which card and section each read was (usage --cards)
             for use in uses:
                 res = self.tools.call(use["name"], use.get("input"))
                 called.append(use["name"])
                 if use["name"] == "read_memory_card" and not (use.get("input") or {}).get("section_id"):
                     full_reads += not res.is_error
                 if res.card_text:
-                    card_tokens += self.counter.text(res.text)
+                    tokens = self.counter.text(res.text)
+                    card_tokens += tokens
+                    args = use.get("input") or {}
+                    reads.append({"card": str(args.get("project")),
+                                  "section": args.get("section_id") or None, "tokens": tokens})
                 block: dict[str, Any] = {"type": "tool_result", "tool_use_id": use["id"], "content": res.text}
                 if res.is_error:
                     block["is_error"] = True
                 results.append(block)
-            self._log(msg, "turn", called, full_reads, card_tokens)
+            self._log(msg, "turn", called, full_reads, card_tokens, reads)
             if msg.stop_reason != "tool_use" or not results:
                 break
             self.transcript.add_message("user", results)
@@ -167,7 +172,8 @@ class AgentSession:
                 f"{self.cfg.model}'s minimum of {minimum}: it will not be cached"
             )
 
-    def _log(self, msg: Any, purpose: str, tools: list[str], full_reads: int, card: int) -> None:
+    def _log(self, msg: Any, purpose: str, tools: list[str], full_reads: int, card: int,
+             reads: list[dict[str, Any]] | None = None) -> None:
         u = msg.usage
         counts = {
             "input_tokens": u.input_tokens or 0,
@@ -195,7 +201,7 @@ class AgentSession:
             tools=tools, full_card_reads=full_reads,
             cache_miss_reason=getattr(miss, "type", None) if miss else None,
             layer_hashes=self._layers().hashes(), cost_usd=cost, uncached_cost_usd=uncached,
-            ttl=self.cfg.cache_ttl,
+            ttl=self.cfg.cache_ttl, card_reads=reads or [],
         ))
 
     # -- layer S --------------------------------------------------------------------

@@ -198,3 +198,11 @@ def test_both_sides_writing_the_same_text_with_different_summaries_is_stale(tmp_
     code, _, err = sync(desktop)
     assert code == 0, err  # the same change on both sides merges silently
     assert entry(desktop, "acme-website/budget")["stale"] is True
+
+
+def test_status_lists_stale_entries(repo: MemoryRepo, client: Path) -> None:
+    seed(repo)
+    by_hand(repo, "Dana is PM; Dana leaves in Jan", "Bob replaced Dana as PM")
+    out = gm("-C", str(client), "status").out
+    assert "Stale entries (1)" in out and "  acme § people" in out
+    assert json.loads(gm("-C", str(client), "status", "--json").out)["stale"] == ["acme § people"]

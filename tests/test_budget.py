@@ -29,9 +29,15 @@ def fill(repo: MemoryRepo, n: int = 12) -> None:
 
 
 def set_limit(client: Path, tokens: int) -> None:
-    toml = client / "gitmem.toml"
-    toml.write_text(re.sub(r"index_tokens = \d+", f"index_tokens = {tokens}", toml.read_text()))
+    set_value(client, str(tokens))
     git(client, "commit", "-qam", "budget")
+
+
+def set_value(client: Path, value: str) -> None:
+    toml = client / "gitmem.toml"
+    text = re.sub(r"\nindex_tokens = [^\n]*", "", toml.read_text())
+    assert "[limits]\n" in text
+    toml.write_text(text.replace("[limits]\n", f"[limits]\nindex_tokens = {value}\n"))
 
 
 def budget(client: Path) -> dict[str, Any]:
@@ -116,8 +122,7 @@ def test_mcp_instructions_carry_the_over_budget_line(client: Path, tmp_path: Pat
 
 @pytest.mark.parametrize("value", ["0", "-5", '"big"'])
 def test_a_bad_budget_is_a_config_error(client: Path, value: str) -> None:
-    toml = client / "gitmem.toml"
-    toml.write_text(toml.read_text().replace("index_tokens = 8000", f"index_tokens = {value}"))
+    set_value(client, value)
     before = snapshot(client)
     res = gm("-C", str(client), "index")
     assert res.code == 6 and res.err.count("\n") == 1 and "gitmem.toml" in res.err

@@ -69,4 +69,4 @@ def test_older_lines_without_card_names_are_unattributed(repo: MemoryRepo, clien
 
 def test_a_bad_session_id_is_a_usage_error(client: Path) -> None:
     res = gm("-C", str(client), "usage", "--cards", "--session", "../x")
-    assert res.code == 2 and res.err.count("\n") == 1
+    assert res.code == 2 and res.err.count("\n") == 1 and "invalid session id" in res.err

@@ -29,7 +29,7 @@ from .cards import sections
 from .index_cache import _DIGEST, _replace
 from .repo import MemoryRepo
 
-VERSION = 1
+VERSION = 2
 PARTIAL_NOTE = b"\n\nAccepted in part in review: "
 _PARTIAL = "~"  # the card blob "at" a commit accepted in part: never equal to a real one
 
@@ -52,6 +52,8 @@ class Memo:
     blobs: dict[str, dict[str, str]] = field(default_factory=dict)  # card blob -> digests
     at: dict[str, str] = field(default_factory=dict)  # "commit:card" -> card blob ("" none)
     contested: dict[str, list[str]] = field(default_factory=dict)  # merge -> ["card/sid\0sha"]
+    # the last answer: a digest of its question (tip, entries, merges) and the stale keys
+    last: tuple[str, list[str]] = ("", [])
     dirty: bool = False
 
 
@@ -69,13 +71,14 @@ def _load(repo: MemoryRepo, branch: str) -> Memo:
         data = marshal.loads(blob)
         if not isinstance(data, dict) or data.get("version") != VERSION:
             return Memo()
-        return Memo(data["blobs"], data["at"], data["contested"])
+        return Memo(data["blobs"], data["at"], data["contested"], tuple(data["last"]))
     except (OSError, ValueError, KeyError, TypeError, EOFError):
         return Memo()
 
 
 def _save(repo: MemoryRepo, branch: str, memo: Memo) -> None:
-    data = {"version": VERSION, "blobs": memo.blobs, "at": memo.at, "contested": memo.contested}
+    data = {"version": VERSION, "blobs": memo.blobs, "at": memo.at, "contested": memo.contested,
+            "last": list(memo.last)}
     blob = marshal.dumps(data)
     path = _path(repo, branch)
     _replace(f"{path}.tmp", path, hashlib.sha1(blob).digest() + blob)
@@ -113,6 +116,43 @@ def _blob_at(repo: MemoryRepo, memo: Memo, commit: str, card: str) -> str:
     memo.at[key] = got
     memo.dirty = True
     return got
+
+
+def _prefetch(repo: MemoryRepo, memo: Memo, pairs: set[tuple[str, str]]) -> None:
+    """Read every (commit, card) not known yet in one ``git cat-file --batch``: the commit
+    (accepted in part?) and the card's blob there, digested at once. A first refresh of a
+    large client would otherwise read thousands of trees one at a time. git resolves
+    ``REV:PATH`` itself here; it never follows a symlink in a tree, and a symlink's blob
+    simply differs from the card's."""
+    if not pairs:
+        return
+    order = sorted(pairs)
+    names = [n for sha, card in order for n in (sha, f"{sha}:cards/{card}.md")]
+    raw = repo.git.run("cat-file", "--batch", input="".join(f"{n}\n" for n in names).encode()).stdout
+    pos = 0
+    got: list[tuple[str, bytes] | None] = []
+    for _ in names:
+        end = raw.index(b"\n", pos)
+        head = raw[pos:end].split(b" ")
+        pos = end + 1
+        if len(head) != 3:  # "<name> missing" (or ambiguous)
+            got.append(None)
+            continue
+        size = int(head[2])
+        got.append((head[0].decode() + " " + head[1].decode(), raw[pos : pos + size]))
+        pos += size + 1
+    for i, (sha, card) in enumerate(order):
+        commit, blob = got[2 * i], got[2 * i + 1]
+        if commit is not None and PARTIAL_NOTE in commit[1].split(b"\n\n", 1)[-1]:
+            value = _PARTIAL
+        elif blob is not None and blob[0].endswith(" blob"):
+            value = blob[0].split(" ")[0]
+            if value not in memo.blobs:
+                memo.blobs[value] = digests(blob[1].decode("utf-8", "replace"))
+        else:
+            value = ""
+        memo.at[f"{sha}:{card}"] = value
+    memo.dirty = True
 
 
 def _digests_of(repo: MemoryRepo, memo: Memo, blob: str) -> dict[str, str]:
@@ -174,10 +214,15 @@ def stale_keys(
     todo = list(entries)
     if not todo:
         return set()
+    merges = list(merges)
+    question = hashlib.sha1(repr((tip, todo, merges)).encode()).hexdigest()
+    if memo.last[0] == question:  # the same tip, entries and merges: the same answer
+        return set(memo.last[1])
     now = _card_blobs(repo, tip)
     doubled: set[str] = set()
     for merge in merges:
         doubled.update(contested(repo, memo, merge))
+    _prefetch(repo, memo, {(sha, card) for card, _, sha in todo if f"{sha}:{card}" not in memo.at})
     out: set[str] = set()
     for card, sid, sha in todo:
         key = f"{card}/{sid}"
@@ -194,6 +239,7 @@ def stale_keys(
         was = _digests_of(repo, memo, then).get(sid)
         if was is None or was != _digests_of(repo, memo, current).get(sid):
             out.add(key)
+    memo.last = (question, sorted(out))  # kept on disk with the next new facts
     if memo.dirty:
         _prune(memo, todo, now)
         _save(repo, branch, memo)  # a cache that cannot be written is simply not kept

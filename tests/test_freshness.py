@@ -206,3 +206,16 @@ def test_status_lists_stale_entries(repo: MemoryRepo, client: Path) -> None:
     out = gm("-C", str(client), "status").out
     assert "Stale entries (1)" in out and "  acme § people" in out
     assert json.loads(gm("-C", str(client), "status", "--json").out)["stale"] == ["acme § people"]
+
+
+def test_a_damaged_freshness_cache_is_never_believed(repo: MemoryRepo, client: Path) -> None:
+    seed(repo)
+    by_hand(repo, "Dana is PM; Dana leaves in Jan", "Bob replaced Dana as PM")
+    assert entry(client, "acme/people")["stale"] is True
+    cache = client / ".git/gitmem/index-fresh-main.marshal"
+    assert cache.exists()
+    cache.write_bytes(b"\0" * 20 + cache.read_bytes()[20:])  # the digest no longer matches
+    for f in (client / ".git/gitmem").glob("index-main*"):
+        f.unlink()  # the index itself is rebuilt too
+    assert entry(client, "acme/people")["stale"] is True
+    assert "cache matched" in gm("-C", str(client), "reindex").out

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import index, prompt, synthesis, usage
+from . import budget, index, prompt, synthesis, usage
 from .errors import ConfigError, ModelError
 from .models import minimum_cacheable_tokens
 from .repo import MemoryRepo
@@ -187,7 +187,8 @@ class AgentSession:
         self.counter = LayerCounter(client, self.cfg.model)
         self.persona = persona(repo.root)
         self.rules = prompt.rules_text()
-        self.index_text = index.refresh(repo, session.branch).render()
+        self._budget_warned = False
+        self.index_text = self._index()
         self.synthesis_text = synthesis.current(repo, session.branch)
         self.last_call: float | None = None
         self.previous_id: str | None = None
@@ -230,25 +231,40 @@ class AgentSession:
             reply += [b["text"] for b in content if b.get("type") == "text"]
             uses = [b for b in content if b.get("type") == "tool_use"]
             results, called, full_reads = [], [], 0
+            reads: list[dict[str, Any]] = []  # which card and section each read was (usage --cards)
             for use in uses:
                 res = self.tools.call(use["name"], use.get("input"))
                 called.append(use["name"])
                 if use["name"] == "read_memory_card" and not (use.get("input") or {}).get("section_id"):
                     full_reads += not res.is_error
                 if res.card_text:
-                    card_tokens += self.counter.text(res.text)
+                    tokens = self.counter.text(res.text)
+                    card_tokens += tokens
+                    args = use.get("input") or {}
+                    reads.append({"card": str(args.get("project")),
+                                  "section": args.get("section_id") or None, "tokens": tokens})
                 block: dict[str, Any] = {"type": "tool_result", "tool_use_id": use["id"], "content": res.text}
                 if res.is_error:
                     block["is_error"] = True
                 results.append(block)
                 ev.tool(ToolCall(use["name"], dict(use.get("input") or {}), res.is_error, res.text))
-            ev.response(self._log(msg, "turn", called, full_reads, card_tokens))
+            ev.response(self._log(msg, "turn", called, full_reads, card_tokens, reads))
             if msg.stop_reason != "tool_use" or not results:
                 break
             self.transcript.add_message("user", results)
         ev.turn_end()
         self._maybe_synthesise()
         return "".join(reply)
+
+    def _index(self) -> str:
+        """The I block, its size counted against limits.index_tokens (warned once above 80 %)."""
+        text = index.refresh(self.repo, self.session.branch).render()
+        shown, size = budget.block(self.repo, self.session.branch, self.counter, text)
+        warning = size.warning()
+        if warning and not self._budget_warned:
+            self._budget_warned = True
+            self.warn(warning)
+        return shown
 
     def _layers(self) -> prompt.Layers:
         return prompt.Layers(self.persona, self.rules, self.index_text, self.synthesis_text)
@@ -259,7 +275,7 @@ class AgentSession:
         now = self.clock()
         if self.last_call is not None and now - self.last_call > self.cfg.ttl_seconds:
             # The cache is cold anyway: showing the fresh index costs nothing extra.
-            self.index_text = index.refresh(self.repo, self.session.branch).render()
+            self.index_text = self._index()
         self._warn_if_uncacheable()
         params = prompt.request(
             self.cfg.model, self.cfg.max_tokens, self._layers(), self.transcript.messages(),
@@ -301,7 +317,8 @@ class AgentSession:
             )
 
     def _log(
-        self, msg: Any, purpose: str, tools: list[str], full_reads: int, card: int
+        self, msg: Any, purpose: str, tools: list[str], full_reads: int, card: int,
+        reads: list[dict[str, Any]] | None = None,
     ) -> ResponseUsage:
         u = msg.usage
         counts = {
@@ -330,7 +347,7 @@ class AgentSession:
             tools=tools, full_card_reads=full_reads,
             cache_miss_reason=getattr(miss, "type", None) if miss else None,
             layer_hashes=self._layers().hashes(), cost_usd=cost, uncached_cost_usd=uncached,
-            ttl=self.cfg.cache_ttl,
+            ttl=self.cfg.cache_ttl, card_reads=reads or [],
         ))
         return ResponseUsage(total, counts["cache_read_input_tokens"], counts["output_tokens"],
                              cost, uncached)

@@ -59,6 +59,8 @@ class Config:
     chat_footer: bool = True  # [chat] footer: tokens and cost after each turn in a terminal
     prices: dict[str, Price] = field(default_factory=lambda: dict(DEFAULT_PRICES))
     secrets_allow: tuple[str, ...] = ()  # [secrets] allow: regexes of deliberate exceptions
+    index_tokens: int = 8000  # limits.index_tokens: the I block's budget
+    untouched_days: int = 90  # hygiene.untouched_days: `gitmem stale` lists older sections
 
     def price(self, model: str) -> Price | None:
         if model in self.prices:
@@ -125,6 +127,8 @@ def load(root: Path) -> Config:
         chat_footer=_get(data, "chat", "footer", bool, d.chat_footer),
         prices=prices,
         secrets_allow=_secrets_allow(data),
+        index_tokens=_get(data, "limits", "index_tokens", int, d.index_tokens),
+        untouched_days=_get(data, "hygiene", "untouched_days", int, d.untouched_days),
     )
     if cfg.review not in ("auto", "review"):
         raise ConfigError(
@@ -132,6 +136,7 @@ def load(root: Path) -> Config:
         )
     if cfg.cache_ttl not in ("5m", "1h"):
         raise ConfigError(f"{FILENAME}: memory.cache_ttl must be '5m' or '1h'")
-    if cfg.synthesis_every < 1 or cfg.max_edit_bytes < 1 or cfg.max_card_bytes < 1:
+    if (cfg.synthesis_every < 1 or cfg.max_edit_bytes < 1 or cfg.max_card_bytes < 1
+            or cfg.index_tokens < 1 or cfg.untouched_days < 1):
         raise ConfigError(f"{FILENAME}: limits and intervals must be positive")
     return cfg

@@ -130,7 +130,9 @@ def write_card(
             except UnicodeDecodeError:
                 raise EditError(f"{path} is not valid UTF-8; fix it by hand") from None
         content = apply_edit(text, old_text, new_text, project)
-        _check_result(repo, path, text, content, entry)
+        # The same text for old and new: a commit that only re-describes the section (a
+        # stale entry refreshed); it still needs a line that is in the card once.
+        _check_result(repo, path, text, content, entry, redescribe=bool(old_text) and old_text == new_text)
         if more:
             ids = {s.id for s in sections(content)}
             missing = [e.section_id for e in more if e.section_id not in ids]
@@ -156,9 +158,15 @@ def write_card(
 
 
 def _check_result(
-    repo: MemoryRepo, path: str, before: str | None, after: str, entry: IndexEntry
+    repo: MemoryRepo,
+    path: str,
+    before: str | None,
+    after: str,
+    entry: IndexEntry,
+    *,
+    redescribe: bool = False,
 ) -> None:
-    if after == before:
+    if after == before and not redescribe:
         raise EditError("the edit changes nothing")
     if len(after.encode()) > repo.config.max_card_bytes:
         raise EditError(

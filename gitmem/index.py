@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from . import index_cache
+from . import freshness, index_cache
 from .cards import sections
 from .framing import INDEX_TAG, one_line
 from .git import Sha
@@ -36,6 +36,7 @@ class SectionEntry(NamedTuple):
     keywords: tuple[str, ...]
     summary: str | None
     commit: str | None
+    stale: bool = False  # the section's text changed after the entry was written
 
     @property
     def indexed(self) -> bool:
@@ -85,7 +86,8 @@ class Index:
             for s in c.sections:
                 kws = say(", ".join(s.keywords))
                 if s.indexed:
-                    out.append(f"- {s.id}: {say(s.summary or '')} [{kws}]")
+                    mark = "(stale) " if s.stale else ""
+                    out.append(f"- {s.id}: {mark}{say(s.summary or '')} [{kws}]")
                 else:
                     out.append(f"- {s.id}: (unindexed) {say(s.heading)}{f' [{kws}]' if kws else ''}")
         out.append(f"</{INDEX_TAG}>")
@@ -146,25 +148,49 @@ def fill(cards: Layout, replay: Replay) -> Index:
                         cur = value
                         break
                 if cur is None:
-                    secs.append(new(SectionEntry, (sid, heading, (), None, None)))
+                    secs.append(new(SectionEntry, (sid, heading, (), None, None, False)))
                     continue
                 kws = split_kw.get(cur[1])
                 if kws is None:
                     kws = tuple(filter(None, [k.strip() for k in cur[1].split(",")]))
                     split_kw[cur[1]] = kws
                 # An entry without a summary (the memory tool's) leaves it unindexed.
-                secs.append(new(SectionEntry, (sid, heading, kws, cur[2] or None, cur[0])))
+                secs.append(new(SectionEntry, (sid, heading, kws, cur[2] or None, cur[0], False)))
             out.append(new(CardEntry, (project, info[0][0] or project, tuple(secs))))
     return Index(tuple(out))
 
 
 def resolve(
-    repo: MemoryRepo, replay: Replay, headings: Headings, used: Headings | None = None
+    repo: MemoryRepo,
+    replay: Replay,
+    headings: Headings,
+    used: Headings | None = None,
+    branch: str = MAIN,
 ) -> Index:
     """Reconcile the replayed trailers with the card headings at ``replay.commit``."""
     if replay.commit is None:
         return Index(())
-    return fill(layout(repo, replay.commit, headings, used), replay)
+    return mark_stale(repo, replay, fill(layout(repo, replay.commit, headings, used), replay), branch)
+
+
+def mark_stale(repo: MemoryRepo, replay: Replay, idx: Index, branch: str = MAIN) -> Index:
+    """``idx`` with each entry whose section changed since the entry was written marked stale
+    (see freshness.py)."""
+    if replay.commit is None:
+        return idx
+    todo = [(c.project, s.id, s.commit) for c in idx.cards for s in c.sections
+            if s.indexed and s.commit]
+    stale = freshness.stale_keys(repo, branch, replay.commit, todo, replay.merges)
+    if not stale:
+        return idx
+    cards = []
+    for c in idx.cards:
+        if any(f"{c.project}/{s.id}" in stale for s in c.sections):
+            secs = tuple(s._replace(stale=True) if f"{c.project}/{s.id}" in stale else s
+                         for s in c.sections)
+            c = c._replace(sections=secs)
+        cards.append(c)
+    return Index(tuple(cards))
 
 
 def refresh(repo: MemoryRepo, branch: str = MAIN) -> Index:
@@ -188,11 +214,11 @@ def refresh(repo: MemoryRepo, branch: str = MAIN) -> Index:
         elif not advance(repo, state, tip):
             state = replay_all(repo, branch)
         used: Headings = {}
-        index = resolve(repo, state, headings, used)
+        index = resolve(repo, state, headings, used, branch)
         index_cache.save(repo, branch, state, used)
         headings = used
     else:
-        index = resolve(repo, state, headings)
+        index = resolve(repo, state, headings, branch=branch)
     repo.memo[("index", branch)] = _Memo(state, headings, index)
     return index
 
@@ -244,7 +270,7 @@ def rebuild(repo: MemoryRepo, branch: str = MAIN) -> tuple[Index, Index | None]:
     if state.commit != tip:  # a commit landed meanwhile: lay out the tree that was replayed
         used = {}
         cards = layout(repo, state.commit, headings, used) if state.commit else []
-    index = fill(cards, state)
+    index = mark_stale(repo, state, fill(cards, state), branch)
     old_state = None
     if loaded and state.commit is not None and advance(repo, loaded[0], Sha(state.commit)):
         old_state = loaded[0]
@@ -254,11 +280,14 @@ def rebuild(repo: MemoryRepo, branch: str = MAIN) -> tuple[Index, Index | None]:
         and old_state.entries == state.entries
         and old_state.inactive == state.inactive
         and old_state.reverts == state.reverts
+        and old_state.merges == state.merges
     )
     cached = None
     if old_state is not None:
-        same = unchanged or old_state.currents() == state.currents()
-        cached = index if same else fill(cards, old_state)
+        same = unchanged or (
+            old_state.currents() == state.currents() and old_state.merges == state.merges
+        )
+        cached = index if same else mark_stale(repo, old_state, fill(cards, old_state), branch)
     if not (unchanged and loaded is not None and loaded[1] == used):
         index_cache.save(repo, branch, state, used)  # else it would be written as it is
     repo.memo[("index", branch)] = _Memo(state, used, index)
@@ -278,6 +307,9 @@ def differences(old: Index, new: Index) -> list[str]:
             out.append(f"{key}: only in the cache")
         elif key not in a:
             out.append(f"{key}: missing from the cache")
+        elif a[key] != b[key] and a[key].stale != b[key].stale:
+            was, now = ("stale", "fresh") if a[key].stale else ("fresh", "stale")
+            out.append(f"{key}: cache had it {was}, history says {now}")
         elif a[key] != b[key]:
             out.append(f"{key}: cache had {a[key].summary!r}, history says {b[key].summary!r}")
     return out

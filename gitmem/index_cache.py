@@ -17,7 +17,8 @@ import os
 from .replay import Replay, no_gc
 from .repo import MAIN, MemoryRepo
 
-CACHE_VERSION = 7  # 3: multi-revert; 4: untitled cards; 5: summary-less entries; 6: framed; 7: digests
+CACHE_VERSION = 9  # 3: multi-revert; 4: untitled cards; 5: summary-less entries; 6: framed;; 9: fences as CommonMark closes them
+# 7: digests; 8: merges kept, stale entries marked
 _DIGEST = 20  # sha1 of what follows it
 Headings = dict[str, list[list[str]]]  # blob sha -> [[title, ""], [id, heading], ...]
 
@@ -37,7 +38,9 @@ def load(repo: MemoryRepo, branch: str) -> tuple[Replay, Headings] | None:
             data = marshal.loads(blob)
         if not isinstance(data, dict) or data.get("version") != CACHE_VERSION:
             return None
-        state = Replay(data["commit"], data["entries"], set(data["inactive"]), data["reverts"])
+        state = Replay(
+            data["commit"], data["entries"], set(data["inactive"]), data["reverts"], data["merges"]
+        )
         return state, data["headings"]
     except (OSError, ValueError, KeyError, TypeError, EOFError):
         return None  # no cache, another Python's marshal format, a torn file: rebuild
@@ -57,6 +60,7 @@ def save(repo: MemoryRepo, branch: str, state: Replay, headings: Headings) -> No
         "entries": state.entries,
         "inactive": state.inactive,
         "reverts": state.reverts,
+        "merges": state.merges,
         "headings": headings,
     }
     tmp = f"{path}.{os.getpid()}.tmp"

@@ -34,7 +34,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
-from . import __version__, sessions
+from . import __version__, budget, sessions
 from . import index as index_mod
 from .errors import ConfigError
 from .repo import MemoryRepo
@@ -62,8 +62,9 @@ def build_server(repo: MemoryRepo, session: sessions.Session) -> Server[Any]:
     """An MCP server for one connection: its writes go to ``session``'s branch."""
     tools = MemoryTools(repo, branch=session.branch, session=session.id, actor=ACTOR)
 
-    def index_text() -> str:  # the index as of the session branch's tip
-        return index_mod.refresh(repo, session.branch).render()
+    def index_text() -> str:  # the index as of the session branch's tip, with its budget note
+        text = index_mod.refresh(repo, session.branch).render()
+        return budget.block(repo, session.branch, text=text)[0]
 
     async def list_tools(
         ctx: Ctx, params: types.PaginatedRequestParams | None

@@ -30,6 +30,8 @@ class Replay:
     inactive: set[str] = field(default_factory=set)  # entry or revert commits undone
     # revert commit -> the commits it undoes (one, or all of a session's)
     reverts: dict[str, list[str]] = field(default_factory=dict)
+    # merge commits, newest first: where two lines of history may both describe a section
+    merges: list[str] = field(default_factory=list)
 
     def _set_active(self, sha: str, active: bool) -> None:
         # Undoing a revert re-applies what it reverted, and so on down the chain.
@@ -95,6 +97,7 @@ class _Fold:
     tip: str | None = None
     entries: dict[str, list[list[str]]] = field(default_factory=dict)
     reverts: list[tuple[str, list[str]]] = field(default_factory=list)  # newest first
+    merges: list[str] = field(default_factory=list)  # newest first
     linear: bool = True  # every commit has exactly one parent, the next one in the log
     oldest_parent: str = ""  # the parents field of the oldest commit read
 
@@ -110,6 +113,8 @@ class _Fold:
             elif sha != below:
                 linear = False
             below, _, block = rest.partition("\x1f")
+            if " " in below:
+                self.merges.append(sha)
             if block:
                 add(sha, *parse(block))
         self.oldest_parent, self.linear = below, linear
@@ -146,6 +151,8 @@ class _Fold:
         for sha, targets in reversed(self.reverts):
             state.reverts[sha] = targets
             state._set_active(sha, True)
+        if self.merges:
+            state.merges[:0] = self.merges
         if self.tip is not None:
             state.commit = self.tip
 

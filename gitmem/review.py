@@ -341,3 +341,40 @@ def list_sessions(repo: MemoryRepo, *, decided: bool = False) -> list[SessionSum
         out.append(SessionSummary(s.id, state, started, len(edits), cards, machine, where))
     out.sort(key=lambda x: (x.started or "", x.id))
     return out
+
+
+@dataclass(frozen=True)
+class TokenSizes:
+    """A session's effect on size: each card it touches and the I block, before and after
+    (estimated, 4 bytes a token)."""
+
+    cards: dict[str, tuple[int, int]]  # card -> (before, after); 0: no such card
+    index: tuple[int, int]
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "estimated": True,
+            "cards": {k: {"before": a, "after": b} for k, (a, b) in self.cards.items()},
+            "index": {"before": self.index[0], "after": self.index[1]},
+        }
+
+
+def token_sizes(repo: MemoryRepo, view: SessionView) -> TokenSizes | None:
+    """Tokens before (the session's base) and after (its tip), per card and for the I block."""
+    from . import index as index_mod
+    from .cards import card_path
+    from .replay import replay_at
+    from .transcript import estimate_tokens
+
+    if view.base is None or not view.edits:
+        return None
+
+    def card_tokens(rev: str, card: str) -> int:
+        raw = repo.store.read_blob(f"{rev}:{card_path(card)}")
+        return estimate_tokens(raw.decode("utf-8", "replace")) if raw is not None else 0
+
+    def index_tokens(rev: str) -> int:
+        return estimate_tokens(index_mod.resolve(repo, replay_at(repo, rev), {}).render())
+
+    cards = {c: (card_tokens(view.base, c), card_tokens(view.ref.tip, c)) for c in view.cards()}
+    return TokenSizes(cards, (index_tokens(view.base), index_tokens(view.ref.tip)))

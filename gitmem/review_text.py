@@ -6,7 +6,7 @@ terminal; keeping the styles beside the text keeps both outputs the same words.
 
 from __future__ import annotations
 
-from .review import NumberedHunk, SessionSummary, SessionView
+from .review import NumberedHunk, SessionSummary, SessionView, TokenSizes
 
 Line = tuple[str, str]  # (text, rich style; "" for none)
 
@@ -55,7 +55,21 @@ def entry_line(entry: dict[str, object] | None) -> str:
     return f"index: § {entry.get('section')}  [{', '.join(kws)}]  {entry.get('summary')}"
 
 
-def show_lines(view: SessionView) -> list[Line]:
+def size_lines(sizes: TokenSizes) -> list[Line]:
+    """Tokens before and after, per card and for the I block (a consolidation's review)."""
+    def change(a: int, b: int) -> str:
+        pct = f" ({(b - a) / a:+.0%})" if a else ""
+        return f"{a:,} -> {b:,}{pct}"
+
+    width = max([len("index (I block)"), *(len(c) for c in sizes.cards)])
+    out: list[Line] = [("", ""), ("Tokens before -> after (estimated, 4 bytes a token):", "bold")]
+    for card, (a, b) in sizes.cards.items():
+        out.append((f"  {card:<{width}}  {change(a, b)}", ""))
+    out.append((f"  {'index (I block)':<{width}}  {change(*sizes.index)}", ""))
+    return out
+
+
+def show_lines(view: SessionView, sizes: TokenSizes | None = None) -> list[Line]:
     s = view.ref
     cards = view.cards()
     out: list[Line] = [
@@ -85,6 +99,8 @@ def show_lines(view: SessionView) -> list[Line]:
                 ("", ""),
                 (f"Transcript {c.sha[:7]}: {c.commit.subject} (+{count(added, 'line')})", ""),
             ]
+    if sizes is not None:
+        out += size_lines(sizes)
     if s.pending:
         out += [
             ("", ""),

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from . import budget, sync_state
 from . import index as index_mod
-from . import sync_state
 from .git import Sha
 from .repo import MAIN, MemoryRepo
 from .review import list_sessions
-from .transcript import estimate_tokens
 
 LOCAL_ONLY = "counted from what this machine knows; `gitmem status` never contacts a remote"
 
@@ -54,10 +53,12 @@ class Status:
     pending: tuple[Pending, ...]
     unindexed: tuple[str, ...]  # "card § section"
     index_bytes: int
-    index_tokens: int  # estimated: 4 bytes a token
+    index_tokens: int  # count_tokens with a key, else estimated (index_budget.estimated)
     remotes: tuple[RemoteState, ...]
     sync_stopped: str | None  # the remote of a sync stopped at a conflict
     note: str = field(default=LOCAL_ONLY)
+    index_budget: dict[str, object] = field(default_factory=dict)  # budget.Budget.to_json()
+    stale: tuple[str, ...] = ()  # "card § section": entries whose section changed since
 
     def to_json(self) -> dict[str, object]:
         return asdict(self)
@@ -107,6 +108,9 @@ def status(repo: MemoryRepo) -> Status:
     main = repo.tip(MAIN)
     idx = index_mod.refresh(repo, MAIN)
     rendered = index_mod.rendered(repo, MAIN) if main else idx.render()
+    size = budget.measure(repo, rendered)
+    rendered = budget.with_note(rendered, size)
+    stale = tuple(f"{c.project} § {s.id}" for c in idx.cards for s in c.sections if s.stale)
     unindexed = tuple(
         f"{c.project} § {s.id}" for c in idx.cards for s in c.sections if not s.indexed
     )
@@ -120,9 +124,11 @@ def status(repo: MemoryRepo) -> Status:
         pending=pending,
         unindexed=unindexed,
         index_bytes=len(rendered.encode()),
-        index_tokens=estimate_tokens(rendered),
+        index_tokens=size.tokens,
         remotes=remotes,
         sync_stopped=str(stopped["remote"]) if stopped else None,
+        index_budget=size.to_json(),
+        stale=stale,
     )
 
 
@@ -161,7 +167,20 @@ def lines(st: Status) -> list[str]:
     if st.unindexed:
         out.append(f"Unindexed sections ({len(st.unindexed)}): no index entry says what they hold")
         out += [f"  {u}" for u in st.unindexed]
-    out.append(f"Index: {size(st.index_bytes)}, about {count(st.index_tokens, 'token')} (estimated)")
+    if st.stale:
+        out.append(f"Stale entries ({len(st.stale)}): the section changed after its summary; "
+                   "`gitmem stale` for more")
+        out += [f"  {u}" for u in st.stale]
+    b = st.index_budget
+    how = "estimated" if b.get("estimated", True) else "count_tokens"
+    share = float(str(b.get("share", 0.0)))
+    out.append(f"Index: {size(st.index_bytes)}, about {count(st.index_tokens, 'token')} ({how}), "
+               f"{share:.0%} of its {int(str(b.get('limit', 0))):,}-token budget")
+    if b.get("state") == "over":
+        out.append("  over budget: the agent is told, nothing is cut; `gitmem consolidate` "
+                   "proposes a compaction for review")
+    elif b.get("state") == "warn":
+        out.append("  above 80 % of the budget: `gitmem consolidate` proposes a compaction")
     if not st.remotes:
         out.append("No remotes: `git remote add origin URL`, then `gitmem sync`.")
     for r in st.remotes:

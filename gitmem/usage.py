@@ -45,6 +45,8 @@ class UsageRecord:
     uncached_cost_usd: float
     ttl: str = "5m"
     extra: dict[str, Any] = field(default_factory=dict)
+    # each card read by this response's tool calls: {"card", "section" (None: whole), "tokens"}
+    card_reads: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

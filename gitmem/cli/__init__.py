@@ -157,12 +157,14 @@ from . import (  # noqa: E402,F401  (registers the commands)
     cards,
     clone,
     completion,
+    consolidate,
     core,
     edit,
     notes,
     review,
     search,
     secrets,
+    stale,
     status,
 )
 

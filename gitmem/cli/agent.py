@@ -131,21 +131,36 @@ def _report(ctx: Ctx, res: object, repo: Any, start: int, failed: Exception | No
 
 @cli.command()
 @click.option("--session", "session_id", metavar="ID", help="Only this session.")
+@click.option("--cards", "by_card", is_flag=True,
+              help="Tokens spent reading each card; sections read most, and never.")
 @json_option
 @pass_ctx
-def usage(ctx: Ctx, session_id: str | None) -> None:
+def usage(ctx: Ctx, session_id: str | None, by_card: bool) -> None:
     """Token and cost report from logs/usage.jsonl, with flags for cache waste.
 
     \b
     gitmem usage                       per session, then totals and per model
     gitmem usage --session ID          one session
     gitmem usage --json                {"sessions": [...], "total": {...}, "models": [...]}
+    gitmem usage --cards               layer E per card across sessions; sections never read
     """
     from .. import usage as usage_mod
     from .. import usage_report
 
     with ctx.repo() as repo:
         records = usage_mod.load(repo)
+        if by_card:
+            from .. import index as index_mod
+            from ..card_usage import cards_report
+
+            if session_id is not None:
+                from ..names import session as check_session
+
+                check_session(session_id)
+                records = [r for r in records if r.get("session") == session_id]
+            rep = cards_report(records, index_mod.refresh(repo))
+            emit(ctx, rep.to_json, rep.render)
+            return
     reports = usage_report.report(records, session_id)
     every, models = usage_report.totals(records, session_id)
     emit(

@@ -197,18 +197,36 @@ def show(ctx: Ctx, project: str, section: str | None, branch: str) -> None:
 
 @cli.command()
 @click.option("--branch", default="main", show_default=True)
+@click.option("--budget", "show_budget", is_flag=True,
+              help="Print the index's size against limits.index_tokens instead of the index.")
 @json_option
 @pass_ctx
-def index(ctx: Ctx, branch: str) -> None:
-    """Print the index (layer I) exactly as the agent sees it."""
+def index(ctx: Ctx, branch: str, show_budget: bool) -> None:
+    """Print the index (layer I) exactly as the agent sees it.
+
+    \b
+    gitmem index                 the block, sections marked (unindexed) or (stale)
+    gitmem index --json          every card and section: summary, keywords, indexed, stale
+    gitmem index --budget        its size in tokens against limits.index_tokens
+
+    Above 80 % of the budget a warning goes to stderr; above 100 % the block keeps every
+    section and ends with a line telling the agent, and `gitmem consolidate` is suggested.
+    """
+    from .. import budget
     from .. import index as index_mod
 
     with ctx.repo() as repo:
         repo.branch_tip(branch)  # an unknown branch is an error, not an empty index
-        if ctx.json:
+        text, size = budget.block(repo, branch)
+        if show_budget:
+            emit(ctx, size.to_json(), f"Index: {size.line()}")
+        elif ctx.json:
             emit(ctx, index_mod.refresh(repo, branch).to_json, "")
         else:
-            emit(ctx, None, index_mod.rendered(repo, branch))
+            emit(ctx, None, text)
+    warning = size.warning()
+    if warning:
+        click.echo(f"gitmem: warning: {warning}", err=True)
 
 
 @cli.command()

@@ -183,6 +183,8 @@ def review(
             revs = [r for spec in commits for r in spec.replace(",", " ").split()]
             done = decide.accept(repo, session, commits=revs, hunks=numbers)
         else:
+            from ..consolidate import is_consolidation
+
             view = review_mod.load(repo, session)
             if markdown:
                 from ..review_markdown import markdown as as_markdown
@@ -190,7 +192,12 @@ def review(
                 text = as_markdown(repo, view)
                 emit(ctx, {**view.to_json(), "markdown": text}, lambda: text)
                 return
-            _print(ctx, view.to_json(), show_lines(view))
+            # a consolidation is judged by what it saves: tokens before and after
+            sizes = review_mod.token_sizes(repo, view) if is_consolidation(view.ref.id) else None
+            data = view.to_json()
+            if sizes is not None:
+                data["tokens"] = sizes.to_json()
+            _print(ctx, data, show_lines(view, sizes))
             return
     emit(ctx, done.to_json(), done.text)
 

@@ -1,0 +1,40 @@
+"""``gitmem consolidate``: the model proposes a compaction as a session waiting for review."""
+
+from __future__ import annotations
+
+import click
+
+from . import Ctx, cli, emit, json_option, pass_ctx
+
+
+@cli.command()
+@click.option("--card", metavar="PROJECT", help="Consolidate this card only (the model may edit only it).")
+@json_option
+@pass_ctx
+def consolidate(ctx: Ctx, card: str | None) -> None:
+    """Ask the model to merge duplicates, compact long sections, resolve contradictions and
+    refresh stale summaries, as a session that always waits for review.
+
+    \b
+    gitmem consolidate
+    gitmem consolidate --card acme-website
+    gitmem review ID                   per card and for the index: tokens before and after
+    gitmem review ID --accept          nothing lands before this
+
+    Whatever memory.review says, the edits wait on gitmem/session/<id>-consolidate.
+    Needs ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL for another endpoint).
+    """
+    from ..agent import make_client
+    from ..consolidate import consolidate as run
+
+    def warn(text: str) -> None:
+        click.echo(f"gitmem: warning: {text}", err=True)
+
+    with ctx.repo() as repo:
+        if card is not None:
+            from ..names import project
+
+            project(card)
+        client = make_client()
+        res = run(repo, client=client, card=card, warn=warn)
+    emit(ctx, res.to_json(), res.text())

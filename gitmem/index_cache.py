@@ -17,8 +17,8 @@ import os
 from .replay import Replay, no_gc
 from .repo import MAIN, MemoryRepo
 
-CACHE_VERSION = 9  # 3: multi-revert; 4: untitled cards; 5: summary-less entries; 6: framed;; 9: fences as CommonMark closes them
-# 7: digests; 8: merges kept, stale entries marked
+CACHE_VERSION = 9  # 3: multi-revert; 4: untitled cards; 5: summary-less entries; 6: framed;
+# 7: digests; 8: merges kept, stale entries marked; 9: fences closed as CommonMark closes them
 _DIGEST = 20  # sha1 of what follows it
 Headings = dict[str, list[list[str]]]  # blob sha -> [[title, ""], [id, heading], ...]
 

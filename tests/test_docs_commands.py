@@ -122,6 +122,8 @@ def fill(line: str, world: dict[str, str], n: int) -> str:
         (r"\bURL\b", world["origin"]),
         (r"\bDIR\b", shlex.quote(f"{world['tmp']}/out{n}")),
         (r"--layout L\b", "--layout plain"),
+        (r"--days N\b", "--days 30"),
+        (r"--card X\b", "--card acme-website"),
         (r"\bSHELL\b", "bash"),
         (r"\bNAME\b", f"beta{n}"),
         (r"\bPATH\b", shlex.quote(f"{world['tmp']}/new{n}")),
@@ -190,7 +192,7 @@ def documented() -> list[tuple[str, str, str]]:
                 continue
             if lang == "text":  # a screen or an output shown, not commands to run
                 continue
-            for line in text.splitlines():
+            for line in re.sub(r"\s*\\\n\s*", " ", text).splitlines():  # continuations joined
                 if "claude mcp add" in line and " -- " in line:
                     out.append((name, "line", line.split(" -- ", 1)[1]))
                 elif is_command(line):

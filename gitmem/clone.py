@@ -11,7 +11,6 @@ the first ``gitmem sync`` knows what it last saw.
 from __future__ import annotations
 
 import re
-import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from . import hooks, index
 from .config import FILENAME
 from .errors import InvalidInput, NotARepo, NotFound
 from .git import Git
+from .new_folder import undone_on_failure
 from .remote import RemoteError
 from .repo import MAIN, MemoryRepo
 
@@ -65,16 +65,8 @@ def clone(url: str, path: Path) -> CloneResult:
         raise InvalidInput(f"invalid URL {url!r}")
     path = path.expanduser().absolute()
     _check_target(path)
-    existed = path.exists()
-    try:
+    with undone_on_failure(path):
         return _clone(url, path)
-    except BaseException:
-        if existed:
-            for child in path.iterdir():
-                shutil.rmtree(child) if child.is_dir() else child.unlink()
-        else:
-            shutil.rmtree(path, ignore_errors=True)
-        raise
 
 
 def _clone(url: str, path: Path) -> CloneResult:

@@ -10,6 +10,7 @@ from . import adopt, hooks, index, names
 from .adopt import AdoptPlan
 from .errors import GitmemError, InvalidInput
 from .git import Git
+from .new_folder import undone_on_failure
 from .paths import shipped
 from .repo import MAIN, MemoryRepo
 
@@ -58,16 +59,8 @@ def init_repo(path: Path, client: str | None = None) -> InitResult:
     _check_target(path)
     if path.is_dir() and any(path.iterdir()):
         return _adopt(path, name)
-    existed = path.exists()
-    try:
+    with undone_on_failure(path):
         return _init(path, name)
-    except BaseException:
-        if existed:
-            for child in path.iterdir():
-                shutil.rmtree(child) if child.is_dir() else child.unlink()
-        else:
-            shutil.rmtree(path, ignore_errors=True)
-        raise
 
 
 def _init(path: Path, name: str) -> InitResult:

@@ -156,11 +156,21 @@ def _place(lines: list[str], h: Hunk, expected: int, low: int) -> tuple[int, int
     the lines it removes must still be exactly there.
     """
     lead, trail = _context(h.lines)
+    # As `git apply`: a hunk with no trailing context was made at the end of the file and
+    # one starting at line 1 at its beginning. Where its lines repeat ("a", "a", "a"), the
+    # anchor is what places it; only when the anchored place no longer holds them is the
+    # nearest match taken.
+    at_end = trail == 0 and lead > 0
+    at_start = h.source_start <= 1
     for fuzz in range(MAX_FUZZ + 1):
         a, b = min(fuzz, lead), min(fuzz, trail)
         old = h.old[a : len(h.old) - b]
         if fuzz and (not old or (a, b) == (min(fuzz - 1, lead), min(fuzz - 1, trail))):
             continue
+        if not fuzz:
+            for anchored, wanted in ((at_start, 0), (at_end, len(lines) - len(old))):
+                if anchored and low <= wanted and lines[wanted : wanted + len(old)] == list(old):
+                    return wanted, a, b
         at = _find(lines, old, expected + a, low)
         if at is not None:
             return at, a, b

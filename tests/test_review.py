@@ -339,3 +339,21 @@ def test_hunks_apply_like_the_diff_they_come_from(tmp_path: Path, old: list[str]
     # any subset applies to the original (each hunk's context comes from it)
     chosen = [h for h, keep in zip(hunks, subset, strict=False) if keep]
     apply_hunks("".join(old), chosen)
+
+
+def test_a_hunk_at_the_end_of_a_file_of_repeated_lines_lands_at_the_end(tmp_path: Path) -> None:
+    """No trailing context: the hunk was made at the end of the file, as `git apply` reads
+    it; with the same lines above ("a" four times) only that anchor places it right."""
+    (tmp_path / "a.md").write_text("a\na\na\na\n")
+    (tmp_path / "b.md").write_text("a\na\na\na\nz")
+    proc = subprocess.run(["git", "diff", "--no-index", "--no-color", "a.md", "b.md"],
+                          cwd=tmp_path, capture_output=True, text=True, check=False)
+    hunks = [h for f in parse_diff(proc.stdout) for h in f.hunks]
+    shifted = "top\n" * 3 + "a\na\na\na\n"
+    assert apply_hunks(shifted, hunks) == "top\n" * 3 + "a\na\na\na\nz"
+    # a hunk at line 1 stays at the beginning
+    (tmp_path / "c.md").write_text("z\na\na\na\na\n")
+    proc = subprocess.run(["git", "diff", "--no-index", "--no-color", "a.md", "c.md"],
+                          cwd=tmp_path, capture_output=True, text=True, check=False)
+    hunks = [h for f in parse_diff(proc.stdout) for h in f.hunks]
+    assert apply_hunks("a\na\na\na\na\na\n", hunks) == "z\na\na\na\na\na\na\n"

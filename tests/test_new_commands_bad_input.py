@@ -34,7 +34,7 @@ def seeded(client: Path) -> Path:
         (["log", "--branch", "nope"], 3, "no branch 'nope'"),
         (["log", "../x"], 2, "invalid project name"),
         (["clone", "--", "-x", "dest"], 2, "invalid URL"),
-        (["clone", "-x", "dest"], 2, "No such option '-x'"),
+        (["clone", "-x", "dest"], 2, "No such option"),  # click 8.1 and 8.2 word the rest apart
     ],
 )
 def test_refused_with_one_line_and_nothing_changed(

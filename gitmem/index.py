@@ -174,7 +174,7 @@ def refresh(repo: MemoryRepo, branch: str = MAIN) -> Index:
     if isinstance(memo, _Memo):
         state, headings = memo.state, memo.headings
     else:
-        loaded = index_cache.load(repo, branch)
+        loaded = index_cache.load(repo, branch) or _seed(repo, branch)
         state, headings = loaded if loaded else (Replay(), {})
     if state.commit != tip:
         if tip is None:
@@ -189,6 +189,19 @@ def refresh(repo: MemoryRepo, branch: str = MAIN) -> Index:
         index = resolve(repo, state, headings)
     repo.memo[("index", branch)] = _Memo(state, headings, index)
     return index
+
+
+def _seed(repo: MemoryRepo, branch: str) -> tuple[Replay, Headings] | None:
+    """A start for a branch with no cache of its own: main's cache.
+
+    A session branch starts at main's tip, so main's state is its state at that commit,
+    and ``advance`` folds in what the branch added since (or refuses, when main's cached
+    commit is not where the branch's own history grew from: then it is replayed in full).
+    The state is a fresh copy: main's cache file is only read.
+    """
+    if branch == MAIN:
+        return None
+    return index_cache.load(repo, MAIN)
 
 
 @dataclass

@@ -78,6 +78,14 @@ def _replace(tmp: str, path: str, data: bytes) -> None:
             os.unlink(tmp)
 
 
+def drop(repo: MemoryRepo, branch: str) -> None:
+    """Remove ``branch``'s caches (a session branch that landed or was archived: its
+    name is never used again, and the files would only take disk space)."""
+    for path in (_state_path(repo, branch), text_path(repo, branch)):
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+
+
 def text_path(repo: MemoryRepo, branch: str) -> str:
     return str(repo.gitmem_dir / f"index-{branch.replace('/', '%')}.txt")
 

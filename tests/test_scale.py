@@ -95,3 +95,21 @@ def test_a_landed_session_leaves_no_index_cache(client: Path) -> None:
         assert done.landed
         assert not state.exists() and not text.exists()
         assert Path(index_cache._state_path(repo, MAIN)).exists()  # main's is kept
+
+
+def test_refresh_after_new_commits_fills_and_renders_only_the_cards_they_touched(
+    client: Path,
+) -> None:
+    with MemoryRepo(client) as repo:
+        _cards(repo, 4)
+        before = index.refresh(repo, MAIN)
+        before.render()
+        entry = IndexEntry.make("notes", ["k2"], "card 2 changed")
+        write_card(repo, "card-2", "line 2", "line two", entry)
+        after = index.refresh(repo, MAIN)
+        kept = [a is b for a, b in zip(before.cards, after.cards, strict=True)]
+        assert kept == [True, True, False, True]
+        assert after.card("card-2") == index.rebuild(repo, MAIN)[0].card("card-2")
+    with MemoryRepo(client) as repo:  # the same as a new process's full fill
+        assert index.refresh(repo, MAIN).render() == after.render()
+        assert "card 2 changed" in after.render()

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from gitmem import index, index_cache, replay, sessions
 from gitmem.edit import write_card
 from gitmem.repo import MAIN, MemoryRepo
 from gitmem.trailers import IndexEntry
 
-from helpers import index_summaries
+from helpers import git, index_summaries
 
 
 def _cards(repo: MemoryRepo, n: int, branch: str = MAIN, start: int = 0) -> None:
@@ -113,3 +117,90 @@ def test_refresh_after_new_commits_fills_and_renders_only_the_cards_they_touched
     with MemoryRepo(client) as repo:  # the same as a new process's full fill
         assert index.refresh(repo, MAIN).render() == after.render()
         assert "card 2 changed" in after.render()
+
+
+# -- the pre-commit hook's shell pre-check ---------------------------------------------------
+HOOK = Path(__file__).resolve().parent.parent / "hooks" / "pre-commit"
+
+
+def _hint_ere() -> str:
+    line = next(ln for ln in HOOK.read_text().splitlines() if ln.startswith("hint='"))
+    return line[len("hint='") : -1]
+
+
+def _sh_matches(lines: list[str], tmp: Path) -> set[int]:
+    """Which lines (0-based) the hook's grep would start the scanner for."""
+    import subprocess
+
+    f = tmp / "lines.txt"
+    f.write_bytes("".join(f"+{ln}\n" for ln in lines).encode("utf-8"))
+    proc = subprocess.run(
+        ["grep", "-naEi", "-e", _hint_ere(), "-e", "[^ -~\t]", str(f)],
+        capture_output=True, env={"LC_ALL": "C", "PATH": os.environ["PATH"]}, check=False,
+    )
+    assert proc.returncode in (0, 1), proc.stderr
+    return {int(ln.split(b":", 1)[0]) - 1 for ln in proc.stdout.splitlines()}
+
+
+FRAGMENTS = ["AKIA", "sk-", "ghp_", "xoxb-", "eyJ", "://u:p@", "Pass", "TOKEN", "key", "auth",
+             "SG.", "npm_", "1234567890:", "glpat-", "PRIVATE KEY", "é", "\u212a", "ſ"]
+line_st = st.lists(
+    st.one_of(st.sampled_from(FRAGMENTS), st.text(st.characters(codec="utf-8",
+                                                                exclude_characters="\n\r"),
+                                                  max_size=12)),
+    max_size=8,
+).map("".join)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(line_st, min_size=1, max_size=30))
+def test_the_hook_pre_check_never_skips_a_line_the_scanner_would_look_at(
+    tmp_path: Path, lines: list[str]
+) -> None:
+    from gitmem.secrets import _HINT
+
+    starts = _sh_matches(lines, tmp_path)
+    assert {i for i, ln in enumerate(lines) if _HINT.search(ln)} <= starts
+
+
+def test_the_hook_pre_check_passes_every_corpus_secret(tmp_path: Path) -> None:
+    sys.path.insert(0, str(HOOK.parent.parent / "benchmarks"))
+    import secrets_corpus as corpus
+
+    from gitmem.secrets import _HINT
+
+    items = [text.split("\n") for _, text in corpus.positives(n_per_form=3, seed=5)]
+    lines = [ln for item in items for ln in item]
+    starts = _sh_matches(lines, tmp_path)
+    assert {i for i, ln in enumerate(lines) if _HINT.search(ln)} <= starts
+    first = 0
+    for item in items:  # each secret has a line the scanner is started for
+        assert starts & set(range(first, first + len(item))), item
+        first += len(item)
+
+
+def test_a_plain_commit_of_a_card_starts_no_python_in_pre_commit(
+    client: Path, tmp_path: Path
+) -> None:
+    """Python is observed starting through a sitecustomize on PYTHONPATH."""
+    import subprocess
+
+    from gitmem.hooks import hooks_dir
+
+    site = tmp_path / "site"
+    site.mkdir()
+    marker = tmp_path / "started"
+    (site / "sitecustomize.py").write_text(f"open({str(marker)!r}, 'a').write('x')\n")
+    with MemoryRepo(client) as repo:
+        _cards(repo, 1)
+    card = client / "cards" / "card-0.md"
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    hook = [str(hooks_dir(client) / "pre-commit")]
+    card.write_text(card.read_text() + "- met the team on Tuesday\n")
+    git(client, "add", "cards")
+    subprocess.run(hook, cwd=client, env=env, check=True)
+    assert not marker.exists()
+    card.write_text(card.read_text() + "- the api token is in the vault\n")
+    git(client, "add", "cards")
+    subprocess.run(hook, cwd=client, env=env, check=True)  # scanned: nothing found
+    assert marker.exists()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from . import index, prompt, synthesis, usage
@@ -22,7 +23,7 @@ from .secrets import SecretFound
 from .sessions import Session, transcript_file
 from .tokencount import LayerCounter
 from .tools import TOOLS, MemoryTools
-from .transcript import Transcript, now_iso
+from .transcript import Transcript, fsync_path, now_iso
 from .workspace import persona
 
 MAX_STEPS = 16
@@ -62,6 +63,10 @@ class AgentSession:
         self.clock, self.warn = clock, warn
         path = transcript_file(repo, session.id)
         self.transcript = Transcript(path, self.cfg.chat_budget_tokens)
+        self.transcript.defer_sync = True  # made durable once per turn (``_sync``)
+        self._usage_path: Path | None = None
+        # layer -> (its text, token count, hash): counted and hashed once per change
+        self._layer_stats: dict[str, tuple[str, int, str]] = {}
         # A crash between a tool call and its result left the call unanswered: the API
         # refuses such a conversation, so record it as interrupted (the turn is pending).
         self.transcript.repair()
@@ -82,6 +87,19 @@ class AgentSession:
 
     def answer(self, on_text: Callable[[str], None] | None = None) -> str:
         """Run the model until it ends its turn; the pending user turn stays on failure."""
+        try:
+            return self._answer(on_text)
+        finally:
+            self._sync()
+
+    def _sync(self) -> None:
+        """One durable point per turn: the transcript and the usage lines written in it."""
+        self.transcript.sync()
+        if self._usage_path is not None:
+            fsync_path(self._usage_path)
+            self._usage_path = None
+
+    def _answer(self, on_text: Callable[[str], None] | None) -> str:
         reply: list[str] = []
         card_tokens = 0
         for _ in range(MAX_STEPS):
@@ -166,16 +184,16 @@ class AgentSession:
         }
         layers = {"A": 0, "B": 0, "I": 0, "S": 0, "C": 0, "E": 0}
         if purpose == "turn":
-            layers["A"] = self.counter.text(self.persona)
-            layers["B"] = self.counter.text(self.rules, TOOLS)
-            layers["I"] = self.counter.text(self.index_text)
-            layers["S"] = self.counter.text(self.synthesis_text)
+            layers["A"] = self._layer("A", self.persona)[0]
+            layers["B"] = self._layer("B", self.rules)[0]
+            layers["I"] = self._layer("I", self.index_text)[0]
+            layers["S"] = self._layer("S", self.synthesis_text)[0]
             layers["E"] = card
         total = counts["input_tokens"] + counts["cache_creation_input_tokens"] + counts["cache_read_input_tokens"]
         layers["C"] = max(0, total - sum(layers.values()))
         miss = getattr(getattr(msg, "diagnostics", None), "cache_miss_reason", None)
         cost, uncached = usage.costs(self.cfg, self.cfg.model, counts, self.cfg.cache_ttl)
-        usage.append(self.repo, usage.UsageRecord(
+        self._usage_path = usage.append(self.repo, usage.UsageRecord(
             at=now_iso(), session=self.session.id, message_id=msg.id, model=msg.model,
             purpose=purpose, input_tokens=counts["input_tokens"],
             cache_creation_input_tokens=counts["cache_creation_input_tokens"],
@@ -183,9 +201,23 @@ class AgentSession:
             output_tokens=counts["output_tokens"], layers=layers, estimated=self.counter.estimated,
             tools=tools, full_card_reads=full_reads,
             cache_miss_reason=getattr(miss, "type", None) if miss else None,
-            layer_hashes=self._layers().hashes(), cost_usd=cost, uncached_cost_usd=uncached,
-            ttl=self.cfg.cache_ttl,
-        ))
+            layer_hashes={"AB": self._layer("AB", self.rules + self.persona)[1],
+                          "I": self._layer("I", self.index_text)[1],
+                          "S": self._layer("S", self.synthesis_text)[1]},
+            cost_usd=cost, uncached_cost_usd=uncached, ttl=self.cfg.cache_ttl,
+        ), sync=False)
+
+    def _layer(self, name: str, text: str) -> tuple[int, str]:
+        """(token count, hash) of a layer's text, computed again only when it changed
+        (``AB``'s count is not needed: it is only hashed)."""
+        got = self._layer_stats.get(name)
+        if got is None or got[0] != text:  # equal strings: identity, or one memcmp
+            count = 0
+            if name != "AB":
+                count = self.counter.text(text, TOOLS) if name == "B" else self.counter.text(text)
+            got = (text, count, prompt.layer_hash(text))
+            self._layer_stats[name] = got
+        return got[1], got[2]
 
     # -- layer S --------------------------------------------------------------------
     def _maybe_synthesise(self) -> None:

@@ -204,3 +204,73 @@ def test_a_plain_commit_of_a_card_starts_no_python_in_pre_commit(
     git(client, "add", "cards")
     subprocess.run(hook, cwd=client, env=env, check=True)  # scanned: nothing found
     assert marker.exists()
+
+
+# -- a chat turn's own costs ------------------------------------------------------------------
+def _chat(repo: MemoryRepo, lines: list[str], monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Run a chat against the fake API; the fsyncs made during each turn."""
+    from collections.abc import Iterator
+
+    import anthropic
+
+    from gitmem.chat import run_chat
+    from gitmem.fakeapi import FakeAnthropicServer, ManualClock, RuleModel
+
+    clock = ManualClock(1_000_000.0)
+    fsyncs: list[int] = [0]
+    real = os.fsync
+
+    def counting(fd: int) -> None:
+        fsyncs[-1] += 1
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", counting)
+    per_turn: list[int] = []
+
+    def turns() -> Iterator[str]:
+        for line in lines:
+            clock.advance(10)
+            fsyncs[-1] = 0
+            yield line
+            per_turn.append(fsyncs[-1])
+
+    with FakeAnthropicServer(RuleModel(), clock=clock) as api:
+        sdk = anthropic.Anthropic(api_key="test", base_url=api.base_url, max_retries=0)
+        try:
+            run_chat(repo, turns(), client=sdk, write=lambda _t: None, warn=lambda _m: None,
+                     clock=clock)
+        finally:
+            sdk.close()
+    return per_turn
+
+
+def test_a_chat_turn_syncs_its_transcript_and_usage_once_each(
+    repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # "recall" makes two requests (a tool call, then the answer): four records and two
+    # usage lines, each once fsynced before; now one durable point for the whole turn.
+    per_turn = _chat(repo, ["hello", "remember acme Budget: 40k", "recall acme"], monkeypatch)
+    assert per_turn[0] <= 2 and per_turn[2] <= 2, per_turn
+
+
+def test_each_layer_is_hashed_once_while_it_is_unchanged(
+    repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import hashlib
+
+    from gitmem import prompt, tokencount
+
+    _cards(repo, 3)
+    index_text = index.refresh(repo, MAIN).render().encode()
+    hashed: list[int] = []
+    real = hashlib.sha256
+
+    def spy(data: bytes = b"") -> object:
+        hashed.append(data.count(b"card 1 notes"))
+        return real(data)
+
+    monkeypatch.setattr(prompt.hashlib, "sha256", spy)
+    monkeypatch.setattr(tokencount.hashlib, "sha256", spy)
+    _chat(repo, ["one", "two", "three", "four"], monkeypatch)
+    assert index_text.count(b"card 1 notes") == 1
+    assert sum(hashed) == 2  # the index: once for its id, once for its count's memo

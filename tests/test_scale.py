@@ -258,8 +258,6 @@ def test_each_layer_is_hashed_once_while_it_is_unchanged(
 ) -> None:
     import hashlib
 
-    from gitmem import prompt, tokencount
-
     _cards(repo, 3)
     index_text = index.refresh(repo, MAIN).render().encode()
     hashed: list[int] = []
@@ -269,8 +267,7 @@ def test_each_layer_is_hashed_once_while_it_is_unchanged(
         hashed.append(data.count(b"card 1 notes"))
         return real(data)
 
-    monkeypatch.setattr(prompt.hashlib, "sha256", spy)
-    monkeypatch.setattr(tokencount.hashlib, "sha256", spy)
+    monkeypatch.setattr(hashlib, "sha256", spy)  # what gitmem.prompt and .tokencount use
     _chat(repo, ["one", "two", "three", "four"], monkeypatch)
     assert index_text.count(b"card 1 notes") == 1
     assert sum(hashed) == 2  # the index: once for its id, once for its count's memo

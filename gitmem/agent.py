@@ -77,8 +77,54 @@ class AgentSession:
         self.index_text = index.refresh(repo, session.branch).render()
         self.synthesis_text = synthesis.current(repo, session.branch)
         self.last_call: float | None = None
+        self.last_sent = 0.0  # when the newest request was sent (the session's clock)
+        self._index_file = path.with_name(f"{path.stem}.index.txt")  # the I last sent
+        self._sent_index: str | None = None
+        if self.transcript.records:
+            self._resume_warm()
         self.previous_id: str | None = None
         self._warned = False
+
+    def _resume_warm(self) -> None:
+        """A resumed session whose cache is still warm sends the index it sent last (kept
+        beside the transcript), not a recomputed one that would re-write the cache from
+        the index on; it says so when the index changed meanwhile. Once the cache goes
+        cold, ``_call`` shows the fresh index as for any session."""
+        try:
+            kept = self._index_file.read_text("utf-8")
+        except (OSError, UnicodeDecodeError):
+            return
+        last = None
+        for rec in usage.load(self.repo):
+            if rec.get("session") == self.session.id and rec.get("purpose") == "turn":
+                last = rec
+        sent = (last or {}).get("extra", {}).get("sent")
+        if last is None or not isinstance(sent, int | float):
+            return
+        if last.get("layer_hashes", {}).get("I") != prompt.layer_hash(kept):
+            return  # not the index that request sent
+        if self.clock() - sent > self.cfg.ttl_seconds:
+            return  # cold: the fresh index costs nothing extra
+        if kept != self.index_text:
+            self.warn(
+                "the index changed since this session's last request; the session keeps the "
+                "index it was sent while the cache is warm and shows the new one once it "
+                "goes cold (read_memory_card shows any card as it is now)"
+            )
+        self.index_text = self._sent_index = kept
+        self.last_call = float(sent)
+
+    def _keep_sent_index(self) -> None:
+        """Keep the index about to be sent beside the transcript (when it changed)."""
+        if self._sent_index == self.index_text:
+            return
+        tmp = self._index_file.with_name(f"{self._index_file.name}.{os.getpid()}.tmp")
+        try:
+            tmp.write_text(self.index_text, "utf-8")
+            os.replace(tmp, self._index_file)
+        except OSError:
+            return  # only a saving on resume is lost
+        self._sent_index = self.index_text
 
     # -- the turn -------------------------------------------------------------------
     def ask(self, text: str, on_text: Callable[[str], None] | None = None) -> str:
@@ -101,8 +147,9 @@ class AgentSession:
 
     def _answer(self, on_text: Callable[[str], None] | None) -> str:
         reply: list[str] = []
-        card_tokens = 0
+        card_tokens = 0  # card text this turn's tool results put in the conversation
         for _ in range(MAX_STEPS):
+            sent_cards = card_tokens  # in the request about to be made (not its answer's)
             msg = self._call(on_text)
             content = [_dump(b) for b in msg.content]
             self.transcript.add_message("assistant", content)
@@ -120,7 +167,7 @@ class AgentSession:
                 if res.is_error:
                     block["is_error"] = True
                 results.append(block)
-            self._log(msg, "turn", called, full_reads, card_tokens)
+            self._log(msg, "turn", called, full_reads, sent_cards)
             if msg.stop_reason != "tool_use" or not results:
                 break
             self.transcript.add_message("user", results)
@@ -133,11 +180,12 @@ class AgentSession:
     def _call(self, on_text: Callable[[str], None] | None) -> Any:
         import anthropic
 
-        now = self.clock()
+        now = self.last_sent = self.clock()
         if self.last_call is not None and now - self.last_call > self.cfg.ttl_seconds:
             # The cache is cold anyway: showing the fresh index costs nothing extra.
             self.index_text = index.refresh(self.repo, self.session.branch).render()
         self._warn_if_uncacheable()
+        self._keep_sent_index()
         params = prompt.request(
             self.cfg.model, self.cfg.max_tokens, self._layers(), self.transcript.messages(),
             self.cfg.cache_ttl,
@@ -163,15 +211,28 @@ class AgentSession:
         return msg
 
     def _warn_if_uncacheable(self) -> None:
+        """Warn when no breakpoint's prefix reaches the model's minimum cacheable length:
+        a short tools + rules + persona is still cached as part of the longer prefix
+        that ends at the index or the synthesis."""
         if self._warned:
             return
         self._warned = True
-        prefix = self.counter.text(self.rules + self.persona, TOOLS)
         minimum = minimum_cacheable_tokens(self.cfg.model)
+        prefix = 0
+        reached = []
+        for name, n in (
+            ("tools + rules + persona", self._layer("A", self.persona)[0]
+             + self._layer("B", self.rules)[0]),
+            ("index", self._layer("I", self.index_text)[0]),
+            ("synthesis", self._layer("S", self.synthesis_text)[0]),
+        ):
+            prefix += n
+            reached.append((name, prefix))
         if prefix < minimum:
+            layers = ", ".join(name for name, _ in reached)
             self.warn(
-                f"the cached prefix (tools + rules + persona) is about {prefix} tokens, below "
-                f"{self.cfg.model}'s minimum of {minimum}: it will not be cached"
+                f"the cached prefix ({layers}) is about {prefix} tokens, below "
+                f"{self.cfg.model}'s minimum of {minimum}: none of these layers will be cached"
             )
 
     def _log(self, msg: Any, purpose: str, tools: list[str], full_reads: int, card: int) -> None:
@@ -205,6 +266,9 @@ class AgentSession:
                           "I": self._layer("I", self.index_text)[1],
                           "S": self._layer("S", self.synthesis_text)[1]},
             cost_usd=cost, uncached_cost_usd=uncached, ttl=self.cfg.cache_ttl,
+            # the session clock's time of the request: `gitmem usage` tells an expired
+            # cache (a gap over the TTL) from other misses by it
+            extra={"sent": round(self.last_sent, 3)},
         ), sync=False)
 
     def _layer(self, name: str, text: str) -> tuple[int, str]:

@@ -195,6 +195,7 @@ def refresh(repo: MemoryRepo, branch: str = MAIN) -> Index:
     cards: Layout
     if state.commit != tip:
         new: list[Fold] = []  # what advance folded in, if it could
+        base = state.commit
         if tip is None:
             state = Replay()
         elif not advance(repo, state, tip, new):
@@ -205,7 +206,11 @@ def refresh(repo: MemoryRepo, branch: str = MAIN) -> Index:
             index = _refill(before, cards, state, new[0])
         else:
             index = fill(cards, state)
-        index_cache.save(repo, branch, state, used)
+        if new:  # the cache grows by the new commits: a delta appended
+            added = {blob: info for blob, info in used.items() if blob not in headings}
+            index_cache.save(repo, branch, state, used, new[0], base, added)
+        else:
+            index_cache.save(repo, branch, state, used)
         headings = used
     else:
         cards = layout(repo, state.commit, headings) if state.commit else []

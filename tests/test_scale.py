@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_index_property import PROJECTS, SECTIONS, do_edit, do_hand, do_revert, full_replay
 
 from gitmem import index, index_cache, replay, sessions
+from gitmem.create import init_repo
 from gitmem.edit import write_card
 from gitmem.repo import MAIN, MemoryRepo
 from gitmem.trailers import IndexEntry
@@ -271,3 +273,69 @@ def test_each_layer_is_hashed_once_while_it_is_unchanged(
     _chat(repo, ["one", "two", "three", "four"], monkeypatch)
     assert index_text.count(b"card 1 notes") == 1
     assert sum(hashed) == 2  # the index: once for its id, once for its count's memo
+
+
+# -- the state cache grows by appending -------------------------------------------------------
+def test_the_state_cache_grows_by_appending_the_new_commits(client: Path) -> None:
+    with MemoryRepo(client) as repo:
+        _cards(repo, 3)
+        index.refresh(repo, MAIN)
+        path = Path(index_cache._state_path(repo, MAIN))
+        before = path.read_bytes()
+        entry = IndexEntry.make("notes", ["k"], "card 1 again")
+        write_card(repo, "card-1", "line 1", "line one", entry)
+        index.refresh(repo, MAIN)
+        after = path.read_bytes()
+    assert after.startswith(before) and len(after) > len(before)
+    with MemoryRepo(client) as repo:  # a new process reads base + delta
+        loaded = index_cache.load(repo, MAIN)
+        assert loaded is not None and loaded[0].commit == repo.tip(MAIN)
+        assert index_summaries(repo)["card-1/notes"] == "card 1 again"
+        assert index.refresh(repo, MAIN) == index.rebuild(repo, MAIN)[0]
+
+
+def test_a_torn_delta_is_ignored_and_a_damaged_one_rebuilds(client: Path) -> None:
+    with MemoryRepo(client) as repo:
+        _cards(repo, 2)
+        index.refresh(repo, MAIN)
+        first = repo.tip(MAIN)
+        _cards(repo, 1, start=2)
+        index.refresh(repo, MAIN)
+        path = Path(index_cache._state_path(repo, MAIN))
+    whole = path.read_bytes()
+    path.write_bytes(whole[:-3])  # a crash in the middle of the append
+    with MemoryRepo(client) as repo:
+        loaded = index_cache.load(repo, MAIN)
+        assert loaded is not None and loaded[0].commit == first  # keyed: never believed newer
+        assert "card-2/notes" in index_summaries(repo)  # and refreshed from there
+    data = bytearray(whole)
+    data[-5] ^= 0xFF
+    path.write_bytes(bytes(data))
+    with MemoryRepo(client) as repo:
+        assert index_cache.load(repo, MAIN) is None
+        assert index_summaries(repo)["card-2/notes"] == "card 2 notes"
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["edit", "edit", "hand", "revert"]),
+                          st.integers(0, 2), st.integers(0, 3), st.integers(0, 60)),
+                min_size=1, max_size=10))
+def test_a_cache_of_appended_deltas_loads_to_the_full_replay(plan: list[tuple[str, int, int, int]]) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "c"
+        init_repo(root)
+        with MemoryRepo(root) as repo:
+            for kind, p, sec, n in plan:
+                if kind == "edit":
+                    do_edit(repo, PROJECTS[p], SECTIONS[sec], ["q3", f"w{n % 3}"], n)
+                elif kind == "hand":
+                    do_hand(repo, PROJECTS[p], SECTIONS[sec], n % 4)
+                else:
+                    do_revert(repo, n)
+                index.refresh(repo)  # appends a delta when history grew
+                with MemoryRepo(root) as fresh:  # another process: base + deltas from disk
+                    loaded = index_cache.load(fresh, MAIN)
+                    assert loaded is not None
+                    assert index.resolve(fresh, loaded[0], {}) == full_replay(fresh)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from . import index, prompt, synthesis, usage
-from .errors import ConfigError, ModelError
+from .errors import ConfigError, GitmemError, ModelError
 from .models import minimum_cacheable_tokens
 from .repo import MemoryRepo
 from .secrets import SecretFound
@@ -91,7 +91,7 @@ class AgentSession:
         the index on; it says so when the index changed meanwhile. Once the cache goes
         cold, ``_call`` shows the fresh index as for any session."""
         try:
-            kept = self._index_file.read_text("utf-8")
+            made_at, _, kept = self._index_file.read_text("utf-8").partition("\n")
         except (OSError, UnicodeDecodeError):
             return
         last = None
@@ -105,7 +105,7 @@ class AgentSession:
             return  # not the index that request sent
         if self.clock() - sent > self.cfg.ttl_seconds:
             return  # cold: the fresh index costs nothing extra
-        if kept != self.index_text:
+        if kept != self.index_text and self._changed_by_others(made_at):
             self.warn(
                 "the index changed since this session's last request; the session keeps the "
                 "index it was sent while the cache is warm and shows the new one once it "
@@ -114,13 +114,27 @@ class AgentSession:
         self.index_text = self._sent_index = kept
         self.last_call = float(sent)
 
+    def _changed_by_others(self, since: str) -> bool:
+        """Whether memory edits other than this session's own (which its conversation
+        already holds) landed on the branch after ``since``."""
+        from . import trailers as T
+        from .history import read_log
+
+        try:
+            log = read_log(self.repo.git, f"{since}..{self.session.branch}")
+        except GitmemError:
+            return True  # that commit is gone: say so rather than guess
+        return any(c.get(T.SESSION) != self.session.id and c.get(T.LAYER) is None for c in log)
+
     def _keep_sent_index(self) -> None:
-        """Keep the index about to be sent beside the transcript (when it changed)."""
+        """Keep the index about to be sent beside the transcript (when it changed), with
+        the branch tip it was made at."""
         if self._sent_index == self.index_text:
             return
         tmp = self._index_file.with_name(f"{self._index_file.name}.{os.getpid()}.tmp")
         try:
-            tmp.write_text(self.index_text, "utf-8")
+            tip = self.repo.tip(self.session.branch)
+            tmp.write_text(f"{tip}\n{self.index_text}", "utf-8")
             os.replace(tmp, self._index_file)
         except OSError:
             return  # only a saving on resume is lost

@@ -271,9 +271,24 @@ def rendered(repo: MemoryRepo, branch: str = MAIN) -> str:
     text = index_cache.load_text(repo, branch, tip)
     if text is not None:
         return text
-    index = refresh(repo, branch)
-    index_cache.save_text(repo, branch, str(tip), index.render())
-    return index.render()
+    from . import index_cards  # the rendered index card by card: a few commits, a few cards
+
+    memo = repo.memo.get(("index", branch))
+    fast = None
+    if tip is not None and not isinstance(memo, _Memo):  # an open repo's memo is cheaper
+        fast = index_cards.advance(repo, branch, tip)
+    if fast is not None:
+        index, cards, headings = fast
+    else:
+        index = refresh(repo, branch)
+        memo = repo.memo.get(("index", branch))
+        assert isinstance(memo, _Memo)
+        cards, headings = memo.cards, memo.headings
+    text = index.render()
+    if tip is not None:
+        index_cards.save(repo, branch, tip, index, cards, headings)
+    index_cache.save_text(repo, branch, str(tip), text)
+    return text
 
 
 def check_served(repo: MemoryRepo, index: Index, branch: str = MAIN) -> bool:
@@ -290,6 +305,9 @@ def check_served(repo: MemoryRepo, index: Index, branch: str = MAIN) -> bool:
 
 def rebuild(repo: MemoryRepo, branch: str = MAIN) -> tuple[Index, Index | None]:
     """Replay all of history (reindex); returns (rebuilt, what the cache held, if any)."""
+    from . import index_cards
+
+    index_cards.drop(repo, branch)  # rebuilt from this verified index when next rendered
     full = FullReplay(repo, branch)  # git walks while the cache and the cards are read
     try:
         loaded = index_cache.load(repo, branch)

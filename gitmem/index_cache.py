@@ -194,7 +194,8 @@ def _replace(tmp: str, path: str, data: bytes) -> bool:
 def drop(repo: MemoryRepo, branch: str) -> None:
     """Remove ``branch``'s caches (a session branch that landed or was archived: its
     name is never used again, and the files would only take disk space)."""
-    for path in (_state_path(repo, branch), text_path(repo, branch)):
+    cards = str(repo.gitmem_dir / f"index-{branch.replace('/', '%')}.cards.marshal")
+    for path in (_state_path(repo, branch), text_path(repo, branch), cards):
         with contextlib.suppress(OSError):
             os.unlink(path)
 

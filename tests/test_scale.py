@@ -339,3 +339,52 @@ def test_a_cache_of_appended_deltas_loads_to_the_full_replay(plan: list[tuple[st
                     loaded = index_cache.load(fresh, MAIN)
                     assert loaded is not None
                     assert index.resolve(fresh, loaded[0], {}) == full_replay(fresh)
+
+
+# -- a new process renders only the cards new commits touched -----------------------------------
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["edit", "edit", "edit", "hand", "revert"]),
+                          st.integers(0, 2), st.integers(0, 3), st.integers(0, 60)),
+                min_size=1, max_size=10))
+def test_gitmem_index_after_new_commits_is_the_full_replays(plan: list[tuple[str, int, int, int]]) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "c"
+        init_repo(root)
+        for kind, p, sec, n in plan:
+            with MemoryRepo(root) as repo:  # each step: a new process, as `gitmem index` is
+                index.rendered(repo)  # the text and the cards kept at this commit
+                if kind == "edit":
+                    do_edit(repo, PROJECTS[p], SECTIONS[sec], ["q3", f"w{n % 3}"], n)
+                elif kind == "hand":
+                    do_hand(repo, PROJECTS[p], SECTIONS[sec], n % 4)
+                else:
+                    do_revert(repo, n)
+            with MemoryRepo(root) as repo:
+                assert index.rendered(repo) == full_replay(repo).render()
+
+
+def test_gitmem_index_after_new_commits_loads_no_replay_state(
+    client: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with MemoryRepo(client) as repo:
+        _cards(repo, 3)
+        index.rendered(repo)
+        for i in range(3):
+            write_card(repo, f"card-{i}", f"line {i}", f"line {i}!",
+                       IndexEntry.make("notes", ["k"], f"card {i} now"))
+    loads: list[str] = []
+    real = index_cache.load
+
+    def spy(repo: MemoryRepo, branch: str) -> object:
+        loads.append(branch)
+        return real(repo, branch)
+
+    monkeypatch.setattr(index_cache, "load", spy)
+    with MemoryRepo(client) as repo:
+        text = index.rendered(repo)
+    assert loads == []
+    assert "card 2 now" in text
+    with MemoryRepo(client) as repo:
+        assert text == full_replay(repo).render()

@@ -1,0 +1,124 @@
+"""The rendered index kept card by card, so a new process after a few commits renders
+only the cards those commits touched, without loading the replay state of all history.
+
+``.git/gitmem/index-<branch>.cards.marshal`` holds, at one commit, each card's blob,
+headings, resolved sections and rendered lines (with a digest, like the other caches:
+a damaged file is ignored and rebuilt). ``advance`` brings it to the tip when history
+only grew linearly by commits without reverts, and when every section of a touched card
+has its current entry either in the new commits or in the cached card; anything else
+(a revert, a merge, a section that reappeared) returns None and the caller refreshes in
+full, which gives the same text by design (tests/test_scale.py checks both ways agree).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import marshal
+import os
+from typing import Any
+
+from . import index_cache
+from .errors import GitmemError
+from .index import CardEntry, Index, Layout, SectionEntry, layout, render_card
+from .replay import _fold, _log, no_gc
+from .repo import MemoryRepo
+
+_DIGEST = 20
+
+
+def _path(repo: MemoryRepo, branch: str) -> str:
+    return str(repo.gitmem_dir / f"index-{branch.replace('/', '%')}.cards.marshal")
+
+
+def drop(repo: MemoryRepo, branch: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(_path(repo, branch))
+
+
+def save(repo: MemoryRepo, branch: str, commit: str, index: Index, cards: Layout,
+         headings: index_cache.Headings) -> None:
+    """Keep ``index`` (filled from ``cards``, whose headings lists are ``headings``'s)."""
+    blob_of = {id(info): blob for blob, info in headings.items()}
+    rows: list[list[Any]] = []
+    for (project, info), card, part in zip(cards, index.cards, index.parts(), strict=True):
+        blob = blob_of.get(id(info))
+        if blob is None or project != card.project:
+            return  # not the layout this index was filled from: keep nothing
+        secs = [[s.id, s.heading, list(s.keywords), s.summary, s.commit] for s in card.sections]
+        rows.append([project, blob, info, card.title, secs, part])
+    data = marshal.dumps({"version": index_cache.CACHE_VERSION, "commit": commit, "cards": rows})
+    path = _path(repo, branch)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(hashlib.sha1(data).digest() + data)
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
+def _load(repo: MemoryRepo, branch: str) -> dict[str, Any] | None:
+    try:
+        with open(_path(repo, branch), "rb") as fh:
+            raw = fh.read()
+        if hashlib.sha1(raw[_DIGEST:]).digest() != raw[:_DIGEST]:
+            return None
+        with no_gc():
+            data = marshal.loads(raw[_DIGEST:])
+        if not isinstance(data, dict) or data.get("version") != index_cache.CACHE_VERSION:
+            return None
+        return data
+    except (OSError, ValueError, TypeError, EOFError):
+        return None
+
+
+def advance(repo: MemoryRepo, branch: str, tip: str) -> tuple[Index, Layout,
+                                                               index_cache.Headings] | None:
+    """The index at ``tip`` from the kept cards and the commits since, or None."""
+    data = _load(repo, branch)
+    if data is None:
+        return None
+    base = data["commit"]
+    try:
+        rows = {row[0]: row for row in data["cards"]}
+        headings: index_cache.Headings = {row[1]: row[2] for row in data["cards"]}
+        if base == tip:
+            new = None
+        else:
+            new = _fold(_log(repo, f"{base}..{tip}"))
+            if new.tip != tip or not new.linear or new.oldest_parent != base or new.reverts:
+                return None
+        used: index_cache.Headings = {}
+        cards = layout(repo, tip, headings, used)
+        entries = new.entries if new else {}  # newest first: not folded onto any state
+        touched = {key.partition("/")[0] for key in entries}
+        out: list[CardEntry] = []
+        parts: list[str] = []
+        for project, info in cards:
+            row = rows.get(project)
+            if row is not None and row[2] is info and project not in touched:
+                out.append(CardEntry(project, row[3], tuple(
+                    SectionEntry(s[0], s[1], tuple(s[2]), s[3], s[4]) for s in row[4])))
+                parts.append(row[5])
+                continue
+            old = {s[0]: s for s in row[4]} if row is not None else {}
+            secs = []
+            for sid, heading in info[1:]:
+                got = entries.get(f"{project}/{sid}")
+                if got:
+                    sha, kws, summary = got[0]
+                    keywords = tuple(filter(None, [k.strip() for k in kws.split(",")]))
+                    secs.append(SectionEntry(sid, heading, keywords, summary or None, sha))
+                elif sid in old:
+                    s = old[sid]
+                    secs.append(SectionEntry(sid, heading, tuple(s[2]), s[3], s[4]))
+                else:
+                    return None  # its entry, if any, is in older history: a full refresh
+            card = CardEntry(project, info[0][0] or project, tuple(secs))
+            out.append(card)
+            parts.append(render_card(card))
+    except (GitmemError, KeyError, IndexError, TypeError, ValueError):
+        return None
+    return Index(tuple(out), parts), cards, used

@@ -74,7 +74,7 @@ class AgentSession:
         self.counter = LayerCounter(client, self.cfg.model)
         self.persona = persona(repo.root)
         self.rules = prompt.rules_text()
-        self.index_text = index.refresh(repo, session.branch).render()
+        self.index_text = index.rendered(repo, session.branch)  # kept card by card
         self.synthesis_text = synthesis.current(repo, session.branch)
         self.last_call: float | None = None
         self.last_sent = 0.0  # when the newest request was sent (the session's clock)

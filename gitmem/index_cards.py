@@ -22,7 +22,7 @@ from . import index_cache
 from .errors import GitmemError
 from .index import CardEntry, Index, Layout, SectionEntry, layout, render_card
 from .replay import _fold, _log, no_gc
-from .repo import MemoryRepo
+from .repo import MAIN, MemoryRepo
 
 _DIGEST = 20
 
@@ -76,8 +76,11 @@ def _load(repo: MemoryRepo, branch: str) -> dict[str, Any] | None:
 
 def advance(repo: MemoryRepo, branch: str, tip: str) -> tuple[Index, Layout,
                                                                index_cache.Headings] | None:
-    """The index at ``tip`` from the kept cards and the commits since, or None."""
+    """The index at ``tip`` from the kept cards and the commits since, or None. A branch
+    with no cards of its own (a session's: it starts at main's tip) starts from main's."""
     data = _load(repo, branch)
+    if data is None and branch != MAIN:
+        data = _load(repo, MAIN)
     if data is None:
         return None
     base = data["commit"]

@@ -61,7 +61,7 @@ def build_server(repo: MemoryRepo, session: sessions.Session) -> Server[Any]:
     tools = MemoryTools(repo, branch=session.branch, session=session.id, actor=ACTOR)
 
     def index_text() -> str:  # the index as of the session branch's tip
-        return index_mod.refresh(repo, session.branch).render()
+        return index_mod.rendered(repo, session.branch)
 
     async def list_tools(
         ctx: Ctx, params: types.PaginatedRequestParams | None

@@ -388,3 +388,23 @@ def test_gitmem_index_after_new_commits_loads_no_replay_state(
     assert "card 2 now" in text
     with MemoryRepo(client) as repo:
         assert text == full_replay(repo).render()
+
+
+def test_a_session_starts_from_mains_rendered_cards_without_the_replay_state(
+    client: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with MemoryRepo(client) as repo:
+        _cards(repo, 3)
+        want = index.rendered(repo, MAIN)  # what any `gitmem index` leaves
+    loads: list[str] = []
+    real = index_cache.load
+
+    def spy(repo: MemoryRepo, branch: str) -> object:
+        loads.append(branch)
+        return real(repo, branch)
+
+    monkeypatch.setattr(index_cache, "load", spy)
+    with MemoryRepo(client) as repo:
+        s = sessions.start(repo, "20260101-090000-abd0")
+        assert index.rendered(repo, s.branch) == want
+    assert loads == []

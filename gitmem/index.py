@@ -310,7 +310,8 @@ def rebuild(repo: MemoryRepo, branch: str = MAIN) -> tuple[Index, Index | None]:
     index_cards.drop(repo, branch)  # rebuilt from this verified index when next rendered
     full = FullReplay(repo, branch)  # git walks while the cache and the cards are read
     try:
-        loaded = index_cache.load(repo, branch)
+        # what refresh would start from (a session branch without a cache: main's)
+        loaded = index_cache.load(repo, branch) or _seed(repo, branch)
         # Headings are parsed from blobs and keyed by blob id: reusing them is still a pure
         # function of the tree, so the rebuild stays independent of the cached trailers.
         headings = loaded[1] if loaded else {}

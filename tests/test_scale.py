@@ -92,7 +92,7 @@ def test_a_landed_session_leaves_no_index_cache(client: Path) -> None:
         _cards(repo, 1)
         s = sessions.start(repo, "20260101-090000-abcf")
         _cards(repo, 2, branch=s.branch, start=1)
-        index.rebuild(repo, s.branch)
+        index.refresh(repo, s.branch)  # the session's own commits: a cache of its own
         index.rendered(repo, s.branch)
         state = Path(index_cache._state_path(repo, s.branch))
         text = Path(index_cache.text_path(repo, s.branch))

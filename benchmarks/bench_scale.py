@@ -173,8 +173,8 @@ def run_size(n_commits: int, args: argparse.Namespace, work: Path) -> list[Row]:
     projects: list[str] = meta_of(src)["projects"]
     here = work / str(n_commits)
     here.mkdir()
-    with MemoryRepo(src) as repo:  # main's cache as this gitmem writes it (not timed)
-        index.refresh(repo, "main")
+    with MemoryRepo(src) as repo:  # main's caches as any `gitmem index` leaves them (not timed)
+        index.rendered(repo, "main")
     rows = bench_edit(src, here, projects, args.edits)
     rows += bench_session_start(core.copy_repo(src, here / "start"), args.runs)
     rows += bench_refresh(core.copy_repo(src, here / "refresh"), projects, args.rounds)

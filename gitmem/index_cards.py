@@ -20,7 +20,7 @@ from typing import Any
 
 from . import index_cache
 from .errors import GitmemError
-from .index import CardEntry, Index, Layout, SectionEntry, layout, render_card
+from .index import CardEntry, Index, Layout, SectionEntry, layout, render_block, render_card
 from .replay import _fold, _log, no_gc
 from .repo import MAIN, MemoryRepo
 
@@ -47,6 +47,10 @@ def save(repo: MemoryRepo, branch: str, commit: str, index: Index, cards: Layout
             return  # not the layout this index was filled from: keep nothing
         secs = [[s.id, s.heading, list(s.keywords), s.summary, s.commit] for s in card.sections]
         rows.append([project, blob, info, card.title, secs, part])
+    _write(repo, branch, commit, rows)
+
+
+def _write(repo: MemoryRepo, branch: str, commit: str, rows: list[list[Any]]) -> None:
     data = marshal.dumps({"version": index_cache.CACHE_VERSION, "commit": commit, "cards": rows})
     path = _path(repo, branch)
     tmp = f"{path}.{os.getpid()}.tmp"
@@ -74,13 +78,12 @@ def _load(repo: MemoryRepo, branch: str) -> dict[str, Any] | None:
         return None
 
 
-def advance(repo: MemoryRepo, branch: str, tip: str) -> tuple[Index, Layout,
-                                                               index_cache.Headings] | None:
-    """The index at ``tip`` from the kept cards and the commits since, or None. A branch
-    with no cards of its own (a session's: it starts at main's tip) starts from main's."""
-    data = _load(repo, branch)
-    if data is None and branch != MAIN:
-        data = _load(repo, MAIN)
+def advance(repo: MemoryRepo, branch: str, tip: str) -> str | None:
+    """The I block at ``tip`` from the kept cards and the commits since (which are kept in
+    turn, under ``branch``), or None. A branch with no cards of its own (a session's: it
+    starts at main's tip) starts from main's. Untouched cards are reused as stored."""
+    own = _load(repo, branch)
+    data = own if own is not None or branch == MAIN else _load(repo, MAIN)
     if data is None:
         return None
     base = data["commit"]
@@ -95,16 +98,14 @@ def advance(repo: MemoryRepo, branch: str, tip: str) -> tuple[Index, Layout,
                 return None
         used: index_cache.Headings = {}
         cards = layout(repo, tip, headings, used)
+        blob_of = {id(info): blob for blob, info in used.items()}
         entries = new.entries if new else {}  # newest first: not folded onto any state
         touched = {key.partition("/")[0] for key in entries}
-        out: list[CardEntry] = []
-        parts: list[str] = []
+        out: list[list[Any]] = []
         for project, info in cards:
             row = rows.get(project)
             if row is not None and row[2] is info and project not in touched:
-                out.append(CardEntry(project, row[3], tuple(
-                    SectionEntry(s[0], s[1], tuple(s[2]), s[3], s[4]) for s in row[4])))
-                parts.append(row[5])
+                out.append(row)
                 continue
             old = {s[0]: s for s in row[4]} if row is not None else {}
             secs = []
@@ -120,8 +121,11 @@ def advance(repo: MemoryRepo, branch: str, tip: str) -> tuple[Index, Layout,
                 else:
                     return None  # its entry, if any, is in older history: a full refresh
             card = CardEntry(project, info[0][0] or project, tuple(secs))
-            out.append(card)
-            parts.append(render_card(card))
+            rows_secs = [[x.id, x.heading, list(x.keywords), x.summary, x.commit] for x in secs]
+            out.append([project, blob_of[id(info)], info, card.title, rows_secs,
+                        render_card(card)])
     except (GitmemError, KeyError, IndexError, TypeError, ValueError):
         return None
-    return Index(tuple(out), parts), cards, used
+    if new is not None:  # (a session branch still at main's commit reads main's: kept as is)
+        _write(repo, branch, tip, out)
+    return render_block([row[5] for row in out])

@@ -408,3 +408,24 @@ def test_a_session_starts_from_mains_rendered_cards_without_the_replay_state(
         s = sessions.start(repo, "20260101-090000-abd0")
         assert index.rendered(repo, s.branch) == want
     assert loads == []
+
+
+def test_a_plain_commit_message_starts_no_python_in_commit_msg(client: Path, tmp_path: Path) -> None:
+    import subprocess
+
+    from gitmem.hooks import hooks_dir
+
+    site = tmp_path / "site"
+    site.mkdir()
+    marker = tmp_path / "started"
+    (site / "sitecustomize.py").write_text(f"open({str(marker)!r}, 'a').write('x')\n")
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    msg = tmp_path / "msg"
+    msg.write_text("meeting notes\n\nNothing for gitmem here.\n")
+    hook = [str(hooks_dir(client) / "commit-msg"), str(msg)]
+    subprocess.run(hook, cwd=client, env=env, check=True)
+    assert not marker.exists()
+    msg.write_text("acme: budget\n\nGitmem-Card: acme\nGitmem-Section: budget\n")
+    proc = subprocess.run(hook, cwd=client, env=env, capture_output=True, check=False)
+    assert marker.exists()  # checked by gitmem (and refused: no such card here)
+    assert proc.returncode != 0

@@ -144,7 +144,11 @@ def bench_reindex(root: Path, runs: int) -> list[Row]:
 
 
 def bench_hooks(root: Path, projects: list[str], runs: int) -> list[Row]:
-    """A person's commit of a hand edit to a card, with and without gitmem's hooks."""
+    """A person's commit of a hand edit to a card, with and without gitmem's hooks (the
+    hooks of the gitmem measured: the cached repo has those of the gitmem that built it)."""
+    from gitmem.hooks import install
+
+    install(root)
     env = core.CLI_ENV | {k: v for k, v in core.clean_env().items() if k.startswith("GIT_")}
     with_h: list[float] = []
     without: list[float] = []

@@ -432,3 +432,38 @@ def test_a_plain_commit_message_starts_no_python_in_commit_msg(client: Path, tmp
     proc = subprocess.run(hook, cwd=client, env=env, capture_output=True, check=False)
     assert marker.exists()  # checked by gitmem (and refused: no such card here)
     assert proc.returncode != 0
+
+
+# -- stale marks on the fast paths ------------------------------------------------------------
+def test_a_hand_edit_marks_its_entry_stale_on_both_fast_paths(
+    repo: MemoryRepo, client: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from test_index_property import check_stale_marks
+
+    from gitmem import index_cards
+
+    _cards(repo, 3)
+    index.refresh(repo)
+    index.rendered(repo)  # the cards kept at this commit, for a new process
+    refilled: list[int] = []
+    real = index._refill
+
+    def spy(*args: object) -> index.Index:
+        got = real(*args)  # type: ignore[arg-type]
+        refilled.append(sum(s.stale for c in got.cards for s in c.sections))
+        return got
+
+    monkeypatch.setattr(index, "_refill", spy)
+    card = client / "cards" / "card-1.md"
+    card.write_text(card.read_text() + "more by hand\n")
+    git(client, "commit", "-qam", "a hand edit")
+    opened = index.refresh(repo)  # an open repo: only card-1 is filled again
+    assert refilled == [1]
+    check_stale_marks(repo, opened)
+    assert opened == full_replay(repo)
+    want = full_replay(repo).render()
+    assert "- notes: (stale) card 1 notes [k]" in want and want.count("(stale)") == 1
+    assert opened.render() == want
+    with MemoryRepo(client) as fresh:  # a new process: the kept cards and the commit since
+        text = index_cards.advance(fresh, MAIN, str(fresh.tip(MAIN)))
+        assert text == want

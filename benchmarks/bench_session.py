@@ -144,6 +144,16 @@ def cost_session(root: Path, turns: int) -> None:
 
 
 def overhead_session(root: Path, turns: int) -> None:
+    fig = overhead_figures(root, turns)
+    p50 = fig["p50"]
+    print(f"gitmem's own time per turn, model excluded, {fig['cards']:,.0f} cards, {turns} turns: "
+          f"p50 {p50:.1f} ms, p95 {fig['p95']:.1f} ms, first turn {fig['first']:.1f} ms "
+          f"(goal p50 <= 30 ms: {'met' if p50 <= 30 else 'MISSED'}); whole session "
+          f"{fig['wall']:.1f} s")
+
+
+def overhead_figures(root: Path, turns: int) -> dict[str, float]:
+    """gitmem's own time per turn (ms; model and SDK excluded): p50, p95, first; wall (s)."""
     clock = ManualClock(1_000_000.0)
     with FakeAnthropicServer(RuleModel(), clock=clock) as api, MemoryRepo(root) as repo:
         sdk = anthropic.Anthropic(api_key="bench", base_url=api.base_url, max_retries=0)
@@ -196,9 +206,7 @@ def overhead_session(root: Path, turns: int) -> None:
     steady = per_turn[1:]  # the first turn also builds the session (index, counts)
     p50 = statistics.median(steady)
     p95 = sorted(steady)[int(0.95 * (len(steady) - 1))]
-    print(f"gitmem's own time per turn, model excluded, {n_cards:,} cards, {turns} turns: "
-          f"p50 {p50:.1f} ms, p95 {p95:.1f} ms, first turn {per_turn[0]:.1f} ms "
-          f"(goal p50 <= 30 ms: {'met' if p50 <= 30 else 'MISSED'}); whole session {wall:.1f} s")
+    return {"p50": p50, "p95": p95, "first": per_turn[0], "wall": wall, "cards": n_cards}
 
 
 class _Replay:

@@ -165,11 +165,42 @@ def one_round(work: Path, base: Path, url_root: str, rep: int, both: bool) -> tu
     return times[0], times[1], tips[0], tips[1]
 
 
+def receive(work: Path, commits: int, repeat: int) -> tuple[float, float]:
+    """Receiving ``commits`` new commits with one local commit of its own: only the
+    receiving side's command is timed (the new commits are already on the remote).
+    Returns the medians (s) of ``gitmem sync`` and of ``git pull --rebase && git push``."""
+    base = prepare(work, commits)
+    ours, plain = [], []
+    with git_daemon(work) as port:
+        url_root = f"git://127.0.0.1:{port}"
+        for rep in range(repeat):
+            pair = [("g", gitmem_sync, ours), ("p", plain_sync, plain)]
+            for side, run, out in pair if rep % 2 == 0 else pair[::-1]:
+                laptop, desktop = fresh(work, base, f"r{side}{rep}", url_root, side == "g")
+                run(laptop)  # the remote gets the new commits (not timed)
+                with MemoryRepo(desktop) as repo:
+                    edit(repo, 45, 1)  # the desktop's own commit, on another card
+                if side == "g":
+                    subprocess.run([GITMEM, "-C", str(desktop), "index"], env=ENV,
+                                   capture_output=True, check=True)
+                out.append(run(desktop))
+                assert git(laptop, "rev-parse", "main") != git(desktop, "rev-parse", "main")
+    return statistics.median(ours), statistics.median(plain)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--commits", type=int, default=1000)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--receive", action="store_true",
+                    help="only the receiving side's sync, with one local commit")
     args = ap.parse_args()
+    if args.receive:
+        with tempfile.TemporaryDirectory(prefix="gitmem-bench-sync-") as tmp:
+            g, p = receive(Path(tmp), args.commits, args.repeat)
+        print(f"receive {args.commits} + 1 local: gitmem sync {g * 1000:.0f} ms; "
+              f"git pull --rebase && git push {p * 1000:.0f} ms; ratio {g / p:.2f}x (goal <= 1.3x)")
+        return
     with tempfile.TemporaryDirectory(prefix="gitmem-bench-sync-") as tmp:
         work = Path(tmp)
         t0 = time.perf_counter()

@@ -13,17 +13,18 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from . import budget, index, prompt, synthesis, usage
-from .errors import ConfigError, ModelError
+from .errors import ConfigError, GitmemError, ModelError
 from .models import minimum_cacheable_tokens
 from .repo import MemoryRepo
 from .secrets import SecretFound
 from .sessions import Session, transcript_file
 from .tokencount import LayerCounter
 from .tools import TOOLS, MemoryTools
-from .transcript import Transcript, now_iso
+from .transcript import Transcript, fsync_path, now_iso
 from .workspace import persona
 
 MAX_STEPS = 16
@@ -180,6 +181,10 @@ class AgentSession:
         self.clock, self.warn = clock, warn
         path = transcript_file(repo, session.id)
         self.transcript = Transcript(path, self.cfg.chat_budget_tokens)
+        self.transcript.defer_sync = True  # made durable once per turn (``_sync``)
+        self._usage_path: Path | None = None
+        # layer -> (its text, token count, hash): counted and hashed once per change
+        self._layer_stats: dict[str, tuple[str, int, str]] = {}
         # A crash between a tool call and its result left the call unanswered: the API
         # refuses such a conversation, so record it as interrupted (the turn is pending).
         self.transcript.repair()
@@ -188,12 +193,72 @@ class AgentSession:
         self.persona = persona(repo.root)
         self.rules = prompt.rules_text()
         self._budget_warned = False
-        self.index_text = self._index()
+        self.index_text = self._index()  # the rendered index, kept card by card
         self.synthesis_text = synthesis.current(repo, session.branch)
         self.last_call: float | None = None
+        self.last_sent = 0.0  # when the newest request was sent (the session's clock)
+        self._index_file = path.with_name(f"{path.stem}.index.txt")  # the I last sent
+        self._sent_index: str | None = None
+        if self.transcript.records:
+            self._resume_warm()
         self.previous_id: str | None = None
         self._warned = False
         self._notes: list[str] = []
+
+    def _resume_warm(self) -> None:
+        """A resumed session whose cache is still warm sends the index it sent last (kept
+        beside the transcript), not a recomputed one that would re-write the cache from
+        the index on; it says so when the index changed meanwhile. Once the cache goes
+        cold, ``_call`` shows the fresh index as for any session."""
+        try:
+            made_at, _, kept = self._index_file.read_text("utf-8").partition("\n")
+        except (OSError, UnicodeDecodeError):
+            return
+        last = None
+        for rec in usage.load(self.repo):
+            if rec.get("session") == self.session.id and rec.get("purpose") == "turn":
+                last = rec
+        sent = (last or {}).get("extra", {}).get("sent")
+        if last is None or not isinstance(sent, int | float):
+            return
+        if last.get("layer_hashes", {}).get("I") != prompt.layer_hash(kept):
+            return  # not the index that request sent
+        if self.clock() - sent > self.cfg.ttl_seconds:
+            return  # cold: the fresh index costs nothing extra
+        if kept != self.index_text and self._changed_by_others(made_at):
+            self.warn(
+                "the index changed since this session's last request; the session keeps the "
+                "index it was sent while the cache is warm and shows the new one once it "
+                "goes cold (read_memory_card shows any card as it is now)"
+            )
+        self.index_text = self._sent_index = kept
+        self.last_call = float(sent)
+
+    def _changed_by_others(self, since: str) -> bool:
+        """Whether memory edits other than this session's own (which its conversation
+        already holds) landed on the branch after ``since``."""
+        from . import trailers as T
+        from .history import read_log
+
+        try:
+            log = read_log(self.repo.git, f"{since}..{self.session.branch}")
+        except GitmemError:
+            return True  # that commit is gone: say so rather than guess
+        return any(c.get(T.SESSION) != self.session.id and c.get(T.LAYER) is None for c in log)
+
+    def _keep_sent_index(self) -> None:
+        """Keep the index about to be sent beside the transcript (when it changed), with
+        the branch tip it was made at."""
+        if self._sent_index == self.index_text:
+            return
+        tmp = self._index_file.with_name(f"{self._index_file.name}.{os.getpid()}.tmp")
+        try:
+            tip = self.repo.tip(self.session.branch)
+            tmp.write_text(f"{tip}\n{self.index_text}", "utf-8")
+            os.replace(tmp, self._index_file)
+        except OSError:
+            return  # only a saving on resume is lost
+        self._sent_index = self.index_text
 
     # -- the turn -------------------------------------------------------------------
     def ask(
@@ -222,9 +287,23 @@ class AgentSession:
         only the text).
         """
         ev = events or (_TextOnly(on_text) if on_text else AgentEvents())
+        try:
+            return self._answer(ev)
+        finally:
+            self._sync()
+
+    def _sync(self) -> None:
+        """One durable point per turn: the transcript and the usage lines written in it."""
+        self.transcript.sync()
+        if self._usage_path is not None:
+            fsync_path(self._usage_path)
+            self._usage_path = None
+
+    def _answer(self, ev: AgentEvents) -> str:
         reply: list[str] = []
-        card_tokens = 0
+        card_tokens = 0  # card text this turn's tool results put in the conversation
         for _ in range(MAX_STEPS):
+            sent_cards = card_tokens  # in the request about to be made (not its answer's)
             msg = self._call(ev)
             content = [_dump(b) for b in msg.content]
             self.transcript.add_message("assistant", content)
@@ -248,7 +327,7 @@ class AgentSession:
                     block["is_error"] = True
                 results.append(block)
                 ev.tool(ToolCall(use["name"], dict(use.get("input") or {}), res.is_error, res.text))
-            ev.response(self._log(msg, "turn", called, full_reads, card_tokens, reads))
+            ev.response(self._log(msg, "turn", called, full_reads, sent_cards, reads))
             if msg.stop_reason != "tool_use" or not results:
                 break
             self.transcript.add_message("user", results)
@@ -258,7 +337,7 @@ class AgentSession:
 
     def _index(self) -> str:
         """The I block, its size counted against limits.index_tokens (warned once above 80 %)."""
-        text = index.refresh(self.repo, self.session.branch).render()
+        text = index.rendered(self.repo, self.session.branch)  # kept card by card
         shown, size = budget.block(self.repo, self.session.branch, self.counter, text)
         warning = size.warning()
         if warning and not self._budget_warned:
@@ -272,11 +351,12 @@ class AgentSession:
     def _call(self, ev: AgentEvents) -> Any:
         import anthropic
 
-        now = self.clock()
+        now = self.last_sent = self.clock()
         if self.last_call is not None and now - self.last_call > self.cfg.ttl_seconds:
             # The cache is cold anyway: showing the fresh index costs nothing extra.
             self.index_text = self._index()
         self._warn_if_uncacheable()
+        self._keep_sent_index()
         params = prompt.request(
             self.cfg.model, self.cfg.max_tokens, self._layers(), self.transcript.messages(),
             self.cfg.cache_ttl,
@@ -305,15 +385,28 @@ class AgentSession:
         return msg
 
     def _warn_if_uncacheable(self) -> None:
+        """Warn when no breakpoint's prefix reaches the model's minimum cacheable length:
+        a short tools + rules + persona is still cached as part of the longer prefix
+        that ends at the index or the synthesis."""
         if self._warned:
             return
         self._warned = True
-        prefix = self.counter.text(self.rules + self.persona, TOOLS)
         minimum = minimum_cacheable_tokens(self.cfg.model)
+        prefix = 0
+        reached = []
+        for name, n in (
+            ("tools + rules + persona", self._layer("A", self.persona)[0]
+             + self._layer("B", self.rules)[0]),
+            ("index", self._layer("I", self.index_text)[0]),
+            ("synthesis", self._layer("S", self.synthesis_text)[0]),
+        ):
+            prefix += n
+            reached.append((name, prefix))
         if prefix < minimum:
+            layers = ", ".join(name for name, _ in reached)
             self.warn(
-                f"the cached prefix (tools + rules + persona) is about {prefix} tokens, below "
-                f"{self.cfg.model}'s minimum of {minimum}: it will not be cached"
+                f"the cached prefix ({layers}) is about {prefix} tokens, below "
+                f"{self.cfg.model}'s minimum of {minimum}: none of these layers will be cached"
             )
 
     def _log(
@@ -329,16 +422,16 @@ class AgentSession:
         }
         layers = {"A": 0, "B": 0, "I": 0, "S": 0, "C": 0, "E": 0}
         if purpose == "turn":
-            layers["A"] = self.counter.text(self.persona)
-            layers["B"] = self.counter.text(self.rules, TOOLS)
-            layers["I"] = self.counter.text(self.index_text)
-            layers["S"] = self.counter.text(self.synthesis_text)
+            layers["A"] = self._layer("A", self.persona)[0]
+            layers["B"] = self._layer("B", self.rules)[0]
+            layers["I"] = self._layer("I", self.index_text)[0]
+            layers["S"] = self._layer("S", self.synthesis_text)[0]
             layers["E"] = card
         total = counts["input_tokens"] + counts["cache_creation_input_tokens"] + counts["cache_read_input_tokens"]
         layers["C"] = max(0, total - sum(layers.values()))
         miss = getattr(getattr(msg, "diagnostics", None), "cache_miss_reason", None)
         cost, uncached = usage.costs(self.cfg, self.cfg.model, counts, self.cfg.cache_ttl)
-        usage.append(self.repo, usage.UsageRecord(
+        self._usage_path = usage.append(self.repo, usage.UsageRecord(
             at=now_iso(), session=self.session.id, message_id=msg.id, model=msg.model,
             purpose=purpose, input_tokens=counts["input_tokens"],
             cache_creation_input_tokens=counts["cache_creation_input_tokens"],
@@ -346,11 +439,29 @@ class AgentSession:
             output_tokens=counts["output_tokens"], layers=layers, estimated=self.counter.estimated,
             tools=tools, full_card_reads=full_reads,
             cache_miss_reason=getattr(miss, "type", None) if miss else None,
-            layer_hashes=self._layers().hashes(), cost_usd=cost, uncached_cost_usd=uncached,
-            ttl=self.cfg.cache_ttl, card_reads=reads or [],
-        ))
+            layer_hashes={"AB": self._layer("AB", self.rules + self.persona)[1],
+                          "I": self._layer("I", self.index_text)[1],
+                          "S": self._layer("S", self.synthesis_text)[1]},
+            cost_usd=cost, uncached_cost_usd=uncached, ttl=self.cfg.cache_ttl,
+            card_reads=reads or [],
+            # the session clock's time of the request: `gitmem usage` tells an expired
+            # cache (a gap over the TTL) from other misses by it
+            extra={"sent": round(self.last_sent, 3)},
+        ), sync=False)
         return ResponseUsage(total, counts["cache_read_input_tokens"], counts["output_tokens"],
                              cost, uncached)
+
+    def _layer(self, name: str, text: str) -> tuple[int, str]:
+        """(token count, hash) of a layer's text, computed again only when it changed
+        (``AB``'s count is not needed: it is only hashed)."""
+        got = self._layer_stats.get(name)
+        if got is None or got[0] != text:  # equal strings: identity, or one memcmp
+            count = 0
+            if name != "AB":
+                count = self.counter.text(text, TOOLS) if name == "B" else self.counter.text(text)
+            got = (text, count, prompt.layer_hash(text))
+            self._layer_stats[name] = got
+        return got[1], got[2]
 
     # -- layer S --------------------------------------------------------------------
     def _maybe_synthesise(self) -> None:

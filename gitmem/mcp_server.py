@@ -63,7 +63,7 @@ def build_server(repo: MemoryRepo, session: sessions.Session) -> Server[Any]:
     tools = MemoryTools(repo, branch=session.branch, session=session.id, actor=ACTOR)
 
     def index_text() -> str:  # the index as of the session branch's tip, with its budget note
-        text = index_mod.refresh(repo, session.branch).render()
+        text = index_mod.rendered(repo, session.branch)
         return budget.block(repo, session.branch, text=text)[0]
 
     async def list_tools(

@@ -32,10 +32,13 @@ class Layers:
     synthesis: str  # S
 
     def hashes(self) -> dict[str, str]:
-        def h(text: str) -> str:
-            return hashlib.sha256(text.encode()).hexdigest()[:12]
-
+        h = layer_hash
         return {"AB": h(self.rules + self.persona), "I": h(self.index), "S": h(self.synthesis)}
+
+
+def layer_hash(text: str) -> str:
+    """A layer's id in the usage log: two requests with the same id sent the same text."""
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
 def _cached(block: dict[str, Any], ttl: str) -> dict[str, Any]:

@@ -199,8 +199,14 @@ def replay_all(repo: MemoryRepo, branch: str = MAIN) -> Replay:
     return FullReplay(repo, branch).result()
 
 
-def advance(repo: MemoryRepo, state: Replay, tip: Sha) -> bool:
-    """Fold in commits after ``state.commit`` if history only grew linearly."""
+Fold = _Fold  # what ``advance`` folded in, for callers that update only what it touched
+
+
+def advance(
+    repo: MemoryRepo, state: Replay, tip: Sha, folded: list[_Fold] | None = None
+) -> bool:
+    """Fold in commits after ``state.commit`` if history only grew linearly; the commits
+    folded in are appended to ``folded`` (entries oldest first once folded)."""
     if state.commit is None:
         return False
     if state.commit == tip:
@@ -212,6 +218,8 @@ def advance(repo: MemoryRepo, state: Replay, tip: Sha) -> bool:
     if new.tip != tip or not new.linear or new.oldest_parent != state.commit:
         return False  # a merge or a rewrite: replay from scratch instead
     new.onto(state)
+    if folded is not None:
+        folded.append(new)
     return True
 
 

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from . import names
+from . import index_cache, names
 from . import trailers as T
 from .errors import Conflict, DirtyCard, InvalidInput, NotFound
 from .git import Sha
@@ -181,6 +181,7 @@ def archive(
     branch = f"refs/heads/{branch_of(session_id)}"
     tx = f"start\nupdate {target} {tip}\ndelete {branch} {tip}\nprepare\ncommit\n"
     repo.git.run("update-ref", "-m", reason, "--stdin", input=tx.encode())
+    index_cache.drop(repo, branch_of(session_id))  # the branch is gone: so is its cache
     return target
 
 

@@ -58,6 +58,10 @@ class Transcript:
         self.budget = budget_tokens
         self.records: list[dict[str, Any]] = []
         self._torn = False
+        # With ``defer_sync`` each record is written (a crashed process loses nothing) and
+        # made durable by ``sync``, which a chat calls once per turn: one fsync, not one a record.
+        self.defer_sync = False
+        self._unsynced = False
         if path.exists():
             data = path.read_bytes()
             self._torn = bool(data) and not data.endswith(b"\n")
@@ -77,7 +81,16 @@ class Transcript:
                 self._torn = False
             fh.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
             fh.flush()
-            os.fsync(fh.fileno())
+            if self.defer_sync:
+                self._unsynced = True
+            else:
+                os.fsync(fh.fileno())
+
+    def sync(self) -> None:
+        """Make the records written since the last sync durable (``defer_sync``)."""
+        if self._unsynced:
+            self._unsynced = False
+            fsync_path(self.path)
 
     def add_message(self, role: str, content: list[dict[str, Any]]) -> None:
         turn = self.turns() + (1 if role == "user" and _is_user_text(content) else 0)
@@ -184,3 +197,15 @@ def _blank(block: dict[str, Any]) -> bool:
 
 def _is_user_text(content: list[dict[str, Any]]) -> bool:
     return any(b.get("type") == "text" for b in content)
+
+
+def fsync_path(path: Path) -> None:
+    """fsync a file already written and closed (best effort if it is gone)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -69,12 +69,16 @@ def live_dir(repo: MemoryRepo) -> Path:
     return repo.private_dir("usage")
 
 
-def append(repo: MemoryRepo, record: UsageRecord) -> None:
+def append(repo: MemoryRepo, record: UsageRecord, *, sync: bool = True) -> Path:
+    """Write one line to the session's live file; ``sync=False`` leaves the fsync to
+    the caller (a chat syncs once per turn). Returns the file's path."""
     path = live_dir(repo) / f"{record.session}.jsonl"
     with open(path, "a", encoding="utf-8") as fh:
         fh.write(json.dumps(record.to_json(), sort_keys=True) + "\n")
         fh.flush()
-        os.fsync(fh.fileno())
+        if sync:
+            os.fsync(fh.fileno())
+    return path
 
 
 def commit_session(repo: MemoryRepo, session: str) -> str | None:

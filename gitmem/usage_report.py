@@ -34,20 +34,60 @@ class SessionReport:
         return asdict(self)
 
 
+TTL_SECONDS = {"5m": 300, "1h": 3600}
+
+
+def miss_cause(prev: dict[str, Any] | None, cur: dict[str, Any]) -> str | None:
+    """Why ``cur`` did not read its stable prefix (A+B) from the cache, or None if it did:
+    "first write" (the session's first request), "below minimum" (nothing was cached at
+    all: no breakpoint's prefix reached the model's minimum), "layer changed" (A+B's text
+    differs from the previous request's), "expired" (sent more than the TTL after the
+    previous request) or "other" (evicted early, or a record without the times)."""
+    stable = sum(int(cur.get("layers", {}).get(k, 0)) for k in ("A", "B"))
+    if int(cur.get("cache_read_input_tokens", 0)) >= stable:
+        return None
+    if int(cur.get("cache_creation_input_tokens", 0)) == 0:
+        return "below minimum"
+    if prev is None:
+        return "first write"
+    if prev.get("layer_hashes", {}).get("AB") != cur.get("layer_hashes", {}).get("AB"):
+        return "layer changed"
+    a, b = prev.get("extra", {}).get("sent"), cur.get("extra", {}).get("sent")
+    ttl = TTL_SECONDS.get(str(cur.get("ttl", "5m")), 300)
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return "expired" if b - a > ttl else "other"
+    return "expired"  # lines written before the times were recorded: the old reading
+
+
 def _flags(recs: list[dict[str, Any]]) -> list[str]:
+    from .models import minimum_cacheable_tokens
+
     flags: list[str] = []
     turns = [r for r in recs if r.get("purpose", "turn") == "turn"]
-    cold = 0
-    for prev, cur in pairwise(turns):
-        stable = sum(cur.get("layers", {}).get(k, 0) for k in ("A", "B"))
-        if cur.get("cache_read_input_tokens", 0) < stable and prev.get("layer_hashes", {}).get(
-            "AB"
-        ) == cur.get("layer_hashes", {}).get("AB"):
-            cold += 1
+    causes: dict[str, int] = {}
+    for prev, cur in zip([None, *turns[:-1]], turns, strict=True):
+        cause = miss_cause(prev, cur)
+        if cause:
+            causes[cause] = causes.get(cause, 0) + 1
+    below = causes.get("below minimum", 0)
+    if below:
+        model = str(turns[-1].get("model", ""))
+        flags.append(
+            f"nothing was cached in {count(below, 'request')}: the prompt's prefix is below "
+            f"{model}'s minimum cacheable length ({minimum_cacheable_tokens(model):,} tokens); "
+            f"a longer TTL would not help"
+        )
+    cold = causes.get("expired", 0)
     if turns and cold and cold >= max(1, COLD_SHARE * len(turns)):
         flags.append(
             f"cache expired between turns {count(cold, 'time')}: requests further apart than the "
             f"cache TTL re-write the whole prefix (consider cache_ttl = \"1h\")"
+        )
+    other = causes.get("other", 0)
+    if other and other >= max(1, COLD_SHARE * len(turns)):
+        flags.append(
+            f"the cache missed {count(other, 'time')} within its TTL with the same layers "
+            f"(evicted early, or another prompt changed first)"
         )
     for layer in ("AB", "I", "S"):
         changes = sum(

@@ -48,7 +48,10 @@ def test_reads_per_card_and_section_across_sessions(repo: MemoryRepo, client: Pa
     assert set(cards) == {"acme", "beta"}  # a failed read costs no card tokens
     assert cards["acme"]["reads"] == 2 and cards["acme"]["whole_reads"] == 0
     assert cards["beta"]["whole_reads"] == 1 and got["sessions"] == 2
-    logged = [r for r in usage_mod.load(repo) if r.get("card_reads")]
+    # E is counted on the request that carries the card text (the one after the read's
+    # response, which names the reads): summed over the sessions' turn lines
+    logged = [r for r in usage_mod.load(repo) if r.get("purpose") == "turn"]
+    assert any(r.get("card_reads") for r in logged)
     assert sum(r["layers"]["E"] for r in logged) >= cards["acme"]["tokens"] + cards["beta"]["tokens"] > 0
     assert got["sections"] == [{"section": "acme § budget", "reads": 2}]
     # the whole of beta was read; acme § team and all of gamma never were

@@ -23,7 +23,6 @@ import argparse
 import os
 import platform
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -39,6 +38,9 @@ from gitmem.repo import MemoryRepo
 from gitmem.trailers import IndexEntry
 
 GITMEM = str(Path(sys.executable).with_name("gitmem"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import daemon  # noqa: E402
+
 ENV = {
     **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
     "GIT_AUTHOR_NAME": "Bench",
@@ -86,24 +88,8 @@ def edit(repo: MemoryRepo, card: int, n: int, branch: str = "main") -> None:
 
 @contextmanager
 def git_daemon(base: Path) -> Iterator[int]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
-    proc = subprocess.Popen(
-        ["git", "daemon", "--reuseaddr", f"--base-path={base}", "--export-all",
-         "--enable=receive-pack", "--listen=127.0.0.1", f"--port={port}", str(base)],
-        env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    try:
-        for _ in range(500):
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.02)
+    with daemon.git_daemon(base, ENV) as port:
         yield port
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 def prepare(work: Path, commits: int) -> Path:

@@ -21,7 +21,6 @@ import argparse
 import itertools
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -33,6 +32,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 GITMEM = str(Path(sys.executable).with_name("gitmem"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import daemon  # noqa: E402
+
 ENV = {
     **{k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "GITMEM_"))},
     "GIT_AUTHOR_NAME": "Bench",
@@ -77,27 +79,8 @@ def git(cwd: Path, *args: str) -> str:
 
 @contextmanager
 def git_daemon(base: Path) -> Iterator[int]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
-    proc = subprocess.Popen(
-        ["git", "daemon", "--reuseaddr", f"--base-path={base}", "--export-all",
-         "--enable=receive-pack", "--listen=127.0.0.1", f"--port={port}", str(base)],
-        env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 10
-        while True:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            if time.monotonic() > deadline or proc.poll() is not None:
-                raise SystemExit("git daemon did not start")
-            time.sleep(0.02)
+    with daemon.git_daemon(base, ENV) as port:
         yield port
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 @dataclass

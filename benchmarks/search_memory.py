@@ -65,7 +65,7 @@ LAST = ["Schmidt", "Okafor", "Lindqvist", "Patel", "Novak", "Garcia", "Tanaka", 
         "Andersen", "Mensah", "Ivanova", "Costa", "Weber", "Oduya", "Larsen", "Romero"]
 ROLES = ["marketing lead", "head of digital", "product owner", "operations manager",
          "IT manager", "communications director"]
-SPONSORS = ["CFO", "CEO", "COO", "managing director", "VP of sales"]
+SPONSORS = ["CFO", "chief executive", "COO", "managing director", "VP of sales"]
 MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August",
           "September", "October", "November", "December"]
 FRAMEWORKS = ["Next.js", "Django", "Laravel", "WordPress", "Shopify", "Flutter", "React Native",
@@ -101,7 +101,7 @@ ACTIONS = ["send the revised wireframes", "book the kickoff workshop", "chase th
 REASONS = ["the board approved phase two", "extra integrations were added",
            "their funding round closed", "a scope cut after the audit", "the CFO asked for savings"]
 DELAYS = ["the payment provider review took longer", "content was late", "their IT freeze",
-          "a security audit", "the new CEO wanted another design round"]
+          "a security audit", "the new chief executive wanted another design round"]
 
 
 @dataclass

@@ -31,12 +31,13 @@ from pathlib import Path
 from generate import Params, cache_root, cached_repo, meta_of
 
 import gitmem
-from gitmem import index, sessions
-from gitmem.cards import card_path, sections
-from gitmem.edit import write_card
-from gitmem.git import clean_env
-from gitmem.repo import MAIN, MemoryRepo
-from gitmem.trailers import IndexEntry, edit_message
+from gitmem.git.runner import clean_env
+from gitmem.index import build as index
+from gitmem.memory import session_branches as sessions
+from gitmem.memory.cards import card_path, sections
+from gitmem.memory.edit import write_card
+from gitmem.memory.repo import MAIN, MemoryRepo
+from gitmem.memory.trailers import IndexEntry, edit_message
 
 SESSION_ID = "20260101-090000-be0c"
 ACTOR = "agent"

@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from gitmem.create import init_repo
+from gitmem.setup.init import init_repo
 
 TRAILERS = (
     "\n\nGitmem-Card: notes\nGitmem-Section: log\nGitmem-Keywords: log\n"

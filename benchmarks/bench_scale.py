@@ -42,9 +42,10 @@ import bench_session
 import bench_sync
 from generate import Params, cache_root, cached_repo, meta_of
 
-from gitmem import index, sessions
-from gitmem.cards import card_path
-from gitmem.repo import MemoryRepo
+from gitmem.index import build as index
+from gitmem.memory import session_branches as sessions
+from gitmem.memory.cards import card_path
+from gitmem.memory.repo import MemoryRepo
 
 GITMEM = str(Path(sys.executable).with_name("gitmem"))
 Row = core.Row

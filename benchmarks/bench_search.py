@@ -28,12 +28,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from generate import Params, cached_repo
 
-from gitmem import search_index as S
-from gitmem.edit import write_card
-from gitmem.repo import MemoryRepo
-from gitmem.search import search_history
-from gitmem.search_text import query_terms, terms
-from gitmem.trailers import IndexEntry
+from gitmem.memory.edit import write_card
+from gitmem.memory.repo import MemoryRepo
+from gitmem.memory.trailers import IndexEntry
+from gitmem.search import corpus as S
+from gitmem.search.ranked import search_history
+from gitmem.search.terms import query_terms, terms
 
 TOPICS = ["budget", "deadline", "who is the contact for", "risks", "next steps", "invoice",
           "what was decided about", "launch date", "scope of", "meeting notes"]

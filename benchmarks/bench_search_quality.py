@@ -8,7 +8,7 @@ set; both sets are reported.
 
 Systems, each given the same memory:
 
-- **gitmem**: ``gitmem.search.search_history`` on the repo (current sections with their
+- **gitmem**: ``gitmem.search.ranked.search_history`` on the repo (current sections with their
   index entries, past values, transcripts).
 - **bm25s**: the bm25s library over gitmem's own documents and terms (one field; the
   alternative library for the same job, for the library comparison).
@@ -46,10 +46,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import search_memory as M
 
-from gitmem import search_index as S
-from gitmem.repo import MemoryRepo
-from gitmem.search import search_history
-from gitmem.search_text import terms
+from gitmem.memory.repo import MemoryRepo
+from gitmem.search import corpus as S
+from gitmem.search.ranked import search_history
+from gitmem.search.terms import terms
 
 MEMORY_VERSION = 3  # bump when search_memory.py changes what it writes
 MEMGIT = "memgit==0.13.0"

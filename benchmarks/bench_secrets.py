@@ -1,6 +1,6 @@
 """What scanning for secrets adds to an edit, and the scanner's figures on the corpus.
 
-Edits with ``gitmem.edit.write_card`` on one client repo, interleaved: each round one
+Edits with ``gitmem.memory.edit.write_card`` on one client repo, interleaved: each round one
 edit as gitmem makes it (scanning on) and one with ``secrets.check`` replaced by a
 no-op (the baseline, same run, same repo). Then the scanner alone on the texts of
 those edits, and detection / false positives on ``secrets_corpus.py``. Prints one JSON
@@ -28,10 +28,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from compare_secret_scanners import measure
 
-from gitmem import edit, secrets
-from gitmem.create import init_repo
-from gitmem.repo import MemoryRepo
-from gitmem.trailers import IndexEntry
+from gitmem.memory import edit, secrets
+from gitmem.memory.repo import MemoryRepo
+from gitmem.memory.trailers import IndexEntry
+from gitmem.setup.init import init_repo
 
 SECTION = """## Budget
 - Q3 budget raised to $40,000 after the 2026-11-28 call (invoice 4471)

@@ -29,11 +29,12 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from generate import Params, cached_repo
 
-from gitmem import index, usage
-from gitmem.chat import run_chat
+from gitmem.agent import usage
+from gitmem.agent.chat import run_chat
 from gitmem.fakeapi import FakeAnthropicServer, ManualClock, RuleModel
 from gitmem.fakeapi.tokens import block_tokens, tool_tokens
-from gitmem.repo import MemoryRepo
+from gitmem.index import build as index
+from gitmem.memory.repo import MemoryRepo
 
 
 def copy_repo(src: Path, dest: Path) -> Path:

@@ -2,7 +2,7 @@
 against plain ``git pull --rebase && git push`` of the same commits, measured in the same run.
 
 Both sides start from the same memory (``gitmem init`` and 50 cards) and get the same 1,000
-new commits (``gitmem.edit.write_card`` edits with trailers, made once before timing). Each
+new commits (``gitmem.memory.edit.write_card`` edits with trailers, made once before timing). Each
 repetition makes fresh copies: a bare remote served by ``git daemon`` on 127.0.0.1, a
 "laptop" holding the new commits, a "desktop" clone. Timed, as processes:
 
@@ -32,10 +32,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from gitmem.create import init_repo
-from gitmem.edit import write_card
-from gitmem.repo import MemoryRepo
-from gitmem.trailers import IndexEntry
+from gitmem.memory.edit import write_card
+from gitmem.memory.repo import MemoryRepo
+from gitmem.memory.trailers import IndexEntry
+from gitmem.setup.init import init_repo
 
 GITMEM = str(Path(sys.executable).with_name("gitmem"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))

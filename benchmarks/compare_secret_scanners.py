@@ -9,7 +9,7 @@ needs its own environment)::
 
 Prints one JSON document: detection per kind, false positives per kind of note,
 and the median cost of scanning one edit-sized text (8 lines). ``gitmem`` is a
-candidate too: the library as gitmem configures it (``gitmem.secrets``).
+candidate too: the library as gitmem configures it (``gitmem.memory.secrets``).
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def credsweeper_scanner() -> Scanner:
 
 
 def gitmem_scanner() -> Scanner:
-    from gitmem.secrets import Scanner as GitmemScanner
+    from gitmem.memory.secrets import Scanner as GitmemScanner
 
     s = GitmemScanner()
     return lambda text: bool(s.scan(text))

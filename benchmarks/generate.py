@@ -1,17 +1,17 @@
 """Build a large client memory repo for the benchmarks, fast, with ``git fast-import``.
 
-The repo starts as ``gitmem.create.init_repo`` makes it; then one fast-import
+The repo starts as ``gitmem.setup.init.init_repo`` makes it; then one fast-import
 stream adds the history an agent and a person would have made over months:
 
-* card creations and section edits with the exact message ``gitmem.trailers.edit_message``
+* card creations and section edits with the exact message ``gitmem.memory.trailers.edit_message``
   writes (agent edits in sessions, some ``gitmem write`` edits by a person),
 * hand edits committed with plain git (no trailers; some add a section),
-* reverts in ``gitmem.revert`` 's format (``Gitmem-Reverts: <sha>``),
-* session transcripts in ``gitmem.sessions.save_transcript`` 's format.
+* reverts in ``gitmem.memory.revert`` 's format (``Gitmem-Reverts: <sha>``),
+* session transcripts in ``gitmem.memory.session_branches.save_transcript`` 's format.
 
 Every commit changes one file; every edit commit changes one section of one card.
 Before the repo is cached, a sample of the generated commits is re-made with
-``gitmem.edit.write_card`` / ``gitmem.revert.revert_commit`` on their parents and
+``gitmem.memory.edit.write_card`` / ``gitmem.memory.revert.revert_commit`` on their parents and
 must come out with the very same commit ids. Repos are cached by parameters, so
 reruns are fast::
 
@@ -36,16 +36,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from gitmem import trailers as T
-from gitmem.create import init_repo
-from gitmem.edit import write_card
-from gitmem.git import clean_env
-from gitmem.index import refresh
-from gitmem.names import slugify
+from gitmem.git.runner import clean_env
+from gitmem.index.build import refresh
+from gitmem.memory import trailers as T
+from gitmem.memory.edit import write_card
+from gitmem.memory.names import slugify
+from gitmem.memory.repo import MAIN, MemoryRepo
+from gitmem.memory.revert import revert_commit
+from gitmem.memory.trailers import IndexEntry, edit_message
 from gitmem.paths import shipped
-from gitmem.repo import MAIN, MemoryRepo
-from gitmem.revert import revert_commit
-from gitmem.trailers import IndexEntry, edit_message
+from gitmem.setup.init import init_repo
 
 GENERATOR_VERSION = 1
 NAME, EMAIL = "Dana Reyes", "dana@example.com"

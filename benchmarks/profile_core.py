@@ -25,9 +25,10 @@ from pathlib import Path
 from bench_core import SESSION_ID, copy_repo, gitmem_edit, plan_edits, warm
 from generate import Params, cache_root, cached_repo, meta_of
 
-from gitmem import index, sessions
 from gitmem.cli import main as cli_main
-from gitmem.repo import MAIN, MemoryRepo
+from gitmem.index import build as index
+from gitmem.memory import session_branches as sessions
+from gitmem.memory.repo import MAIN, MemoryRepo
 
 WORKLOADS = ("write-main", "write-session", "rebuild", "refresh", "index", "log", "show")
 

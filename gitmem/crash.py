@@ -31,7 +31,7 @@ def _version() -> str:
     try:
         return version("vibrating-memory")
     except PackageNotFoundError:
-        from . import __version__
+        from gitmem import __version__
 
         return __version__
 

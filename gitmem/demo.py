@@ -22,16 +22,20 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from . import decide, index, review, review_text, usage, usage_report
-from . import trailers as T
-from .agent import AgentEvents, ToolCall
-from .audit import read_card
-from .chat import ChatResult, run_chat
-from .chat_view import tool_line
-from .create import init_repo
-from .history import read_log
-from .repo import MAIN, MemoryRepo
-from .revert import revert_commit
+from gitmem.agent import usage, usage_report
+from gitmem.agent.chat import ChatResult, run_chat
+from gitmem.agent.chat_view import tool_line
+from gitmem.agent.session import AgentEvents, ToolCall
+from gitmem.index import build as index
+from gitmem.memory import trailers as T
+from gitmem.memory.audit import read_card
+from gitmem.memory.history import read_log
+from gitmem.memory.repo import MAIN, MemoryRepo
+from gitmem.memory.revert import revert_commit
+from gitmem.review import decision as decide
+from gitmem.review import pending as review
+from gitmem.review import render as review_text
+from gitmem.setup.init import init_repo
 
 CARD = "acme-website"
 FIRST = [

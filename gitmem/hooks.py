@@ -13,10 +13,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import trailers as T
-from .cards import card_path, section_ids
+from gitmem.git.runner import Git
+from gitmem.memory import trailers as T
+from gitmem.memory.cards import card_path, section_ids
+
 from .errors import GitmemError, InvalidInput
-from .git import Git
 from .paths import shipped
 
 MARKER = "gitmem-hook v1"
@@ -138,8 +139,8 @@ def check_commit_message(root: Path, message: str) -> None:
 
 def _check_entry_secrets(root: Path, found: dict[str, str]) -> None:
     """The index entry a person's commit carries is scanned as an agent's is."""
-    from . import secrets
-    from .config import load
+    from gitmem.memory import secrets
+    from gitmem.memory.config import load
 
     texts = [(key, found[key]) for key in (T.SUMMARY, T.KEYWORDS) if key in found]
     if texts:
@@ -149,8 +150,8 @@ def _check_entry_secrets(root: Path, found: dict[str, str]) -> None:
 def refuse_half_followed(root: Path) -> int:
     """pre-commit: a person's commit must not record a working tree gitmem had not finished
     updating (it would quietly undo the agent's edit)."""
-    from .repo import MemoryRepo
-    from .worktree import pending_paths
+    from gitmem.memory.repo import MemoryRepo
+    from gitmem.memory.worktree import pending_paths
 
     try:
         with MemoryRepo.discover(root) as repo:
@@ -170,8 +171,8 @@ def refuse_half_followed(root: Path) -> int:
 def scan_staged(root: Path) -> int:
     """pre-commit: a person's staged cards, persona and synthesis are scanned for secrets
     as an agent's edit is (the lines the commit adds); a finding refuses the commit."""
-    from . import secrets
-    from .config import load
+    from gitmem.memory import secrets
+    from gitmem.memory.config import load
 
     git = Git(root)
     env = {}
@@ -187,7 +188,7 @@ def scan_staged(root: Path) -> int:
     except GitmemError as err:
         print(f"gitmem: commit refused: {err}", file=sys.stderr)
         return 1
-    from .scan import added_lines
+    from gitmem.memory.scan import added_lines
 
     for path, added in added_lines(diff).items():
         for f in secrets.scan_texts([(path, "\n".join(t for _, t in added))], allow):
@@ -225,9 +226,9 @@ def main(argv: list[str]) -> int:
     if argv[0] == "scan-staged":
         return scan_staged(root)
     if argv[0] == "refresh":
-        from . import index
-        from .repo import MAIN, MemoryRepo
-        from .worktree import recover
+        from gitmem.index import build as index
+        from gitmem.memory.repo import MAIN, MemoryRepo
+        from gitmem.memory.worktree import recover
 
         try:
             with MemoryRepo.discover(root) as repo:

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from . import budget, sync_state
-from . import index as index_mod
-from .git import Sha
-from .repo import MAIN, MemoryRepo
-from .review import list_sessions
+from gitmem.agent import budget
+from gitmem.git.runner import Sha
+from gitmem.index import build as index_mod
+from gitmem.memory.repo import MAIN, MemoryRepo
+from gitmem.review.pending import list_sessions
+from gitmem.sync import state as sync_state
 
 LOCAL_ONLY = "counted from what this machine knows; `gitmem status` never contacts a remote"
 
@@ -89,7 +90,7 @@ def _counts(repo: MemoryRepo, ours: str, theirs: str) -> tuple[int, int]:
 
 
 def _remote(repo: MemoryRepo, name: str, main: Sha | None) -> RemoteState:
-    from .sync import sync_ref
+    from gitmem.sync.exchange import sync_ref
 
     url = repo.git.run("remote", "get-url", name, check=False).stdout.decode().strip()
     last = repo.store.resolve(sync_ref(name, "last-synced"))
@@ -134,8 +135,8 @@ def status(repo: MemoryRepo) -> Status:
 
 def lines(st: Status) -> list[str]:
     """What ``gitmem status`` prints for people."""
-    from .card_list import size
-    from .review_text import count
+    from gitmem.index.card_list import size
+    from gitmem.review.render import count
 
     out = [f"On branch {st.branch}" if st.branch else "HEAD is detached (not on a branch)"]
     if st.branch and st.branch != MAIN:

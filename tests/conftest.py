@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.create import init_repo
-from gitmem.repo import MemoryRepo
+from gitmem.memory.repo import MemoryRepo
+from gitmem.setup.init import init_repo
 
 FIXED_DATE = "1764498000 +0000"  # 2025-11-30 10:20:00 UTC
 

@@ -68,7 +68,7 @@ def snapshot(path: Path) -> dict[str, str]:
 
 def index_summaries(repo: Any) -> dict[str, str | None]:
     """The index as card/section -> summary; the incremental cache must equal a full replay."""
-    from gitmem import index
+    from gitmem.index import build as index
 
     idx = index.refresh(repo)
     assert idx == index.resolve(repo, index.replay_all(repo), {})

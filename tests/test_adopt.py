@@ -7,7 +7,7 @@ import json
 import os
 from pathlib import Path
 
-from gitmem.repo import MemoryRepo
+from gitmem.memory.repo import MemoryRepo
 
 from helpers import git, gm, snapshot
 

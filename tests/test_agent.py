@@ -10,13 +10,13 @@ from typing import Any
 import anthropic
 import pytest
 
-from gitmem import sessions
-from gitmem import usage as usage_mod
-from gitmem.chat import ChatResult, run_chat
+from gitmem.agent import usage as usage_mod
+from gitmem.agent.chat import ChatResult, run_chat
+from gitmem.agent.token_count import LayerCounter
 from gitmem.fakeapi import FakeAnthropicServer, Fault, ManualClock, QueueModel, Reply, RuleModel
 from gitmem.fakeapi.tokens import block_tokens, tool_tokens
-from gitmem.repo import MemoryRepo
-from gitmem.tokencount import LayerCounter
+from gitmem.memory import session_branches as sessions
+from gitmem.memory.repo import MemoryRepo
 
 from helpers import git, gm
 

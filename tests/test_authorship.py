@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from test_sync import make_pair, sync
 
-from gitmem import sessions
-from gitmem.edit import write_card
-from gitmem.repo import MemoryRepo
-from gitmem.trailers import IndexEntry
+from gitmem.memory import session_branches as sessions
+from gitmem.memory.edit import write_card
+from gitmem.memory.repo import MemoryRepo
+from gitmem.memory.trailers import IndexEntry
 
 from helpers import git, gm, index_summaries
 

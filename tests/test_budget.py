@@ -13,11 +13,11 @@ import anyio
 import pytest
 from mcp.client import ClientSession
 
-from gitmem.chat import run_chat
-from gitmem.edit import write_card
+from gitmem.agent.chat import run_chat
 from gitmem.fakeapi import FakeAnthropicServer, QueueModel
-from gitmem.repo import MemoryRepo
-from gitmem.trailers import IndexEntry
+from gitmem.memory.edit import write_card
+from gitmem.memory.repo import MemoryRepo
+from gitmem.memory.trailers import IndexEntry
 
 from helpers import git, gm, snapshot
 

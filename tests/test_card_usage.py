@@ -8,10 +8,10 @@ from pathlib import Path
 
 import anthropic
 
-from gitmem import usage as usage_mod
-from gitmem.chat import run_chat
+from gitmem.agent import usage as usage_mod
+from gitmem.agent.chat import run_chat
 from gitmem.fakeapi import FakeAnthropicServer, QueueModel, Reply
-from gitmem.repo import MemoryRepo
+from gitmem.memory.repo import MemoryRepo
 
 from helpers import git, gm
 

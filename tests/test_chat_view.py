@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from gitmem.agent import ResponseUsage, ToolCall
-from gitmem.chat_view import TurnTotals, tool_line
+from gitmem.agent.chat_view import TurnTotals, tool_line
+from gitmem.agent.session import ResponseUsage, ToolCall
 from gitmem.cli.chat_screen import Screen
-from gitmem.config import load
 from gitmem.errors import ConfigError
+from gitmem.memory.config import load
 
 WRITE = {"project": "acme", "old_text": "", "new_text": "x",
          "index_entry": {"section_id": "budget", "keywords": [], "summary": "s"}}

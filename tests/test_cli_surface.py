@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from gitmem.cli import cli
-from gitmem.create import init_repo
-from gitmem.workspace import client_path
+from gitmem.memory.workspace import client_path
+from gitmem.setup.init import init_repo
 
 from helpers import gm
 

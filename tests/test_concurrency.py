@@ -12,9 +12,9 @@ from helpers import git
 
 WRITER = """
 import sys
-from gitmem.edit import write_card
-from gitmem.repo import MemoryRepo
-from gitmem.trailers import IndexEntry
+from gitmem.memory.edit import write_card
+from gitmem.memory.repo import MemoryRepo
+from gitmem.memory.trailers import IndexEntry
 
 root, who, n, branch = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 with MemoryRepo.discover(root) as repo:

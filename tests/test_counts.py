@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from gitmem import sessions, usage
-from gitmem.edit import write_card
+from gitmem.agent import usage
 from gitmem.fakeapi import FakeAnthropicServer, RuleModel
-from gitmem.repo import MemoryRepo
-from gitmem.trailers import IndexEntry
+from gitmem.memory import session_branches as sessions
+from gitmem.memory.edit import write_card
+from gitmem.memory.repo import MemoryRepo
+from gitmem.memory.trailers import IndexEntry
 
 from helpers import git, gm
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from gitmem import edit
 from gitmem.cli.crash import command_words
+from gitmem.memory import edit
 
 from helpers import gm
 

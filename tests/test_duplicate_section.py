@@ -14,14 +14,14 @@ import pytest
 from mcp.client import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from gitmem import index
-from gitmem.chat import run_chat
-from gitmem.edit import write_card
+from gitmem.agent.chat import run_chat
+from gitmem.bridges.memory_tool import GitMemoryTool
 from gitmem.fakeapi import FakeAnthropicServer, ManualClock, QueueModel, Reply
-from gitmem.history import read_log
-from gitmem.memory_tool import GitMemoryTool
-from gitmem.repo import MemoryRepo
-from gitmem.trailers import IndexEntry
+from gitmem.index import build as index
+from gitmem.memory.edit import write_card
+from gitmem.memory.history import read_log
+from gitmem.memory.repo import MemoryRepo
+from gitmem.memory.trailers import IndexEntry
 
 from helpers import git, gm, index_summaries, snapshot
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.edit import apply_edit, write_card
 from gitmem.errors import DirtyCard, EditError, NotFound
-from gitmem.repo import MemoryRepo
-from gitmem.trailers import IndexEntry
+from gitmem.memory.edit import apply_edit, write_card
+from gitmem.memory.repo import MemoryRepo
+from gitmem.memory.trailers import IndexEntry
 
 from helpers import git
 
@@ -132,7 +132,7 @@ def test_objects_written_in_process_pass_fsck(repo: MemoryRepo) -> None:
 def test_a_heading_inside_a_longer_fence_is_not_a_section() -> None:
     """A fence closes only on as many backticks as opened it (CommonMark): a ``` line
     inside a ```` block does not end it, so the heading after it is still code."""
-    from gitmem.cards import section_ids
+    from gitmem.memory.cards import section_ids
 
     text = "# C\n\n## Real\nx\n````md\n```\n## Not a heading\n```\n````\n## After\ny\n"
     assert section_ids(text) == ["real", "after"]

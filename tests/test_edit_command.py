@@ -58,7 +58,7 @@ def test_saving_a_section_makes_one_edit_commit_with_its_entry(
 
 
 def index_summaries_of(root: Path) -> dict[str, str | None]:
-    from gitmem.repo import MemoryRepo
+    from gitmem.memory.repo import MemoryRepo
 
     with MemoryRepo(root) as repo:
         return index_summaries(repo)

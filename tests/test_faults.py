@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.create import init_repo
+from gitmem.setup.init import init_repo
 
 from helpers import git, gm
 
@@ -34,7 +34,7 @@ WRITER = """
 import os, sys
 point = os.environ.get("CRASH_AT")
 if point:
-    import gitmem.worktree as w, gitmem.refs as r, gitmem.safe_files as sf
+    import gitmem.memory.worktree as w, gitmem.memory.refs as r, gitmem.git.safe_files as sf
     def die(*a, **k):
         os.kill(os.getpid(), 9)
     def before(mod, name):

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from test_hints import only, run
 from test_sync import make_pair, sync, write
 
-from gitmem import prompt
-from gitmem.index import CardEntry, Index, SectionEntry
+from gitmem.agent import prompt
+from gitmem.index.build import CardEntry, Index, SectionEntry
 
 from helpers import git, gm
 

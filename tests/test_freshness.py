@@ -11,14 +11,14 @@ import anthropic
 import anyio
 from mcp.client import ClientSession
 
-from gitmem import index
-from gitmem.chat import run_chat
-from gitmem.edit import write_card
+from gitmem.agent.chat import run_chat
+from gitmem.bridges.memory_tool import GitMemoryTool
 from gitmem.fakeapi import FakeAnthropicServer, QueueModel
-from gitmem.memory_tool import GitMemoryTool
-from gitmem.repo import MemoryRepo
-from gitmem.revert import revert_commit
-from gitmem.trailers import IndexEntry
+from gitmem.index import build as index
+from gitmem.memory.edit import write_card
+from gitmem.memory.repo import MemoryRepo
+from gitmem.memory.revert import revert_commit
+from gitmem.memory.trailers import IndexEntry
 
 from helpers import git, gm, index_summaries
 

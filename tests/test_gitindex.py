@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.edit import write_card
 from gitmem.errors import DirtyCard
-from gitmem.gitindex import staged
-from gitmem.repo import MemoryRepo
-from gitmem.trailers import IndexEntry
+from gitmem.git.index_file import staged
+from gitmem.memory.edit import write_card
+from gitmem.memory.repo import MemoryRepo
+from gitmem.memory.trailers import IndexEntry
 
 from helpers import git
 
@@ -79,7 +79,7 @@ def test_edit_on_a_checked_out_branch_leaves_the_index_as_git_would(
 
 
 def test_restage_gives_way_to_a_held_index_lock(repo: MemoryRepo) -> None:
-    from gitmem.gitindex import restage
+    from gitmem.git.index_file import restage
 
     write_card(repo, "a", "", "## Notes\nx\n", ENTRY)
     lock = repo.root / ".git/index.lock"

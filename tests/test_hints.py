@@ -20,11 +20,11 @@ from test_session_revert import SID, run_session, setup_card
 from test_sync import CARDS, is_ancestor, make_pair, sync, write
 
 from gitmem import hooks
-from gitmem import remote as remote_mod
-from gitmem import sync as sync_mod
 from gitmem.errors import InvalidInput, NotARepo, NotFound
 from gitmem.fakeapi import FakeAnthropicServer, Fault, RuleModel
-from gitmem.repo import MemoryRepo
+from gitmem.memory import remote as remote_mod
+from gitmem.memory.repo import MemoryRepo
+from gitmem.sync import exchange as sync_mod
 
 from helpers import Result, git, gm
 
@@ -162,7 +162,7 @@ def test_not_a_repo_hint_creates_one(tmp_path: Path) -> None:
 
 
 def test_unknown_client_hints_work(tmp_path: Path) -> None:
-    from gitmem.workspace import find_client
+    from gitmem.memory.workspace import find_client
 
     with pytest.raises(NotFound) as err:
         find_client("acme")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmem import identity
+from gitmem.git import identity
 
 from helpers import git, gm
 

@@ -15,12 +15,12 @@ from anthropic.tools import BetaLocalFilesystemMemoryTool
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gitmem import edit
-from gitmem import import_notes as importing
-from gitmem.export import cards_of
-from gitmem.import_claude import auto_memory_dir, references
-from gitmem.import_sources import Note
-from gitmem.repo import MemoryRepo
+from gitmem.bridges import import_notes as importing
+from gitmem.bridges.export import cards_of
+from gitmem.bridges.import_claude import auto_memory_dir, references
+from gitmem.bridges.import_sources import Note
+from gitmem.memory import edit
+from gitmem.memory.repo import MemoryRepo
 
 from helpers import git, gm, index_summaries, snapshot
 

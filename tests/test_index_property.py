@@ -11,13 +11,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gitmem import index, index_cache
-from gitmem.create import init_repo
-from gitmem.edit import write_card
 from gitmem.errors import GitmemError
-from gitmem.repo import MemoryRepo
-from gitmem.revert import revert_commit
-from gitmem.trailers import IndexEntry
+from gitmem.index import build as index
+from gitmem.index import state_cache as index_cache
+from gitmem.memory.edit import write_card
+from gitmem.memory.repo import MemoryRepo
+from gitmem.memory.revert import revert_commit
+from gitmem.memory.trailers import IndexEntry
+from gitmem.setup.init import init_repo
 
 from helpers import git
 
@@ -104,7 +105,7 @@ def do_revert(repo: MemoryRepo, pick: int) -> None:
 
 def section_as_written(repo: MemoryRepo, rev: str, project: str, section: str) -> str | None:
     """The section's text at ``rev`` as git shows it, blanks at line ends left out."""
-    from gitmem.cards import section_text
+    from gitmem.memory.cards import section_text
 
     shown = git(repo.root, "show", f"{rev}:cards/{project}.md", check=False)
     text = section_text(shown, section) if shown else None
@@ -242,7 +243,7 @@ def test_reindex_lays_out_the_tree_it_replayed_when_the_branch_moved_meanwhile(
 
 @pytest.mark.parametrize("setting", ["separators", "aliases"])
 def test_a_machine_s_trailer_settings_do_not_change_the_index(repo: MemoryRepo, setting: str) -> None:
-    from gitmem.history import read_log
+    from gitmem.memory.history import read_log
 
     write_card(repo, "alpha", "", "## Budget\nx\n", IndexEntry.make("budget", ["a"], "the truth"))
     card = repo.root / "cards/alpha.md"

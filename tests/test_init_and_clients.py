@@ -8,9 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gitmem import index_cache
-from gitmem.repo import MemoryRepo
-from gitmem.workspace import persona
+from gitmem.index import state_cache as index_cache
+from gitmem.memory.repo import MemoryRepo
+from gitmem.memory.workspace import persona
 
 from helpers import git, gm, snapshot
 

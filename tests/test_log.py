@@ -13,12 +13,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gitmem import sessions, synthesis, usage
-from gitmem.audit import LogEntry, audit_log
-from gitmem.edit import write_card
-from gitmem.log_text import render
-from gitmem.repo import MemoryRepo
-from gitmem.trailers import IndexEntry
+from gitmem.agent import synthesis, usage
+from gitmem.memory import session_branches as sessions
+from gitmem.memory.audit import LogEntry, audit_log
+from gitmem.memory.edit import write_card
+from gitmem.memory.log_text import render
+from gitmem.memory.repo import MemoryRepo
+from gitmem.memory.trailers import IndexEntry
 
 from helpers import git, gm
 

@@ -14,10 +14,10 @@ import mcp_types as types
 from mcp.client import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from gitmem import index
-from gitmem.history import read_log
-from gitmem.repo import MemoryRepo
-from gitmem.tools import TOOLS
+from gitmem.agent.tools import TOOLS
+from gitmem.index import build as index
+from gitmem.memory.history import read_log
+from gitmem.memory.repo import MemoryRepo
 
 from helpers import git
 
@@ -374,7 +374,7 @@ def test_the_end_of_input_waits_only_for_requests_that_get_an_answer() -> None:
 
     import anyio
 
-    from gitmem.mcp_server import _Asked
+    from gitmem.bridges.mcp_server import _Asked
 
     async def main() -> None:
         asked = _Asked()

@@ -10,10 +10,10 @@ from anthropic.tools import BetaLocalFilesystemMemoryTool, ToolError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gitmem.create import init_repo
-from gitmem.history import read_log
-from gitmem.memory_tool import GitMemoryTool
-from gitmem.repo import MemoryRepo
+from gitmem.bridges.memory_tool import GitMemoryTool
+from gitmem.memory.history import read_log
+from gitmem.memory.repo import MemoryRepo
+from gitmem.setup.init import init_repo
 
 Outcome = tuple[str, str]
 
@@ -413,8 +413,8 @@ agent_step = st.tuples(st.sampled_from(["alpha", "beta"]), st.sampled_from(["bud
 )
 @given(st.lists(st.one_of(tool_step, agent_step), min_size=1, max_size=12))
 def test_incremental_index_equals_rebuild_after_memory_tool_commits(steps: list[Any]) -> None:
-    from gitmem import index
-    from gitmem.tools import MemoryTools
+    from gitmem.agent.tools import MemoryTools
+    from gitmem.index import build as index
 
     with tempfile.TemporaryDirectory() as tmp:
         init_repo(Path(tmp) / "c")
@@ -445,9 +445,9 @@ def test_incremental_index_equals_rebuild_after_memory_tool_commits(steps: list[
 
 
 def test_memory_tool_entries_come_from_headings_and_stay_unindexed(repo: MemoryRepo) -> None:
-    from gitmem import index
-    from gitmem.revert import revert_commit
-    from gitmem.tools import MemoryTools
+    from gitmem.agent.tools import MemoryTools
+    from gitmem.index import build as index
+    from gitmem.memory.revert import revert_commit
 
     agent = MemoryTools(repo, actor="agent")
 
@@ -542,7 +542,7 @@ def test_tool_runner_conversation_commits_each_change(repo: MemoryRepo, tmp_path
 
 def test_a_concurrent_writer_is_never_overwritten(repo: MemoryRepo, monkeypatch: Any) -> None:
     """The branch moves between planning and the compare-and-swap: plan again on the new tip."""
-    from gitmem import memory_tool_paths
+    from gitmem.bridges import memory_tool_paths
 
     mine, other = GitMemoryTool(repo), None
     other = GitMemoryTool(repo, mine.branch)

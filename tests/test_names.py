@@ -20,12 +20,12 @@ from hypothesis import strategies as st
 from mcp.client import ClientSession
 from test_mcp_server import connect, text_of
 
-from gitmem import names
+from gitmem.agent.tools import MemoryTools
+from gitmem.bridges.memory_tool import GitMemoryTool
 from gitmem.errors import InvalidInput
-from gitmem.memory_tool import GitMemoryTool
-from gitmem.repo import MemoryRepo
-from gitmem.tools import MemoryTools
-from gitmem.trailers import validate
+from gitmem.memory import names
+from gitmem.memory.repo import MemoryRepo
+from gitmem.memory.trailers import validate
 
 from helpers import git, gm, snapshot
 

@@ -10,8 +10,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gitmem.create import init_repo
-from gitmem.repo import MemoryRepo
+from gitmem.memory.repo import MemoryRepo
+from gitmem.setup.init import init_repo
 
 NAMES = ["a", "a-b", "a.b", "ab", "b", "cards", "z"]
 paths = st.lists(st.sampled_from(NAMES), min_size=1, max_size=3).map("/".join)

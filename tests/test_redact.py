@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.create import init_repo
 from gitmem.errors import EXIT_CONFLICT
+from gitmem.setup.init import init_repo
 
 from helpers import git, gm, snapshot
 

@@ -12,12 +12,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gitmem import trailers as T
 from gitmem.errors import GitError
-from gitmem.git import Git, Sha
-from gitmem.history import read_log
-from gitmem.replay import FullReplay, Replay, advance, replay_all
-from gitmem.repo import MemoryRepo
+from gitmem.git.runner import Git, Sha
+from gitmem.index.replay import FullReplay, Replay, advance, replay_all
+from gitmem.memory import trailers as T
+from gitmem.memory.history import read_log
+from gitmem.memory.repo import MemoryRepo
 
 from helpers import git
 

@@ -12,15 +12,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gitmem import sessions
 from gitmem.cli.review import render
-from gitmem.edit import write_card
-from gitmem.hunks import apply as apply_hunks
-from gitmem.hunks import parse as parse_diff
-from gitmem.repo import MemoryRepo
-from gitmem.review import load
-from gitmem.review_text import show_lines
-from gitmem.trailers import IndexEntry
+from gitmem.memory import session_branches as sessions
+from gitmem.memory.edit import write_card
+from gitmem.memory.hunks import apply as apply_hunks
+from gitmem.memory.hunks import parse as parse_diff
+from gitmem.memory.repo import MemoryRepo
+from gitmem.memory.trailers import IndexEntry
+from gitmem.review.pending import load
+from gitmem.review.render import show_lines
 
 from helpers import git, gm, index_summaries, snapshot
 

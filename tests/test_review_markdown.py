@@ -7,7 +7,7 @@ from pathlib import Path
 
 from test_review import SID, agent_session, check_expected, person_writes
 
-from gitmem.repo import MemoryRepo
+from gitmem.memory.repo import MemoryRepo
 
 from helpers import gm
 

@@ -11,11 +11,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_index_property import PROJECTS, SECTIONS, do_edit, do_hand, do_revert, full_replay
 
-from gitmem import index, index_cache, replay, sessions
-from gitmem.create import init_repo
-from gitmem.edit import write_card
-from gitmem.repo import MAIN, MemoryRepo
-from gitmem.trailers import IndexEntry
+from gitmem.index import build as index
+from gitmem.index import replay
+from gitmem.index import state_cache as index_cache
+from gitmem.memory import session_branches as sessions
+from gitmem.memory.edit import write_card
+from gitmem.memory.repo import MAIN, MemoryRepo
+from gitmem.memory.trailers import IndexEntry
+from gitmem.setup.init import init_repo
 
 from helpers import git, index_summaries
 
@@ -159,7 +162,7 @@ line_st = st.lists(
 def test_the_hook_pre_check_never_skips_a_line_the_scanner_would_look_at(
     tmp_path: Path, lines: list[str]
 ) -> None:
-    from gitmem.secrets import _HINT
+    from gitmem.memory.secrets import _HINT
 
     starts = _sh_matches(lines, tmp_path)
     assert {i for i, ln in enumerate(lines) if _HINT.search(ln)} <= starts
@@ -169,7 +172,7 @@ def test_the_hook_pre_check_passes_every_corpus_secret(tmp_path: Path) -> None:
     sys.path.insert(0, str(HOOK.parent.parent / "benchmarks"))
     import secrets_corpus as corpus
 
-    from gitmem.secrets import _HINT
+    from gitmem.memory.secrets import _HINT
 
     items = [text.split("\n") for _, text in corpus.positives(n_per_form=3, seed=5)]
     lines = [ln for item in items for ln in item]
@@ -215,7 +218,7 @@ def _chat(repo: MemoryRepo, lines: list[str], monkeypatch: pytest.MonkeyPatch) -
 
     import anthropic
 
-    from gitmem.chat import run_chat
+    from gitmem.agent.chat import run_chat
     from gitmem.fakeapi import FakeAnthropicServer, ManualClock, RuleModel
 
     clock = ManualClock(1_000_000.0)
@@ -269,7 +272,7 @@ def test_each_layer_is_hashed_once_while_it_is_unchanged(
         hashed.append(data.count(b"card 1 notes"))
         return real(data)
 
-    monkeypatch.setattr(hashlib, "sha256", spy)  # what gitmem.prompt and .tokencount use
+    monkeypatch.setattr(hashlib, "sha256", spy)  # what gitmem.agent.prompt and .tokencount use
     _chat(repo, ["one", "two", "three", "four"], monkeypatch)
     assert index_text.count(b"card 1 notes") == 1
     # the index, once per change and never per turn: once for its id and once for its
@@ -440,7 +443,7 @@ def test_a_hand_edit_marks_its_entry_stale_on_both_fast_paths(
 ) -> None:
     from test_index_property import check_stale_marks
 
-    from gitmem import index_cards
+    from gitmem.index import card_cache as index_cards
 
     _cards(repo, 3)
     index.refresh(repo)

@@ -16,15 +16,15 @@ import pytest
 from mcp.client import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from gitmem import search_index
-from gitmem.chat import run_chat
-from gitmem.edit import write_card
+from gitmem.agent.chat import run_chat
+from gitmem.agent.tools import MemoryTools
 from gitmem.errors import InvalidInput
 from gitmem.fakeapi import FakeAnthropicServer, ManualClock, QueueModel, Reply, RuleModel
-from gitmem.repo import MemoryRepo
-from gitmem.search import search_history
-from gitmem.tools import MemoryTools
-from gitmem.trailers import IndexEntry
+from gitmem.memory.edit import write_card
+from gitmem.memory.repo import MemoryRepo
+from gitmem.memory.trailers import IndexEntry
+from gitmem.search import corpus as search_index
+from gitmem.search.ranked import search_history
 
 from helpers import git, gm
 
@@ -316,8 +316,8 @@ def test_what_the_store_just_wrote_is_read_back_without_git(client: Path) -> Non
 
 
 def test_the_rules_and_the_tool_teach_searching_well() -> None:
-    from gitmem.prompt import rules_text
-    from gitmem.tools import TOOLS
+    from gitmem.agent.prompt import rules_text
+    from gitmem.agent.tools import TOOLS
 
     rules = rules_text()
     assert "## Searching well" in rules

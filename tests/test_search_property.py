@@ -11,10 +11,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_index_property import do_edit, do_hand, do_revert, edit, hand, revert
 
-from gitmem import search_index
-from gitmem.create import init_repo
-from gitmem.repo import MemoryRepo
-from gitmem.search import search_history
+from gitmem.memory.repo import MemoryRepo
+from gitmem.search import corpus as search_index
+from gitmem.search.ranked import search_history
+from gitmem.setup.init import init_repo
 
 from helpers import git
 

@@ -12,15 +12,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gitmem import secrets, synthesis
-from gitmem.decide import accept
-from gitmem.edit import write_card
+from gitmem.agent import synthesis
 from gitmem.errors import EXIT_CONFIG, EXIT_FINDINGS, EXIT_USAGE
 from gitmem.hooks import install
-from gitmem.repo import MemoryRepo
-from gitmem.review import load
-from gitmem.sessions import Session
-from gitmem.trailers import IndexEntry
+from gitmem.memory import secrets
+from gitmem.memory.edit import write_card
+from gitmem.memory.repo import MemoryRepo
+from gitmem.memory.session_branches import Session
+from gitmem.memory.trailers import IndexEntry
+from gitmem.review.decision import accept
+from gitmem.review.pending import load
 
 from helpers import git, gm, snapshot
 
@@ -154,7 +155,7 @@ def test_synthesis_with_a_key_is_not_committed(repo: MemoryRepo) -> None:
 def _session_with_a_key(repo: MemoryRepo) -> str:
     """A pending session whose second commit a person made by hand with a key in it
     (write_card itself would refuse it)."""
-    from gitmem import sessions
+    from gitmem.memory import session_branches as sessions
 
     s = sessions.start(repo)
     write_card(repo, "acme", "", "## Budget\n- 30k\n", IndexEntry.make("budget", ["b"], "30k"),
@@ -275,7 +276,7 @@ OTHER_FORMATS = [
 
 @pytest.mark.parametrize("line", OTHER_FORMATS)
 def test_the_cheap_prefilter_never_hides_what_a_detect_secrets_plugin_finds(line: str) -> None:
-    from gitmem.secrets_plugins import candidates, plugins
+    from gitmem.memory.secrets_plugins import candidates, plugins
 
     assert any(any(True for _ in candidates(p, line)) for p in plugins())  # the library's find
     assert secrets.Scanner().scan(line)  # ... and gitmem's, behind the prefilter

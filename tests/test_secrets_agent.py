@@ -12,10 +12,10 @@ import anthropic
 import anyio
 from mcp.client import ClientSession
 
-from gitmem.chat import run_chat
+from gitmem.agent.chat import run_chat
+from gitmem.bridges.memory_tool import GitMemoryTool
 from gitmem.fakeapi import FakeAnthropicServer, QueueModel, Reply
-from gitmem.memory_tool import GitMemoryTool
-from gitmem.repo import MemoryRepo
+from gitmem.memory.repo import MemoryRepo
 
 from helpers import git
 

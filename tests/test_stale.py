@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gitmem.stale import missing_numbers, shingles
+from gitmem.index.stale import missing_numbers, shingles
 
 from helpers import git, gm, snapshot
 

@@ -11,14 +11,15 @@ from typing import Any
 
 import pytest
 
-from gitmem import index, sessions
-from gitmem.card_list import list_cards
-from gitmem.edit import write_card
-from gitmem.git import Git
-from gitmem.repo import MemoryRepo
-from gitmem.search import search_history
-from gitmem.search_view import from_hit, lines
-from gitmem.trailers import IndexEntry
+from gitmem.git.runner import Git
+from gitmem.index import build as index
+from gitmem.index.card_list import list_cards
+from gitmem.memory import session_branches as sessions
+from gitmem.memory.edit import write_card
+from gitmem.memory.repo import MemoryRepo
+from gitmem.memory.trailers import IndexEntry
+from gitmem.search.ranked import search_history
+from gitmem.search.snippets import from_hit, lines
 
 from helpers import git, gm, snapshot
 

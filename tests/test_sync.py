@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from gitmem import index
-from gitmem import remote as remote_mod
-from gitmem.create import init_repo
-from gitmem.merge import merge_card
-from gitmem.repo import MemoryRepo
+from gitmem.index import build as index
+from gitmem.memory import remote as remote_mod
+from gitmem.memory.merge import merge_card
+from gitmem.memory.repo import MemoryRepo
+from gitmem.setup.init import init_repo
 
 from helpers import git, gm, snapshot
 

@@ -19,11 +19,13 @@ from hypothesis import strategies as st
 from test_review import CARD, SID, agent_session, person_writes
 from test_sync import closed_port, git_daemon
 
-from gitmem import decide, sessions, team
-from gitmem import remote as remote_mod
-from gitmem import sync as sync_mod
-from gitmem.create import init_repo
-from gitmem.repo import MemoryRepo
+from gitmem.memory import remote as remote_mod
+from gitmem.memory import session_branches as sessions
+from gitmem.memory.repo import MemoryRepo
+from gitmem.review import decision as decide
+from gitmem.review import team
+from gitmem.setup.init import init_repo
+from gitmem.sync import exchange as sync_mod
 
 from helpers import git, gm, snapshot
 

@@ -7,8 +7,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gitmem.repo import MemoryRepo
-from gitmem.tools import MemoryTools
+from gitmem.agent.tools import MemoryTools
+from gitmem.memory.repo import MemoryRepo
 
 text = st.one_of(
     st.text(st.characters(blacklist_categories=()), max_size=30),  # lone surrogates too

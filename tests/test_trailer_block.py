@@ -12,9 +12,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gitmem import trailers as T
-from gitmem.git import Git
-from gitmem.history import read_log
+from gitmem.git.runner import Git
+from gitmem.memory import trailers as T
+from gitmem.memory.history import read_log
 
 from helpers import git
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gitmem.fakeapi.validate import validate_messages_request
-from gitmem.transcript import INTERRUPTED, Transcript
+from gitmem.memory.transcript import INTERRUPTED, Transcript
 
 ids = st.sampled_from(["t1", "t2", "t3"])
 block = st.one_of(

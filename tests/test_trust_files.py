@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.git import Sha
-from gitmem.memory_tool import GitMemoryTool
-from gitmem.repo import MemoryRepo
+from gitmem.bridges.memory_tool import GitMemoryTool
+from gitmem.git.runner import Sha
+from gitmem.memory.repo import MemoryRepo
 
 from helpers import git, gm, snapshot
 
@@ -102,8 +102,8 @@ def test_a_symlink_only_in_the_working_tree_is_never_followed(
 def test_a_symlink_raced_in_after_the_check_is_not_followed(client: Path, tmp_path: Path) -> None:
     """safe_files walks with O_NOFOLLOW, so a symlink swapped in between a check and the
     write is refused by the kernel."""
-    from gitmem import safe_files
     from gitmem.errors import UnsafePath
+    from gitmem.git import safe_files
 
     seeded(client)
     outside = tmp_path / "outside"
@@ -200,7 +200,7 @@ def test_the_hint_for_a_damaged_object_is_git_fsck(client: Path) -> None:
 # -- 3. crash between the ref move and the working tree ----------------------------------
 KILL_AFTER_MOVE = """
 import os, sys
-import gitmem.worktree as w
+import gitmem.memory.worktree as w
 def boom(*a, **k):
     os.kill(os.getpid(), 9)
 w.sync_worktree = boom
@@ -265,7 +265,7 @@ def test_a_failed_working_tree_update_reports_the_landed_commit(
     warning), and the next command finishes the follow."""
     import errno
 
-    from gitmem import safe_files
+    from gitmem.git import safe_files
 
     seeded(client)
     real = safe_files.write
@@ -319,7 +319,7 @@ def test_the_stale_lock_hint_is_a_command_that_works(client: Path) -> None:
 
 def test_lost_races_are_told_from_the_ref_not_from_gits_words(client: Path) -> None:
     """A translated git says something else; retry must still work (LC_ALL set to a locale)."""
-    from gitmem.refs import failed_cas
+    from gitmem.memory.refs import failed_cas
 
     seeded(client)
     with MemoryRepo(client) as repo:
@@ -422,7 +422,7 @@ def test_a_damaged_state_cache_is_rebuilt(client: Path) -> None:
     for f in (client / ".git/gitmem").glob("index-main.txt"):
         f.unlink()
     assert gm("-C", str(client), "index").out == good
-    from gitmem import index_cache
+    from gitmem.index import state_cache as index_cache
 
     with MemoryRepo(client) as repo:
         assert index_cache.load(repo, "main") is not None  # rewritten whole

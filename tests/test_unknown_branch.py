@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.edit import write_card
-from gitmem.repo import MemoryRepo
-from gitmem.trailers import IndexEntry
+from gitmem.memory.edit import write_card
+from gitmem.memory.repo import MemoryRepo
+from gitmem.memory.trailers import IndexEntry
 
 from helpers import git, gm, snapshot
 

@@ -8,12 +8,12 @@ from pathlib import Path
 import anthropic
 from test_agent import api, chat, clock, configure, message_requests, sdk
 
-from gitmem import usage as usage_mod
-from gitmem.edit import write_card
+from gitmem.agent import usage as usage_mod
 from gitmem.fakeapi import FakeAnthropicServer, ManualClock
 from gitmem.fakeapi.tokens import block_tokens
-from gitmem.repo import MemoryRepo
-from gitmem.trailers import IndexEntry
+from gitmem.memory.edit import write_card
+from gitmem.memory.repo import MemoryRepo
+from gitmem.memory.trailers import IndexEntry
 
 from helpers import gm
 
@@ -47,7 +47,7 @@ def test_an_expired_cache_is_still_told_apart_from_a_changed_layer(
     repo: MemoryRepo, sdk: anthropic.Anthropic, clock: ManualClock
 ) -> None:
     chat(repo, sdk, ["one", "two", "three"], clock, step=600)
-    from gitmem.usage_report import miss_cause
+    from gitmem.agent.usage_report import miss_cause
 
     recs = usage_mod.load(repo)
     assert [miss_cause(p, c) for p, c in zip([None, *recs[:-1]], recs, strict=True)] == [

@@ -34,8 +34,8 @@ class Ctx:
         self.json = False
 
     def repo_root(self) -> Path:
-        from ..repo import find_root
-        from ..workspace import find_client
+        from gitmem.memory.repo import find_root
+        from gitmem.memory.workspace import find_client
 
         if self.path and self.client:
             raise InvalidInput("give either -C PATH or --client NAME, not both")
@@ -45,13 +45,13 @@ class Ctx:
 
     def repo_open(self) -> Any:
         """The repo as it is on disk."""
-        from ..repo import MemoryRepo
+        from gitmem.memory.repo import MemoryRepo
 
         return MemoryRepo(self.repo_root())
 
     def repo(self) -> Any:
         """The repo, with any follow a crash interrupted finished first (see worktree.py)."""
-        from ..worktree import recover
+        from gitmem.memory.worktree import recover
 
         repo = self.repo_open()
         repo.store.clean_temporaries()

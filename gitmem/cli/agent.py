@@ -32,9 +32,9 @@ def chat(ctx: Ctx, resume: str | None, session_id: str | None) -> None:
     gitmem/session/<id>; when the session ends (end of input, Ctrl-D) they land on
     main (review policy "auto") or wait for `gitmem review` ("review").
     """
-    from ..agent import make_client
-    from ..chat import run_chat
-    from ..chat_report import first_turn
+    from gitmem.agent.chat import run_chat
+    from gitmem.agent.chat_report import first_turn
+    from gitmem.agent.session import make_client
 
     interactive = sys.stdin.isatty()
     if interactive and sys.stdout.isatty() and not ctx.json:
@@ -57,8 +57,9 @@ def _chat_screen(ctx: Ctx, resume: str | None, session_id: str | None) -> object
     """The chat in a terminal: banner, Markdown replies, tool lines, footer, slash commands."""
     from rich.console import Console
 
-    from ..agent import make_client
-    from ..chat import run_chat
+    from gitmem.agent.chat import run_chat
+    from gitmem.agent.session import make_client
+
     from .chat_screen import Screen, history_file, read_lines
 
     with ctx.repo() as repo:
@@ -81,11 +82,12 @@ def _chat_screen(ctx: Ctx, resume: str | None, session_id: str | None) -> object
 @pass_ctx
 def ask(ctx: Ctx, message: str, resume: str | None) -> None:
     """One turn with the agent, then exit (non-zero if the model could not answer)."""
-    from ..agent import make_client
-    from ..chat import run_chat
-    from ..chat_report import first_turn
+    from gitmem.agent.chat import run_chat
+    from gitmem.agent.chat_report import first_turn
+    from gitmem.agent.session import make_client
+    from gitmem.memory.names import check_utf8
+
     from ..errors import ModelError
-    from ..names import check_utf8
 
     check_utf8(message, "message")
     with ctx.repo() as repo:
@@ -114,8 +116,8 @@ def _out(ctx: Ctx) -> Callable[[str], None]:
 
 
 def _report(ctx: Ctx, res: object, repo: Any, start: int, failed: Exception | None = None) -> None:
-    from ..chat import ChatResult
-    from ..chat_report import report
+    from gitmem.agent.chat import ChatResult
+    from gitmem.agent.chat_report import report
 
     assert isinstance(res, ChatResult)
     state = res.finish.text()
@@ -144,17 +146,17 @@ def usage(ctx: Ctx, session_id: str | None, by_card: bool) -> None:
     gitmem usage --json                {"sessions": [...], "total": {...}, "models": [...]}
     gitmem usage --cards               layer E per card across sessions; sections never read
     """
-    from .. import usage as usage_mod
-    from .. import usage_report
+    from gitmem.agent import usage as usage_mod
+    from gitmem.agent import usage_report
 
     with ctx.repo() as repo:
         records = usage_mod.load(repo)
         if by_card:
-            from .. import index as index_mod
-            from ..card_usage import cards_report
+            from gitmem.index import build as index_mod
+            from gitmem.index.card_usage import cards_report
 
             if session_id is not None:
-                from ..names import session as check_session
+                from gitmem.memory.names import session as check_session
 
                 check_session(session_id)
                 records = [r for r in records if r.get("session") == session_id]

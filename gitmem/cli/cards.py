@@ -21,8 +21,8 @@ def cards(ctx: Ctx, branch: str) -> None:
     A section no index entry describes (a hand edit) is marked "unindexed";
     `gitmem edit PROJECT SECTION` gives it one.
     """
-    from ..card_list import list_cards, size
-    from ..review_text import count
+    from gitmem.index.card_list import list_cards, size
+    from gitmem.review.render import count
 
     with ctx.repo() as repo:
         found = list_cards(repo, branch)

@@ -19,8 +19,9 @@ from rich.markdown import Markdown
 from rich.status import Status
 from rich.text import Text
 
-from .. import chat_commands, chat_view
-from ..agent import AgentEvents, AgentSession, ResponseUsage, ToolCall
+from gitmem.agent import chat_commands, chat_view
+from gitmem.agent.session import AgentEvents, AgentSession, ResponseUsage, ToolCall
+
 from ..errors import GitmemError
 
 PROMPT = "\001\033[1;36m\002you>\001\033[0m\002 "  # \001 \002: readline's "no width" marks

@@ -27,9 +27,9 @@ def clone(ctx: Ctx, url: str, path: str | None, client_opt: str | None) -> None:
     Works when the remote's HEAD names a branch it does not have (a bare repo
     that only `gitmem sync` pushed to): main is checked out all the same.
     """
-    from ..clone import clone as run
-    from ..clone import default_path
-    from ..workspace import client_path
+    from gitmem.memory.workspace import client_path
+    from gitmem.setup.clone import clone as run
+    from gitmem.setup.clone import default_path
 
     name = client_opt or ctx.client
     if path and name:

@@ -24,15 +24,15 @@ def consolidate(ctx: Ctx, card: str | None) -> None:
     Whatever memory.review says, the edits wait on gitmem/session/<id>-consolidate.
     Needs ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL for another endpoint).
     """
-    from ..agent import make_client
-    from ..consolidate import consolidate as run
+    from gitmem.agent.consolidate import consolidate as run
+    from gitmem.agent.session import make_client
 
     def warn(text: str) -> None:
         click.echo(f"gitmem: warning: {text}", err=True)
 
     with ctx.repo() as repo:
         if card is not None:
-            from ..names import project
+            from gitmem.memory.names import project
 
             project(card)
         client = make_client()

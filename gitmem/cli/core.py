@@ -48,8 +48,8 @@ def init(ctx: Ctx, path: str | None, client_opt: str | None) -> None:
       gitmem init ~/clients/acme
       gitmem init .                  # adopt the current folder or repo
     """
-    from ..create import init_repo
-    from ..workspace import client_path
+    from gitmem.memory.workspace import client_path
+    from gitmem.setup.init import init_repo
 
     ctx.client = client_opt or ctx.client
     path = path or ctx.path  # `gitmem -C PATH init`, as `git -C PATH init`
@@ -75,7 +75,7 @@ def clients(ctx: Ctx) -> None:
     A session's transcript and usage commits are not memory edits: the date and
     summary are those of the last change to a card (or of the repo's creation).
     """
-    from ..workspace import home, list_clients
+    from gitmem.memory.workspace import home, list_clients
 
     found = list_clients()
 
@@ -157,9 +157,9 @@ def write(
     moved with compare-and-swap; a checked-out working tree follows, unless the
     card has uncommitted edits (then nothing changes).
     """
-    from ..edit import write_card
-    from ..names import split_keywords
-    from ..trailers import IndexEntry
+    from gitmem.memory.edit import write_card
+    from gitmem.memory.names import split_keywords
+    from gitmem.memory.trailers import IndexEntry
 
     if (old is None) == (old_file is None):
         raise InvalidInput("give exactly one of --old TEXT or --old-file PATH")
@@ -188,7 +188,7 @@ def write(
 @pass_ctx
 def show(ctx: Ctx, project: str, section: str | None, branch: str) -> None:
     """Print a card, or one SECTION of it (by id, as listed in `gitmem index`)."""
-    from ..audit import read_card
+    from gitmem.memory.audit import read_card
 
     with ctx.repo() as repo:
         text = read_card(repo, project, section, branch=branch)
@@ -212,8 +212,8 @@ def index(ctx: Ctx, branch: str, show_budget: bool) -> None:
     Above 80 % of the budget a warning goes to stderr; above 100 % the block keeps every
     section and ends with a line telling the agent, and `gitmem consolidate` is suggested.
     """
-    from .. import budget
-    from .. import index as index_mod
+    from gitmem.agent import budget
+    from gitmem.index import build as index_mod
 
     with ctx.repo() as repo:
         repo.branch_tip(branch)  # an unknown branch is an error, not an empty index
@@ -238,9 +238,9 @@ def reindex(ctx: Ctx, branch: str) -> None:
 
     The search index (`gitmem search`) is rebuilt and compared with its cache too.
     """
-    from .. import index as index_mod
-    from .. import search_index
-    from ..review_text import count
+    from gitmem.index import build as index_mod
+    from gitmem.review.render import count
+    from gitmem.search import corpus as search_index
 
     with ctx.repo() as repo:
         repo.branch_tip(branch)
@@ -300,9 +300,9 @@ def log(ctx: Ctx, project: str | None, limit: int, show_all: bool, branch: str) 
     author) appears when someone other than gitmem's own identity made a commit.
     In a terminal the lines are fitted to its width; piped, they are never cut.
     """
-    from ..audit import audit_log
-    from ..log_text import render
-    from ..review_text import count
+    from gitmem.memory.audit import audit_log
+    from gitmem.memory.log_text import render
+    from gitmem.review.render import count
 
     with ctx.repo() as repo:
         entries = audit_log(repo, project, branch=branch, limit=(limit + 1) if limit else None,
@@ -334,8 +334,8 @@ def revert(ctx: Ctx, target: str, actor: str, branch: str) -> None:
     The commit carries a Gitmem-Reverts trailer per undone commit, so the index
     holds what it held before those edits.
     """
-    from ..revert import revert_commit
-    from ..revert_session import is_session, revert_session
+    from gitmem.memory.revert import revert_commit
+    from gitmem.review.revert_session import is_session, revert_session
 
     with ctx.repo() as repo:
         repo.branch_tip(branch)
@@ -365,7 +365,7 @@ def recover(ctx: Ctx) -> None:
     this one explicitly) brings the files up to the branch. A card a person has
     edited since is left as it is. Prints what was finished.
     """
-    from ..worktree import recover as finish
+    from gitmem.memory.worktree import recover as finish
 
     with ctx.repo_open() as repo:
         done = finish(repo)

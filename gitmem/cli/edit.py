@@ -47,11 +47,11 @@ def edit(
     terminal (the current keywords are the default), or given with --keywords,
     --summary and --section. Closing the editor without a change commits nothing.
     """
-    from .. import editor, names
-    from .. import index as index_mod
-    from ..cards import sections
-    from ..names import split_keywords
-    from ..trailers import IndexEntry
+    from gitmem.index import build as index_mod
+    from gitmem.memory import editor, names
+    from gitmem.memory.cards import sections
+    from gitmem.memory.names import split_keywords
+    from gitmem.memory.trailers import IndexEntry
 
     # Without a terminal to ask in, the entry comes from the flags; a missing one is named
     # after the editor closes (an unchanged buffer needs none), with the text kept.

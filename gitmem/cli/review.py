@@ -22,7 +22,7 @@ q - quit; decide nothing, the session stays pending
 
 def render(lines: list[tuple[str, str]], colour: bool) -> str:
     """The lines as plain text, or with ANSI colours (rich) for a terminal."""
-    from ..review_text import plain
+    from gitmem.review.render import plain
 
     if not colour:
         return plain(lines)
@@ -59,7 +59,7 @@ def _numbers(spec: str) -> list[int]:
 
 def _ask(view: Any) -> list[int] | None:
     """Ask about each hunk like `git add -p`; None when the person quits."""
-    from ..review_text import entry_line, hunk_lines, plain
+    from gitmem.review.render import entry_line, hunk_lines, plain
 
     chosen: list[int] = []
     numbered = view.hunks()
@@ -138,9 +138,9 @@ def review(
     Sessions that `gitmem sync` fetched from another machine are listed as `remote`;
     a decision on one is sent to that remote first (the first decision there wins).
     """
-    from .. import decide
-    from .. import review as review_mod
-    from ..review_text import list_lines, show_lines
+    from gitmem.review import decision as decide
+    from gitmem.review import pending as review_mod
+    from gitmem.review.render import list_lines, show_lines
 
     decisions = accept or reject or bool(commits) or hunks is not None
     if session is None:
@@ -160,7 +160,7 @@ def review(
         raise InvalidInput("--markdown only shows the session; decide in a separate command")
     with ctx.repo() as repo:
         if push_to:
-            from ..remote import push_session
+            from gitmem.memory.remote import push_session
 
             pushed = push_session(repo, session, push_to)
             emit(ctx, pushed.to_json(), pushed.text)
@@ -183,11 +183,11 @@ def review(
             revs = [r for spec in commits for r in spec.replace(",", " ").split()]
             done = decide.accept(repo, session, commits=revs, hunks=numbers)
         else:
-            from ..consolidate import is_consolidation
+            from gitmem.agent.consolidate import is_consolidation
 
             view = review_mod.load(repo, session)
             if markdown:
-                from ..review_markdown import markdown as as_markdown
+                from gitmem.review.markdown import markdown as as_markdown
 
                 text = as_markdown(repo, view)
                 emit(ctx, {**view.to_json(), "markdown": text}, lambda: text)
@@ -229,7 +229,7 @@ def sync(ctx: Ctx, remote: str, cont: bool, abort: bool, accept_redaction: bool)
     gitmem sync backup --json   with the remote named backup, as JSON
     git config gitmem.machine laptop   the name other machines see this one by
     """
-    from .. import sync as sync_mod
+    from gitmem.sync import exchange as sync_mod
 
     if cont and abort:
         raise InvalidInput("give --continue or --abort, not both")

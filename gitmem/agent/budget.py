@@ -1,0 +1,132 @@
+"""The index's budget (``limits.index_tokens``): the I block's size, counted on every refresh.
+
+The count is the API's ``count_tokens`` when a key is set (kept by content under
+``.git/gitmem/index-tokens.json``, so an unchanged block is never counted twice), else an
+estimate of 4 bytes a token, and says which. Above 80 % of the budget gitmem warns;
+above 100 % nothing is cut: the block keeps every section and ends with a line that
+tells the agent it is over budget (rules.md says what to do), and ``gitmem consolidate``
+is suggested.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from gitmem.index import build as index_mod
+from gitmem.index.framing import INDEX_TAG
+from gitmem.memory.repo import MAIN, MemoryRepo
+from gitmem.memory.transcript import estimate_tokens
+
+WARN_SHARE = 0.8
+_KEEP = 16  # counts kept in the file: a few branches' recent blocks
+
+
+@dataclass(frozen=True)
+class Budget:
+    tokens: int
+    limit: int
+    estimated: bool
+
+    @property
+    def share(self) -> float:
+        return self.tokens / self.limit if self.limit else 0.0
+
+    @property
+    def state(self) -> str:
+        return "over" if self.share > 1 else "warn" if self.share > WARN_SHARE else "ok"
+
+    def to_json(self) -> dict[str, object]:
+        return {"tokens": self.tokens, "limit": self.limit, "estimated": self.estimated,
+                "share": round(self.share, 4), "state": self.state}
+
+    def line(self) -> str:
+        how = "estimated" if self.estimated else "count_tokens"
+        return (f"about {self.tokens:,} tokens ({how}), {self.share:.0%} of the "
+                f"{self.limit:,}-token budget (limits.index_tokens)")
+
+    def warning(self) -> str | None:
+        if self.state == "ok":
+            return None
+        what = "over" if self.state == "over" else "near"
+        return (f"the memory index is {what} its budget: {self.line()}; "
+                "`gitmem consolidate` proposes a compaction for review")
+
+
+def _file(repo: MemoryRepo) -> str:
+    return str(repo.gitmem_dir / "index-tokens.json")
+
+
+def _counted(repo: MemoryRepo) -> dict[str, int]:
+    try:
+        with open(_file(repo), encoding="utf-8") as fh:
+            data = json.load(fh)
+        return {str(k): int(v) for k, v in data.items()} if isinstance(data, dict) else {}
+    except (OSError, ValueError, TypeError):
+        return {}
+
+
+def _keep(repo: MemoryRepo, key: str, tokens: int) -> None:
+    counted = _counted(repo)
+    counted.pop(key, None)
+    counted[key] = tokens
+    keep = dict(list(counted.items())[-_KEEP:])
+    tmp = f"{_file(repo)}.{os.getpid()}.tmp"
+    with contextlib.suppress(OSError):
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(keep, fh)
+        os.replace(tmp, _file(repo))
+
+
+def measure(repo: MemoryRepo, text: str, counter: Any = None) -> Budget:
+    """The block's size against the budget; ``counter``: a ``LayerCounter`` to count with
+    (an agent session's), else one made when a key is set."""
+    limit = repo.config.index_tokens
+    key = f"{repo.config.model}:{hashlib.sha256(text.encode()).hexdigest()}"
+    have = _counted(repo).get(key)
+    if have is not None:
+        return Budget(have, limit, False)
+    if counter is None and (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
+        import anthropic
+
+        from gitmem.agent.token_count import LayerCounter
+
+        counter = LayerCounter(anthropic.Anthropic(max_retries=0), repo.config.model)
+    if counter is not None:
+        was = counter.estimated
+        counter.estimated = False
+        tokens = counter.text(text)
+        estimated = counter.estimated
+        counter.estimated = was or estimated
+        if not estimated:
+            _keep(repo, key, tokens)
+            return Budget(tokens, limit, False)
+    return Budget(estimate_tokens(text), limit, True)
+
+
+def over_line(b: Budget) -> str:
+    return (f"Over budget: this index is {b.line()}. Nothing is left out; "
+            "suggest `gitmem consolidate` to the person.")
+
+
+def with_note(text: str, b: Budget) -> str:
+    """The I block, with the over-budget line before its closing tag when it is over."""
+    if b.state != "over":
+        return text
+    close = f"</{INDEX_TAG}>\n"
+    body = text[: -len(close)] if text.endswith(close) else text
+    return f"{body}\n{over_line(b)}\n{close}"
+
+
+def block(repo: MemoryRepo, branch: str = MAIN, counter: Any = None,
+          text: str | None = None) -> tuple[str, Budget]:
+    """The I block the agent sees at ``branch`` and its budget."""
+    limit = repo.config.index_tokens  # a bad gitmem.toml is refused before anything is cached
+    raw = text if text is not None else index_mod.rendered(repo, branch)
+    b = measure(repo, raw, counter)
+    assert b.limit == limit
+    return with_note(raw, b), b

@@ -1,0 +1,99 @@
+"""``gitmem chat`` and ``gitmem ask`` as plain functions over values."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from gitmem.agent import usage
+from gitmem.agent.session import AgentEvents, AgentSession
+from gitmem.errors import ModelError
+from gitmem.memory import session_branches as sessions
+from gitmem.memory.repo import MemoryRepo
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    session: str
+    turns: int
+    failed_turns: int
+    finish: sessions.FinishResult
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def run_chat(
+    repo: MemoryRepo,
+    inputs: Iterable[str],
+    *,
+    client: Any,
+    write: Callable[[str], None],
+    warn: Callable[[str], None],
+    resume: str | None = None,
+    session_id: str | None = None,
+    prompt: Callable[[], None] | None = None,
+    clock: Callable[[], float] | None = None,
+    events: AgentEvents | None = None,
+    command: Callable[[str, AgentSession], bool] | None = None,
+    on_start: Callable[[AgentSession], None] | None = None,
+    policy: str | None = None,
+) -> ChatResult:
+    """One session: each input line is a user turn; the reply streams through ``write``.
+
+    A failed model call is reported through ``warn`` and the session goes on; the
+    user's turn stays in the transcript and is answered with the next one. The
+    session ends (transcript committed, review policy applied) however the loop ends.
+
+    A UI passes ``events`` to see each turn as it happens (then ``write`` gets nothing),
+    ``command`` to take lines starting with "/" (it returns False to end the session)
+    and ``on_start`` to show the session before the first turn. ``policy`` overrides
+    gitmem.toml's review policy for this session.
+    """
+    session = sessions.start(repo, resume or session_id, resume=bool(resume))
+    kwargs = {"clock": clock} if clock else {}
+    agent = AgentSession(repo, session, client, warn=warn, **kwargs)
+    turns = failed = 0
+    end = (lambda: None) if events else (lambda: write("\n"))
+
+    def answer(text: str | None) -> bool:
+        if events:
+            run = (lambda: agent.ask(text, events=events)) if text else (
+                lambda: agent.answer(events=events))
+        else:
+            run = (lambda: agent.ask(text, write)) if text else (lambda: agent.answer(write))
+        return _turn(run, end, warn)
+
+    try:
+        if on_start:
+            on_start(agent)
+        if agent.transcript.pending():
+            failed += not answer(None)
+        if prompt:
+            prompt()
+        for line in inputs:
+            text = line.rstrip("\r\n")
+            if command and text.startswith("/"):
+                if not command(text.strip(), agent):
+                    break
+            elif text.strip():
+                turns += 1
+                failed += not answer(text)
+            if prompt:
+                prompt()
+    finally:
+        fin = sessions.finish(repo, session, policy)
+        usage.commit_session(repo, session.id)
+    return ChatResult(session.id, turns, failed, fin)
+
+
+def _turn(run: Callable[[], str], end: Callable[[], None], warn: Callable[[str], None]) -> bool:
+    try:
+        run()
+    except ModelError as err:
+        end()
+        warn(f"{err} (your message is kept; it will be answered with the next one)")
+        return False
+    end()
+    return True

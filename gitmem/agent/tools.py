@@ -1,0 +1,200 @@
+"""Layer B's tools: the schemas the model sees and the code that runs them.
+
+The same ``MemoryTools`` serve chat sessions, the MCP server and scripts. A
+failed call never raises: it returns ``ToolResult(is_error=True)`` with a clear
+one-line reason, and changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gitmem.errors import GitmemError, InvalidInput
+from gitmem.memory.audit import read_card
+from gitmem.memory.edit import write_card
+from gitmem.memory.repo import MemoryRepo
+from gitmem.memory.trailers import IndexEntry
+from gitmem.search.ranked import check_query, search_history
+
+MAX_INPUT_BYTES = 262144
+
+TOOLS: list[dict[str, Any]] = [
+    {
+        "name": "read_memory_card",
+        "description": (
+            "Read a long-term memory card (one per project), or one section of it by id. "
+            "The memory index in the system prompt lists every card and section id."
+        ),
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "project": {"type": "string", "description": "Card name, e.g. 'acme-website'."},
+                "section_id": {
+                    "type": "string",
+                    "description": "Optional section id, e.g. 'budget'.",
+                },
+            },
+            "required": ["project"],
+            "additionalProperties": False,
+        },
+    },
+    {
+        "name": "write_memory_card",
+        "description": (
+            "Edit a memory card surgically: replace old_text, which must occur exactly once, "
+            "by new_text. An empty old_text creates the card or appends to its end. Every edit "
+            "is one commit; index_entry describes the section the edit is about (it must exist "
+            "after the edit) and becomes that section's line in the memory index."
+        ),
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "project": {"type": "string"},
+                "old_text": {"type": "string"},
+                "new_text": {"type": "string"},
+                "index_entry": {
+                    "type": "object",
+                    "properties": {
+                        "section_id": {"type": "string"},
+                        "keywords": {"type": "array", "items": {"type": "string"}},
+                        "summary": {"type": "string"},
+                    },
+                    "required": ["section_id", "keywords", "summary"],
+                    "additionalProperties": False,
+                },
+            },
+            "required": ["project", "old_text", "new_text", "index_entry"],
+            "additionalProperties": False,
+        },
+    },
+    {
+        "name": "search_history",
+        "description": (
+            "Ranked search over long-term memory: the current card sections (with their index "
+            "keywords and summaries), the values they held before (with dates), and past session "
+            "transcripts. Use it when the index does not already point to the section: if it "
+            "does, read that section with read_memory_card instead. Search with a few words: the "
+            "client or project name and the topic word (e.g. 'acme budget', 'globex launch date'); "
+            "add 'before' or 'previously' to rank older values first. Each hit names card § "
+            "section, whether the value is current or past, its date, and a snippet."
+        ),
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "query": {
+                    "type": "string",
+                    "description": "A few words: names and topic; hits need not contain all.",
+                },
+                "limit": {"type": "integer", "minimum": 1, "maximum": 50},
+            },
+            "required": ["query"],
+            "additionalProperties": False,
+        },
+    },
+]
+TOOL_NAMES = tuple(t["name"] for t in TOOLS)
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    text: str
+    is_error: bool = False
+    card_text: bool = False  # the text is card content (layer E) for the usage log
+    commit: str | None = None
+
+
+@dataclass
+class MemoryTools:
+    repo: MemoryRepo
+    branch: str = "main"
+    session: str | None = None
+    actor: str = "agent"
+    live_transcripts: list[Path] = field(default_factory=list)
+    commits: list[str] = field(default_factory=list)
+
+    def call(self, name: str, args: object) -> ToolResult:
+        try:
+            if _input_bytes(args) > MAX_INPUT_BYTES:
+                raise InvalidInput(f"tool input is over {MAX_INPUT_BYTES} bytes")
+            if not isinstance(args, dict):
+                raise InvalidInput("tool input must be a JSON object")
+            if name == "read_memory_card":
+                return self._read(args)
+            if name == "write_memory_card":
+                return self._write(args)
+            if name == "search_history":
+                return self._search(args)
+            raise InvalidInput(f"unknown tool {name!r}; tools are {', '.join(TOOL_NAMES)}")
+        except GitmemError as err:
+            return ToolResult(f"Error: {err}", is_error=True)
+
+    def _read(self, args: dict[str, Any]) -> ToolResult:
+        _only(args, {"project", "section_id"})
+        project = _str(args, "project")
+        section = args.get("section_id")
+        if section is not None and not isinstance(section, str):
+            raise InvalidInput("section_id must be a string")
+        text = read_card(self.repo, project, section or None, branch=self.branch)
+        return ToolResult(text, card_text=True)
+
+    def _write(self, args: dict[str, Any]) -> ToolResult:
+        _only(args, {"project", "old_text", "new_text", "index_entry"})
+        entry = args.get("index_entry")
+        if not isinstance(entry, dict):
+            raise InvalidInput("index_entry must be an object with section_id, keywords, summary")
+        _only(entry, {"section_id", "keywords", "summary"})
+        kws = entry.get("keywords")
+        if not isinstance(kws, list) or not all(isinstance(k, str) for k in kws):
+            raise InvalidInput("index_entry.keywords must be a list of strings")
+        idx = IndexEntry.make(_str(entry, "section_id"), kws, _str(entry, "summary"))
+        res = write_card(
+            self.repo,
+            _str(args, "project"),
+            _str(args, "old_text", empty=True),
+            _str(args, "new_text", empty=True),
+            idx,
+            session=self.session,
+            actor=self.actor,
+            branch=self.branch,
+        )
+        self.commits.append(res.commit)
+        verb = "Created" if res.created else "Edited"
+        return ToolResult(
+            f"{verb} {res.card} § {res.section} (commit {res.commit[:7]}).", commit=res.commit
+        )
+
+    def _search(self, args: dict[str, Any]) -> ToolResult:
+        _only(args, {"query", "limit"})
+        limit = args.get("limit", 10)
+        if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 50:
+            raise InvalidInput("limit must be an integer from 1 to 50")
+        result = search_history(
+            self.repo, check_query(args.get("query")), limit, branch=self.branch,
+            live=self.live_transcripts,
+        )
+        return ToolResult(result.text())
+
+
+def _input_bytes(args: object) -> int:
+    try:
+        return len(json.dumps(args, ensure_ascii=False).encode())
+    except UnicodeEncodeError:  # JSON may carry a lone surrogate ("\ud800"): no text has one
+        raise InvalidInput("tool input is not valid UTF-8 (it holds a lone surrogate)") from None
+
+
+def _only(args: dict[str, Any], allowed: set[str]) -> None:
+    extra = sorted(set(args) - allowed)
+    if extra:
+        raise InvalidInput(f"unexpected field(s): {', '.join(extra)}")
+
+
+def _str(args: dict[str, Any], key: str, *, empty: bool = False) -> str:
+    value = args.get(key)
+    if not isinstance(value, str):
+        raise InvalidInput(f"{key} is required and must be a string")
+    if not empty and not value.strip():
+        raise InvalidInput(f"{key} must not be empty")
+    return value

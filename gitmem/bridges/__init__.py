@@ -1,0 +1,1 @@
+"""gitmem seen from other tools: the MCP server, the git-backed memory tool, import and export."""

@@ -1,0 +1,258 @@
+"""``gitmem import SOURCE``: notes become cards, one commit per card.
+
+A note becomes ``cards/<name>.md`` (its name slugified) with a ``# Title`` line (the
+note's own, its frontmatter's ``title``, or its name) and its ``##`` sections; a note
+with none gets one section named after its title (several top-level ``#`` headings
+and no ``##``, as many CLAUDE.md files have, become sections instead). Frontmatter is
+kept as a fenced ``yaml`` block under the title. Each card is one commit with
+``Gitmem-Actor: import`` whose trailers give every section an index entry with
+keywords from its heading and no summary: the index lists them unindexed until an
+edit summarises them.
+
+Every card goes through ``edit.write_card`` -- the checks of every edit (UTF-8, size
+limits, duplicate headings, and whatever else guards a write) -- on a private branch;
+``main`` moves only once every card was written (a fast-forward, or the same commits
+re-created on a tip that moved meanwhile). A problem (a name clash, a card that exists,
+an unreadable file) stops the import before anything is written unless ``skip`` says
+to leave those notes out; nothing is ever overwritten.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from gitmem.bridges.import_sources import Found, Note, Problem, find
+from gitmem.bridges.memory_tool_text import heading_keywords
+from gitmem.errors import Conflict, GitmemError, InvalidInput
+from gitmem.git.runner import Sha
+from gitmem.index import build as index
+from gitmem.memory import names
+from gitmem.memory.cards import card_path, code_lines, sections
+from gitmem.memory.edit import _check_result, check_edit, write_card
+from gitmem.memory.land import land
+from gitmem.memory.refs import cas
+from gitmem.memory.repo import MAIN, MemoryRepo
+from gitmem.memory.session_branches import new_id
+from gitmem.memory.trailers import IndexEntry
+
+ACTOR = "import"
+IMPORT_PREFIX = "gitmem/import/"
+
+
+@dataclass(frozen=True)
+class CardPlan:
+    card: str
+    source: str
+    title: str
+    sections: list[str]
+    text: str = field(repr=False)
+
+    def entries(self) -> list[IndexEntry]:
+        out = []
+        for s in sections(self.text):
+            words = [w for w in heading_keywords(s.heading) if len(w) <= names.MAX_KEYWORD]
+            out.append(IndexEntry.unsummarised(s.id, words or s.id.split("-")[:6]))
+        return out
+
+
+@dataclass
+class ImportResult:
+    kind: str
+    source: str
+    dry_run: bool
+    cards: list[CardPlan] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    commits: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, object]:
+        out = asdict(self)
+        out["cards"] = [
+            {"card": c.card, "source": c.source, "title": c.title, "sections": c.sections}
+            for c in self.cards
+        ]
+        return out
+
+    def describe(self) -> str:
+        verb = "would import" if self.dry_run else "imported"
+        n = len(self.cards)
+        lines = [f"{self.source} ({self.kind}): {verb} {n} card{'s' if n != 1 else ''}"]
+        for c in self.cards:
+            secs = ", ".join(c.sections)
+            lines.append(f"  {card_path(c.card)} <- {c.source}  [{secs}]")
+        for p in self.problems:
+            lines.append(f"  problem: {p}" + ("" if self.dry_run else " (left out)"))
+        for s in self.skipped:
+            lines.append(f"  not imported: {s}")
+        if self.cards and not self.dry_run:
+            lines.append(
+                "Every section is listed unindexed until summarised (gitmem write, or a chat)."
+            )
+        return "\n".join(lines)
+
+
+def _split_frontmatter(text: str) -> tuple[list[str], str]:
+    if not text.startswith("---\n"):
+        return [], text
+    end = text.find("\n---\n", 3)
+    if end == -1 and text.endswith("\n---"):
+        end = len(text) - 4
+    if end == -1:
+        return [], text
+    return text[4:end].split("\n"), text[end + 5 :]
+
+
+def _frontmatter_title(lines: list[str]) -> str | None:
+    for line in lines:
+        key, sep, value = line.partition(":")
+        if sep and key.strip() in ("title", "name") and value.strip():
+            return value.strip().strip("'\"").strip() or None
+    return None
+
+
+def _headings(body: str, level: str) -> list[int]:
+    lines = body.split("\n")
+    return [i for i, (line, code) in enumerate(zip(lines, code_lines(lines), strict=True))
+            if not code and line.startswith(level)]
+
+
+def card_text(note: Note) -> tuple[str, str]:
+    """(title, card text) of a note; the same text again for a card's own export."""
+    text = note.text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    front, body = _split_frontmatter(text)
+    body = body.lstrip("\n")
+    title = _frontmatter_title(front) if front else None
+    tops = _headings(body, "# ")
+    if not _headings(body, "## ") and len(tops) > 1:
+        # "# Code style", "# Workflow" (as many CLAUDE.md files have): the card's sections
+        lines = body.split("\n")
+        for i in tops:
+            lines[i] = "#" + lines[i]
+        body = "\n".join(lines)
+    else:
+        lines = body.split("\n")
+        if lines[0].startswith("# "):
+            title = title or lines[0][2:].strip()
+            if lines[0][2:].strip() == title:
+                body = "\n".join(lines[1:]).lstrip("\n")
+    title = re.sub(r"\s+", " ", title or note.name).strip() or note.name
+    if not _headings(body, "## "):
+        body = f"## {title}\n\n{body}"
+    head = f"# {title}\n\n"
+    if front:
+        # A fence longer than any run of backticks inside, so the block closes where it should.
+        runs = [len(r) for r in re.findall(r"`+", "\n".join(front))]
+        fence = "`" * max(3, max(runs, default=0) + 1)
+        head += f"{fence}yaml\n" + "\n".join(front) + f"\n{fence}\n\n"
+    out = head + body
+    return title, out if out.endswith("\n") else out + "\n"
+
+
+def card_name(note: Note) -> str:
+    if note.kind == "basic-memory":
+        front, _body = _split_frontmatter(note.text.replace("\r\n", "\n"))
+        title = _frontmatter_title(front)
+        if title and names.slugify(title):
+            return names.slugify(title)
+    return names.slugify(note.name)
+
+
+def plan(repo: MemoryRepo, source: Path, kind: str | None = None) -> tuple[ImportResult, Found]:
+    """What importing ``source`` would do; reads only."""
+    limit = repo.config.max_card_bytes
+    found = find(source, kind, limit, repo.root)
+    res = ImportResult(found.kind, str(source), True)
+    tip = repo.tip(MAIN)
+    live = repo.head_branch() == MAIN  # main's working tree: a file there is a person's
+    by_name: dict[str, list[Note]] = {}
+    for note in found.notes:
+        by_name.setdefault(card_name(note), []).append(note)
+    problems: list[Problem] = list(found.problems)
+    for name, notes in sorted(by_name.items()):
+        if not name:
+            for n in notes:
+                problems.append(Problem(n.source, "no card name can be made from its name"))
+            continue
+        if len(notes) > 1:
+            others = ", ".join(n.source for n in notes)
+            for n in notes:
+                problems.append(Problem(n.source, f"{others} would all be card {name!r}; rename one"))
+            continue
+        note = notes[0]
+        if tip is not None and repo.store.read(f"{tip}:{card_path(name)}") is not None:
+            problems.append(Problem(note.source, f"card {name!r} exists already; never overwritten"))
+            continue
+        on_disk = repo.root / card_path(name)
+        if live and (on_disk.exists() or on_disk.is_symlink()):
+            problems.append(Problem(
+                note.source, f"{card_path(name)} exists in the working tree (not committed); "
+                "never overwritten"))
+            continue
+        planned = _check(repo, name, note, problems)
+        if planned is not None:
+            res.cards.append(planned)
+    res.problems = [p.line() for p in sorted(problems, key=lambda p: p.source)]
+    res.skipped = [s.line() for s in found.skipped]
+    return res, found
+
+
+def _check(repo: MemoryRepo, name: str, note: Note, problems: list[Problem]) -> CardPlan | None:
+    """The card of ``note`` once the checks of every edit passed, else None (a problem)."""
+    try:
+        names.project(name)
+        title, text = card_text(note)
+        check_edit(repo, name, "", text)
+        plan = CardPlan(name, note.source, title, [s.id for s in sections(text)], text)
+        entries = plan.entries()  # the section ids come from the text: the first stands for all
+        _check_result(repo, card_path(name), None, text, entries[0])
+    except GitmemError as err:
+        problems.append(Problem(note.source, str(err)))
+        return None
+    return plan
+
+
+def import_notes(
+    repo: MemoryRepo, source: Path, *, kind: str | None = None, dry_run: bool = False,
+    skip: bool = False,
+) -> ImportResult:
+    res, _found = plan(repo, source, kind)
+    if dry_run:
+        return res
+    if res.problems and not skip:
+        clash = any("never overwritten" in p or "would all be card" in p for p in res.problems)
+        n = len(res.problems)
+        first = res.problems[0]
+        more = f" and {n - 1} more" if n > 1 else ""
+        err = Conflict if clash else InvalidInput
+        raise err(
+            f"nothing imported: {first}{more}; see `gitmem import --dry-run`, "
+            "or --skip-problems to import the rest",
+        )
+    res.dry_run = False
+    if res.cards:
+        res.commits = _write(repo, res.cards)
+        index.refresh(repo, MAIN)
+    return res
+
+
+def _write(repo: MemoryRepo, cards: list[CardPlan]) -> list[str]:
+    """Every card as one commit on a private branch, then onto main in one move."""
+    main = repo.branch_tip(MAIN)
+    branch = IMPORT_PREFIX + new_id()
+    ref = f"refs/heads/{branch}"
+    if not cas(repo, ref, main, None, "gitmem import: start"):
+        raise Conflict(f"branch {branch} was created concurrently")
+    try:
+        shas: list[Sha] = []
+        for c in cards:
+            entries = c.entries()
+            done = write_card(
+                repo, c.card, "", c.text, entries[0], actor=ACTOR, branch=branch,
+                subject=f"{c.card}: imported from {c.source}", more=tuple(entries[1:]),
+            )
+            shas.append(done.commit)
+        return list(land(repo, shas, MAIN, "gitmem import"))
+    finally:
+        repo.git.run("update-ref", "-d", ref, check=False)

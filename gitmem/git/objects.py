@@ -1,0 +1,350 @@
+"""Reading and writing git objects without a process per object.
+
+Reads go through one long-running ``git cat-file --batch`` (git-revise style).
+Writes of blobs, trees and commits are serialised here and stored as loose
+objects -- the exact bytes ``git hash-object -w`` would write -- so an edit costs
+no process at all until the compare-and-swap ``update-ref`` that publishes it.
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import hashlib
+import os
+import re
+import subprocess
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from gitmem.errors import CorruptObject, GitError, UnsafePath
+from gitmem.git.runner import Git, Sha
+
+TREE_MODE = b"40000"
+BLOB_MODE = b"100644"
+EXEC_MODE = b"100755"
+LINK_MODE = b"120000"
+GITLINK_MODE = b"160000"
+_FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_OBJECT_IN = re.compile(rb"[0-9a-f]{40,64}")
+
+
+_TMP_PREFIX = "tmp_obj_gitmem_"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _named_in(err: str) -> str | None:
+    m = _OBJECT_IN.search(err.encode())
+    return m.group().decode() if m else None
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    mode: bytes
+    name: bytes
+    sha: Sha
+
+    @property
+    def is_tree(self) -> bool:
+        return self.mode == TREE_MODE
+
+
+def _sort_key(entry: TreeEntry) -> bytes:
+    # git orders a tree as if directory names ended with "/".
+    return entry.name + b"/" if entry.is_tree else entry.name
+
+
+class ObjectStore:
+    def __init__(self, git: Git, git_dir: Path) -> None:
+        self.git = git
+        self.git_dir = git_dir
+        common = git_dir / "commondir"
+        base = (git_dir / common.read_text().strip()).resolve() if common.exists() else git_dir
+        self.objects_dir = base / "objects"
+        config = base / "config"
+        text = config.read_text("utf-8", "replace").lower() if config.exists() else ""
+        self._sha256 = "objectformat = sha256" in text
+        self._raw_len = 32 if self._sha256 else 20
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._trees: dict[str, tuple[list[TreeEntry], list[bytes]]] = {}
+        # Small commits and blobs this store wrote, by id (ids name content: always right),
+        # so what was just written is read back without a round trip to git.
+        self._written: dict[str, tuple[str, bytes]] = {}
+
+    # -- reading ------------------------------------------------------------
+    def _batch(self) -> subprocess.Popen[bytes]:
+        if self._proc is None or self._proc.poll() is not None:
+            self._proc = self.git.popen("cat-file", "--batch")
+        return self._proc
+
+    def read(self, name: str) -> tuple[Sha, str, bytes] | None:
+        """(sha, type, content) of an object name, or None when it names nothing.
+
+        ``REV:PATH`` is resolved here, one tree at a time, not by git: a symlink or a
+        submodule on the way is refused (UnsafePath), and an object that a tree names
+        but git cannot read is an error (CorruptObject), never "no such file". A full
+        sha must exist: it came from a tree, a commit or a ref.
+        """
+        if "\n" in name:
+            return None
+        rev, colon, path = name.partition(":")
+        if colon and rev and path:
+            return self._read_path(rev, path)
+        got = self._cat(name)
+        if got is None and _FULL_SHA.fullmatch(name):
+            raise CorruptObject(name)
+        if got is None and name.startswith("refs/") and self._ref_exists(name):
+            raise CorruptObject(name.partition("^")[0], detail="the ref points at it")
+        return got
+
+    def _read_path(self, rev: str, path: str) -> tuple[Sha, str, bytes] | None:
+        root = self.read(f"{rev}^{{tree}}")
+        if root is None:
+            if _FULL_SHA.fullmatch(rev):
+                raise CorruptObject(rev, path)
+            return None
+        sha, kind, data = root
+        parts = path.strip("/").split("/")
+        for depth, part in enumerate(parts):
+            if kind != "tree":
+                return None  # a file where a folder would be: no such path
+            if sha not in self._trees:
+                self._remember(sha, self._parse(data))
+            entries = self._trees[sha][0]
+            raw = part.encode("utf-8", "surrogateescape")
+            entry = next((e for e in entries if e.name == raw), None)
+            if entry is None:
+                return None
+            here = "/".join(parts[: depth + 1])
+            if entry.mode in (LINK_MODE, GITLINK_MODE):
+                what = "a symlink" if entry.mode == LINK_MODE else "a submodule"
+                label = rev[:12] if _FULL_SHA.fullmatch(rev) else rev.removeprefix("refs/heads/")
+                raise UnsafePath(
+                    f"{here} is {what} in {label}; gitmem never follows one where it keeps memory",
+                    hint=f"replace it with a real file or folder in a new commit (git rm {here!r})",
+                )
+            if entry.is_tree and entry.sha in self._trees and depth < len(parts) - 1:
+                sha, kind, data = entry.sha, "tree", b""  # parsed already: no read
+                continue
+            got = self._cat(entry.sha, here)
+            if got is None:
+                raise CorruptObject(entry.sha, here)
+            sha, kind, data = got
+        return sha, kind, data
+
+    def _cat(self, name: str, path: str | None = None) -> tuple[Sha, str, bytes] | None:
+        kept = self._written.get(name)
+        if kept is not None:
+            return Sha(name), kept[0], kept[1]
+        proc = self._batch()
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            proc.stdin.write(name.encode("utf-8", "surrogateescape") + b"\n")
+            proc.stdin.flush()
+            header = proc.stdout.readline()
+        except BrokenPipeError:
+            header = b""
+        if not header:  # git died: a damaged object is the usual reason
+            err = proc.stderr.read().decode("utf-8", "replace") if proc.stderr else ""
+            code = proc.wait()
+            self._proc = None
+            named = _named_in(err)  # an object id in git's words, whatever their language
+            if named:
+                raise CorruptObject(named, path, "git cannot read it")
+            raise GitError(["git", "cat-file", "--batch"], code, err)
+        if _not_found(header):
+            return None
+        parts = header.rsplit(b" ", 2)
+        if len(parts) != 3:
+            raise GitError(["git", "cat-file", "--batch"], 0, f"unexpected reply {header!r}")
+        size = int(parts[2])
+        data = proc.stdout.read(size + 1)[:size]
+        return Sha(parts[0].decode()), parts[1].decode(), data
+
+    def _ref_exists(self, name: str) -> bool:
+        """Whether the ref in ``refs/...^{commit}`` is set, read from the files (no process)."""
+        ref = name.partition("^")[0]
+        base = self.objects_dir.parent
+        if (base / ref).is_file() or (self.git_dir / ref).is_file():
+            return True
+        try:
+            packed = (base / "packed-refs").read_bytes()
+        except FileNotFoundError:
+            return False
+        return any(line.endswith(b" " + ref.encode()) for line in packed.splitlines())
+
+    def read_blob(self, name: str) -> bytes | None:
+        got = self.read(name)
+        return got[2] if got and got[1] == "blob" else None
+
+    def read_tree(self, name: str) -> list[TreeEntry]:
+        return self._tree(name)[0]
+
+    def _tree(self, name: str) -> tuple[list[TreeEntry], list[bytes]]:
+        """A tree's entries in git order, with each entry's raw bytes (cached by id)."""
+        cached = self._trees.get(name)
+        if cached is not None:
+            return cached
+        got = self.read(name)
+        if got is None or got[1] != "tree":
+            return [], []
+        parsed = self._parse(got[2])
+        self._remember(got[0], parsed)
+        return parsed
+
+    def _remember(self, sha: str, parsed: tuple[list[TreeEntry], list[bytes]]) -> None:
+        # Trees are immutable: a small cache by id is always right. Oldest out first.
+        while len(self._trees) >= 64:
+            del self._trees[next(iter(self._trees))]
+        self._trees[sha] = parsed
+
+    def parse_tree(self, data: bytes) -> list[TreeEntry]:
+        return self._parse(data)[0]
+
+    def _parse(self, data: bytes) -> tuple[list[TreeEntry], list[bytes]]:
+        entries: list[TreeEntry] = []
+        chunks: list[bytes] = []
+        pos, n = 0, self._raw_len
+        while pos < len(data):
+            sp = data.index(b" ", pos)
+            nul = data.index(b"\0", sp)
+            end = nul + 1 + n
+            entries.append(TreeEntry(data[pos:sp], data[sp + 1 : nul], Sha(data[nul + 1 : end].hex())))
+            chunks.append(data[pos:end])
+            pos = end
+        return entries, chunks
+
+    def resolve(self, ref: str) -> Sha | None:
+        got = self.read(ref)
+        return got[0] if got else None
+
+    def close(self) -> None:
+        if self._proc is not None:
+            if self._proc.stdin:
+                self._proc.stdin.close()
+            self._proc.wait()
+            for stream in (self._proc.stdout, self._proc.stderr):
+                if stream:
+                    stream.close()
+            self._proc = None
+
+    # -- writing ------------------------------------------------------------
+    def write(self, kind: str, data: bytes) -> Sha:
+        """Store a loose object as git would (temp file, then rename); its id."""
+        raw = f"{kind} {len(data)}\0".encode() + data
+        digest = (hashlib.sha256(raw) if self._sha256 else hashlib.sha1(raw)).hexdigest()
+        folder = f"{self.objects_dir}/{digest[:2]}"
+        path = f"{folder}/{digest[2:]}"
+        if kind in ("commit", "blob") and len(data) <= 65536:
+            while len(self._written) >= 16:
+                del self._written[next(iter(self._written))]
+            self._written[digest] = (kind, data)
+        if os.path.exists(path):
+            return Sha(digest)
+        # The temporary file sits in objects/ itself, named with our pid: one folder to
+        # look in for what a killed writer left (``clean_temporaries``).
+        tmp = f"{self.objects_dir}/{_TMP_PREFIX}{os.getpid()}_{digest[2:10]}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o444)
+        try:
+            try:
+                os.write(fd, zlib.compress(raw, 1))
+            finally:
+                os.close(fd)
+            try:
+                os.replace(tmp, path)
+            except FileNotFoundError:
+                os.makedirs(folder, exist_ok=True)
+                os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)  # a full disk leaves no tmp_obj_* behind
+            raise
+        return Sha(digest)
+
+    def clean_temporaries(self) -> None:
+        """Remove what a writer killed half-way through ``write`` left (its pid is gone)."""
+        try:
+            names = [n for n in os.listdir(self.objects_dir) if n.startswith(_TMP_PREFIX)]
+        except OSError:
+            return
+        for name in names:
+            pid = name[len(_TMP_PREFIX) :].partition("_")[0]
+            if pid.isdigit() and not _alive(int(pid)):
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(self.objects_dir, name))
+
+    def write_tree(self, entries: list[TreeEntry]) -> Sha:
+        ordered = sorted(entries, key=_sort_key)
+        return self._write_tree(ordered, [_chunk(e) for e in ordered])
+
+    def _write_tree(self, ordered: list[TreeEntry], chunks: list[bytes]) -> Sha:
+        sha = self.write("tree", b"".join(chunks))
+        self._remember(sha, (ordered, chunks))
+        return sha
+
+    def write_commit(
+        self, tree: Sha, parents: list[Sha], author: str, committer: str, message: str
+    ) -> Sha:
+        lines = [f"tree {tree}", *(f"parent {p}" for p in parents)]
+        lines += [f"author {author}", f"committer {committer}", "", message]
+        text = "\n".join(lines)
+        if not text.endswith("\n"):
+            text += "\n"
+        return self.write("commit", text.encode("utf-8"))
+
+    def update_path(self, root: Sha | None, path: str, blob: Sha | None) -> Sha | None:
+        """The tree ``root`` with the file at ``path`` set to ``blob`` (None removes it).
+
+        Returns None when the result is empty (git stores no empty subtrees). Only the
+        changed entry is re-serialised: a 1,000-card folder costs one list splice.
+        """
+        head, _, rest = path.partition("/")
+        entries, chunks = self._tree(root) if root else ([], [])
+        name = head.encode()
+        at = next((i for i, e in enumerate(entries) if e.name == name), None)
+        entries, chunks = list(entries), list(chunks)
+        old = entries[at] if at is not None else None
+        if old is not None and old.mode in (LINK_MODE, GITLINK_MODE):
+            what = "a symlink" if old.mode == LINK_MODE else "a submodule"
+            raise UnsafePath(
+                f"{head} is {what} in the tree gitmem writes on; it never writes through one",
+                hint=f"replace it with a real file or folder in a new commit (git rm {head!r})",
+            )
+        if at is not None:
+            del entries[at], chunks[at]
+        new: TreeEntry | None = None
+        if rest and blob is None and old is not None and not old.is_tree:
+            new = old  # nothing to remove below a file
+        elif rest:
+            sub = self.update_path(old.sha if old and old.is_tree else None, rest, blob)
+            new = TreeEntry(TREE_MODE, name, sub) if sub is not None else None
+        elif blob is not None:
+            keep = old is not None and old.mode == EXEC_MODE  # an executable card stays one
+            new = TreeEntry(EXEC_MODE if keep else BLOB_MODE, name, blob)
+        elif old is not None and old.is_tree:
+            new = old  # removing a file never removes a folder of the same name
+        if new is not None:
+            i = bisect.bisect(entries, _sort_key(new), key=_sort_key)
+            entries.insert(i, new)
+            chunks.insert(i, _chunk(new))
+        return self._write_tree(entries, chunks) if entries else None
+
+
+def _not_found(header: bytes) -> bool:
+    """True for ``<name> missing`` / ``<name> ambiguous``: read from the right, as the
+    name is echoed verbatim and may itself hold spaces (``cards/sp ace.md missing``)."""
+    return header.rstrip(b"\n").rpartition(b" ")[2] in (b"missing", b"ambiguous")
+
+
+def _chunk(e: TreeEntry) -> bytes:
+    return e.mode + b" " + e.name + b"\0" + bytes.fromhex(e.sha)

@@ -1,0 +1,177 @@
+"""The one place gitmem runs git.
+
+``Git.run`` spawns a git process with a sanitised environment: inherited
+repository-location variables (``GIT_DIR``, ``GIT_INDEX_FILE``...) are dropped so a
+gitmem call made from inside a git hook addresses the repo it names, not the one
+the hook runs for, and ``GIT_TERMINAL_PROMPT=0`` keeps a remote from blocking on a
+password prompt. Failures raise ``GitError`` carrying the command and git's stderr.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import NewType
+
+from gitmem.errors import GitError, GitMissing
+
+Sha = NewType("Sha", str)
+
+# Variables that point git at a repository, an index or an object store. A hook
+# inherits them from the git command that runs it (pre-commit's ``no_git_env``).
+_LOCATION_VARS = frozenset(
+    {
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_INDEX_FILE",
+        "GIT_OBJECT_DIRECTORY",
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+        "GIT_COMMON_DIR",
+        "GIT_PREFIX",
+        "GIT_NAMESPACE",
+        "GIT_QUARANTINE_PATH",
+        "GIT_EDITOR",
+    }
+)
+
+
+def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in _LOCATION_VARS}
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    env.setdefault("LC_ALL", "C")
+    if extra:
+        env.update(extra)
+    return env
+
+
+class Git:
+    """Runs git against one repository (``cwd`` is its top level, or the git dir if bare)."""
+
+    def __init__(self, cwd: Path) -> None:
+        self.cwd = cwd
+        self._env = clean_env()
+
+    def run(
+        self,
+        *args: str,
+        input: bytes | None = None,
+        check: bool = True,
+        env: Mapping[str, str] | None = None,
+        ok_codes: Sequence[int] = (0,),
+    ) -> subprocess.CompletedProcess[bytes]:
+        cmd = ["git", *args]
+        try:
+            proc = subprocess.run(
+                cmd,
+                cwd=self.cwd,
+                input=input,
+                capture_output=True,
+                env={**self._env, **env} if env else self._env,
+                check=False,
+            )
+        except FileNotFoundError as exc:
+            raise _missing(self.cwd) from exc
+        if check and proc.returncode not in ok_codes:
+            raise GitError(
+                cmd,
+                proc.returncode,
+                proc.stderr.decode("utf-8", "replace"),
+                proc.stdout.decode("utf-8", "replace"),
+            )
+        return proc
+
+    def stream(self, *args: str) -> Stream:
+        """Start a command with a long NUL-separated output (``git log -z``); see ``Stream``."""
+        return Stream(["git", *args], self.cwd, self._env)
+
+    def out(self, *args: str, input: bytes | None = None) -> str:
+        """Run and return stdout as text with the trailing newline removed."""
+        return self.run(*args, input=input).stdout.decode("utf-8", "surrogateescape").rstrip("\n")
+
+    def popen(self, *args: str) -> subprocess.Popen[bytes]:
+        try:
+            return subprocess.Popen(
+                ["git", *args],
+                cwd=self.cwd,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=self._env,
+            )
+        except FileNotFoundError as exc:
+            raise _missing(self.cwd) from exc
+
+
+def _missing(cwd: Path) -> Exception:
+    if not cwd.is_dir():
+        return FileNotFoundError(f"no such directory: {cwd}")
+    return GitMissing(
+        "git is not installed or not on PATH", hint="install git (https://git-scm.com) and retry"
+    )
+
+
+class Stream:
+    """A git command writing a long output, read in pieces while it still runs.
+
+    git writes to a temporary file, not a pipe: through a pipe it would stop and wait
+    for the reader every few KiB (thousands of hand-offs for a long log), while a file
+    lets it run at full speed. The reader takes what has been written so far, works on
+    it and comes back for more, so parsing overlaps git's own walk. Every piece ends
+    on a NUL (a whole ``-z`` record); a failed command raises ``GitError`` with its
+    stderr once its output is read.
+    """
+
+    POLL_S = 0.0005  # how long the reader naps when it has caught up with git
+
+    def __init__(self, cmd: list[str], cwd: Path, env: Mapping[str, str]) -> None:
+        self._cmd = cmd
+        with contextlib.ExitStack() as files:
+            self._out = files.enter_context(tempfile.TemporaryFile())
+            self._err = files.enter_context(tempfile.TemporaryFile())
+            try:
+                self._proc = subprocess.Popen(
+                    cmd, cwd=cwd, stdout=self._out, stderr=self._err, env=env
+                )
+            except FileNotFoundError as exc:
+                raise _missing(cwd) from exc
+            self._files = files.pop_all()  # the stream owns them now; close() closes them
+
+    def pieces(self) -> Iterator[bytes]:
+        fd, pos, tail = self._out.fileno(), 0, b""
+        while True:
+            done = self._proc.poll() is not None  # asked first: a read after it sees all
+            chunk = os.pread(fd, 1 << 26, pos)
+            if chunk:
+                pos += len(chunk)
+                data = tail + chunk
+                cut = data.rfind(b"\0") + 1
+                if cut:
+                    yield data[:cut]
+                tail = data[cut:]
+            elif done:
+                break
+            else:
+                time.sleep(self.POLL_S)
+        code = self._proc.returncode
+        if code:
+            self._err.seek(0)
+            raise GitError(self._cmd, code, self._err.read().decode("utf-8", "replace"))
+        if tail:
+            yield tail
+
+    def close(self) -> None:
+        if self._proc.poll() is None:  # the reader gave up early: git is not needed any more
+            self._proc.kill()
+            self._proc.wait()
+        self._files.close()
+
+    def __enter__(self) -> Stream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,1 @@
+"""Layer I: the index derived from commit trailers, replayed, cached and rendered."""

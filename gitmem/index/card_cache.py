@@ -1,0 +1,156 @@
+"""The rendered index kept card by card, so a new process after a few commits renders
+only the cards those commits touched, without loading the replay state of all history.
+
+``.git/gitmem/index-<branch>.cards.marshal`` holds, at one commit, each card's blob,
+headings, resolved sections and rendered lines (with a digest, like the other caches:
+a damaged file is ignored and rebuilt). ``advance`` brings it to the tip when history
+only grew linearly by commits without reverts, and when every section of a touched card
+has its current entry either in the new commits or in the cached card; anything else
+(a revert, a merge, a section that reappeared) returns None and the caller refreshes in
+full, which gives the same text by design (tests/test_scale.py checks both ways agree).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import marshal
+import os
+from typing import Any
+
+from gitmem.errors import GitmemError
+from gitmem.index import freshness
+from gitmem.index import state_cache as index_cache
+from gitmem.index.build import (
+    CardEntry,
+    Index,
+    Layout,
+    SectionEntry,
+    layout,
+    render_block,
+    render_card,
+)
+from gitmem.index.replay import _fold, _log, no_gc
+from gitmem.memory.repo import MAIN, MemoryRepo
+
+_DIGEST = 20
+
+
+def _path(repo: MemoryRepo, branch: str) -> str:
+    return str(repo.gitmem_dir / f"index-{branch.replace('/', '%')}.cards.marshal")
+
+
+def drop(repo: MemoryRepo, branch: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(_path(repo, branch))
+
+
+def save(repo: MemoryRepo, branch: str, commit: str, index: Index, cards: Layout,
+         headings: index_cache.Headings, merges: list[str]) -> None:
+    """Keep ``index`` (filled from ``cards``, whose headings lists are ``headings``'s) with
+    the merges of the history behind it (newest first), which staleness depends on."""
+    blob_of = {id(info): blob for blob, info in headings.items()}
+    rows: list[list[Any]] = []
+    for (project, info), card, part in zip(cards, index.cards, index.parts(), strict=True):
+        blob = blob_of.get(id(info))
+        if blob is None or project != card.project:
+            return  # not the layout this index was filled from: keep nothing
+        secs = [[s.id, s.heading, list(s.keywords), s.summary, s.commit, s.stale]
+                for s in card.sections]
+        rows.append([project, blob, info, card.title, secs, part])
+    _write(repo, branch, commit, rows, merges)
+
+
+def _write(repo: MemoryRepo, branch: str, commit: str, rows: list[list[Any]],
+           merges: list[str]) -> None:
+    data = marshal.dumps({"version": index_cache.CACHE_VERSION, "commit": commit, "cards": rows,
+                          "merges": merges})
+    path = _path(repo, branch)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(hashlib.sha1(data).digest() + data)
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
+def _load(repo: MemoryRepo, branch: str) -> dict[str, Any] | None:
+    try:
+        with open(_path(repo, branch), "rb") as fh:
+            raw = fh.read()
+        if hashlib.sha1(raw[_DIGEST:]).digest() != raw[:_DIGEST]:
+            return None
+        with no_gc():
+            data = marshal.loads(raw[_DIGEST:])
+        if not isinstance(data, dict) or data.get("version") != index_cache.CACHE_VERSION:
+            return None
+        return data
+    except (OSError, ValueError, TypeError, EOFError):
+        return None
+
+
+def advance(repo: MemoryRepo, branch: str, tip: str) -> str | None:
+    """The I block at ``tip`` from the kept cards and the commits since (which are kept in
+    turn, under ``branch``), or None. A branch with no cards of its own (a session's: it
+    starts at main's tip) starts from main's. Untouched cards are reused as stored."""
+    own = _load(repo, branch)
+    data = own if own is not None or branch == MAIN else _load(repo, MAIN)
+    if data is None:
+        return None
+    base = data["commit"]
+    try:
+        rows = {row[0]: row for row in data["cards"]}
+        headings: index_cache.Headings = {row[1]: row[2] for row in data["cards"]}
+        if base == tip:
+            new = None
+        else:
+            new = _fold(_log(repo, f"{base}..{tip}"))
+            if new.tip != tip or not new.linear or new.oldest_parent != base or new.reverts:
+                return None
+        used: index_cache.Headings = {}
+        cards = layout(repo, tip, headings, used)
+        blob_of = {id(info): blob for blob, info in used.items()}
+        entries = new.entries if new else {}  # newest first: not folded onto any state
+        touched = {key.partition("/")[0] for key in entries}
+        out: list[list[Any]] = []
+        redo: list[tuple[int, CardEntry]] = []  # cards filled again: (row, card unmarked)
+        for project, info in cards:
+            row = rows.get(project)
+            if row is not None and row[2] is info and project not in touched:
+                out.append(row)
+                continue
+            old = {s[0]: s for s in row[4]} if row is not None else {}
+            secs = []
+            for sid, heading in info[1:]:
+                got = entries.get(f"{project}/{sid}")
+                if got:
+                    sha, kws, summary = got[0]
+                    keywords = tuple(filter(None, [k.strip() for k in kws.split(",")]))
+                    secs.append(SectionEntry(sid, heading, keywords, summary or None, sha))
+                elif sid in old:
+                    s = old[sid]
+                    secs.append(SectionEntry(sid, heading, tuple(s[2]), s[3], s[4]))
+                else:
+                    return None  # its entry, if any, is in older history: a full refresh
+            redo.append((len(out), CardEntry(project, info[0][0] or project, tuple(secs))))
+            out.append([project, blob_of[id(info)], info])
+        # Stale marks of the cards filled again, as ``index.mark_stale`` gives them: the
+        # history grew linearly, so the merges behind it are the kept ones.
+        merges: list[str] = data["merges"]
+        todo = [(card.project, s.id, s.commit) for _, card in redo for s in card.sections
+                if s.indexed and s.commit]
+        stale = freshness.stale_keys(repo, branch, tip, todo, merges) if todo else set()
+        for at, card in redo:
+            marked = tuple(s._replace(stale=f"{card.project}/{s.id}" in stale) if s.indexed
+                           else s for s in card.sections)
+            card = card._replace(sections=marked)
+            rows_secs = [[x.id, x.heading, list(x.keywords), x.summary, x.commit, x.stale]
+                         for x in marked]
+            out[at] += [card.title, rows_secs, render_card(card)]
+    except (GitmemError, KeyError, IndexError, TypeError, ValueError):
+        return None
+    if new is not None:  # (a session branch still at main's commit reads main's: kept as is)
+        _write(repo, branch, tip, out, merges)
+    return render_block([row[5] for row in out])

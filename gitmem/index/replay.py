@@ -1,0 +1,231 @@
+"""Replaying history: every commit's gitmem trailers, oldest first, folded into a state.
+
+``Replay`` is what the trailers said, in order; ``replay_all`` builds it from one
+``git log``, read while git writes it, and ``advance`` folds in commits that only
+extend the history it was built at. ``index.resolve`` turns a state into the index.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from gitmem.errors import GitError, GitmemError
+from gitmem.git.runner import Sha, Stream
+from gitmem.memory import names
+from gitmem.memory import trailers as T
+from gitmem.memory.history import Commit
+from gitmem.memory.repo import MAIN, MemoryRepo
+
+
+@dataclass
+class Replay:
+    """Everything the trailers said, in order: enough to resolve the index at any point."""
+
+    commit: str | None = None
+    # "card/section" -> [[sha, "kw1, kw2", summary], ...] oldest first
+    entries: dict[str, list[list[str]]] = field(default_factory=dict)
+    inactive: set[str] = field(default_factory=set)  # entry or revert commits undone
+    # revert commit -> the commits it undoes (one, or all of a session's)
+    reverts: dict[str, list[str]] = field(default_factory=dict)
+    # merge commits, newest first: where two lines of history may both describe a section
+    merges: list[str] = field(default_factory=list)
+
+    def _set_active(self, sha: str, active: bool) -> None:
+        # Undoing a revert re-applies what it reverted, and so on down the chain.
+        todo = [(sha, active)]
+        for _ in range(1_000_000):  # a bound against forged cycles of trailers
+            if not todo:
+                return
+            sha, active = todo.pop()
+            if active:
+                self.inactive.discard(sha)
+            else:
+                self.inactive.add(sha)
+            todo.extend((target, not active) for target in self.reverts.get(sha, ()))
+
+    def apply(self, c: Commit) -> None:
+        self.apply_raw(c.sha, c.trailers, c.reverts)
+
+    def apply_raw(self, sha: str, trailers: dict[str, str], reverts: tuple[str, ...]) -> None:
+        """Fold in one commit newer than everything folded so far."""
+        one = _Fold(tip=sha)
+        one.add(sha, trailers, reverts)
+        one.onto(self)
+
+    def currents(self) -> dict[str, list[str] | None]:
+        """Every key's current entry: two states that agree here resolve to the same index."""
+        return {key: self.current(key) for key in self.entries}
+
+    def current(self, key: str) -> list[str] | None:
+        for value in reversed(self.entries.get(key, [])):
+            if value[0] not in self.inactive:
+                return value
+        return None
+
+
+# NUL ends a record (-z); 0x1f separates sha, parents and the trailer block, which git
+# finds by its own rules and prints as written (the cheapest of its trailer formats).
+_FORMAT = "%H%x1f%P%x1f%(trailers)"
+
+
+@contextlib.contextmanager
+def no_gc() -> Iterator[None]:
+    """Pause the cyclic GC while building large acyclic structures (nothing to collect,
+    but its passes over tens of thousands of new dicts and lists cost more than the work)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+@dataclass
+class _Fold:
+    """Commits folded newest first, as ``git log`` streams them.
+
+    Entries are appended newest first and reversed at the end; reverts are kept aside
+    and applied oldest first afterwards. That gives exactly the state of applying every
+    commit oldest first: appending entries and (de)activating commits never read each
+    other, and each revert still sees only the reverts older than itself.
+    """
+
+    tip: str | None = None
+    entries: dict[str, list[list[str]]] = field(default_factory=dict)
+    reverts: list[tuple[str, list[str]]] = field(default_factory=list)  # newest first
+    merges: list[str] = field(default_factory=list)  # newest first
+    linear: bool = True  # every commit has exactly one parent, the next one in the log
+    oldest_parent: str = ""  # the parents field of the oldest commit read
+
+    def feed(self, piece: bytes) -> None:
+        add, parse = self.add, T.gitmem_trailers
+        below, linear = self.oldest_parent, self.linear
+        for record in piece.decode("utf-8", "replace").split("\0"):
+            sha, _, rest = record.lstrip("\n").partition("\x1f")
+            if not sha:
+                continue
+            if self.tip is None:
+                self.tip = sha
+            elif sha != below:
+                linear = False
+            below, _, block = rest.partition("\x1f")
+            if " " in below:
+                self.merges.append(sha)
+            if block:
+                add(sha, *parse(block))
+        self.oldest_parent, self.linear = below, linear
+
+    def add(self, sha: str, trailers: dict[str, str], reverts: tuple[str, ...]) -> None:
+        """One commit, older than every commit added before it."""
+        targets = reverts or tuple(t for t in (trailers.get(T.REVERTS),) if t)
+        if targets:
+            self.reverts.append((sha, list(targets)))
+        elif T.LAYER not in trailers:
+            card, section = trailers.get(T.CARD), trailers.get(T.SECTION)
+            if card and section:
+                value = [sha, trailers.get(T.KEYWORDS) or "", trailers.get(T.SUMMARY) or ""]
+                got = self.entries.get(key := f"{card}/{section}")
+                if got is None:
+                    self.entries[key] = [value]
+                else:
+                    got.append(value)
+                more = trailers.get(T.MORE_SECTIONS)
+                if more:  # a new card describing each of its sections (gitmem import)
+                    for line in more.split("\n"):
+                        sid, _, kws = line.partition("\t")
+                        self.entries.setdefault(f"{card}/{sid}", []).append([sha, kws, ""])
+
+    def onto(self, state: Replay) -> None:
+        """Fold these (newer) commits into ``state``, oldest first."""
+        for key, values in self.entries.items():
+            values.reverse()
+            have = state.entries.get(key)
+            if have is None:
+                state.entries[key] = values
+            else:
+                have.extend(values)
+        for sha, targets in reversed(self.reverts):
+            state.reverts[sha] = targets
+            state._set_active(sha, True)
+        if self.merges:
+            state.merges[:0] = self.merges
+        if self.tip is not None:
+            state.commit = self.tip
+
+
+def _log(repo: MemoryRepo, rev: str) -> Stream:
+    return repo.git.stream(*T.DEFAULT_BLOCKS, "log", "-z", "--topo-order", f"--format={_FORMAT}", rev)
+
+
+def _fold(log: Stream) -> _Fold:
+    """Fold each piece of the log as git writes it (parsing overlaps git's walk)."""
+    fold = _Fold()
+    with log, no_gc():
+        for piece in log.pieces():
+            fold.feed(piece)
+    return fold
+
+
+class FullReplay:
+    """All of a branch's history replayed by one ``git log``, which starts at once: the
+    caller may do other work while git walks, then takes ``result()``."""
+
+    def __init__(self, repo: MemoryRepo, branch: str = MAIN) -> None:
+        self._repo, self._branch = repo, branch
+        self._log = _log(repo, f"refs/heads/{names.branch(branch)}")
+
+    def result(self) -> Replay:
+        state = Replay()
+        try:
+            fold = _fold(self._log)
+        except GitError:
+            if self._repo.tip(self._branch) is None:
+                return state  # a branch with no commits yet: nothing to replay
+            raise
+        with no_gc():
+            fold.onto(state)
+        return state
+
+    def close(self) -> None:
+        self._log.close()
+
+
+def replay_all(repo: MemoryRepo, branch: str = MAIN) -> Replay:
+    """The replay of all of ``branch``'s history (empty for a branch with no commits)."""
+    return FullReplay(repo, branch).result()
+
+
+Fold = _Fold  # what ``advance`` folded in, for callers that update only what it touched
+
+
+def advance(
+    repo: MemoryRepo, state: Replay, tip: Sha, folded: list[_Fold] | None = None
+) -> bool:
+    """Fold in commits after ``state.commit`` if history only grew linearly; the commits
+    folded in are appended to ``folded`` (entries oldest first once folded)."""
+    if state.commit is None:
+        return False
+    if state.commit == tip:
+        return True
+    try:
+        new = _fold(_log(repo, f"{state.commit}..{tip}"))
+    except GitmemError:  # the cached commit is gone (gc after a rewrite)
+        return False
+    if new.tip != tip or not new.linear or new.oldest_parent != state.commit:
+        return False  # a merge or a rewrite: replay from scratch instead
+    new.onto(state)
+    if folded is not None:
+        folded.append(new)
+    return True
+
+
+def replay_at(repo: MemoryRepo, rev: str) -> Replay:
+    """The replay of the history behind ``rev`` (any commit, not only a branch tip)."""
+    state = Replay()
+    with no_gc():
+        _fold(_log(repo, rev)).onto(state)
+    return state

@@ -1,0 +1,102 @@
+"""The audit trail (``gitmem log``) and reading cards (``gitmem show``)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from gitmem.errors import NotFound
+from gitmem.memory import names
+from gitmem.memory import trailers as T
+from gitmem.memory.cards import card_path, section_ids, section_text
+from gitmem.memory.history import Commit, read_log
+from gitmem.memory.repo import MAIN, MemoryRepo
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    sha: str
+    date: str
+    actor: str
+    session: str | None
+    card: str | None
+    section: str | None
+    summary: str
+    reverts: str | None
+    author: str = ""  # the git author, whoever wrote the trailers
+    own: bool = True  # gitmem wrote this commit here: its actor and session are its own
+    layer: str | None = None  # chat, usage, synthesis: not a memory edit
+
+    @property
+    def memory_edit(self) -> bool:
+        return self.layer is None
+
+    def to_json(self) -> dict[str, object]:
+        return asdict(self)
+
+    def line(self) -> str:
+        where = f"{self.card} § {self.section}" if self.card and self.section else self.card or "-"
+        return (
+            f"{self.date[:16].replace('T', ' ')}  {self.actor:<12}  {self.session or '-':<22}  "
+            f"{where:<32}  {self.summary}  {self.sha[:7]}"
+        )
+
+
+def audit_log(
+    repo: MemoryRepo,
+    project: str | None = None,
+    *,
+    branch: str = MAIN,
+    limit: int | None = None,
+    edits_only: bool = False,
+) -> list[LogEntry]:
+    """The newest ``limit`` commits on ``branch`` (all with None), newest first; with
+    ``edits_only``, memory edits only: no transcript, usage or synthesis commit."""
+    tip = repo.branch_tip(branch)
+    paths = [card_path(names.project(project))] if project else None
+    own = repo.own_commits()
+    count = limit
+    while True:  # filtered: read more history until ``limit`` edits are found
+        log = read_log(repo.git, tip, paths=paths, max_count=count)
+        out = [e for e in (_entry(c, c.sha in own) for c in log) if e.memory_edit or not edits_only]
+        if count is None or limit is None or len(out) >= limit or len(log) < count:
+            return out[:limit] if limit is not None else out
+        count *= 4
+
+
+def _entry(c: Commit, mine: bool) -> LogEntry:
+    # A commit gitmem did not write says who made it by its git author: its
+    # Gitmem-Actor and Gitmem-Session trailers are claims anyone can type.
+    return LogEntry(
+        sha=c.sha,
+        date=c.date,
+        actor=(c.get(T.ACTOR) or c.author) if mine else c.author,
+        session=c.get(T.SESSION) if mine else None,
+        card=c.get(T.CARD),
+        section=c.get(T.SECTION),
+        summary=c.get(T.SUMMARY) or c.subject,
+        reverts=c.get(T.REVERTS),
+        author=c.author,
+        own=mine,
+        layer=c.get(T.LAYER),
+    )
+
+
+def read_card(
+    repo: MemoryRepo, project: str, section: str | None = None, *, branch: str = MAIN
+) -> str:
+    """A card's text at the tip of ``branch``, or one of its sections."""
+    names.project(project)
+    if section is not None:
+        names.section_id(section)
+    raw = repo.store.read_blob(f"refs/heads/{names.branch(branch)}:{card_path(project)}")
+    if raw is None:
+        repo.branch_tip(branch)  # no such branch: say that, not "no card"
+        raise NotFound(f"no card {project!r} ({card_path(project)})")
+    text = raw.decode("utf-8", "replace")
+    if section is None:
+        return text
+    found = section_text(text, section)
+    if found is None:
+        known = ", ".join(section_ids(text)) or "none"
+        raise NotFound(f"no section {section!r} in {project} (sections: {known})")
+    return found

@@ -1,0 +1,90 @@
+"""Cards are Markdown: a ``# Title`` line, then ``## `` sections whose ids are slugs."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from gitmem.memory.names import slugify
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+
+
+def code_lines(lines: list[str]) -> list[bool]:
+    """For each line, whether it is inside fenced code (or is a fence), as CommonMark
+    reads fences: a fence closes only on the same character, at least as many of them,
+    and nothing after; a backtick fence's info string has no backtick."""
+    out: list[bool] = []
+    opened: str | None = None
+    for line in lines:
+        m = _FENCE.match(line)
+        if opened is None:
+            if m and not (m.group(1)[0] == "`" and "`" in m.group(2)):
+                opened = m.group(1)
+                out.append(True)
+            else:
+                out.append(False)
+            continue
+        out.append(True)
+        if m and m.group(1)[0] == opened[0] and len(m.group(1)) >= len(opened) and not m.group(2).strip():
+            opened = None
+    return out
+
+
+@dataclass(frozen=True)
+class Section:
+    id: str
+    heading: str
+    start: int  # index of the heading line
+    end: int  # index one past the section's last line
+
+
+def card_path(project: str) -> str:
+    return f"cards/{project}.md"
+
+
+def sections(text: str) -> list[Section]:
+    """The level-2 sections of a card, in document order; fenced code is skipped.
+
+    Two headings with the same slug get ids ``x``, ``x-2``, ``x-3`` (GitHub's rule).
+    """
+    lines = text.split("\n")
+    found: list[tuple[int, str]] = []
+    for i, (line, code) in enumerate(zip(lines, code_lines(lines), strict=True)):
+        if not code and line.startswith("## "):
+            found.append((i, line[3:].strip().rstrip("#").strip()))
+    seen: dict[str, int] = {}
+    out: list[Section] = []
+    for n, (i, heading) in enumerate(found):
+        base = base_id(heading)
+        seen[base] = seen.get(base, 0) + 1
+        sid = base if seen[base] == 1 else f"{base}-{seen[base]}"
+        end = found[n + 1][0] if n + 1 < len(found) else len(lines)
+        out.append(Section(sid, heading, i, end))
+    return out
+
+
+def base_id(heading: str) -> str:
+    """A heading's id before numbering: two headings with the same one are duplicates."""
+    return slugify(heading) or "section"
+
+
+def section_ids(text: str) -> list[str]:
+    return [s.id for s in sections(text)]
+
+
+def title(text: str) -> str | None:
+    for line in text.split("\n"):
+        if line.startswith("# "):
+            return line[2:].strip()
+        if line.strip():
+            return None
+    return None
+
+
+def section_text(text: str, section_id: str) -> str | None:
+    lines = text.split("\n")
+    for s in sections(text):
+        if s.id == section_id:
+            return "\n".join(lines[s.start : s.end]).rstrip("\n") + "\n"
+    return None

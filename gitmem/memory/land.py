@@ -1,0 +1,89 @@
+"""Landing commits from one branch onto another, keeping each commit's message and trailers.
+
+Used when a session ends with the ``auto`` review policy and when a person accepts
+a session's commits in review. Each commit is re-created on the target's tip
+(fast-forward when the target has not moved), so history stays linear and the
+index can be folded in incrementally.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gitmem.errors import Conflict, NotFound
+from gitmem.git.runner import Sha
+from gitmem.memory.publish import Plan, publish
+from gitmem.memory.repo import MemoryRepo
+from gitmem.memory.transplant import transplant
+
+
+@dataclass(frozen=True)
+class RawCommit:
+    sha: Sha
+    tree: Sha
+    parents: tuple[Sha, ...]
+    author: str
+    message: str
+
+
+def read_commit(repo: MemoryRepo, rev: str) -> RawCommit:
+    got = repo.store.read(f"{rev}^{{commit}}")
+    if got is None:
+        raise NotFound(f"no commit {rev!r}")
+    head, _, message = got[2].decode("utf-8", "replace").partition("\n\n")
+    tree, author, parents = "", "", []
+    for line in head.split("\n"):
+        key, _, value = line.partition(" ")
+        if key == "tree":
+            tree = value
+        elif key == "parent":
+            parents.append(Sha(value))
+        elif key == "author":
+            author = value
+    return RawCommit(got[0], Sha(tree), tuple(parents), author, message)
+
+
+def commits_between(repo: MemoryRepo, base: str, tip: str) -> list[Sha]:
+    """First-parent commits in ``base..tip``, oldest first."""
+    out = repo.git.out("rev-list", "--reverse", "--first-parent", f"{base}..{tip}")
+    return [Sha(s) for s in out.split()]
+
+
+def land(repo: MemoryRepo, shas: list[Sha], onto: str, reason: str) -> list[Sha]:
+    """Re-create ``shas`` (oldest first) on top of branch ``onto``; returns the new commits.
+
+    Fast-forwards when the first commit's parent is the tip already. When ``onto``
+    is checked out, refuses (DirtyCard) if a touched file has uncommitted edits.
+    """
+    if not shas:
+        return []
+    raws = [read_commit(repo, s) for s in shas]
+    new: list[Sha] = []
+
+    def plan(tip: Sha, _root: Sha) -> Plan:
+        new.clear()
+        touched: set[str] = set()
+        parent = tip
+        for raw in raws:
+            if raw.parents == (parent,):
+                new.append(raw.sha)  # fast-forward: same commit, same sha
+                parent = raw.sha
+                touched.update(_paths(repo, raw))
+                continue
+            if len(raw.parents) != 1:
+                raise Conflict(f"{raw.sha[:7]} is a merge; land its edits instead")
+            tree, paths = transplant(repo, parent, [(raw.parents[0], raw.sha)])
+            touched.update(paths)
+            parent = repo.write_commit(tree, [parent], raw.message, author=raw.author)
+            new.append(parent)
+        last = parent
+        return Plan(sorted(touched), lambda: (last, {}))
+
+    publish(repo, onto, plan, reason)
+    return list(new)
+
+
+def _paths(repo: MemoryRepo, raw: RawCommit) -> list[str]:
+    from gitmem.memory.transplant import changed_paths
+
+    return changed_paths(repo, raw.parents[0], raw.sha) if raw.parents else []

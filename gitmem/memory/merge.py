@@ -1,0 +1,209 @@
+"""Three-way merges of memory for sync: cards section by section, logs by union.
+
+Two machines that edited different cards, or different sections of one card,
+merge without a word. The same section edited differently on both sides is a
+conflict named by card and section: the merge then yields the card with both
+versions of that section between ``<<<<<<<`` / ``=======`` / ``>>>>>>>`` lines
+for the person to settle, and no tree. Nothing here touches refs or the
+working tree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from gitmem.errors import Conflict
+from gitmem.git.runner import Sha
+from gitmem.memory.cards import sections
+from gitmem.memory.hunks import split_lines
+from gitmem.memory.repo import MemoryRepo
+from gitmem.memory.transplant import changed_paths, merge_contents, merge_text
+
+TOP = "(top)"  # the part of a card before its first section: the title
+MARKERS = ("<<<<<<< ", "=======", ">>>>>>> ")
+
+
+@dataclass(frozen=True)
+class FileConflict:
+    path: str
+    card: str | None  # the project, for a card
+    sections: tuple[str, ...]  # section ids edited on both sides (empty: not a card, or removed)
+
+    def to_json(self) -> dict[str, object]:
+        return asdict(self)
+
+    def label(self) -> str:
+        if self.card and self.sections:
+            return f"{self.card} § {', '.join(self.sections)}"
+        if self.card:
+            return f"{self.card} (removed on one side, edited on the other)"
+        return self.path
+
+
+@dataclass
+class Merged:
+    tree: Sha | None  # None when there are conflicts
+    touched: list[str] = field(default_factory=list)  # paths that differ from ours
+    conflicts: list[FileConflict] = field(default_factory=list)
+    marked: dict[str, bytes] = field(default_factory=dict)  # conflicted path -> both versions
+
+
+def card_of(path: str) -> str | None:
+    if path.startswith("cards/") and path.endswith(".md") and path.count("/") == 1:
+        return path[len("cards/") : -len(".md")]
+    return None
+
+
+def has_markers(data: bytes | None) -> bool:
+    if not data:
+        return False
+    lines = data.decode("utf-8", "replace").split("\n")
+    return any(ln.startswith(MARKERS[0]) for ln in lines) and any(
+        ln.startswith(MARKERS[2]) for ln in lines
+    )
+
+
+def _blocks(text: str) -> dict[str, str]:
+    """A card as ordered blocks: the top part, then each section by id."""
+    lines = split_lines(text)
+    found = sections(text)
+    out = {TOP: "".join(lines[: found[0].start] if found else lines)}
+    for s in found:
+        out[s.id] = "".join(lines[s.start : s.end])
+    return out
+
+
+def _order(ours: dict[str, str], theirs: dict[str, str]) -> list[str]:
+    """Our order of blocks, with blocks only they have placed after their predecessor."""
+    keys = list(ours)
+    prev = TOP
+    for key in theirs:
+        if key not in keys:
+            keys.insert(keys.index(prev) + 1 if prev in keys else len(keys), key)
+        prev = key
+    return keys
+
+
+def _nl(text: str) -> str:
+    return text if not text or text.endswith("\n") else text + "\n"
+
+
+def _tail(block: str | None) -> str | None:
+    return None if block is None else block[len(block.rstrip("\n")) :]
+
+
+def _pick(mine: str | None, yours: str | None, was: str | None) -> tuple[str | None, bool]:
+    """One block's merge: (text, conflict). Blank lines at a block's end are compared apart:
+    appending a section after a block adds one there, which is not an edit of that block."""
+    cm, cy, cw = (None if x is None else x.rstrip("\n") for x in (mine, yours, was))
+    if cm == cy or cy == cw:
+        core = cm
+    elif cm == cw:
+        core = cy
+    else:
+        return None, True
+    if core is None:
+        return None, False
+    tm, ty, tw = _tail(mine), _tail(yours), _tail(was)
+    tail = tm if tm is not None and (tm != tw or ty is None) else ty
+    return core + (tail or ""), False
+
+
+def merge_card(base: str, ours: str, theirs: str, labels: tuple[str, str]) -> tuple[str, list[str]]:
+    """The merged card and the sections edited differently on both sides (marked in the text)."""
+    b, o, t = _blocks(base), _blocks(ours), _blocks(theirs)
+    out: list[str] = []
+    clashes: list[str] = []
+    for key in _order(o, t):
+        mine, yours = o.get(key), t.get(key)
+        pick, clash = _pick(mine, yours, b.get(key))
+        if clash:
+            clashes.append(key)
+            pick = (
+                f"{MARKERS[0]}{labels[0]}\n{_nl(mine or '')}{MARKERS[1]}\n"
+                f"{_nl(yours or '')}{MARKERS[2]}{labels[1]}\n"
+            )
+        if pick:
+            if out and not out[-1].endswith("\n"):  # a last section without a final newline
+                out[-1] += "\n"
+            out.append(pick)
+    return "".join(out), clashes
+
+
+def _merge_marked(repo: MemoryRepo, o: bytes, b: bytes, t: bytes, labels: tuple[str, str]) -> bytes:
+    return merge_contents(repo, o, b, t, "-L", labels[0], "-L", "base", "-L", labels[1])[1]
+
+
+def merge_file(
+    repo: MemoryRepo,
+    path: str,
+    base: bytes | None,
+    ours: bytes | None,
+    theirs: bytes | None,
+    labels: tuple[str, str],
+) -> tuple[bytes | None, FileConflict | None]:
+    """One file changed on both sides: (merged content, None) or (both versions, the conflict)."""
+    card = card_of(path)
+    if ours is None or theirs is None:  # removed on one side, changed on the other
+        kept = ours if ours is not None else theirs
+        return kept, FileConflict(path, card, ())
+    if card is not None:
+        text, clashes = merge_card(
+            (base or b"").decode("utf-8", "surrogateescape"),
+            ours.decode("utf-8", "surrogateescape"),
+            theirs.decode("utf-8", "surrogateescape"),
+            labels,
+        )
+        merged = text.encode("utf-8", "surrogateescape")
+        return merged, (FileConflict(path, card, tuple(clashes)) if clashes else None)
+    try:
+        return merge_text(repo, ours, base or b"", theirs, path), None  # union for logs
+    except Conflict:
+        return _merge_marked(repo, ours, base or b"", theirs, labels), FileConflict(path, None, ())
+
+
+def merge_trees(
+    repo: MemoryRepo,
+    base: Sha,
+    ours: Sha,
+    theirs: Sha,
+    labels: tuple[str, str],
+    resolved: dict[str, bytes | None] | None = None,
+    changed: list[str] | None = None,
+) -> Merged:
+    """Our tree with their changes since ``base``; ``resolved`` settles conflicted paths.
+
+    ``changed`` is ``changed_paths(repo, base, theirs)`` when the caller has it already.
+    """
+    resolved = resolved or {}
+    root = repo.store.read(f"{ours}^{{tree}}")
+    tree = root[0] if root else None
+    result = Merged(None)
+    updates: dict[str, bytes | None] = {}
+    for path in changed if changed is not None else changed_paths(repo, base, theirs):
+        o = repo.store.read_blob(f"{ours}:{path}")
+        t = repo.store.read_blob(f"{theirs}:{path}")
+        if path in resolved:
+            if resolved[path] != o:
+                updates[path] = resolved[path]
+            continue
+        b = repo.store.read_blob(f"{base}:{path}")
+        if o == t or t == b:
+            continue
+        if o == b:
+            updates[path] = t
+            continue
+        merged, conflict = merge_file(repo, path, b, o, t, labels)
+        if conflict is not None:
+            result.conflicts.append(conflict)
+            result.marked[path] = merged or b""
+        elif merged != o:
+            updates[path] = merged
+    result.touched = sorted(updates)
+    if result.conflicts:
+        return result
+    for path, data in sorted(updates.items()):
+        blob = repo.store.write("blob", data) if data is not None else None
+        tree = repo.store.update_path(tree, path, blob)
+    result.tree = tree or repo.store.write_tree([])
+    return result

@@ -1,0 +1,78 @@
+"""Publishing a commit on a branch: the one loop every writer shares.
+
+A writer plans its commit on the branch's tip; the branch then moves with a
+compare-and-swap. When another writer moved it first, the plan is made again on
+the new tip, so nobody's edit is lost. When the branch is checked out, the
+working-tree lock is held throughout, the files the commit touches must have no
+uncommitted edits (checked before any object is written), and afterwards the
+working tree and index follow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from gitmem.errors import Conflict, NotFound
+from gitmem.git.runner import Sha
+from gitmem.memory.repo import MemoryRepo
+from gitmem.memory.worktree import check_locks, ensure_clean, move_and_follow, worktree_guard
+
+MAX_ATTEMPTS = 200
+
+Blobs = dict[str, tuple[Sha, bytes]]
+
+
+@dataclass
+class Plan:
+    """What a writer will commit on one tip."""
+
+    paths: list[str]  # the files the commit changes
+    make: Callable[[], tuple[Sha, Blobs]]  # write the objects: (commit, blobs written)
+    # HEAD's (blob, content) of paths the writer read already: a clean check without git
+    known: dict[str, tuple[Sha | None, bytes | None]] = field(default_factory=dict)
+
+
+def commit_plan(repo: MemoryRepo, tip: Sha, tree: Sha, paths: list[str], message: str) -> Plan:
+    """The plan of committing ``tree`` (written already) on ``tip``."""
+    return Plan(paths, lambda: (repo.write_commit(tree, [tip], message), {}))
+
+
+@dataclass(frozen=True)
+class Published:
+    commit: Sha
+    paths: list[str]
+    worktree: bool  # the branch is checked out and its working tree followed
+    behind: str | None = None  # why the working tree has not followed yet (it will)
+
+
+def publish(
+    repo: MemoryRepo,
+    branch: str,
+    plan: Callable[[Sha, Sha], Plan | None],
+    reason: str | None = None,
+) -> Published | None:
+    """Plan on ``branch``'s (tip, root tree), commit, compare-and-swap; None if nothing to do.
+
+    ``reason`` is the reflog message; without one the repo's long-running
+    ``update-ref`` is used (reason "gitmem write"), the edit hot path.
+    """
+    for _ in range(MAX_ATTEMPTS):
+        with worktree_guard(repo, branch) as live:
+            head = repo.tip_and_tree(branch)
+            if head is None:
+                raise NotFound(f"no branch {branch!r} in {repo.root}")
+            tip, root = head
+            planned = plan(tip, root)
+            if planned is None:
+                return None
+            if live:
+                ensure_clean(repo, planned.paths, planned.known)
+            check_locks(repo, branch, live)
+            commit, blobs = planned.make()
+            done = move_and_follow(
+                repo, branch, commit, tip, planned.paths, live=live, reason=reason, known=blobs
+            )
+            if done.moved:
+                return Published(commit, planned.paths, live and not done.behind, done.behind)
+    raise Conflict(f"gave up after {MAX_ATTEMPTS} concurrent updates of {branch!r}")

@@ -1,0 +1,180 @@
+"""Talking to a git remote: which one, fetching main, pushing without ever forcing.
+
+Every network call goes through ``Git.run`` (``GIT_TERMINAL_PROMPT=0``: a remote
+that wants a password fails instead of waiting for one). Failures become one-line
+errors naming the remote and what git said.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
+
+from gitmem.errors import EXIT_GIT, GitmemError, InvalidInput, NotFound
+from gitmem.git.runner import Sha
+from gitmem.memory import names
+from gitmem.memory.repo import MemoryRepo
+
+if TYPE_CHECKING:
+    from gitmem.review.team import Update
+
+
+class RemoteError(GitmemError):
+    """The remote could not be reached, or it refused what was sent."""
+
+    exit_code = EXIT_GIT
+
+
+def _last_line(text: bytes) -> str:
+    lines = [ln.strip() for ln in text.decode("utf-8", "replace").splitlines() if ln.strip()]
+    return lines[-1] if lines else "no output"
+
+
+def url(repo: MemoryRepo, name: str) -> str:
+    """The URL of the configured remote ``name``; NotFound when there is none."""
+    names.remote(name)
+    proc = repo.git.run("remote", "get-url", name, check=False)
+    if proc.returncode == 0:
+        return proc.stdout.decode("utf-8", "replace").strip()
+    known = repo.git.out("remote").split()
+    if known:
+        raise NotFound(f"no remote {name!r} configured (remotes: {', '.join(known)})")
+    raise NotFound(f"no remote {name!r} configured; add one with `git remote add {name} URL`")
+
+
+def fetch_main(
+    repo: MemoryRepo, name: str, into: str, where: str | None = None, extra: Sequence[str] = ()
+) -> Sha | None:
+    """Fetch the remote's ``main`` into ``into`` (a private ref); None if it has no main yet.
+
+    ``--refmap=`` keeps the person's remote-tracking refs as they are, and no
+    FETCH_HEAD is written: a refused sync leaves nothing behind but objects. ``extra``
+    refspecs come in the same fetch (pruned: what the remote deleted goes here too).
+    """
+    where = where or url(repo, name)
+    proc = _fetch(repo, name, [f"+refs/heads/main:{into}", *extra])
+    if proc.returncode == 0:
+        return repo.store.resolve(into)
+    if b"couldn't find remote ref" in proc.stderr:
+        if extra:
+            fetch_refs(repo, name, extra, where)
+        return None
+    raise RemoteError(f"cannot fetch from {name} ({where}): {_last_line(proc.stderr)}")
+
+
+def fetch_refs(repo: MemoryRepo, name: str, specs: Sequence[str], where: str | None = None) -> None:
+    """Fetch ``specs`` (glob refspecs into private refs, pruned), as ``fetch_main`` does."""
+    proc = _fetch(repo, name, specs)
+    if proc.returncode:
+        where = where or url(repo, name)
+        raise RemoteError(f"cannot fetch from {name} ({where}): {_last_line(proc.stderr)}")
+
+
+def _fetch(repo: MemoryRepo, name: str, specs: Sequence[str]) -> subprocess.CompletedProcess[bytes]:
+    prune = ["--prune"] if len(specs) > 1 else []
+    return repo.git.run(
+        "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", *prune, "--refmap=", name,
+        *specs, check=False,
+    )
+
+
+@dataclass(frozen=True)
+class Pushed:
+    ok: bool
+    rejected: str | None  # why the remote refused, when it did
+
+
+def push(repo: MemoryRepo, name: str, source: str, target: str, where: str | None = None) -> Pushed:
+    """``git push`` of ``source`` to the remote's ``target``, never forced.
+
+    Returns ``Pushed(False, reason)`` when the remote refused an update that is
+    not a fast-forward (someone pushed first); raises RemoteError otherwise.
+    """
+    where = where or url(repo, name)
+    proc = repo.git.run("push", "--porcelain", "--quiet", name, f"{source}:{target}", check=False)
+    if proc.returncode == 0:
+        return Pushed(True, None)
+    for line in proc.stdout.decode("utf-8", "replace").splitlines():
+        if line.startswith("!"):
+            reason = line.split("\t")[-1]
+            if "fetch first" in reason or "non-fast-forward" in reason:
+                return Pushed(False, reason)
+            raise RemoteError(f"{name} ({where}) refused the push of {target}: {reason}")
+    raise RemoteError(f"cannot push to {name} ({where}): {_last_line(proc.stderr)}")
+
+
+# What git's --porcelain says when a ref moved on the remote since we looked: a lost race.
+# The last three are the remote's side of it: another push held or moved the ref between
+# receive-pack's check and its update (git daemon under concurrent pushes says so).
+_RACE = (
+    "fetch first", "non-fast-forward", "stale info", "already exists",
+    "atomic transaction failed", "failed to update ref", "failed to lock",
+)
+
+
+def push_updates(
+    repo: MemoryRepo, name: str, updates: Sequence[Update], where: str | None = None
+) -> Pushed:
+    """One atomic ``git push`` of ``updates`` (all land or none), never forced: a deletion
+    carries a lease on the tip it expects. ``Pushed(False, reason)`` when a ref moved on
+    the remote since it was fetched (another round); RemoteError for anything else."""
+    where = where or url(repo, name)
+    leases = [f"--force-with-lease={u.ref}:{u.old}" for u in updates if u.new is None and u.old]
+    proc = repo.git.run(
+        "push", "--porcelain", "--quiet", "--atomic", *leases, name,
+        *(u.refspec() for u in updates), check=False,
+    )
+    if proc.returncode == 0:
+        return Pushed(True, None)
+    refused = [
+        line.split("\t")[-1]
+        for line in proc.stdout.decode("utf-8", "replace").splitlines()
+        if line.startswith("!")
+    ]
+    races = [r for r in refused if any(k in r for k in _RACE)]
+    if races and all(r in races or "atomic" in r for r in refused):
+        return Pushed(False, races[0])
+    if refused:
+        raise RemoteError(f"{name} ({where}) refused the push: {refused[0]}")
+    raise RemoteError(f"cannot push to {name} ({where}): {_last_line(proc.stderr)}")
+
+
+@dataclass(frozen=True)
+class PushedSession:
+    session: str
+    remote: str
+    url: str
+    branch: str
+    commit: str
+
+    def to_json(self) -> dict[str, object]:
+        return asdict(self)
+
+    def text(self) -> str:
+        return (
+            f"pushed {self.branch} ({self.commit[:7]}) to {self.remote} ({self.url}); "
+            f"open a pull request from {self.branch} into main to review it there\n"
+        )
+
+
+def push_session(repo: MemoryRepo, session_id: str, name: str) -> PushedSession:
+    """Publish a pending session's branch so a forge can show it as a pull request."""
+    from gitmem.review.pending import find
+
+    s = find(repo, session_id)
+    if not s.pending:
+        raise InvalidInput(
+            f"session {s.id} was {s.state} already; only pending sessions are pushed"
+        )
+    if s.state == "remote":
+        raise InvalidInput(
+            f"session {s.id} came from {s.machine} through {s.remote}; it is published there already"
+        )
+    where = url(repo, name)
+    branch = s.ref.removeprefix("refs/heads/")
+    done = push(repo, name, s.ref, s.ref, where)
+    if not done.ok:
+        raise RemoteError(f"{name} has a different {branch} ({done.rejected}); nothing was pushed")
+    return PushedSession(s.id, name, where, branch, s.tip)

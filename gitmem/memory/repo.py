@@ -1,0 +1,246 @@
+"""A client memory repository: where it is, its settings, and who is writing."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import re
+import time
+from collections.abc import Iterator
+from datetime import datetime
+from functools import cached_property
+from pathlib import Path
+
+from gitmem.errors import NotARepo, NotFound
+from gitmem.git import identity
+from gitmem.git.objects import ObjectStore
+from gitmem.git.ref_transaction import RefTransactions
+from gitmem.git.runner import Git, Sha
+from gitmem.memory import config as config_mod
+from gitmem.memory import names
+
+MAIN = "main"
+SESSION_PREFIX = "gitmem/session/"
+OWN_COMMITS = "own-commits"  # under .git/gitmem/: one sha per line, appended
+
+
+def find_root(start: Path) -> Path:
+    """The nearest directory at or above ``start`` holding both gitmem.toml and .git."""
+    here = start.resolve()
+    if not here.exists():
+        raise NotARepo(f"no such directory: {start}")
+    for candidate in (here, *here.parents):
+        if (candidate / config_mod.FILENAME).is_file() and (candidate / ".git").exists():
+            return candidate
+    raise NotARepo(
+        f"not a gitmem memory repo: {start}",
+        hint="create one with `gitmem init PATH`, or pass -C PATH / --client NAME",
+    )
+
+
+def _git_dir(root: Path) -> Path:
+    dot = root / ".git"
+    if dot.is_file():  # a linked worktree: "gitdir: <path>"
+        target = dot.read_text().partition(":")[2].strip()
+        return (root / target).resolve()
+    return dot
+
+
+def _parse_date(value: str) -> str | None:
+    """A GIT_*_DATE value as "<epoch> <tz>", for the formats people actually set."""
+    value = value.strip().lstrip("@")
+    m = re.fullmatch(r"(\d+)(?:\s+([+-]\d{4}))?", value)
+    if m:
+        return f"{m.group(1)} {m.group(2) or '+0000'}"
+    try:
+        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        from email.utils import parsedate_to_datetime  # rare: RFC 2822 dates only
+
+        try:
+            when = parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+    if when.tzinfo is None:
+        when = when.astimezone()
+    return f"{int(when.timestamp())} {_tz(when)}"
+
+
+def _tz(when: datetime) -> str:
+    offset = when.utcoffset()
+    minutes = int(offset.total_seconds() // 60) if offset else 0
+    sign = "-" if minutes < 0 else "+"
+    return f"{sign}{abs(minutes) // 60:02d}{abs(minutes) % 60:02d}"
+
+
+class MemoryRepo:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.git_dir = _git_dir(root)
+        self.git = Git(root)
+        # Results derived from immutable objects, keyed by what they were derived from
+        # (e.g. the index at a commit): safe to keep for as long as the repo is open.
+        self.memo: dict[tuple[str, str], object] = {}
+        self._made: set[Path] = set()
+        self.unexplained_cas = 0  # refused compare-and-swaps in a row with no cause seen
+
+    @classmethod
+    def discover(cls, start: Path | str = ".") -> MemoryRepo:
+        return cls(find_root(Path(start)))
+
+    @cached_property
+    def store(self) -> ObjectStore:
+        return ObjectStore(self.git, self.git_dir)
+
+    @cached_property
+    def ref_tx(self) -> RefTransactions:
+        """Compare-and-swap ref updates without a process each (the edit hot path)."""
+        return RefTransactions(self.git, "gitmem write")
+
+    @cached_property
+    def config(self) -> config_mod.Config:
+        return config_mod.load(self.root)
+
+    def close(self) -> None:
+        if "store" in self.__dict__:
+            self.store.close()
+        if "ref_tx" in self.__dict__:
+            self.ref_tx.close()
+
+    def __enter__(self) -> MemoryRepo:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- refs -----------------------------------------------------------------
+    def head_branch(self) -> str | None:
+        """The branch checked out in the working tree (None when detached)."""
+        head = (self.git_dir / "HEAD").read_text().strip()
+        prefix = "ref: refs/heads/"
+        return head[len(prefix) :] if head.startswith(prefix) else None
+
+    def tip(self, branch: str) -> Sha | None:
+        # A name with a line break would split the `cat-file --batch` request.
+        got = self.store.read(f"refs/heads/{names.branch(branch)}^{{commit}}")
+        return got[0] if got else None
+
+    def branch_tip(self, branch: str) -> Sha:
+        """The branch's commit; NotFound (exit 3) when there is no such branch."""
+        tip = self.tip(branch)
+        if tip is None:
+            raise NotFound(f"no branch {branch!r} in {self.root}")
+        return tip
+
+    def tip_and_tree(self, branch: str) -> tuple[Sha, Sha] | None:
+        """The branch's commit and its root tree, in one read."""
+        got = self.store.read(f"refs/heads/{names.branch(branch)}^{{commit}}")
+        if got is None or not got[2].startswith(b"tree "):
+            return None
+        return got[0], Sha(got[2][5 : got[2].index(b"\n")].decode())
+
+    def private_dir(self, *parts: str) -> Path:
+        """A folder of gitmem's own under ``.git/gitmem/``, made once per open repo
+        (it is asked for on every edit: no mkdir each time)."""
+        path = self.git_dir.joinpath("gitmem", *parts)
+        if path not in self._made:
+            try:
+                path.mkdir(parents=True, exist_ok=True)
+            except OSError:
+                return path  # a read-only repo: readers go on, a writer fails with the disk's word
+            self._made.add(path)
+        return path
+
+    @property
+    def gitmem_dir(self) -> Path:
+        return self.private_dir()
+
+    @contextlib.contextmanager
+    def lock(self, name: str) -> Iterator[None]:
+        """An advisory lock between gitmem processes (not against plain git)."""
+        path = self.gitmem_dir / f"{name}.lock"
+        if not path.parent.is_dir():
+            path.parent.mkdir(parents=True)  # on a read-only disk: the disk's own error
+        with open(path, "a+") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+    # -- identity -------------------------------------------------------------
+    @cached_property
+    def _configured_identity(self) -> dict[str, str]:
+        proc = self.git.run("config", "-z", "--get-regexp", r"^user\.(name|email)$", check=False)
+        found: dict[str, str] = {}
+        for item in proc.stdout.decode("utf-8", "replace").split("\0"):
+            key, _, value = item.partition("\n")
+            if key:
+                found[key] = value
+        return found
+
+    @property
+    def _identity(self) -> tuple[str, str]:
+        c = self._configured_identity
+        return c.get("user.name", identity.FALLBACK_NAME), c.get("user.email", identity.FALLBACK_EMAIL)
+
+    def identity(self, role: str = "AUTHOR") -> tuple[str, str]:
+        """(name, email) git would use for ``role``; a warning (once) when it has none."""
+        return identity.resolve(role, self._configured_identity)
+
+    def write_commit(
+        self, tree: Sha, parents: list[Sha], message: str, author: str | None = None
+    ) -> Sha:
+        """A commit object committed by this repo's identity; authored by it too, unless
+        ``author`` keeps the one of a commit being re-created."""
+        author = author or self.signature("AUTHOR")
+        sha = self.store.write_commit(tree, parents, author, self.signature("COMMITTER"), message)
+        self._record_own(sha)
+        return sha
+
+    # -- gitmem's own commits -------------------------------------------------
+    # Trailers are text anyone can write (a person's commit, a remote's): who made an edit
+    # and in which session is taken from them only for commits gitmem itself wrote here.
+    # Each is recorded before its ref moves (a commit that never lands is harmless).
+    def _record_own(self, sha: Sha) -> None:
+        fd = os.open(self.gitmem_dir / OWN_COMMITS, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, f"{sha}\n".encode())  # one short O_APPEND write: never interleaved
+        finally:
+            os.close(fd)
+
+    def record_own(self, shas: list[Sha]) -> None:
+        """Take commits gitmem wrote on another clone as its own here: the commits of a
+        session that a gitmem sync published (see team.py), accepted on this clone."""
+        mine = self.own_commits()
+        new = "".join(f"{s}\n" for s in shas if s not in mine)
+        if new:
+            fd = os.open(self.gitmem_dir / OWN_COMMITS, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                os.write(fd, new.encode())
+            finally:
+                os.close(fd)
+
+    def own_commits(self) -> frozenset[str]:
+        """Every commit gitmem wrote in this repository (its sessions' records)."""
+        try:
+            data = (self.git_dir / "gitmem" / OWN_COMMITS).read_bytes()
+        except FileNotFoundError:
+            return frozenset()
+        return frozenset(data.decode("ascii", "replace").split())
+
+    def signature(self, role: str = "AUTHOR") -> str:
+        """ "Name <email> epoch tz" as git would write it, honouring GIT_{role}_* variables."""
+        name, email = self.identity(role)
+        date = (
+            _parse_date(os.environ.get(f"GIT_{role}_DATE", ""))
+            if os.environ.get(f"GIT_{role}_DATE")
+            else None
+        )
+        if date is None:
+            now = datetime.now().astimezone()
+            date = f"{int(time.time())} {_tz(now)}"
+        clean = re.sub(r"[<>\n]", "", name).strip() or "gitmem"
+        mail = re.sub(r"[<>\n]", "", email)
+        return f"{clean} <{mail}> {date}"

@@ -1,0 +1,218 @@
+"""Agent sessions: each writes on its own branch ``gitmem/session/<id>``.
+
+A session starts as a branch at ``main``'s tip. Its memory edits are commits on
+that branch (``edit.write_card(branch=...)``); its transcript lives in
+``.git/gitmem/sessions/<id>.jsonl`` while it runs (flushed every turn, outside the
+person's working tree) and is committed to ``sessions/<id>.jsonl`` on the branch
+when it ends. Then the review policy decides: ``auto`` lands the branch on main
+and archives it under ``refs/gitmem/archive/<id>``; ``review`` leaves it pending.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from gitmem.errors import Conflict, DirtyCard, InvalidInput, NotFound
+from gitmem.git.runner import Sha
+from gitmem.index import state_cache as index_cache
+from gitmem.memory import names
+from gitmem.memory import trailers as T
+from gitmem.memory.land import commits_between, land
+from gitmem.memory.publish import Plan, commit_plan, publish
+from gitmem.memory.refs import cas
+from gitmem.memory.repo import MAIN, SESSION_PREFIX, MemoryRepo
+
+ARCHIVE_PREFIX = "refs/gitmem/archive/"
+
+
+def new_id(now: datetime | None = None) -> str:
+    when = now or datetime.now(UTC)
+    return f"{when:%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
+
+
+def branch_of(session_id: str) -> str:
+    return SESSION_PREFIX + names.session(session_id)
+
+
+def transcript_file(repo: MemoryRepo, session_id: str) -> Path:
+    return repo.private_dir("sessions") / f"{names.session(session_id)}.jsonl"
+
+
+@dataclass
+class Session:
+    id: str
+    branch: str
+    base: Sha  # main's tip when the session started
+
+    @property
+    def ref(self) -> str:
+        return f"refs/heads/{self.branch}"
+
+
+def start(repo: MemoryRepo, session_id: str | None = None, *, resume: bool = False) -> Session:
+    """Create the session branch at main's tip, or reopen it with ``resume``."""
+    sid = names.session(session_id) if session_id else new_id()
+    branch = branch_of(sid)
+    tip = repo.tip(branch)
+    if tip is not None:
+        if not resume:
+            raise InvalidInput(
+                f"session {sid} exists already; `gitmem chat --resume {sid}` continues it"
+            )
+        base = repo.git.out("merge-base", MAIN, branch)
+        return Session(sid, branch, Sha(base))
+    if resume:
+        ended = any(
+            repo.store.resolve(f"refs/gitmem/{kind}/{sid}")
+            for kind in ("archive", "partial", "rejected")  # landed, partly accepted, rejected
+        )
+        if not ended and not transcript_file(repo, sid).exists():
+            raise NotFound(f"no session {sid!r} to resume")
+    main = repo.tip(MAIN)
+    if main is None:
+        raise NotFound("no main branch")
+    if not cas(repo, f"refs/heads/{branch}", main, None, f"gitmem session start: {sid}"):
+        raise Conflict(f"session branch {branch} was created concurrently")
+    return Session(sid, branch, main)
+
+
+def commit_files(
+    repo: MemoryRepo,
+    branch: str,
+    build: Callable[[Sha], dict[str, bytes | None]],
+    message: str,
+    reason: str,
+) -> Sha | None:
+    """Commit files computed from the branch tip (``build(tip)`` -> path: content or None).
+
+    Returns None when nothing changed. Plumbing plus compare-and-swap, retried.
+    """
+    return commit_changes(repo, branch, lambda tip: (build(tip), message), reason)
+
+
+def commit_changes(
+    repo: MemoryRepo,
+    branch: str,
+    build: Callable[[Sha], tuple[dict[str, bytes | None], str]],
+    reason: str,
+) -> Sha | None:
+    """Like ``commit_files``, with the message planned on the tip too (it may depend on it)."""
+
+    def plan(tip: Sha, root: Sha) -> Plan | None:
+        files, message = build(tip)
+        tree: Sha | None = root
+        changed = []
+        for path, data in sorted(files.items()):
+            if repo.store.read_blob(f"{tip}:{path}") == data:
+                continue
+            blob = repo.store.write("blob", data) if data is not None else None
+            tree = repo.store.update_path(tree, path, blob)
+            changed.append(path)
+        if not changed:
+            return None
+        return commit_plan(repo, tip, tree or repo.store.write_tree([]), changed, message)
+
+    done = publish(repo, branch, plan, reason)
+    return done.commit if done else None
+
+
+def save_transcript(repo: MemoryRepo, session: Session) -> Sha | None:
+    """Commit the live transcript to ``sessions/<id>.jsonl`` on the session branch."""
+    live = transcript_file(repo, session.id)
+    if not live.exists():
+        return None
+    data = live.read_bytes()
+    path = f"sessions/{session.id}.jsonl"
+    message = (
+        f"session {session.id}: transcript\n\n"
+        f"{T.SESSION}: {session.id}\n{T.LAYER}: chat\n{T.ACTOR}: agent\n"
+    )
+    return commit_files(
+        repo, session.branch, lambda _tip: {path: data}, message, f"gitmem transcript: {session.id}"
+    )
+
+
+@dataclass(frozen=True)
+class FinishResult:
+    session: str
+    policy: str
+    commits: int
+    landed: list[str] = field(default_factory=list)
+    pending: bool = False
+    reason: str | None = None
+    # Memory edits among ``commits`` (not the transcript or synthesis): what review counts.
+    edits: int = 0
+
+    def to_json(self) -> dict[str, object]:
+        return asdict(self)
+
+    def text(self) -> str:
+        """What happened to the session's memory edits, counted as `gitmem review` does."""
+        from gitmem.review.render import count
+
+        edits = count(self.edits, "memory edit")
+        if self.pending and self.edits:
+            state = f"{edits} {'waits' if self.edits == 1 else 'wait'} for review: "
+            state += f"`gitmem review {self.session}`"
+            return state + (f" ({self.reason})" if self.reason else "")
+        if self.pending:
+            return f"waits for `gitmem review {self.session}`" + (
+                f" ({self.reason})" if self.reason else ""
+            )
+        if self.landed and self.edits:
+            return f"{edits} landed on main"
+        return "no memory edits"
+
+
+def archive(
+    repo: MemoryRepo,
+    session_id: str,
+    tip: Sha,
+    *,
+    prefix: str = ARCHIVE_PREFIX,
+    reason: str = "gitmem archive",
+) -> str:
+    """Keep a session's commits under ``<prefix><id>`` and drop its branch, in one ref
+    transaction; returns the ref kept."""
+    target = f"{prefix}{session_id}"
+    branch = f"refs/heads/{branch_of(session_id)}"
+    tx = f"start\nupdate {target} {tip}\ndelete {branch} {tip}\nprepare\ncommit\n"
+    repo.git.run("update-ref", "-m", reason, "--stdin", input=tx.encode())
+    index_cache.drop(repo, branch_of(session_id))  # the branch is gone: so is its cache
+    return target
+
+
+def finish(repo: MemoryRepo, session: Session, policy: str | None = None) -> FinishResult:
+    """End a session: commit its transcript, then land it (``auto``) or leave it pending."""
+    policy = policy or repo.config.review
+    save_transcript(repo, session)
+    tip = repo.tip(session.branch)
+    if tip is None:
+        raise NotFound(f"session branch {session.branch} is gone")
+    shas = commits_between(repo, MAIN, tip)
+    edits = _edits(repo, tip) if shas else 0
+    if policy != "auto":
+        if not shas:  # nothing to review: no branch left behind
+            archive(repo, session.id, tip)
+        return FinishResult(session.id, policy, len(shas), pending=bool(shas), edits=edits)
+    try:
+        landed = land(repo, shas, MAIN, f"gitmem land session {session.id}")
+    except (DirtyCard, Conflict) as err:
+        return FinishResult(
+            session.id, policy, len(shas), pending=True, reason=str(err), edits=edits
+        )
+    archive(repo, session.id, tip)
+    return FinishResult(session.id, policy, len(shas), landed=list(landed), edits=edits)
+
+
+def _edits(repo: MemoryRepo, tip: Sha) -> int:
+    """The session's memory edits: its commits past main that are not a layer's
+    (the same count ``review.list_sessions`` gives)."""
+    from gitmem.memory.history import read_log
+
+    log = read_log(repo.git, f"{MAIN}..{tip}", first_parent=True)
+    return sum(1 for c in log if c.get(T.LAYER) is None)

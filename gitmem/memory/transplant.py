@@ -1,0 +1,86 @@
+"""Carrying the changes between two commits onto another tip, file by file, with plumbing.
+
+``transplant(repo, tip, [(a, b)])`` returns the tree of ``tip`` with the change
+from ``a`` to ``b`` applied: a cherry-pick when ``a`` is ``b``'s parent, a revert
+when the pair is reversed. Files the tip left alone take ``b``'s version; files
+changed on both sides go through ``git merge-file``; a clash raises Conflict
+naming the file. Nothing touches the working tree or the index.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+from gitmem.errors import Conflict, GitError
+from gitmem.git.runner import Sha
+from gitmem.memory.repo import MemoryRepo
+
+# Append-only files (DESIGN §2): both sides' lines are kept, as .gitattributes says.
+UNION_PREFIXES = ("sessions/", "logs/")
+
+
+def merge_contents(
+    repo: MemoryRepo, ours: bytes, base: bytes, theirs: bytes, *options: str
+) -> tuple[int, bytes]:
+    """``git merge-file -p`` over three contents: (exit status, merged bytes).
+
+    The status is the number of conflicts (0: clean); a negative one is an error.
+    """
+    with tempfile.TemporaryDirectory(prefix="gitmem-merge-") as tmp:
+        files = []
+        for name, data in (("ours", ours), ("base", base), ("theirs", theirs)):
+            path = os.path.join(tmp, name)
+            with open(path, "wb") as fh:
+                fh.write(data)
+            files.append(path)
+        proc = repo.git.run("merge-file", "-p", *options, *files, check=False)
+    if proc.returncode < 0 or proc.returncode > 127:
+        raise GitError(["git", "merge-file"], proc.returncode, proc.stderr.decode())
+    return proc.returncode, proc.stdout
+
+
+def merge_text(repo: MemoryRepo, ours: bytes, base: bytes, theirs: bytes, label: str) -> bytes:
+    """Three-way merge of one file's contents; Conflict if both sides changed the same lines."""
+    union = ["--union"] if label.startswith(UNION_PREFIXES) and label.endswith(".jsonl") else []
+    status, merged = merge_contents(repo, ours, base, theirs, *union)
+    if status != 0:
+        raise Conflict(f"{label} was changed on both sides; the change does not apply cleanly")
+    return merged
+
+
+def changed_paths(repo: MemoryRepo, a: Sha, b: Sha) -> list[str]:
+    out = repo.git.run("diff-tree", "-r", "-z", "--no-renames", "--name-only", a, b)
+    return [p for p in out.stdout.decode("utf-8", "surrogateescape").split("\0") if p]
+
+
+def transplant(
+    repo: MemoryRepo, tip: Sha, pairs: list[tuple[Sha | None, Sha | None]]
+) -> tuple[Sha, list[str]]:
+    """The tree of ``tip`` with each pair's change (from, to) applied in order; touched paths."""
+    empty = repo.store.write_tree([])
+    root = repo.store.read(f"{tip}^{{tree}}")
+    tree: Sha | None = root[0] if root else None
+    current: dict[str, bytes | None] = {}
+    touched: list[str] = []
+    for a, b in pairs:
+        for path in changed_paths(repo, a or empty, b or empty):
+            if path not in current:
+                current[path] = repo.store.read_blob(f"{tip}:{path}")
+                touched.append(path)
+            ours = current[path]
+            base = repo.store.read_blob(f"{a}:{path}") if a else None
+            theirs = repo.store.read_blob(f"{b}:{path}") if b else None
+            if ours == base:
+                current[path] = theirs
+            elif ours == theirs:
+                continue  # already there
+            elif ours is None or theirs is None:
+                raise Conflict(f"{path} was changed on one side and removed on the other")
+            else:
+                current[path] = merge_text(repo, ours, base or b"", theirs, path)
+    for path in touched:
+        data = current[path]
+        blob = repo.store.write("blob", data) if data is not None else None
+        tree = repo.store.update_path(tree, path, blob)
+    return tree or empty, touched

@@ -1,0 +1,76 @@
+"""Many clients side by side: the workspace folder, client lookup, the shared persona base."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from gitmem.errors import NotFound
+from gitmem.memory import names
+from gitmem.memory.config import FILENAME
+
+PERSONA = "persona.md"
+
+
+def home() -> Path:
+    """``$GITMEM_HOME``, or ``~/gitmem``."""
+    env = os.environ.get("GITMEM_HOME")
+    return Path(env).expanduser() if env else Path.home() / "gitmem"
+
+
+def client_path(name: str) -> Path:
+    return home() / names.client(name)
+
+
+def find_client(name: str) -> Path:
+    path = client_path(name)
+    if not (path / FILENAME).is_file():
+        raise NotFound(
+            f"no client {name!r} in {home()}",
+            hint=f"create it with `gitmem init --client {name}`; `gitmem clients` lists them",
+        )
+    return path
+
+
+@dataclass(frozen=True)
+class ClientInfo:
+    name: str
+    path: str
+    last_activity: str | None  # ISO date of the last memory edit on main
+    last_subject: str | None  # its summary
+
+    def to_json(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def list_clients() -> list[ClientInfo]:
+    """The clients in the workspace; a client's last activity is its last memory edit
+    (a session's transcript or usage commit is not one)."""
+    from gitmem.memory.audit import audit_log
+    from gitmem.memory.repo import MemoryRepo
+
+    root = home()
+    if not root.is_dir():
+        return []
+    out: list[ClientInfo] = []
+    for path in sorted(root.iterdir()):
+        if not (path / FILENAME).is_file() or not (path / ".git").exists():
+            continue
+        with MemoryRepo(path) as repo:
+            last = audit_log(repo, limit=1, edits_only=True) if repo.tip("main") else []
+        date, subject = (last[0].date, last[0].summary) if last else (None, None)
+        out.append(ClientInfo(path.name, str(path), date, subject))
+    return out
+
+
+def persona(repo_root: Path) -> str:
+    """Layer A: the workspace's shared base, then the client's own part."""
+    parts = []
+    base = home() / PERSONA
+    if base.is_file():
+        parts.append(base.read_text("utf-8").strip())
+    own = repo_root / PERSONA
+    if own.is_file():
+        parts.append(own.read_text("utf-8").strip())
+    return "\n\n".join(p for p in parts if p) + "\n"

@@ -1,0 +1,344 @@
+"""A checked-out branch's working tree and index follow its ref, even across a crash.
+
+A writer moves the branch first (compare-and-swap) and only then updates the files
+and git's index. A crash, a full disk or a failed update in between would leave the
+card "modified" against HEAD: later edits refused, and a person's next ``git commit``
+quietly undoing the agent's edit. So the move is announced first: ``move_and_follow``
+records the intent (branch, old tip, new tip, paths) in ``.git/gitmem/follow`` before
+the compare-and-swap and removes it once the working tree followed. Whoever takes
+the working-tree lock next -- every writer, and every gitmem command and hook through
+``recover`` -- finishes an interrupted follow first: each path that still holds what
+the old tip or the new one had is brought to the branch's tip; a path a person has
+edited since is left alone.
+
+No file is ever written through a symlink (``safe_files``), and no temporary file is
+left in ``cards/``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from gitmem.errors import DirtyCard, GitError, GitmemError, StaleLock, from_os_error
+from gitmem.git import safe_files
+from gitmem.git.index_file import restage, staged
+from gitmem.git.runner import Sha
+from gitmem.memory.refs import LOCK_PATIENCE_S, cas, cas_fast, lock_files, wait_for_locks
+from gitmem.memory.repo import MemoryRepo
+
+INTENT = "follow"
+
+# Files that say git is in the middle of something in this working tree.
+_OPERATIONS = {
+    "MERGE_HEAD": ("a merge", "git merge --continue", "git merge --abort"),
+    "CHERRY_PICK_HEAD": ("a cherry-pick", "git cherry-pick --continue", "git cherry-pick --abort"),
+    "REVERT_HEAD": ("a revert", "git revert --continue", "git revert --abort"),
+    "rebase-merge": ("a rebase", "git rebase --continue", "git rebase --abort"),
+    "rebase-apply": ("a rebase or git am", "git rebase --continue", "git rebase --abort"),
+}
+
+
+def checked_out(repo: MemoryRepo, branch: str) -> bool:
+    return repo.head_branch() == branch and (repo.root / ".git").exists()
+
+
+def operation_in_progress(repo: MemoryRepo, branch: str) -> None:
+    """Refuse to move ``branch`` while git is merging, rebasing or picking onto it."""
+    for name, (what, done, undo) in _OPERATIONS.items():
+        marker = repo.git_dir / name
+        if not marker.exists():
+            continue
+        if name.startswith("rebase"):
+            head = marker / "head-name"
+            target = head.read_text().strip() if head.is_file() else ""
+            if target and target != f"refs/heads/{branch}":
+                continue  # rebasing another branch: this one is free
+        elif not checked_out(repo, branch):
+            continue
+        raise DirtyCard(
+            f"{what} is in progress in {repo.root}; finish it (`{done}`) or abort it "
+            f"(`{undo}`) before gitmem changes {branch!r}",
+        )
+
+
+@contextlib.contextmanager
+def worktree_guard(repo: MemoryRepo, branch: str) -> Iterator[bool]:
+    """Hold the working-tree lock while ``branch`` is the checked-out one; yields whether it is.
+
+    An interrupted follow is finished first, so the caller sees a working tree in step.
+    """
+    operation_in_progress(repo, branch)
+    if not checked_out(repo, branch) and not _intent_path(repo).exists():
+        yield False
+        return
+    with repo.lock("worktree"):
+        _finish(repo)
+        yield checked_out(repo, branch)
+
+
+def recover(repo: MemoryRepo) -> list[str]:
+    """Finish a follow a crash interrupted; the paths brought up to date (usually none).
+
+    Cheap when there is nothing to do: one ``stat``.
+    """
+    if not _intent_path(repo).exists():
+        return []
+    with repo.lock("worktree"):
+        return _finish(repo)
+
+
+def pending_paths(repo: MemoryRepo) -> list[str]:
+    """The paths of a follow a crash interrupted ([] when there is none)."""
+    try:
+        return list(json.loads(_intent_path(repo).read_text("utf-8"))["paths"])
+    except FileNotFoundError:
+        return []
+    except (ValueError, KeyError, TypeError):
+        return ["(unreadable record)"]
+
+
+# -- the intent ------------------------------------------------------------------------
+def _intent_path(repo: MemoryRepo) -> Path:
+    return repo.git_dir / "gitmem" / INTENT
+
+
+def _record(repo: MemoryRepo, branch: str, old: Sha, new: Sha, paths: list[str]) -> None:
+    path = repo.private_dir() / INTENT
+    tmp = path.with_name(INTENT + ".tmp")
+    data = {"branch": branch, "old": old, "new": new, "paths": paths}
+    tmp.write_text(json.dumps(data), "utf-8")
+    os.replace(tmp, path)
+
+
+def _clear(repo: MemoryRepo) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        _intent_path(repo).unlink()
+
+
+def _finish(repo: MemoryRepo) -> list[str]:
+    """Roll an interrupted follow forward (the working-tree lock is held)."""
+    try:
+        intent = json.loads(_intent_path(repo).read_text("utf-8"))
+        branch, old, paths = intent["branch"], Sha(intent["old"]), list(intent["paths"])
+    except FileNotFoundError:
+        return []
+    except (ValueError, KeyError, TypeError):
+        _clear(repo)  # a torn record: written before the move, so nothing moved
+        return []
+    _drop_index_next(repo)
+    for path in paths:
+        safe_files.clean_temporaries(repo.root, path)
+    tip = repo.tip(branch)
+    if tip is None or not checked_out(repo, branch):
+        _clear(repo)  # the branch is gone or no longer checked out: git owns the files now
+        return []
+    follow = [p for p in paths if _untouched(repo, p, old, tip)]
+    if follow:
+        sync_worktree(repo, tip, follow)
+    _clear(repo)
+    return follow
+
+
+def _untouched(repo: MemoryRepo, path: str, old: Sha, tip: Sha) -> bool:
+    """Whether ``path`` in the working tree and index still holds ``old``'s or ``tip``'s
+    version (so gitmem left it there); False when a person has edited it since."""
+    versions = [repo.store.read(f"{rev}:{path}") for rev in (old, tip)]
+    blobs = {got[0] if got else None for got in versions}
+    contents = {got[2] if got else None for got in versions}
+    entries = staged(repo.git_dir / "index", path, 32 if repo.store._sha256 else 20)
+    if entries is not None and not any(entries == ([(0, b)] if b else []) for b in blobs):
+        return False
+    return safe_files.read(repo.root, path) in contents
+
+
+# -- moving and following --------------------------------------------------------------
+@dataclass(frozen=True)
+class Moved:
+    moved: bool  # the compare-and-swap succeeded
+    behind: str | None = None  # why the working tree did not follow (the next command will)
+
+
+def move_and_follow(
+    repo: MemoryRepo,
+    branch: str,
+    new: Sha,
+    old: Sha,
+    paths: list[str],
+    *,
+    live: bool,
+    reason: str | None = None,
+    known: dict[str, tuple[Sha, bytes]] | None = None,
+) -> Moved:
+    """Compare-and-swap ``branch`` from ``old`` to ``new``; when it is checked out
+    (``live``, the working-tree lock held), make ``paths`` follow, crash-safely."""
+    ref = f"refs/heads/{branch}"
+    if live:
+        check_index_lock(repo)
+        _record(repo, branch, old, new, paths)
+    try:
+        moved = cas(repo, ref, new, old, reason) if reason else cas_fast(repo, ref, new, old)
+    except GitmemError:
+        if live and repo.store.resolve(ref) == old:
+            _clear(repo)  # refused before anything moved: nothing to follow
+        raise
+    if not moved:
+        if live:
+            _clear(repo)
+        return Moved(False)
+    if not live:
+        return Moved(True)
+    try:
+        sync_worktree(repo, new, paths, known)
+    except (OSError, GitmemError) as exc:
+        err = exc if isinstance(exc, GitmemError) else from_os_error(exc)
+        if err is None:
+            raise
+        return Moved(True, f"the commit landed but the working tree did not follow ({err}); "
+                     "the next gitmem command finishes it")
+    _clear(repo)
+    return Moved(True)
+
+
+def check_index_lock(repo: MemoryRepo) -> None:
+    """StaleLock before any move when git's ``index.lock`` stays: the index could not follow."""
+    wait_for_locks([repo.git_dir / "index.lock"])
+
+
+def check_locks(repo: MemoryRepo, branch: str, live: bool) -> None:
+    """StaleLock before anything is written when a lock git needs to move ``branch`` (or,
+    when it is checked out, to update the index) was left behind; a few stat calls."""
+    files = lock_files(repo, f"refs/heads/{branch}")
+    wait_for_locks([*files, repo.git_dir / "index.lock"] if live else files)
+
+
+# -- the files ---------------------------------------------------------------------------
+def dirty_paths(repo: MemoryRepo, paths: list[str]) -> list[str]:
+    """Paths among ``paths`` that differ in the working tree or index from HEAD."""
+    if not paths:
+        return []
+    out = repo.git.run(
+        "--no-optional-locks",
+        "status",
+        "--porcelain=v1",
+        "-z",
+        "--untracked-files=all",
+        "--",
+        *paths,
+    ).stdout.decode("utf-8", "surrogateescape")
+    return sorted({item[3:] for item in out.split("\0") if len(item) > 3})
+
+
+def card_is_clean(
+    repo: MemoryRepo, path: str, blob: Sha | None, content: bytes | None
+) -> bool | None:
+    """Whether ``path`` in the index and working tree equals HEAD's ``blob`` (None: ask git).
+
+    The fast check for one card on every edit: the index entry must be HEAD's blob
+    at stage 0, and the file must hold exactly HEAD's bytes.
+    """
+    entries = staged(repo.git_dir / "index", path, 32 if repo.store._sha256 else 20)
+    if entries is None:
+        return None
+    if entries != ([(0, blob)] if blob else []):
+        return False
+    return safe_files.read(repo.root, path) == content
+
+
+def ensure_clean(
+    repo: MemoryRepo,
+    paths: list[str],
+    known: dict[str, tuple[Sha | None, bytes | None]] | None = None,
+) -> None:
+    """Refuse (DirtyCard) when a person has uncommitted edits to any of ``paths``.
+
+    ``known`` gives HEAD's (blob, content) for paths the caller has read already,
+    which lets the check run without starting ``git status``. A symlink on the way
+    to any of them is refused (UnsafePath) before anything is written.
+    """
+    rest = []
+    for path in paths:
+        if known and path in known and card_is_clean(repo, path, *known[path]):
+            continue
+        safe_files.stat(repo.root, path)  # UnsafePath through a symlinked folder
+        rest.append(path)
+    dirty = dirty_paths(repo, rest)
+    if dirty:
+        raise DirtyCard(
+            f"uncommitted edits to {', '.join(dirty)}; commit or stash them first",
+            hint="gitmem never writes over a person's uncommitted work",
+        )
+
+
+def sync_worktree(
+    repo: MemoryRepo,
+    commit: Sha,
+    paths: list[str],
+    known: dict[str, tuple[Sha, bytes]] | None = None,
+) -> None:
+    """Make ``paths`` in the working tree and index match ``commit`` (after a CAS moved HEAD).
+
+    ``known`` gives the (blob, content) the caller just wrote, saving a read.
+    """
+    updates: dict[str, tuple[str, os.stat_result]] = {}
+    contents: dict[str, tuple[Sha, bytes]] = {}
+    removed = False
+    for path in paths:
+        got = (
+            (known[path][0], "blob", known[path][1])
+            if known and path in known
+            else repo.store.read(f"{commit}:{path}")
+        )
+        if got is None or got[1] != "blob":
+            removed = True
+            safe_files.remove(repo.root, path)
+        else:
+            contents[path] = (got[0], got[2])
+    # Deletions first: a file may take the place of a folder this commit emptied.
+    for path, (blob, data) in contents.items():
+        updates[path] = (blob, safe_files.write(repo.root, path, data))
+    sha_len = 32 if repo.store._sha256 else 20
+    if not removed and restage(repo.git_dir / "index", updates, sha_len, _index_next(repo)):
+        return  # the common case: no git process at all
+    _update_index(repo, paths)
+
+
+def _update_index(repo: MemoryRepo, paths: list[str]) -> None:
+    lock = repo.git_dir / "index.lock"
+    deadline = time.monotonic() + 10 * LOCK_PATIENCE_S
+    while True:
+        proc = repo.git.run("update-index", "-q", "--add", "--remove", "--", *paths, check=False)
+        if proc.returncode == 0:
+            return
+        err = proc.stderr.decode("utf-8", "replace")
+        if not lock.exists():
+            raise GitError(["git", "update-index"], proc.returncode, err)
+        wait_for_locks([lock])  # StaleLock if it stays; otherwise a person's git let go
+        if time.monotonic() > deadline:
+            raise StaleLock(str(lock))
+
+
+def _index_next(repo: MemoryRepo) -> Path:
+    """Where ``restage`` writes the new index before linking it in as ``index.lock``."""
+    return repo.private_dir() / "index.next"
+
+
+def _drop_index_next(repo: MemoryRepo) -> None:
+    """Undo what a writer killed inside ``restage`` left: its ``index.lock`` (recognised as
+    a second link to gitmem's own ``index.next``, never git's lock) and that file."""
+    nxt = repo.git_dir / "gitmem" / "index.next"
+    try:
+        mine = nxt.stat()
+    except FileNotFoundError:
+        return
+    lock = repo.git_dir / "index.lock"
+    with contextlib.suppress(FileNotFoundError):
+        st = lock.stat()
+        if (st.st_dev, st.st_ino) == (mine.st_dev, mine.st_ino):
+            lock.unlink()
+    nxt.unlink()

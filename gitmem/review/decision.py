@@ -1,0 +1,310 @@
+"""Deciding on a pending session: accept all of it, some commits or some hunks, or reject it.
+
+What is accepted lands on ``main`` through ``land.land`` with each commit's
+message and trailers, so an accepted hunk keeps the index entry of its commit and
+a commit whose hunks were all left out lands nothing (its entry never reaches the
+index). Partial acceptance first rebuilds the session as a chain of commits
+holding only the accepted changes, on the session's own base, then lands that
+chain; nothing touches the person's working tree or index except through
+``refs.sync_worktree`` after main moved. Every check (state, numbers, uncommitted
+edits) runs before anything is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+from gitmem.errors import Conflict, InvalidInput
+from gitmem.git.runner import Sha
+from gitmem.index import build as index
+from gitmem.memory import hunks as H
+from gitmem.memory import secrets
+from gitmem.memory import session_branches as sessions
+from gitmem.memory import trailers as T
+from gitmem.memory.land import land, read_commit
+from gitmem.memory.repo import MAIN, MemoryRepo
+from gitmem.memory.transplant import transplant
+from gitmem.memory.worktree import checked_out, ensure_clean
+from gitmem.review import team
+from gitmem.review.pending import ARCHIVE_OF_ACTION, ReviewCommit, SessionView, load
+from gitmem.review.render import count
+
+# commit -> None (all of it) or the hunks to keep; a commit not in the plan is left out
+Plan = dict[Sha, tuple[H.Hunk, ...] | None]
+
+
+@dataclass(frozen=True)
+class Decision:
+    session: str
+    action: str  # accepted | partial | rejected
+    archived: str  # the ref that keeps the session's original commits
+    landed: list[str]  # new commits on main
+    left_out: list[str]  # session edits not landed, or landed only in part
+    worktree: str  # what happened to the working tree
+
+    def to_json(self) -> dict[str, object]:
+        return asdict(self)
+
+    def text(self) -> str:
+        what = {
+            "accepted": f"accepted: {count(len(self.landed), 'commit')} landed on main",
+            "partial": f"accepted in part: {count(len(self.landed), 'commit')} landed on main, "
+            f"{count(len(self.left_out), 'edit')} left out or cut down",
+            "rejected": "rejected: nothing landed on main",
+        }[self.action]
+        return f"session {self.session} {what}; kept as {self.archived}\n{self.worktree}\n"
+
+
+def pending(repo: MemoryRepo, session_id: str, expect_tip: str | None = None) -> SessionView:
+    view = load(repo, session_id)
+    if not view.ref.pending:
+        raise InvalidInput(f"session {view.ref.id} was {view.ref.state} already; nothing to decide")
+    if expect_tip and view.ref.tip != expect_tip:
+        raise Conflict(f"session {view.ref.id} changed while it was reviewed; review it again")
+    if view.ref.ref.startswith("refs/heads/") and checked_out(
+        repo, view.ref.ref.removeprefix("refs/heads/")
+    ):
+        raise InvalidInput(f"{view.ref.ref} is checked out; switch to main first")
+    return view
+
+
+def plan_all(view: SessionView) -> Plan:
+    return {c.sha: None for c in view.commits}
+
+
+def plan_commits(view: SessionView, revs: Sequence[str]) -> Plan:
+    """The transcript and the named edits (by sha or unique prefix)."""
+    plan: Plan = {c.sha: None for c in view.commits if c.transcript}
+    for rev in revs:
+        found = [c for c in view.edits if len(rev) >= 4 and c.sha.startswith(rev.lower())]
+        if len(found) != 1:
+            why = "is ambiguous" if found else "is not an edit"
+            raise InvalidInput(f"commit {rev!r} {why} in session {view.ref.id}")
+        plan[found[0].sha] = None
+    return plan
+
+
+def plan_hunks(view: SessionView, numbers: Sequence[int]) -> Plan:
+    """The transcript and the hunks numbered as ``gitmem review ID`` shows them."""
+    numbered = view.hunks()
+    bad = sorted({n for n in numbers if not 1 <= n <= len(numbered)})
+    if bad:
+        raise InvalidInput(
+            f"hunk {', '.join(map(str, bad))} out of range: session {view.ref.id} has "
+            f"{count(len(numbered), 'hunk')} (1-{len(numbered)})"
+            if numbered
+            else f"session {view.ref.id} has no hunks to choose from"
+        )
+    plan: Plan = {c.sha: None for c in view.commits if c.transcript}
+    chosen = set(numbers)
+    for c in view.edits:
+        mine = [h for h in numbered if h.commit is c]
+        keep = tuple(h.hunk for h in mine if h.number in chosen)
+        if keep:
+            plan[c.sha] = None if len(keep) == len(mine) else keep
+    return plan
+
+
+def _touched(view: SessionView, plan: Plan) -> list[str]:
+    paths = {f.path for c in view.commits if c.sha in plan for f in c.files}
+    return sorted(paths)
+
+
+def _partial_message(message: str, kept: int, total: int) -> str:
+    note = f"Accepted in part in review: {kept} of {total} hunks."
+    head, sep, block = message.rstrip("\n").rpartition("\n\n")
+    if not sep:  # no trailer block: the note goes after the subject
+        return f"{block}\n\n{note}\n"
+    return f"{head}\n\n{note}\n\n{block}\n"
+
+
+def _cut_down(repo: MemoryRepo, parent: Sha, c: ReviewCommit, keep: tuple[H.Hunk, ...]) -> Sha:
+    """The tree of ``parent`` with only the ``keep`` hunks of ``c`` applied."""
+    root = repo.store.read(f"{parent}^{{tree}}")
+    tree = root[0] if root else None
+    for f in c.files:
+        mine = [h for h in keep if h.path == f.path]
+        if not mine:
+            continue
+        raw = repo.store.read_blob(f"{parent}:{f.path}")
+        text = raw.decode("utf-8", "surrogateescape") if raw is not None else None
+        try:
+            new = H.apply(text, mine).encode("utf-8", "surrogateescape")
+        except H.HunkDoesNotApply as err:
+            raise Conflict(
+                f"commit {c.sha[:7]} does not apply without what was left out before it ({err}); "
+                "accept both or neither"
+            ) from None
+        if f.removed and len(mine) == len(f.hunks):
+            tree = repo.store.update_path(tree, f.path, None)
+        else:
+            tree = repo.store.update_path(tree, f.path, repo.store.write("blob", new))
+    return tree or repo.store.write_tree([])
+
+
+def build_chain(repo: MemoryRepo, view: SessionView, plan: Plan) -> list[Sha]:
+    """The session's commits holding only what the plan keeps, on the session's base."""
+    if view.base is None:
+        return []
+    parent, chain = view.base, []
+    for c in view.commits:
+        if c.sha not in plan:
+            continue
+        keep = plan[c.sha]
+        if keep is None and c.commit.parents == (parent,):
+            chain.append(c.sha)  # unchanged so far: the original commit itself
+            parent = c.sha
+            continue
+        raw = read_commit(repo, c.sha)
+        if keep is None:
+            try:
+                tree, _ = transplant(repo, parent, [(raw.parents[0], raw.sha)])
+            except Conflict:
+                tree = _cut_down(repo, parent, c, tuple(h for f in c.files for h in f.hunks))
+            message = raw.message
+        else:
+            tree = _cut_down(repo, parent, c, keep)
+            total = sum(len(f.hunks) for f in c.files)
+            message = _partial_message(raw.message, len(keep), total)
+        parent = repo.write_commit(tree, [parent], message, author=raw.author)
+        chain.append(parent)
+    return chain
+
+
+def _check_secrets(repo: MemoryRepo, view: SessionView, plan: Plan) -> None:
+    """What would land on main is scanned first: the added lines of each hunk of memory
+    (transcripts are checked by `gitmem sync` and `gitmem scan`) and each index entry."""
+    texts: list[tuple[str, str]] = []
+    for c in view.commits:
+        if c.sha not in plan or c.transcript:
+            continue
+        keep = plan[c.sha]
+        chosen = keep if keep is not None else tuple(h for f in c.files for h in f.hunks)
+        for h in chosen:
+            added = "\n".join(ln[1:] for ln in h.lines if ln.startswith("+"))
+            texts.append((f"{h.path} (commit {c.sha[:7]}) added", added))
+        for key in (T.SUMMARY, T.KEYWORDS):
+            texts.append((f"{key} of commit {c.sha[:7]}", c.commit.get(key) or ""))
+    secrets.check(texts, repo.config.secrets_allow)
+
+
+def _archive(repo: MemoryRepo, view: SessionView, action: str) -> str:
+    where = _claimed_on(repo, view)
+    if where:  # claimed on the remote already: keep this clone's copy
+        return team.record(repo, view.ref.id, view.ref.tip, action, where)
+    return sessions.archive(
+        repo,
+        view.ref.id,
+        view.ref.tip,
+        prefix=ARCHIVE_OF_ACTION[action],
+        reason=f"gitmem review: {action}",
+    )
+
+
+def _claimed_on(repo: MemoryRepo, view: SessionView) -> str | None:
+    """The remote a decision on this session is claimed on: the one it came from, or, for
+    this machine's own session, the remote it was published to when this clone syncs with
+    it (a branch pushed with ``--push`` to a forge only is decided here alone)."""
+    if view.ref.remote is None or view.ref.state == "remote":
+        return view.ref.remote
+    synced = repo.git.out("for-each-ref", "--format=%(refname)", "refs/gitmem/sync").split()
+    for ref in synced:
+        where = ref.removeprefix("refs/gitmem/sync/").removesuffix("/last-synced")
+        if ref.endswith("/last-synced") and repo.store.resolve(
+            team.tracking(where, "session") + view.ref.id
+        ):
+            return where
+    return None
+
+
+def _claim(repo: MemoryRepo, view: SessionView, action: str) -> None:
+    """A session a remote has is decided there first: a later decision elsewhere is refused."""
+    where = _claimed_on(repo, view)
+    if where:
+        try:
+            team.claim(repo, where, view.ref.id, view.ref.tip, action)
+        except Conflict:
+            from gitmem.review import decision_intent
+
+            decision_intent.clear(repo, view.ref.id)  # refused: nothing to finish
+            raise
+
+
+def _worktree_note(repo: MemoryRepo, landed: list[Sha]) -> str:
+    if not landed:
+        return "main is unchanged."
+    if checked_out(repo, MAIN):
+        return "main moved; the working tree follows it."
+    head = repo.head_branch()
+    where = f"branch {head}" if head else "a detached HEAD"
+    return f"main moved; your working tree is on {where} and was left alone."
+
+
+def accept(
+    repo: MemoryRepo,
+    session_id: str,
+    *,
+    commits: Sequence[str] = (),
+    hunks: Sequence[int] | None = None,
+    expect_tip: str | None = None,
+) -> Decision:
+    """Land all of a pending session, or only the given commits or hunks, on main."""
+    view = pending(repo, session_id, expect_tip)
+    if commits and hunks is not None:
+        raise InvalidInput("choose by --commit or by --hunks, not both")
+    plan = (
+        plan_hunks(view, hunks)
+        if hunks is not None
+        else plan_commits(view, commits)
+        if commits
+        else plan_all(view)
+    )
+    _check_secrets(repo, view, plan)
+    if checked_out(repo, MAIN):
+        ensure_clean(repo, _touched(view, plan))  # before anything is written
+    chain = build_chain(repo, view, plan)
+    whole = [c.sha for c in view.edits if c.sha in plan and plan[c.sha] is None]
+    left_out: list[str] = [c.sha for c in view.edits if c.sha not in whole]
+    action = "partial" if left_out else "accepted"
+    where = _claimed_on(repo, view)
+    if where:  # what to finish if this is killed after the claim
+        from gitmem.review import decision_intent
+
+        decision_intent.save(repo, view, action, commits, hunks, where)
+    _claim(repo, view, action)
+    return finish_accept(repo, view, chain, action, left_out)
+
+
+def finish_accept(
+    repo: MemoryRepo, view: SessionView, chain: list[Sha], action: str, left_out: list[str]
+) -> Decision:
+    """What an acceptance does once claimed: land, record, refresh; clears its intent."""
+    if view.ref.state == "remote":  # a gitmem session record published by a gitmem sync
+        repo.record_own([c.sha for c in view.commits])
+    landed = land(repo, chain, MAIN, f"gitmem review: accept {view.ref.id}")
+    archived = _archive(repo, view, action)
+    index.refresh(repo, MAIN)
+    from gitmem.review import decision_intent
+
+    decision_intent.clear(repo, view.ref.id)  # nothing left to finish (none when unclaimed)
+    return Decision(
+        view.ref.id, action, archived, list(landed), left_out, _worktree_note(repo, landed)
+    )
+
+
+def reject(repo: MemoryRepo, session_id: str) -> Decision:
+    """Set a pending session aside: nothing lands, its commits stay under refs/gitmem/rejected/."""
+    view = pending(repo, session_id)
+    where = _claimed_on(repo, view)
+    if where:
+        from gitmem.review import decision_intent
+
+        decision_intent.save(repo, view, "rejected", (), None, where)
+    _claim(repo, view, "rejected")
+    archived = _archive(repo, view, "rejected")
+    if where:
+        decision_intent.clear(repo, view.ref.id)
+    return Decision(
+        view.ref.id, "rejected", archived, [], [c.sha for c in view.edits], "main is unchanged."
+    )

@@ -1,0 +1,120 @@
+"""What ``gitmem review`` prints for people: lines of text, each with a style name.
+
+The CLI prints the text plainly when piped and colours it (with rich) in a
+terminal; keeping the styles beside the text keeps both outputs the same words.
+"""
+
+from __future__ import annotations
+
+from gitmem.review.pending import NumberedHunk, SessionSummary, SessionView, TokenSizes
+
+Line = tuple[str, str]  # (text, rich style; "" for none)
+
+_LINE_STYLE = {"+": "green", "-": "red", "\\": "dim"}
+
+
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """ "1 edit", "3 edits" ("1 entry", "3 entries" with ``plural``)."""
+    return f"{n} {noun}" if n == 1 else f"{n} {plural or noun + 's'}"
+
+
+def _when(date: str | None) -> str:
+    return date[:16].replace("T", " ") if date else "-"
+
+
+def list_lines(found: list[SessionSummary], decided: bool) -> list[Line]:
+    if not found:
+        return [("No sessions yet." if decided else "No sessions waiting for review.", "")]
+    width = max(len("SESSION"), *(len(s.id) for s in found))
+    head = f"{'SESSION':<{width}}  {'STARTED':<16}  {'EDITS':>5}  {'STATE':<8}  CARDS"
+    out: list[Line] = [(head, "bold")]
+    for s in found:
+        cards = ", ".join(s.cards) or "-"
+        came = f"  (from {s.machine} via {s.remote})" if s.remote else ""
+        out.append(
+            (
+                f"{s.id:<{width}}  {_when(s.started):<16}  {s.edits:>5}  {s.state:<8}  {cards}{came}",
+                "",
+            )
+        )
+    return out
+
+
+def hunk_lines(h: NumberedHunk, indent: str = "    ") -> list[Line]:
+    out: list[Line] = [(f"{indent}[{h.number}] {h.hunk.header}", "cyan")]
+    for ln in h.hunk.lines:
+        out.append((f"{indent}    {ln}", _LINE_STYLE.get(ln[:1], "")))
+    return out
+
+
+def entry_line(entry: dict[str, object] | None) -> str:
+    if entry is None:
+        return "index: (no index entry: a hand edit)"
+    kws = entry.get("keywords") or []
+    assert isinstance(kws, list)
+    return f"index: § {entry.get('section')}  [{', '.join(kws)}]  {entry.get('summary')}"
+
+
+def size_lines(sizes: TokenSizes) -> list[Line]:
+    """Tokens before and after, per card and for the I block (a consolidation's review)."""
+    def change(a: int, b: int) -> str:
+        pct = f" ({(b - a) / a:+.0%})" if a else ""
+        return f"{a:,} -> {b:,}{pct}"
+
+    width = max([len("index (I block)"), *(len(c) for c in sizes.cards)])
+    out: list[Line] = [("", ""), ("Tokens before -> after (estimated, 4 bytes a token):", "bold")]
+    for card, (a, b) in sizes.cards.items():
+        out.append((f"  {card:<{width}}  {change(a, b)}", ""))
+    out.append((f"  {'index (I block)':<{width}}  {change(*sizes.index)}", ""))
+    return out
+
+
+def show_lines(view: SessionView, sizes: TokenSizes | None = None) -> list[Line]:
+    s = view.ref
+    cards = view.cards()
+    out: list[Line] = [
+        (
+            f"Session {s.id} ({s.state}): {count(len(view.edits), 'edit')} to "
+            f"{count(len(cards), 'card')}, "
+            f"started {_when(view.started)}",
+            "bold",
+        ),
+        (f"{s.ref} at {s.tip[:7]}" + (f", based on {view.base[:7]}" if view.base else ""), ""),
+    ]
+    if s.state == "remote":
+        out.append((f"from {s.machine} via {s.remote}: a decision here is sent to {s.remote} first", ""))
+    total = 0
+    for path, commits in view.by_file():
+        out += [("", ""), (path, "bold")]
+        for c, mine in commits:
+            total += len(mine)
+            out.append((f"  {c.sha[:7]} {c.commit.subject}", "yellow"))
+            out.append((f"          {entry_line(c.entry())}", "magenta"))
+            for h in mine:
+                out += hunk_lines(h)
+    for c in view.commits:
+        if c.transcript:
+            added = sum(h.added for f in c.files for h in f.hunks)
+            out += [
+                ("", ""),
+                (f"Transcript {c.sha[:7]}: {c.commit.subject} (+{count(added, 'line')})", ""),
+            ]
+    if sizes is not None:
+        out += size_lines(sizes)
+    if s.pending:
+        out += [
+            ("", ""),
+            (f"{count(total, 'hunk')}. Decide with `gitmem review {s.id}` and:", ""),
+            ("  --accept                 land everything on main", ""),
+            ("  --accept --commit SHA    land only these commits", ""),
+            (
+                "  --accept --hunks 1,3     land only these hunks (--hunks alone asks one by one)",
+                "",
+            ),
+            ("  --reject                 land nothing", ""),
+        ]
+    return out
+
+
+def plain(lines: list[Line]) -> str:
+    return "".join(text + "\n" for text, _ in lines)

@@ -1,0 +1,1 @@
+"""Ranked search over cards, their history and session transcripts."""

@@ -1,0 +1,534 @@
+"""The search index: every section value a branch's history has held, and its transcripts.
+
+A pure function of the branch's first-parent history, folded oldest first, one commit
+at a time (``fold``): each card a commit writes is compared section by section with the
+values in force; a changed or removed section's value becomes *past* (with the date it
+was replaced) and its new text becomes the *current* document, carrying the section's
+index entry (keywords, summary). Committed transcripts (``sessions/<id>.jsonl``) add one
+document per turn. Documents are kept as weighted term counts in an inverted index, so
+a new commit costs only its own documents (``advance``), and ranking reads the postings
+of the query's terms only.
+
+The state is a derived cache under ``.git/gitmem/`` like the memory index's: keyed by
+the commit it was built at and carrying a sha1 of its content, so a damaged or edited
+file is rebuilt from history, never served; ``gitmem reindex`` compares it with a
+rebuild (``check``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import hashlib
+import json
+import marshal
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from gitmem.errors import GitmemError
+from gitmem.index.replay import no_gc
+from gitmem.memory import trailers as T
+from gitmem.memory.cards import sections
+from gitmem.memory.names import _SLUG
+from gitmem.memory.repo import MAIN, MemoryRepo
+from gitmem.search.terms import terms
+
+CACHE_VERSION = 1
+_DIGEST = 20
+SAVE_EVERY = 256  # commits folded in memory before the file on disk is rewritten
+ZERO = "0" * 40
+TREE = b"40000"
+
+CURRENT, PAST, TURN, GONE = 0, 1, 2, 3
+# A document: [kind, card, section, heading, text, keywords, summary, date, until, ref, length,
+# commit]; ref is a section's card title, or a turn's "<session>#<n>"; commit wrote the value.
+KIND, CARD, SECTION, HEADING, TEXT, KEYWORDS, SUMMARY, DATE, UNTIL, REF, LENGTH, COMMIT = range(12)
+# Field weights (integers, so a rebuild and an incremental fold add up to the same state).
+W_CARD, W_HEADING, W_KEYWORDS, W_SUMMARY, W_TEXT = 6, 4, 4, 3, 2
+
+
+@dataclass
+class SearchState:
+    commit: str | None = None
+    docs: list[list[Any]] = field(default_factory=list)
+    postings: dict[str, dict[int, int]] = field(default_factory=dict)
+    live: int = 0  # documents not GONE
+    total: int = 0  # sum of their weighted lengths
+    cards: dict[str, dict[str, int]] = field(default_factory=dict)  # card -> section -> doc
+    titles: dict[str, str] = field(default_factory=dict)
+    entries: dict[str, list[str]] = field(default_factory=dict)  # card/section -> [kw, summary]
+    past: dict[str, list[int]] = field(default_factory=dict)  # card/section -> past docs
+    sessions: dict[str, list[Any]] = field(default_factory=dict)  # id -> [lines, sha1, [docs]]
+    unsaved: int = 0  # commits folded since the file on disk (not part of the state)
+    norms: tuple[tuple[int, int, int], list[float]] | None = None  # ranking's, derived
+
+    def length_norms(self, k1: float, b: float) -> list[float]:
+        """BM25's length normalisation of every document, k1 * (1 - b + b * len / avg)."""
+        key = (len(self.docs), self.live, self.total)
+        if self.norms is None or self.norms[0] != key:
+            avg = self.total / max(self.live, 1) or 1.0
+            self.norms = (key, [k1 * (1 - b + b * d[LENGTH] / avg) for d in self.docs])
+        return self.norms[1]
+
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "version": CACHE_VERSION,
+            "commit": self.commit,
+            "docs": self.docs,
+            "postings": self.postings,
+            "live": self.live,
+            "total": self.total,
+            "cards": self.cards,
+            "titles": self.titles,
+            "entries": self.entries,
+            "past": self.past,
+            "sessions": self.sessions,
+        }
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> SearchState:
+        keys = ("commit", "docs", "postings", "live", "total", "cards", "titles", "entries",
+                "past", "sessions")
+        return cls(**{k: data[k] for k in keys})
+
+
+# -- documents ---------------------------------------------------------------------
+
+
+def _weighted(doc: list[Any]) -> Counter[str]:
+    counts: Counter[str] = Counter()
+    if doc[KIND] == TURN:
+        fields = [(doc[TEXT], W_TEXT)]
+    else:
+        card = f"{doc[CARD]} {doc[REF]}"  # the card's slug, whole and in parts, and its title
+        fields = [(card, W_CARD), (doc[HEADING], W_HEADING), (doc[KEYWORDS], W_KEYWORDS),
+                  (doc[SUMMARY], W_SUMMARY), (doc[TEXT], W_TEXT)]
+    for text, weight in fields:
+        for term in terms(text):
+            counts[term] += weight
+    return counts
+
+
+def _add(state: SearchState, doc: list[Any]) -> int:
+    counts = _weighted(doc)
+    doc[LENGTH] = sum(counts.values())
+    n = len(state.docs)
+    state.docs.append(doc)
+    post = state.postings
+    for term, count in counts.items():
+        got = post.get(term)
+        if got is None:
+            post[term] = {n: count}
+        else:
+            got[n] = count
+    state.live += 1
+    state.total += doc[LENGTH]
+    return n
+
+
+def _drop(state: SearchState, n: int) -> None:
+    doc = state.docs[n]
+    if doc[KIND] == GONE:
+        return
+    for term in _weighted(doc):
+        got = state.postings.get(term)
+        if got is not None:
+            got.pop(n, None)
+            if not got:
+                del state.postings[term]
+    state.live -= 1
+    state.total -= doc[LENGTH]
+    doc[KIND] = GONE
+    doc[TEXT] = ""
+
+
+def _retire(state: SearchState, key: str, n: int, date: str) -> None:
+    """A section value replaced at ``date``: it stays searchable as a past value."""
+    doc = state.docs[n]
+    doc[KIND], doc[UNTIL] = PAST, date
+    state.past.setdefault(key, []).append(n)
+
+
+# -- folding one commit ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Change:
+    path: str
+    blob: str  # ZERO when the file was deleted
+
+
+@dataclass(frozen=True)
+class LogCommit:
+    sha: str
+    parent: str | None
+    date: str
+    trailers: dict[str, str]
+    reverts: tuple[str, ...]
+    changes: tuple[Change, ...]
+
+
+def _card_sections(text: str) -> tuple[str, list[tuple[str, str, str]]]:
+    lines = text.split("\n")
+    title = next((ln[2:].strip() for ln in lines if ln.startswith("# ")), "")
+    out = [(s.id, s.heading, "\n".join(lines[s.start + 1 : s.end]).strip())
+           for s in sections(text)]
+    return title, out
+
+
+def _fold_card(state: SearchState, c: LogCommit, card: str, blob: str, entry_key: str | None,
+               read: Any) -> None:
+    have = state.cards.get(card, {})
+    if blob == ZERO:
+        for sid, gone in have.items():
+            _retire(state, f"{card}/{sid}", gone, c.date)
+        state.cards.pop(card, None)
+        state.titles.pop(card, None)
+        return
+    raw: bytes = read(blob) or b""
+    title, secs = _card_sections(raw.decode("utf-8", "replace"))
+    state.titles[card] = title
+    now: dict[str, int] = {}
+    for sid, heading, text in secs:
+        key = f"{card}/{sid}"
+        n = have.get(sid)
+        doc = state.docs[n] if n is not None else None
+        if n is not None and doc is not None and doc[HEADING] == heading and doc[TEXT] == text:
+            entry = state.entries.get(key)
+            if key == entry_key and entry and [doc[KEYWORDS], doc[SUMMARY]] != entry:
+                _drop(state, n)  # the index entry changed, the text did not
+                doc = [CURRENT, card, sid, heading, text, entry[0], entry[1], doc[DATE], "",
+                       title, 0, doc[COMMIT]]
+                n = _add(state, doc)
+            now[sid] = n
+            continue
+        if n is not None:
+            _retire(state, key, n, c.date)
+        if c.reverts:  # an undone edit brings back the entry that described this text
+            for old in reversed(state.past.get(key, [])):
+                if state.docs[old][TEXT] == text:
+                    state.entries[key] = [state.docs[old][KEYWORDS], state.docs[old][SUMMARY]]
+                    break
+        kw, summary = state.entries.get(key, ["", ""])
+        now[sid] = _add(state, [CURRENT, card, sid, heading, text, kw, summary, c.date, "",
+                                title, 0, c.sha])
+    for sid, gone in have.items():
+        if sid not in now:
+            _retire(state, f"{card}/{sid}", gone, c.date)
+    state.cards[card] = now
+
+
+def _fold_session(state: SearchState, sid: str, blob: str, read: Any) -> None:
+    known = state.sessions.get(sid)
+    if blob == ZERO:
+        for n in known[2] if known else ():
+            _drop(state, n)
+        state.sessions.pop(sid, None)
+        return
+    lines = (read(blob) or b"").split(b"\n")
+    if lines and not lines[-1]:
+        lines.pop()
+    start, ids = 0, []
+    if known is not None:
+        count, digest, ids = known
+        if count <= len(lines) and hashlib.sha1(b"\n".join(lines[:count])).hexdigest() == digest:
+            start = count  # appended to: only the new turns are read
+        else:
+            for n in ids:
+                _drop(state, n)
+            ids = []
+    for i in range(start, len(lines)):
+        doc = turn_doc(sid, i + 1, lines[i])
+        if doc is not None:
+            ids.append(_add(state, doc))
+    state.sessions[sid] = [len(lines), hashlib.sha1(b"\n".join(lines)).hexdigest(), ids]
+
+
+def turn_doc(session: str, n: int, line: bytes) -> list[Any] | None:
+    """One transcript line as a document (None for a line that holds no text)."""
+    try:
+        rec = json.loads(line)
+    except ValueError:
+        return None
+    text = rec.get("text") if isinstance(rec, dict) else None
+    if not isinstance(text, str) or not text.strip():
+        return None
+    role = str(rec.get("role", "?"))
+    return [TURN, "", "", role, text, "", "", str(rec.get("at", "")), "", f"{session}#{n}", 0, ""]
+
+
+def fold(state: SearchState, c: LogCommit, read: Any) -> None:
+    """Fold in one commit, newer than every commit folded so far."""
+    entry_key = None
+    card, section = c.trailers.get(T.CARD), c.trailers.get(T.SECTION)
+    if card and section and not c.reverts and T.LAYER not in c.trailers:
+        entry_key = f"{card}/{section}"
+        state.entries[entry_key] = [c.trailers.get(T.KEYWORDS) or "",
+                                    c.trailers.get(T.SUMMARY) or ""]
+    for ch in c.changes:
+        folder, _, name = ch.path.partition("/")
+        if folder == "cards" and name.endswith(".md") and _SLUG.match(name[:-3]):
+            _fold_card(state, c, name[:-3], ch.blob, entry_key, read)
+        elif folder == "sessions" and name.endswith(".jsonl") and "/" not in name:
+            _fold_session(state, name[:-6], ch.blob, read)
+    state.commit = c.sha
+
+
+# -- reading history ---------------------------------------------------------------
+
+_FORMAT = "%x1e%H%x1f%P%x1f%aI%x1f%(trailers)%x1f"
+
+
+def read_commits(repo: MemoryRepo, rev: str) -> list[LogCommit]:
+    """The first-parent commits of ``rev`` oldest first, each with the files it changed
+    (a merge: what it changed against its first parent)."""
+    out = repo.git.run(
+        *T.DEFAULT_BLOCKS, "log", "--first-parent", "--diff-merges=first-parent", "--reverse",
+        "--raw", "--no-abbrev", "--no-renames", f"--format={_FORMAT}", rev, "--",
+    ).stdout.decode("utf-8", "replace")
+    commits = []
+    for record in out.split("\x1e")[1:]:
+        sha, parents, date, block, raw = record.split("\x1f", 4)
+        trailers, reverts = T.gitmem_trailers(block)
+        if not reverts and trailers.get(T.REVERTS):
+            reverts = (trailers[T.REVERTS],)
+        changes = []
+        for line in raw.split("\n"):
+            if line.startswith(":") and "\t" in line:
+                meta, path = line.split("\t", 1)
+                changes.append(Change(path, meta.split()[3]))
+        changes.sort(key=lambda ch: ch.path)
+        first = parents.split()[0] if parents.split() else None
+        commits.append(LogCommit(sha, first, date, trailers, reverts, tuple(changes)))
+    return commits
+
+
+_FAST_MAX = 32  # more new commits than this: one git log reads them
+_TRAILER_LINE = re.compile(r"[A-Za-z0-9-]+:[^\n]*")
+
+
+def _plain_block(message: str) -> str | None:
+    """The trailer block of a message whose trailers git reads the one obvious way (the
+    last paragraph, every line ``Key: value``, below a subject), "" for a message with
+    no trailer-like line at all, None for anything subtler: then git reads it."""
+    paragraphs = [p for p in message.strip("\n").split("\n\n") if p.strip()]
+    if any(ln.startswith(("---", "#", " ", "\t")) or "\r" in ln
+           for ln in message.split("\n")):
+        return None
+    last = paragraphs[-1].split("\n") if paragraphs else []
+    trailer_like = [bool(_TRAILER_LINE.fullmatch(ln)) for ln in last]
+    if len(paragraphs) >= 2 and all(trailer_like):
+        return paragraphs[-1]
+    return "" if not any(trailer_like) else None
+
+
+def _iso(signature: str) -> str | None:
+    """The date of an author line as git's %aI writes it."""
+    try:
+        epoch, tz = signature.rsplit(" ", 2)[1:]
+        sign = -1 if tz[0] == "-" else 1
+        offset = dt.timedelta(hours=int(tz[1:3]), minutes=int(tz[3:5])) * sign
+        return dt.datetime.fromtimestamp(int(epoch), dt.timezone(offset)).isoformat()
+    except (ValueError, IndexError, OverflowError):
+        return None
+
+
+def _entries(repo: MemoryRepo, tree: str | None) -> dict[bytes, tuple[bytes, str]]:
+    """A tree's entries by raw bytes (name -> (mode, sha)), parsed once by the store."""
+    if tree is None:
+        return {}
+    entries = repo.store.read_tree(tree)
+    return {e.name: (e.mode, e.sha) for e in entries}
+
+
+def _changed(repo: MemoryRepo, old: str | None, new: str | None) -> list[tuple[bytes, Any, Any]]:
+    """(name, old entry, new entry) for the entries that differ between two trees; the
+    trees' raw entry bytes are compared first, so a 1,000-card folder costs little."""
+    if old == new:
+        return []
+    a = set(repo.store._tree(old)[1]) if old else set()
+    b = set(repo.store._tree(new)[1]) if new else set()
+    names = {chunk[chunk.index(b" ") + 1 : chunk.index(b"\0")] for chunk in a ^ b}
+    if not names:
+        return []
+    before, after = _entries(repo, old), _entries(repo, new)
+    return [(n, before.get(n), after.get(n)) for n in sorted(names)]
+
+
+def _changes(repo: MemoryRepo, old_root: str, new_root: str) -> list[Change]:
+    """What ``git log --raw`` lists under cards/ and sessions/ (top level) between trees."""
+    out: list[Change] = []
+    tops = {n: (x, y) for n, x, y in _changed(repo, old_root, new_root)}
+    for folder in (b"cards", b"sessions"):
+        a, b = tops.get(folder, (None, None))
+        if a is None and b is None:
+            continue
+        old = a[1] if a and a[0] == TREE else None
+        new = b[1] if b and b[0] == TREE else None
+        for name, x, y in _changed(repo, old, new):
+            path = f"{folder.decode()}/{name.decode('utf-8', 'surrogateescape')}"
+            if y is not None and y[0] != TREE:
+                out.append(Change(path, y[1]))
+            elif x is not None and x[0] != TREE:
+                out.append(Change(path, ZERO))
+    out.sort(key=lambda ch: ch.path)
+    return out
+
+
+def _read_fast(repo: MemoryRepo, base: str, tip: str) -> list[LogCommit] | None:
+    """The commits after ``base`` up to ``tip`` read through the object store (no git
+    process), when each has one parent and a plain message; None otherwise."""
+    out: list[LogCommit] = []
+    sha = tip
+    while sha != base:
+        if len(out) >= _FAST_MAX:
+            return None
+        got = repo.store.read(sha)
+        if got is None or got[1] != "commit":
+            return None
+        head, _, message = got[2].decode("utf-8", "replace").partition("\n\n")
+        tree, parents, date = "", [], None
+        for line in head.split("\n"):
+            key, _, value = line.partition(" ")
+            if key == "tree":
+                tree = value
+            elif key == "parent":
+                parents.append(value)
+            elif key == "author":
+                date = _iso(value)
+            elif key == "encoding":
+                return None
+        block = _plain_block(message)
+        if len(parents) != 1 or date is None or block is None:
+            return None
+        trailers, reverts = T.gitmem_trailers(block)
+        if not reverts and trailers.get(T.REVERTS):
+            reverts = (trailers[T.REVERTS],)
+        parent = repo.store.read(parents[0])
+        if parent is None or parent[1] != "commit" or not parent[2].startswith(b"tree "):
+            return None
+        changes = _changes(repo, parent[2][5 : parent[2].index(b"\n")].decode(), tree)
+        out.append(LogCommit(sha, parents[0], date, trailers, reverts, tuple(changes)))
+        sha = parents[0]
+    out.reverse()
+    return out
+
+
+def build(repo: MemoryRepo, tip: str) -> SearchState:
+    state = SearchState()
+    with no_gc():
+        for c in read_commits(repo, tip):
+            fold(state, c, repo.store.read_blob)
+    state.commit = tip
+    return state
+
+
+def advance(repo: MemoryRepo, state: SearchState, tip: str) -> bool:
+    """Fold in the commits after ``state.commit`` when ``tip``'s first-parent history
+    extends it; False when it does not (a rewrite, or a merge from the side)."""
+    if state.commit is None:
+        return False
+    if state.commit == tip:
+        return True
+    try:
+        new = _read_fast(repo, state.commit, tip)
+        if new is None:
+            new = read_commits(repo, f"{state.commit}..{tip}")
+    except GitmemError:  # the cached commit is gone
+        return False
+    if not new or new[0].parent != state.commit or new[-1].sha != tip:
+        return False
+    for c in new:
+        fold(state, c, repo.store.read_blob)
+    state.unsaved += len(new)
+    return True
+
+
+# -- the cache file ----------------------------------------------------------------
+
+
+def _path(repo: MemoryRepo, branch: str) -> str:
+    return str(repo.gitmem_dir / f"search-{branch.replace('/', '%')}.marshal")
+
+
+def load(repo: MemoryRepo, branch: str) -> SearchState | None:
+    try:
+        with open(_path(repo, branch), "rb") as fh:
+            raw = fh.read()
+        digest, blob = raw[:_DIGEST], raw[_DIGEST:]
+        if hashlib.sha1(blob).digest() != digest:
+            return None  # damaged or edited: rebuilt from history
+        with no_gc():
+            data = marshal.loads(blob)
+        if not isinstance(data, dict) or data.get("version") != CACHE_VERSION:
+            return None
+        return SearchState.from_data(data)
+    except (OSError, ValueError, KeyError, TypeError, EOFError):
+        return None
+
+
+def save(repo: MemoryRepo, branch: str, state: SearchState) -> None:
+    path = _path(repo, branch)
+    blob = marshal.dumps(state.to_data())
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(hashlib.sha1(blob).digest() + blob)
+        os.replace(tmp, path)  # readers see the old file or the new one, never half
+        state.unsaved = 0
+    except OSError:  # a read-only or full disk: the cache is simply not kept
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
+def current(repo: MemoryRepo, branch: str = MAIN) -> SearchState:
+    """The search state at ``branch``'s tip, folding in only new commits when it can: from
+    this process's last state, the branch's cache file, or (a session branch) main's."""
+    tip = repo.tip(branch)
+    memo = repo.memo.get(("search", branch))
+    state = memo if isinstance(memo, SearchState) else None
+    if tip is None:
+        return SearchState()
+    if state is not None and state.commit == tip:
+        return state
+    rebuilt = False
+    if state is None or not advance(repo, state, tip):
+        state = None
+        for source in dict.fromkeys([branch, MAIN]):
+            loaded = load(repo, source)
+            # a session branch folds its few commits onto main's file: no file of its own
+            # (one per session would pile up) until it has SAVE_EVERY commits to keep
+            if loaded is not None and advance(repo, loaded, tip):
+                state = loaded
+                break
+        if state is None and branch != MAIN and (main_tip := repo.tip(MAIN)) is not None:
+            base = build(repo, main_tip)  # main's file first: the next session starts from it
+            save(repo, MAIN, base)
+            if advance(repo, base, tip):
+                state = base
+        if state is None:
+            state, rebuilt = build(repo, tip), True
+    if rebuilt or state.unsaved >= SAVE_EVERY:
+        save(repo, branch, state)
+    repo.memo[("search", branch)] = state
+    return state
+
+
+def rebuild(repo: MemoryRepo, branch: str = MAIN) -> tuple[SearchState, bool | None]:
+    """Rebuild from all of history (reindex): (the state, whether the cache matched it:
+    None when there was none, False when it differed or was damaged)."""
+    tip = repo.tip(branch)
+    fresh = build(repo, tip) if tip else SearchState()
+    cached = load(repo, branch)
+    same: bool | None = False if os.path.exists(_path(repo, branch)) else None  # damaged
+    if cached is not None:
+        if tip is not None and cached.commit != tip:
+            advance(repo, cached, tip)
+        same = cached.to_data() == fresh.to_data()
+    if same is not True:
+        save(repo, branch, fresh)
+    repo.memo[("search", branch)] = fresh
+    return fresh, same

@@ -1,0 +1,227 @@
+"""``search_history``: ranked search over cards, their history and session transcripts.
+
+One search for the chat tool, MCP and ``gitmem search``. Documents are the current
+section values (heading, text, and the section's index keywords and summary, weighted),
+every past value with the dates it held (``search_index``), and transcript turns --
+committed ones from the search index, live ones of running sessions read at query time.
+Ranking is BM25 over weighted term counts (``search_text`` folds, stems and drops stop
+words); a query word that matches nothing simply adds nothing. A query that asks for
+the past ("before", "previously") ranks past values first; otherwise the value in force
+wins over its own history.
+
+The query is model text: it is checked here (not empty, bounded, no control
+characters) and never handed to git.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import re
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from gitmem.errors import InvalidInput
+from gitmem.memory import names
+from gitmem.memory.repo import MAIN, MemoryRepo
+from gitmem.search import corpus as S
+from gitmem.search.terms import query_terms, stem, words
+
+MAX_LIMIT = 50
+MAX_QUERY_CHARS = 1000
+SNIPPET = 160
+K1, B = 1.2 * S.W_TEXT, 0.75  # k1 on the text field's weight scale
+PAST_DEFAULT, PAST_ASKED, TURN_WEIGHT = 0.6, 1.3, 0.7
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+@dataclass(frozen=True)
+class Hit:
+    kind: str  # "section" | "transcript"
+    card: str  # the card's name ("" for a transcript turn)
+    section: str  # the section id ("" for a transcript turn)
+    state: str  # "current" | "past" (a transcript turn: "transcript")
+    date: str  # when this value was written (a turn: when it was said)
+    until: str  # a past value: when it was replaced
+    snippet: str
+    score: float
+    ref: str = ""  # a transcript turn: "<session>#<turn>"
+    heading: str = ""  # a section: its heading; a turn: who spoke
+    commit: str = ""  # a section value: the commit that wrote it
+
+    @property
+    def text(self) -> str:
+        where = f"{self.card} § {self.section}: " if self.card else f"{self.heading}: "
+        return where + self.snippet
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "text": self.text}
+
+    def line(self) -> str:
+        if self.kind == "transcript":
+            return f"[transcript {self.ref} {self.date[:10]}] {self.heading}: {self.snippet}"
+        when = self.date[:10]
+        if self.state == "past":
+            when = f"{when} to {self.until[:10]}"
+        where = f"{self.card} § {self.section}, {when}, {self.commit[:7]}"
+        return f"[{self.state} {where}] {self.snippet}"
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """The hits of one search, best first (iterates like the list of hits)."""
+
+    query: str
+    hits: tuple[Hit, ...]
+
+    def __iter__(self) -> Any:
+        return iter(self.hits)
+
+    def __len__(self) -> int:
+        return len(self.hits)
+
+    def __getitem__(self, i: int) -> Hit:
+        return self.hits[i]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"query": self.query, "hits": [h.to_json() for h in self.hits]}
+
+    def text(self) -> str:
+        return "\n".join(h.line() for h in self.hits) if self.hits else "No matches."
+
+
+def check_query(query: object) -> str:
+    """The query, or InvalidInput naming what is wrong with it."""
+    if not isinstance(query, str):
+        raise InvalidInput("query is required and must be a string")
+    if len(query) > MAX_QUERY_CHARS:
+        raise InvalidInput(
+            f"query is {len(query)} characters; at most {MAX_QUERY_CHARS}: search with a few "
+            "words (client or project name and the topic)"
+        )
+    if _CONTROL.search(query):
+        raise InvalidInput("query contains control characters; use plain words")
+    if not query.strip():
+        raise InvalidInput("query must not be empty")
+    return query
+
+
+def _snippet(text: str, stems: set[str]) -> str:
+    flat = " ".join(text.split())
+    pos = 0
+    for m in re.finditer(r"\w[\w'\u2019-]*", flat):
+        w = words(m.group())
+        if w and (w[0] in stems or stem(w[0]) in stems):
+            pos = m.start()
+            break
+    start = max(0, pos - 40) if pos else 0
+    if start:
+        space = flat.find(" ", start)
+        start = space + 1 if 0 <= space < pos else start
+    cut = flat[start : start + SNIPPET]
+    return ("…" if start else "") + cut + ("…" if start + SNIPPET < len(flat) else "")
+
+
+def _live_docs(state: S.SearchState, live: list[Path]) -> list[list[Any]]:
+    """Turns of running sessions' transcripts that the branch has not committed yet."""
+    docs: list[list[Any]] = []
+    for path in live:
+        try:
+            lines = path.read_bytes().split(b"\n")
+        except OSError:
+            continue
+        known = state.sessions.get(path.stem)
+        start = known[0] if known and known[0] <= len(lines) else 0
+        for i in range(start, len(lines)):
+            doc = S.turn_doc(path.stem, i + 1, lines[i])
+            if doc is not None:
+                docs.append(doc)
+    return docs
+
+
+def rank(state: S.SearchState, query: str, limit: int = 10,
+         extra: list[list[Any]] | None = None) -> list[Hit]:
+    weighted, past_asked = query_terms(query)
+    n = max(state.live, 1)
+    avg = state.total / n if state.total else 1.0
+    scores: dict[int, float] = {}
+    docs = state.docs
+    norms = state.length_norms(K1, B)
+    side = [(d, S._weighted(d)) for d in extra or []]
+    for d, counts in side:
+        d[S.LENGTH] = sum(counts.values())
+    for term, qw in weighted.items():
+        post = state.postings.get(term, {})
+        df = len(post) + sum(1 for _, c in side if term in c)
+        if not df:
+            continue
+        idf = qw * math.log(1 + (n - df + 0.5) / (df + 0.5))
+        lift = idf * (K1 + 1)
+        get = scores.get
+        for doc_id, tf in post.items():
+            scores[doc_id] = get(doc_id, 0.0) + lift * tf / (tf + norms[doc_id])
+        for i, (d, counts) in enumerate(side):
+            tf = counts.get(term, 0)
+            if tf:
+                norm = K1 * (1 - B + B * d[S.LENGTH] / avg)
+                key = -1 - i
+                scores[key] = scores.get(key, 0.0) + idf * tf * (K1 + 1) / (tf + norm)
+    past_w = PAST_ASKED if past_asked else PAST_DEFAULT
+    factor = {S.PAST: past_w, S.TURN: TURN_WEIGHT}
+    ranked: list[tuple[float, int]] = []
+    for doc_id, score in scores.items():
+        d = docs[doc_id] if doc_id >= 0 else side[-1 - doc_id][0]
+        ranked.append((-score * factor.get(d[S.KIND], 1.0), doc_id))
+    stems = set(weighted)
+    hits: list[Hit] = []
+    seen: set[tuple[str, str, int]] = set()
+    for neg, doc_id in _best_first(ranked, limit * 6 + 20):
+        score = -neg
+        d = docs[doc_id] if doc_id >= 0 else side[-1 - doc_id][0]
+        kind = d[S.KIND]
+        if kind == S.TURN:
+            hits.append(Hit("transcript", "", "", "transcript", d[S.DATE], "",
+                            _snippet(d[S.TEXT], stems), round(score, 3), d[S.REF], d[S.HEADING]))
+        else:
+            value = (d[S.CARD], d[S.SECTION], kind)
+            if value in seen:  # one hit per section value kind: the best past one
+                continue
+            if kind == S.PAST and not past_asked and (d[S.CARD], d[S.SECTION], S.CURRENT) in seen:
+                continue  # the section is named already, by its value in force
+            seen.add(value)
+            body = d[S.TEXT] or d[S.SUMMARY]
+            hits.append(Hit("section", d[S.CARD], d[S.SECTION],
+                            "past" if kind == S.PAST else "current", d[S.DATE], d[S.UNTIL],
+                            _snippet(f"{d[S.HEADING]}: {body}", stems), round(score, 3),
+                            "", d[S.HEADING], d[S.COMMIT]))
+        if len(hits) >= limit:
+            break
+    return hits
+
+
+def _best_first(ranked: list[tuple[float, int]], first: int) -> Iterator[tuple[float, int]]:
+    """(-score, doc) lowest first: the best ``first`` picked without sorting all, then the
+    rest (needed only when many of the best are the same section's older values)."""
+    top = heapq.nsmallest(first, ranked)
+    yield from top
+    if len(ranked) > first:
+        yield from sorted(ranked)[first:]
+
+
+def search_history(
+    repo: MemoryRepo,
+    query: str,
+    limit: int = 10,
+    *,
+    branch: str = MAIN,
+    live: list[Path] | None = None,
+) -> SearchResult:
+    """The best ``limit`` hits for ``query`` on ``branch``: sections current and past,
+    and transcript turns (``live`` ones of running sessions included)."""
+    query = check_query(query)
+    limit = max(1, min(limit, MAX_LIMIT))
+    state = S.current(repo, names.branch(branch))
+    extra = _live_docs(state, live or [])
+    return SearchResult(query, tuple(rank(state, query, limit, extra)))

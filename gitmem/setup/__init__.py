@@ -1,0 +1,1 @@
+"""Making memory repos: init, adopt an existing repo, clone."""

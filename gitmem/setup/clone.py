@@ -1,0 +1,96 @@
+"""``gitmem clone URL [PATH]``: a memory repo from a remote, ready to use.
+
+A remote made with ``git init --bare`` and filled by ``gitmem sync`` (which pushes
+``main`` only) keeps its HEAD at git's default branch, often an unborn ``master``:
+a plain ``git clone`` warns "remote HEAD refers to nonexistent ref" and checks out
+nothing. Here ``main`` is checked out whatever the remote's HEAD says, the hooks a
+clone never brings are installed, the index is built, and the sync ref is set, so
+the first ``gitmem sync`` knows what it last saw.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from gitmem import hooks
+from gitmem.errors import InvalidInput, NotARepo, NotFound
+from gitmem.git.runner import Git
+from gitmem.index import build as index
+from gitmem.memory.config import FILENAME
+from gitmem.memory.remote import RemoteError
+from gitmem.memory.repo import MAIN, MemoryRepo
+from gitmem.setup.new_folder import undone_on_failure
+
+REMOTE = "origin"
+
+
+@dataclass(frozen=True)
+class CloneResult:
+    url: str
+    path: str
+    commit: str
+    hooks: list[str]
+    cards: int
+    sections: int
+
+    def to_json(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def default_path(url: str) -> Path:
+    """Where ``git clone URL`` would put it: the last part of the URL without ``.git``."""
+    tail = re.split(r"[/:]", url.rstrip("/"))[-1]
+    name = tail[:-4] if tail.endswith(".git") else tail
+    if not name or name in (".", ".."):
+        raise InvalidInput(f"cannot tell a folder name from {url!r}; give a PATH")
+    return Path(name)
+
+
+def _check_target(path: Path) -> None:
+    if path.exists() and not path.is_dir():
+        raise InvalidInput(f"{path} exists and is not a directory")
+    if path.is_dir() and any(path.iterdir()):
+        raise InvalidInput(f"{path} is not empty; gitmem clone needs a new or empty directory")
+
+
+def _last_line(data: bytes) -> str:
+    lines = [ln.strip() for ln in data.decode("utf-8", "replace").splitlines() if ln.strip()]
+    return lines[-1] if lines else "no output"
+
+
+def clone(url: str, path: Path) -> CloneResult:
+    """Clone ``url`` into ``path``; on any failure, remove what was created."""
+    if not url or url.startswith("-") or any(c in url for c in "\n\0"):
+        raise InvalidInput(f"invalid URL {url!r}")
+    path = path.expanduser().absolute()
+    _check_target(path)
+    with undone_on_failure(path):
+        return _clone(url, path)
+
+
+def _clone(url: str, path: Path) -> CloneResult:
+    here = Git(Path.cwd())  # a relative URL means what it means to the person
+    proc = here.run("clone", "--quiet", "--no-checkout", "--origin", REMOTE, "--", url,
+                      str(path), check=False)
+    if proc.returncode:
+        raise RemoteError(f"cannot clone {url}: {_last_line(proc.stderr)}")
+    git = Git(path)
+    remote_main = f"refs/remotes/{REMOTE}/{MAIN}"
+    if git.run("rev-parse", "--verify", "--quiet", remote_main, check=False).returncode:
+        raise NotFound(
+            f"{url} has no {MAIN} branch: not a gitmem memory repo, or nothing was synced to it yet"
+        )
+    if git.run("cat-file", "-e", f"{remote_main}:{FILENAME}", check=False).returncode:
+        raise NotARepo(f"{url} is not a gitmem memory repo: its {MAIN} has no {FILENAME}")
+    # -B: a clone whose remote HEAD named main has a main already; one whose HEAD is
+    # unborn has none. Either way main ends up checked out, tracking the remote's.
+    git.run("checkout", "--quiet", "-B", MAIN, "--track", remote_main)
+    git.run("update-ref", f"refs/gitmem/sync/{REMOTE}/last-synced", remote_main)
+    installed = hooks.install(path)
+    with MemoryRepo(path) as repo:
+        idx = index.refresh(repo, MAIN)
+        commit = repo.branch_tip(MAIN)
+    return CloneResult(url, str(path), commit, [a.hook for a in installed], len(idx.cards),
+                       sum(len(c.sections) for c in idx.cards))

@@ -1,0 +1,485 @@
+"""``gitmem sync [REMOTE]``: exchange memory with any git remote without losing an edit.
+
+One round: fetch the remote's ``main`` into a private ref, check that it still
+contains what we last synced (a rewritten remote is refused), integrate, push
+(never forced; a push refused because someone pushed first starts another
+round), then record what was synced and refresh the derived index.
+
+Integration never rewrites a local commit: a fast-forward when only one side
+moved, else a merge commit built with plumbing (``merge.merge_trees``). Local
+commits keep their shas, so session branches, reviews and ``Gitmem-Reverts``
+trailers that name them stay valid. When the same section was edited on both
+sides the round stops and ``sync_state.py`` keeps both versions: main stays as
+it was, both tips are kept under ``refs/gitmem/conflict/{local,remote}``, the
+state goes to ``.git/gitmem/sync-state.json`` and, when main is checked out, the
+card in the working tree shows both versions between conflict markers.
+``--continue`` takes the person's resolution (in the working tree or committed
+on main) and finishes; ``--abort`` puts everything back.
+
+Refs: ``refs/gitmem/sync/<remote>/last-synced`` (the remote's main after our
+last sync), ``refs/gitmem/sync/<remote>/fetched`` (only during a round).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import asdict, dataclass, field, replace
+
+from gitmem.errors import Conflict, InvalidInput, NotFound, UnsafePath
+from gitmem.git.runner import Sha
+from gitmem.index import build as index
+from gitmem.memory import remote as remote_mod
+from gitmem.memory.merge import FileConflict, Merged, merge_trees
+from gitmem.memory.repo import MAIN, MemoryRepo
+from gitmem.memory.transplant import changed_paths
+from gitmem.memory.worktree import ensure_clean, move_and_follow, worktree_guard
+from gitmem.review import decision_intent, team
+from gitmem.review.render import count
+from gitmem.sync import state as sync_state
+
+# A push refused because another machine pushed first is retried this many rounds, each
+# after a random pause of up to BACKOFF * 2**round seconds (capped at BACKOFF_CAP): machines
+# that raced once spread out instead of racing again.
+MAX_ROUNDS = 12
+BACKOFF = 0.02
+BACKOFF_CAP = 0.4
+_sleep = time.sleep  # module attributes, so a test can watch the pauses
+_jitter = random.uniform
+
+
+def sync_ref(remote: str, what: str) -> str:
+    return f"refs/gitmem/sync/{remote}/{what}"
+
+
+class RemoteRewritten(Conflict):
+    """The remote's main no longer contains what we synced last."""
+
+
+class _MainMoved(Exception):
+    """main moved under us (a concurrent writer): do the round again."""
+
+
+@dataclass(frozen=True)
+class SyncResult:
+    remote: str
+    status: str  # up-to-date | synced | conflict | aborted
+    main: str | None
+    received: int = 0
+    sent: int = 0
+    merged: bool = False
+    conflicts: list[FileConflict] = field(default_factory=list)
+    note: str = ""
+    # Files that change how the agent behaves (persona, settings) that this sync changed,
+    # and the commits before and after, so a person can look: `git diff BEFORE AFTER -- ...`.
+    behaviour: list[str] = field(default_factory=list)
+    before: str | None = None
+    # Sessions: published here (their branch created or grown on the remote), decisions this
+    # machine sent, sessions archived here because they were decided on another machine.
+    published: list[str] = field(default_factory=list)
+    decided: list[str] = field(default_factory=list)
+    settled: list[str] = field(default_factory=list)
+    waiting: list[str] = field(default_factory=list)  # remote sessions to review here
+    rounds: int = 1  # push rounds it took (more than one: another machine pushed first)
+
+    def to_json(self) -> dict[str, object]:
+        return asdict(self)
+
+    def text(self) -> str:
+        r, at = self.remote, (self.main or "")[:7]
+        if self.status == "conflict":
+            return conflict_report(r, self.conflicts, self.note)
+        if self.status == "aborted":
+            return (
+                f"sync with {r} aborted: main and the working tree are as they were.{self.note}\n"
+            )
+        if self.status == "up-to-date":
+            return f"main is up to date with {r} ({at}).{self.note}\n" + self.sessions_text()
+        how = ", merged" if self.merged else ""
+        return (
+            f"synced with {r}: received {count(self.received, 'commit')}, sent {self.sent} "
+            f"(main at {at}{how}).{self.note}\n"
+        ) + self.sessions_text() + self.behaviour_text()
+
+    def sessions_text(self) -> str:
+        out = ""
+        if self.published:
+            out += f"published {count(len(self.published), 'pending session')}: {', '.join(self.published)}\n"
+        if self.decided:
+            out += f"sent the decision on {', '.join(self.decided)}\n"
+        if self.settled:
+            out += (
+                f"decided on another machine, archived here: {', '.join(self.settled)} "
+                "(`gitmem review --all`)\n"
+            )
+        if self.waiting:
+            n = len(self.waiting)
+            out += (
+                f"{count(n, 'session')} from "
+                f"{'another machine waits' if n == 1 else 'other machines wait'} "
+                f"for review: {', '.join(self.waiting)} (`gitmem review`)\n"
+            )
+        return out
+
+    def behaviour_text(self) -> str:
+        if not self.behaviour:
+            return ""
+        files = " ".join(self.behaviour)
+        they = "they change" if len(self.behaviour) > 1 else "it changes"
+        return (
+            f"{_joined(self.behaviour)} changed by {self.remote}: {they} how the agent behaves; "
+            f"see what changed with `git diff {(self.before or '')[:12]} {(self.main or '')[:12]} "
+            f"-- {files}`\n"
+        )
+
+
+# What the agent follows rather than reads: a sync that changes them says so.
+BEHAVIOUR_FILES = ("persona.md", "gitmem.toml")
+
+
+def _joined(paths: list[str]) -> str:
+    return paths[0] if len(paths) == 1 else f"{', '.join(paths[:-1])} and {paths[-1]}"
+
+
+def behaviour_changes(repo: MemoryRepo, before: str | None, after: str | None) -> list[str]:
+    """The behaviour files that differ between ``before`` and ``after`` (main's tips)."""
+    if before is None or after is None or before == after:
+        return []
+    out = repo.git.out("diff", "--name-only", "-z", before, after, "--", *BEHAVIOUR_FILES)
+    return [p for p in BEHAVIOUR_FILES if p in out.split("\0")]
+
+
+def conflict_report(remote: str, conflicts: list[FileConflict], note: str) -> str:
+    lines = [f"sync with {remote} stopped: the same part of memory was edited here and there:"]
+    lines += [f"  {c.label():<40}  {c.path}" for c in conflicts]
+    lines += [
+        f"Both versions are kept: this machine's in main, {remote}'s in {sync_state.REMOTE_REF}.",
+        note.strip() or "main is not checked out: commit the resolution on main.",
+        "Keep what you want of both, then run `gitmem sync --continue`;",
+        "`gitmem sync --abort` puts everything back as it was.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+# -- small git helpers -----------------------------------------------------------
+def _ancestor(repo: MemoryRepo, a: str, b: str) -> bool:
+    return repo.git.run("merge-base", "--is-ancestor", a, b, check=False).returncode == 0
+
+
+def _count(repo: MemoryRepo, a: str, b: str) -> int:
+    return int(repo.git.out("rev-list", "--count", f"{a}..{b}") or 0)
+
+
+def _divergence(repo: MemoryRepo, ours: str, theirs: str | None) -> tuple[int, int]:
+    """(commits only we have, commits only they have), from one ``git rev-list``."""
+    if theirs is None:
+        return int(repo.git.out("rev-list", "--count", ours) or 0), 0
+    left, _, right = repo.git.out(
+        "rev-list", "--left-right", "--count", f"{ours}...{theirs}"
+    ).partition("\t")
+    return int(left), int(right)
+
+
+# -- one round ---------------------------------------------------------------------
+def _check_history(
+    repo: MemoryRepo, remote: str, theirs: Sha | None, accept_redaction: bool = False
+) -> None:
+    last = repo.store.resolve(sync_ref(remote, "last-synced"))
+    if last is None or last == theirs or (theirs is not None and _ancestor(repo, last, theirs)):
+        if accept_redaction:
+            raise InvalidInput(f"{remote}/main was not redacted since the last sync: plain `gitmem sync`")
+        return
+    from gitmem.sync import redact
+
+    if theirs is not None and redact.redacted_as(repo, remote, last) is not None:
+        if accept_redaction:
+            redact.accept_redaction(repo, remote, theirs, last)
+            return
+        raise redact.RemoteRedacted(
+            f"{remote}/main was rewritten by `gitmem redact` (secrets removed from history); "
+            "nothing was changed here. Take the redacted history with "
+            "`gitmem sync --accept-redaction`"
+        )
+
+    # The lease names what we just fetched: gitmem's fetch leaves refs/remotes/* alone, so
+    # a bare --force-with-lease would compare with a stale tracking ref and be refused.
+    lease = f"main:{theirs or ''}"
+    raise RemoteRewritten(
+        f"{remote}/main was rewritten: it no longer contains {last[:7]}, what we synced last; "
+        f"nothing was changed here. To keep this history, put it back with "
+        f"`git push --force-with-lease={lease} {remote} main`; to take theirs, start from a "
+        "fresh clone",
+        hint="gitmem never force-pushes and never drops a local commit",
+    )
+
+
+# Where gitmem keeps memory: a symlink or submodule there is never brought in.
+MEMORY_PATHS = ("cards", "sessions", "logs", "persona.md", "synthesis.md", "gitmem.toml")
+_UNSAFE_MODES = {"120000": "a symlink", "160000": "a submodule"}
+
+
+def _check_incoming(repo: MemoryRepo, remote: str, ours: Sha | None, theirs: Sha | None) -> None:
+    """Refuse a remote history that puts a symlink or submodule where memory lives
+    (one ``git log --raw`` over the commits we would receive)."""
+    if theirs is None:
+        return
+    out = repo.git.run(
+        "log", "-m", "--raw", "-z", "--no-renames", "--no-abbrev", "--format=%x00%H",
+        theirs, *([f"^{ours}"] if ours else []), "--", *MEMORY_PATHS,
+    ).stdout.decode("utf-8", "surrogateescape")
+    items, commit = out.split("\0"), ""
+    for i, item in enumerate(items):
+        item = item.strip("\n")
+        if len(item) in (40, 64) and all(c in "0123456789abcdef" for c in item):
+            commit = item
+        elif item.startswith(":") and i + 1 < len(items):
+            mode = item[1:].split(" ")[1]
+            if mode in _UNSAFE_MODES:
+                raise UnsafePath(
+                    f"{remote}/main brings {items[i + 1]} as {_UNSAFE_MODES[mode]} (commit "
+                    f"{commit[:7]}); gitmem never follows one where it keeps memory; "
+                    "nothing was changed here",
+                    hint=f"fix it on {remote} with a commit that makes it a real file or folder",
+                )
+
+
+def _check_outgoing(repo: MemoryRepo, remote: str, theirs: Sha | None) -> None:
+    """Refuse, before anything changes here, to send commits that carry a secret."""
+    from gitmem.memory.scan import outgoing
+
+    ours = repo.tip(MAIN)
+    if ours is not None and ours != theirs:
+        outgoing(repo, remote, ours, theirs)
+
+
+def _check_sessions_outgoing(
+    repo: MemoryRepo, remote: str, out: team.Outgoing, theirs: Sha | None
+) -> None:
+    """The session branches this round publishes carry no secret either."""
+    from gitmem.memory.scan import outgoing as refuse_secrets
+
+    for update in out.updates:
+        if update.new and update.ref.startswith("refs/heads/gitmem/session/"):
+            base = [b for b in (update.old, theirs) if b]
+            refuse_secrets(repo, remote, update.new, base[0] if base else None)
+
+
+def _fast_forward(repo: MemoryRepo, ours: Sha, theirs: Sha) -> None:
+    paths = changed_paths(repo, ours, theirs)
+    with worktree_guard(repo, MAIN) as live:
+        if live:
+            ensure_clean(repo, paths)
+        reason = "gitmem sync: fast-forward"
+        if not move_and_follow(repo, MAIN, theirs, ours, paths, live=live, reason=reason).moved:
+            raise _MainMoved
+
+
+def _merge_base(repo: MemoryRepo, ours: Sha, theirs: Sha, remote: str) -> Sha:
+    proc = repo.git.run("merge-base", ours, theirs, check=False)
+    if proc.returncode:
+        raise Conflict(
+            f"main and {remote}/main share no history; clone {remote} on this machine "
+            "instead of syncing a separately created memory"
+        )
+    return Sha(proc.stdout.decode().strip())
+
+
+def _commit_merge(
+    repo: MemoryRepo,
+    remote: str,
+    ours: Sha,
+    theirs: Sha,
+    merged: Merged,
+    live: bool,
+    extra: list[str],
+    n: int,
+) -> Sha:
+    assert merged.tree is not None
+    message = (
+        f"gitmem sync: merge {remote}/main\n\n"
+        f"{count(n, 'commit')} from {remote} joined to the local ones; "
+        "no local commit was rewritten.\n"
+    )
+    commit = repo.write_commit(merged.tree, [ours, theirs], message)
+    paths = sorted(set(merged.touched) | set(extra))
+    reason = f"gitmem sync: merge {remote}/main"
+    if not move_and_follow(repo, MAIN, commit, ours, paths, live=live, reason=reason).moved:
+        raise _MainMoved
+    return commit
+
+
+def _stop(
+    repo: MemoryRepo, remote: str, ours: Sha, theirs: Sha, merged: Merged, live: bool
+) -> SyncResult:
+    """Keep both versions and the state for --continue/--abort; main does not move."""
+    written = sync_state.keep(repo, remote, ours, theirs, merged, live)
+    note = ""
+    if written:
+        verb = "shows" if len(written) == 1 else "show"
+        note = f"{', '.join(written)} in the working tree {verb} both versions between <<<<<<< and >>>>>>>."
+    return SyncResult(remote, "conflict", ours, conflicts=merged.conflicts, note=note)
+
+
+@dataclass(frozen=True)
+class _Round:
+    how: str  # none | fast-forward | merge
+    received: int
+    sent: int  # what main has that the remote has not, after integrating
+
+
+def _integrate(repo: MemoryRepo, remote: str, theirs: Sha | None) -> SyncResult | _Round:
+    """Bring main up to ``theirs``; a SyncResult when the round stops at a conflict."""
+    ours = repo.tip(MAIN)
+    if ours is None:
+        raise NotFound("no main branch")
+    ahead, behind = _divergence(repo, ours, theirs)
+    if theirs is None or behind == 0:
+        return _Round("none", 0, ahead)
+    if ahead == 0:
+        _fast_forward(repo, ours, theirs)
+        return _Round("fast-forward", behind, 0)
+    base = _merge_base(repo, ours, theirs, remote)
+    labels = (f"{MAIN} (this machine)", f"{remote}/main")
+    with worktree_guard(repo, MAIN) as live:
+        changed = changed_paths(repo, base, theirs)
+        if live:
+            ensure_clean(repo, changed)
+        if repo.tip(MAIN) != ours:
+            raise _MainMoved
+        merged = merge_trees(repo, base, ours, theirs, labels, changed=changed)
+        if merged.conflicts:
+            return _stop(repo, remote, ours, theirs, merged, live)
+        _commit_merge(repo, remote, ours, theirs, merged, live, [], behind)
+    return _Round("merge", behind, ahead + 1)
+
+
+def sync(repo: MemoryRepo, remote: str = "origin", accept_redaction: bool = False) -> SyncResult:
+    """Fetch, integrate, push; refuses while a stopped sync waits for --continue/--abort."""
+    where = remote_mod.url(repo, remote)
+    state = sync_state.load(repo)
+    if state is not None:
+        raise Conflict(
+            f"a sync with {state['remote']} stopped at a conflict; settle it and run "
+            "`gitmem sync --continue`, or `gitmem sync --abort`"
+        )
+    if repo.tip(MAIN) is None:
+        raise NotFound("no main branch")
+    fetched = sync_ref(remote, "fetched")
+    received, merged = 0, False
+    start = repo.tip(MAIN)
+    settled: list[str] = []
+    notes: list[str] = []
+    lost = "main moved here"
+    finished: list[str] = []  # interrupted decisions finished here
+    for attempt in range(MAX_ROUNDS):
+        if attempt:
+            _sleep(_jitter(0, min(BACKOFF_CAP, BACKOFF * 2**attempt)))
+        done = False
+        try:
+            theirs = remote_mod.fetch_main(repo, remote, fetched, where, team.fetch_specs(remote))
+            _check_history(repo, remote, theirs, accept_redaction)
+            accept_redaction = False  # accepted: the next rounds are ordinary ones
+            _check_incoming(repo, remote, repo.tip(MAIN), theirs)
+            _check_outgoing(repo, remote, theirs)
+            finished += decision_intent.finish_interrupted(repo, remote)
+            seen = team.view(repo, remote)  # the remote's sessions and decisions, as fetched
+            got, notes = team.settle(repo, remote, seen)
+            settled += got
+            try:
+                step = _integrate(repo, remote, theirs)
+            except _MainMoved:
+                continue
+            if isinstance(step, SyncResult):
+                return step
+            received, merged = received + step.received, merged or step.how == "merge"
+            ours = repo.tip(MAIN)
+            assert ours is not None
+            out = outgoing(repo, remote, ours if step.sent else None, seen)
+            _check_sessions_outgoing(repo, remote, out, theirs)
+            pushed = remote_mod.push_updates(repo, remote, out.updates, where) if out.updates else None
+            if pushed is not None and not pushed.ok:
+                lost = pushed.rejected or lost
+                continue  # someone pushed first: fetch and integrate again
+            # one transaction: forget the fetched ref, remember what the remote now holds
+            repo.git.run(
+                "update-ref",
+                "--stdin",
+                input=f"delete {fetched}\nupdate {sync_ref(remote, 'last-synced')} {ours}\n".encode(),
+            )
+            done = True
+        finally:
+            if not done:
+                repo.git.run("update-ref", "-d", fetched, check=False)
+        if out.published or out.decided:  # pushed: the tracking refs say so now
+            remote_mod.fetch_refs(repo, remote, team.fetch_specs(remote), where)
+            seen = team.view(repo, remote)
+        index.refresh(repo, MAIN)
+        done_notes = [f"finished the interrupted decision on {sid}" for sid in finished]
+        note = "".join(f"\n{n}" for n in done_notes + notes + out.notes)
+        waiting = team.waiting(repo, remote, seen)
+        if not received and not step.sent and not (out.published or out.decided or settled):
+            return SyncResult(
+                remote, "up-to-date", ours, note=note, waiting=waiting, rounds=attempt + 1
+            )
+        changed = behaviour_changes(repo, start, ours) if received else []
+        return SyncResult(
+            remote, "synced", ours, received, step.sent, merged, note=note, behaviour=changed,
+            before=start, published=out.published, decided=out.decided, settled=settled,
+            waiting=waiting, rounds=attempt + 1,
+        )
+    raise Conflict(
+        f"{remote} kept moving during sync ({MAX_ROUNDS} rounds, last: {lost}); nothing was "
+        "lost, run `gitmem sync` again"
+    )
+
+
+def outgoing(
+    repo: MemoryRepo, remote: str, main: Sha | None, seen: team.View | None = None
+) -> team.Outgoing:
+    """Everything this round pushes (``main`` when given, sessions, decisions): the one
+    place to check what leaves this machine before it does."""
+    return team.outgoing(repo, remote, main, seen)
+
+
+def continue_sync(repo: MemoryRepo) -> SyncResult:
+    """Finish a stopped sync with the person's resolution, then push."""
+    state = sync_state.load(repo)
+    if state is None:
+        raise InvalidInput("no sync is waiting for --continue")
+    remote, theirs = state["remote"], Sha(state["theirs"])
+    with worktree_guard(repo, MAIN) as live:
+        ours = repo.tip(MAIN)
+        if ours is None:
+            raise NotFound("no main branch")
+        resolved = sync_state.resolutions(repo, state, ours, live)
+        base = _merge_base(repo, ours, theirs, remote)
+        changed = changed_paths(repo, base, theirs)
+        if live:
+            ensure_clean(repo, [p for p in changed if p not in resolved])
+        labels = (f"{MAIN} (this machine)", f"{remote}/main")
+        merged = merge_trees(repo, base, ours, theirs, labels, resolved, changed)
+        if merged.conflicts:
+            return _stop(repo, remote, ours, theirs, merged, live)
+        try:
+            n = _count(repo, ours, theirs)
+            _commit_merge(repo, remote, ours, theirs, merged, live, sorted(resolved), n)
+        except _MainMoved:
+            raise Conflict(
+                "main moved while the sync was continued; run `gitmem sync --continue` again"
+            ) from None
+    sync_state.clear(repo)
+    done = sync(repo, remote)
+    changed = behaviour_changes(repo, ours, done.main)
+    if not changed:
+        return done
+    return replace(done, behaviour=changed, before=ours)
+
+
+def abort_sync(repo: MemoryRepo) -> SyncResult:
+    """Undo a stopped sync: the working-tree files it wrote go back, its refs and state go."""
+    state = sync_state.load(repo)
+    if state is None:
+        raise InvalidInput("no sync to abort")
+    with worktree_guard(repo, MAIN) as live:
+        note = sync_state.undo(repo, state, repo.tip(MAIN), live)
+    return SyncResult(state["remote"], "aborted", repo.tip(MAIN), note=note)

@@ -136,7 +136,7 @@ def status(repo: MemoryRepo) -> Status:
 def lines(st: Status) -> list[str]:
     """What ``gitmem status`` prints for people."""
     from gitmem.index.card_list import size
-    from gitmem.review.render import count
+    from gitmem.wording import count
 
     out = [f"On branch {st.branch}" if st.branch else "HEAD is detached (not on a branch)"]
     if st.branch and st.branch != MAIN:

@@ -24,7 +24,7 @@ from gitmem.index import build as index_mod
 from gitmem.index.stale import report as stale_report
 from gitmem.memory import session_branches as sessions
 from gitmem.memory.repo import MAIN, MemoryRepo
-from gitmem.review.render import count
+from gitmem.wording import count
 
 SUFFIX = "-consolidate"
 

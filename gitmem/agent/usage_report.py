@@ -8,7 +8,7 @@ from typing import Any
 
 from gitmem.errors import NotFound
 from gitmem.memory import names
-from gitmem.review.render import count
+from gitmem.wording import count
 
 REWRITE_SHARE = 0.2  # a layer changing on more than 1 request in 5 keeps missing the cache
 COLD_SHARE = 0.1

@@ -22,7 +22,7 @@ def cards(ctx: Ctx, branch: str) -> None:
     `gitmem edit PROJECT SECTION` gives it one.
     """
     from gitmem.index.card_list import list_cards, size
-    from gitmem.review.render import count
+    from gitmem.wording import count
 
     with ctx.repo() as repo:
         found = list_cards(repo, branch)

@@ -239,8 +239,8 @@ def reindex(ctx: Ctx, branch: str) -> None:
     The search index (`gitmem search`) is rebuilt and compared with its cache too.
     """
     from gitmem.index import build as index_mod
-    from gitmem.review.render import count
     from gitmem.search import corpus as search_index
+    from gitmem.wording import count
 
     with ctx.repo() as repo:
         repo.branch_tip(branch)
@@ -302,7 +302,7 @@ def log(ctx: Ctx, project: str | None, limit: int, show_all: bool, branch: str) 
     """
     from gitmem.memory.audit import audit_log
     from gitmem.memory.log_text import render
-    from gitmem.review.render import count
+    from gitmem.wording import count
 
     with ctx.repo() as repo:
         entries = audit_log(repo, project, branch=branch, limit=(limit + 1) if limit else None,

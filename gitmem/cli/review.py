@@ -160,7 +160,7 @@ def review(
         raise InvalidInput("--markdown only shows the session; decide in a separate command")
     with ctx.repo() as repo:
         if push_to:
-            from gitmem.memory.remote import push_session
+            from gitmem.review.team import push_session
 
             pushed = push_session(repo, session, push_to)
             emit(ctx, pushed.to_json(), pushed.text)

@@ -31,13 +31,14 @@ from gitmem.index.build import (
     render_card,
 )
 from gitmem.index.replay import _fold, _log, no_gc
+from gitmem.memory import branch_files
 from gitmem.memory.repo import MAIN, MemoryRepo
 
 _DIGEST = 20
 
 
 def _path(repo: MemoryRepo, branch: str) -> str:
-    return str(repo.gitmem_dir / f"index-{branch.replace('/', '%')}.cards.marshal")
+    return branch_files.path(repo, branch, "cards.marshal")
 
 
 def drop(repo: MemoryRepo, branch: str) -> None:

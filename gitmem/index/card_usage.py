@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from gitmem.index.build import Index
-from gitmem.review.render import count
+from gitmem.wording import count
 
 
 @dataclass

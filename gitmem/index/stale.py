@@ -21,7 +21,7 @@ from gitmem.index import build as index_mod
 from gitmem.index.freshness import digests
 from gitmem.memory.cards import card_path, section_text
 from gitmem.memory.repo import MAIN, MemoryRepo
-from gitmem.review.render import count
+from gitmem.wording import count
 
 DUPLICATE_JACCARD = 0.5
 MIN_SHINGLES = 3

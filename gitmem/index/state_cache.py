@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gitmem.index.replay import Fold, Replay, no_gc
+from gitmem.memory import branch_files
 from gitmem.memory.repo import MAIN, MemoryRepo
 
 CACHE_VERSION = 10  # 3: multi-revert; 4: untitled cards; 5: summary-less entries; 6: framed;
@@ -45,7 +46,7 @@ _tails: dict[str, _Tail] = {}
 
 
 def _state_path(repo: MemoryRepo, branch: str) -> str:
-    return str(repo.gitmem_dir / f"index-{branch.replace('/', '%')}.marshal")
+    return branch_files.path(repo, branch, "marshal")
 
 
 def _record(data: Any) -> bytes:
@@ -199,17 +200,8 @@ def _replace(tmp: str, path: str, data: bytes) -> bool:
         return False
 
 
-def drop(repo: MemoryRepo, branch: str) -> None:
-    """Remove ``branch``'s caches (a session branch that landed or was archived: its
-    name is never used again, and the files would only take disk space)."""
-    cards = str(repo.gitmem_dir / f"index-{branch.replace('/', '%')}.cards.marshal")
-    for path in (_state_path(repo, branch), text_path(repo, branch), cards):
-        with contextlib.suppress(OSError):
-            os.unlink(path)
-
-
 def text_path(repo: MemoryRepo, branch: str) -> str:
-    return str(repo.gitmem_dir / f"index-{branch.replace('/', '%')}.txt")
+    return branch_files.path(repo, branch, "txt")
 
 
 def save_text(repo: MemoryRepo, branch: str, commit: str | None, text: str) -> None:

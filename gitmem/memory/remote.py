@@ -9,16 +9,12 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
-from gitmem.errors import EXIT_GIT, GitmemError, InvalidInput, NotFound
+from gitmem.errors import EXIT_GIT, GitmemError, NotFound
 from gitmem.git.runner import Sha
 from gitmem.memory import names
 from gitmem.memory.repo import MemoryRepo
-
-if TYPE_CHECKING:
-    from gitmem.review.team import Update
 
 
 class RemoteError(GitmemError):
@@ -114,6 +110,18 @@ _RACE = (
 )
 
 
+@dataclass(frozen=True)
+class Update:
+    """One ref the push changes on the remote: ``new`` None deletes it, under the lease ``old``."""
+
+    ref: str
+    new: Sha | None
+    old: Sha | None = None
+
+    def refspec(self) -> str:
+        return f"{self.new}:{self.ref}" if self.new else f":{self.ref}"
+
+
 def push_updates(
     repo: MemoryRepo, name: str, updates: Sequence[Update], where: str | None = None
 ) -> Pushed:
@@ -139,42 +147,3 @@ def push_updates(
     if refused:
         raise RemoteError(f"{name} ({where}) refused the push: {refused[0]}")
     raise RemoteError(f"cannot push to {name} ({where}): {_last_line(proc.stderr)}")
-
-
-@dataclass(frozen=True)
-class PushedSession:
-    session: str
-    remote: str
-    url: str
-    branch: str
-    commit: str
-
-    def to_json(self) -> dict[str, object]:
-        return asdict(self)
-
-    def text(self) -> str:
-        return (
-            f"pushed {self.branch} ({self.commit[:7]}) to {self.remote} ({self.url}); "
-            f"open a pull request from {self.branch} into main to review it there\n"
-        )
-
-
-def push_session(repo: MemoryRepo, session_id: str, name: str) -> PushedSession:
-    """Publish a pending session's branch so a forge can show it as a pull request."""
-    from gitmem.review.pending import find
-
-    s = find(repo, session_id)
-    if not s.pending:
-        raise InvalidInput(
-            f"session {s.id} was {s.state} already; only pending sessions are pushed"
-        )
-    if s.state == "remote":
-        raise InvalidInput(
-            f"session {s.id} came from {s.machine} through {s.remote}; it is published there already"
-        )
-    where = url(repo, name)
-    branch = s.ref.removeprefix("refs/heads/")
-    done = push(repo, name, s.ref, s.ref, where)
-    if not done.ok:
-        raise RemoteError(f"{name} has a different {branch} ({done.rejected}); nothing was pushed")
-    return PushedSession(s.id, name, where, branch, s.tip)

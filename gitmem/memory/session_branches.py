@@ -18,8 +18,7 @@ from pathlib import Path
 
 from gitmem.errors import Conflict, DirtyCard, InvalidInput, NotFound
 from gitmem.git.runner import Sha
-from gitmem.index import state_cache as index_cache
-from gitmem.memory import names
+from gitmem.memory import branch_files, names
 from gitmem.memory import trailers as T
 from gitmem.memory.land import commits_between, land
 from gitmem.memory.publish import Plan, commit_plan, publish
@@ -152,7 +151,7 @@ class FinishResult:
 
     def text(self) -> str:
         """What happened to the session's memory edits, counted as `gitmem review` does."""
-        from gitmem.review.render import count
+        from gitmem.wording import count
 
         edits = count(self.edits, "memory edit")
         if self.pending and self.edits:
@@ -182,7 +181,7 @@ def archive(
     branch = f"refs/heads/{branch_of(session_id)}"
     tx = f"start\nupdate {target} {tip}\ndelete {branch} {tip}\nprepare\ncommit\n"
     repo.git.run("update-ref", "-m", reason, "--stdin", input=tx.encode())
-    index_cache.drop(repo, branch_of(session_id))  # the branch is gone: so is its cache
+    branch_files.drop(repo, branch_of(session_id))  # the branch is gone: so is its cache
     return target
 
 

@@ -28,7 +28,7 @@ from gitmem.memory.transplant import transplant
 from gitmem.memory.worktree import checked_out, ensure_clean
 from gitmem.review import team
 from gitmem.review.pending import ARCHIVE_OF_ACTION, ReviewCommit, SessionView, load
-from gitmem.review.render import count
+from gitmem.wording import count
 
 # commit -> None (all of it) or the hunks to keep; a commit not in the plan is left out
 Plan = dict[Sha, tuple[H.Hunk, ...] | None]

@@ -12,7 +12,7 @@ from gitmem.index.replay import Replay, replay_at
 from gitmem.memory import trailers as T
 from gitmem.memory.repo import MemoryRepo
 from gitmem.review.pending import ReviewCommit, SessionView
-from gitmem.review.render import count
+from gitmem.wording import count
 
 
 def _entry(value: list[str] | None) -> str:

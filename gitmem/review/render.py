@@ -7,15 +7,11 @@ terminal; keeping the styles beside the text keeps both outputs the same words.
 from __future__ import annotations
 
 from gitmem.review.pending import NumberedHunk, SessionSummary, SessionView, TokenSizes
+from gitmem.wording import count
 
 Line = tuple[str, str]  # (text, rich style; "" for none)
 
 _LINE_STYLE = {"+": "green", "-": "red", "\\": "dim"}
-
-
-def count(n: int, noun: str, plural: str | None = None) -> str:
-    """ "1 edit", "3 edits" ("1 entry", "3 entries" with ``plural``)."""
-    return f"{n} {noun}" if n == 1 else f"{n} {plural or noun + 's'}"
 
 
 def _when(date: str | None) -> str:

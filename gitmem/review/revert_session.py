@@ -23,7 +23,7 @@ from gitmem.memory.publish import Plan, commit_plan, publish
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.memory.revert import revert_tree
 from gitmem.review.pending import landed_by_session, session_refs
-from gitmem.review.render import count
+from gitmem.wording import count
 
 
 @dataclass(frozen=True)

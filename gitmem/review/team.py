@@ -26,11 +26,12 @@ reach the remote wins; a later one is refused before anything lands here.
 from __future__ import annotations
 
 import socket
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
-from gitmem.errors import Conflict
+from gitmem.errors import Conflict, InvalidInput
 from gitmem.git.runner import Sha
 from gitmem.memory import names
+from gitmem.memory.remote import RemoteError, Update
 from gitmem.memory.repo import SESSION_PREFIX, MemoryRepo
 from gitmem.memory.session_branches import ARCHIVE_PREFIX
 
@@ -157,18 +158,6 @@ def settle(repo: MemoryRepo, remote: str, theirs: View | None = None) -> tuple[l
 
 
 @dataclass(frozen=True)
-class Update:
-    """One ref the push changes on the remote: ``new`` None deletes it, under the lease ``old``."""
-
-    ref: str
-    new: Sha | None
-    old: Sha | None = None
-
-    def refspec(self) -> str:
-        return f"{self.new}:{self.ref}" if self.new else f":{self.ref}"
-
-
-@dataclass(frozen=True)
 class Outgoing:
     updates: list[Update]
     published: list[str]  # session ids whose branch this push creates or grows
@@ -282,3 +271,43 @@ def record(repo: MemoryRepo, sid: str, tip: Sha, action: str, remote: str | None
     if not _transaction(repo, lines, f"gitmem review: {action}"):
         raise Conflict(f"session {sid} was decided here concurrently; see `gitmem review --all`")
     return target
+
+
+@dataclass(frozen=True)
+class PushedSession:
+    session: str
+    remote: str
+    url: str
+    branch: str
+    commit: str
+
+    def to_json(self) -> dict[str, object]:
+        return asdict(self)
+
+    def text(self) -> str:
+        return (
+            f"pushed {self.branch} ({self.commit[:7]}) to {self.remote} ({self.url}); "
+            f"open a pull request from {self.branch} into main to review it there\n"
+        )
+
+
+def push_session(repo: MemoryRepo, session_id: str, name: str) -> PushedSession:
+    """Publish a pending session's branch so a forge can show it as a pull request."""
+    from gitmem.memory.remote import push, url
+    from gitmem.review.pending import find
+
+    s = find(repo, session_id)
+    if not s.pending:
+        raise InvalidInput(
+            f"session {s.id} was {s.state} already; only pending sessions are pushed"
+        )
+    if s.state == "remote":
+        raise InvalidInput(
+            f"session {s.id} came from {s.machine} through {s.remote}; it is published there already"
+        )
+    where = url(repo, name)
+    branch = s.ref.removeprefix("refs/heads/")
+    done = push(repo, name, s.ref, s.ref, where)
+    if not done.ok:
+        raise RemoteError(f"{name} has a different {branch} ({done.rejected}); nothing was pushed")
+    return PushedSession(s.id, name, where, branch, s.tip)

@@ -35,8 +35,8 @@ from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.memory.transplant import changed_paths
 from gitmem.memory.worktree import ensure_clean, move_and_follow, worktree_guard
 from gitmem.review import decision_intent, team
-from gitmem.review.render import count
 from gitmem.sync import state as sync_state
+from gitmem.wording import count
 
 # A push refused because another machine pushed first is retried this many rounds, each
 # after a random pause of up to BACKOFF * 2**round seconds (capped at BACKOFF_CAP): machines

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.cli import cli
+from gitmem.cli import all_commands
 from gitmem.memory.workspace import client_path
 from gitmem.setup.init import init_repo
 
@@ -27,7 +27,7 @@ def test_bare_gitmem_prints_help_and_succeeds() -> None:
 
 
 def test_every_command_takes_C_and_client_after_its_name() -> None:
-    for name, cmd in cli.commands.items():
+    for name, cmd in all_commands().items():
         opts = {o for p in cmd.params for o in getattr(p, "opts", [])}
         assert {"-C", "--client"} <= opts, name
 

@@ -11,7 +11,7 @@ from typing import Any
 import click
 import pytest
 
-from gitmem.cli import cli
+from gitmem.cli import all_commands
 from gitmem.fakeapi import FakeAnthropicServer, RuleModel
 
 from helpers import Result, git, gm
@@ -36,7 +36,7 @@ def one_document(res: Result) -> Any:
 
 def json_commands() -> set[str]:
     return {
-        name for name, cmd in cli.commands.items()
+        name for name, cmd in all_commands().items()
         if any(isinstance(p, click.Option) and "--json" in p.opts for p in cmd.params)
     }
 

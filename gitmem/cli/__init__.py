@@ -1,10 +1,12 @@
 """The ``gitmem`` command. Only parsing and printing live here; every command calls a
-plain function that takes values and returns a result. Heavy modules are imported
-inside the commands that need them, so ``gitmem index`` starts fast.
+plain function that takes values and returns a result. A command's module is imported
+only when it runs, and heavy modules inside the commands that need them, so ``gitmem
+index`` starts fast.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import sys
@@ -119,10 +121,49 @@ def _repo_options(cmd: click.Command) -> None:
         ))
 
 
+# Which module defines each command. A command's module is imported when the command
+# runs (or when help lists them all), so `gitmem index` imports core.py and no other
+# command module. tests/test_cli_lazy.py checks this table against what each module
+# registers.
+COMMANDS = {
+    "ask": "agent", "chat": "agent", "demo": "agent", "usage": "agent",
+    "mcp": "bridges",
+    "cards": "cards",
+    "clone": "clone",
+    "completion": "completion",
+    "consolidate": "consolidate",
+    "clients": "core", "index": "core", "init": "core", "install-hooks": "core",
+    "log": "core", "recover": "core", "reindex": "core", "revert": "core", "show": "core",
+    "write": "core",
+    "edit": "edit",
+    "export": "notes", "import": "notes",
+    "review": "review", "sync": "review",
+    "redact": "secrets", "scan": "secrets",
+    "search": "search",
+    "stale": "stale",
+    "status": "status",
+}
+
+
 class _Group(click.Group):
     def add_command(self, cmd: click.Command, name: str | None = None) -> None:
         _repo_options(cmd)
         super().add_command(cmd, name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(self.commands) | set(COMMANDS))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            importlib.import_module(f"{__name__}.{COMMANDS[cmd_name]}")  # registers it
+        return self.commands.get(cmd_name)
+
+
+def all_commands() -> dict[str, click.Command]:
+    """Every command by name, each one's module imported (help, completion, tests)."""
+    ctx = click.Context(cli)
+    found = {name: cli.get_command(ctx, name) for name in cli.list_commands(ctx)}
+    return {name: cmd for name, cmd in found.items() if cmd is not None}
 
 
 @click.group(
@@ -149,24 +190,6 @@ def cli(ctx: click.Context, path: str | None, client: str | None) -> None:
     state.path, state.client = path, client
     if ctx.invoked_subcommand is None:  # bare `gitmem`: the help, and success
         click.echo(ctx.get_help())
-
-
-from . import (  # noqa: E402,F401  (registers the commands)
-    agent,
-    bridges,
-    cards,
-    clone,
-    completion,
-    consolidate,
-    core,
-    edit,
-    notes,
-    review,
-    search,
-    secrets,
-    stale,
-    status,
-)
 
 
 def _report_bug(exc: BaseException, args: list[str] | None = None) -> str:

@@ -41,8 +41,12 @@ def command_words(root: click.Command, args: list[str]) -> list[str]:
             if takes_value and param is not None and param.nargs > 0:
                 words += [VALUE for _ in range(param.nargs) if next(it, None) is not None]
             continue
-        if isinstance(command, click.Group) and arg in command.commands:
-            command = command.commands[arg]
+        sub = (
+            command.get_command(click.Context(command), arg)
+            if isinstance(command, click.Group) else None
+        )
+        if sub is not None:
+            command = sub
             words.append(arg)
         else:
             words.append(VALUE)

@@ -118,17 +118,55 @@ def _blob_at(repo: MemoryRepo, memo: Memo, commit: str, card: str) -> str:
     return got
 
 
-def _prefetch(repo: MemoryRepo, memo: Memo, pairs: set[tuple[str, str]]) -> None:
-    """Read every (commit, card) not known yet in one ``git cat-file --batch``: the commit
-    (accepted in part?) and the card's blob there, digested at once. A first refresh of a
-    large client would otherwise read thousands of trees one at a time. git resolves
-    ``REV:PATH`` itself here; it never follows a symlink in a tree, and a symlink's blob
-    simply differs from the card's."""
+def _prefetch(
+    repo: MemoryRepo, memo: Memo, pairs: set[tuple[str, str]], now: dict[str, str]
+) -> None:
+    """Read every (commit, card) not known yet in three ``git cat-file``: the commits
+    (accepted in part?), the card's blob at each, and the blobs whose sections are to be
+    compared (not the ones still current), digested at once. A first refresh of
+    a large client would otherwise read thousands of trees one at a time. The paths are
+    asked newest commit first, as history goes: each commit's cards tree is then mostly a
+    delta of the one git just read (in the order of the commit ids, git rebuilt every tree
+    from far away: twice the time). git resolves ``REV:PATH`` itself here; it never follows
+    a symlink in a tree, and a symlink's blob simply differs from the card's."""
     if not pairs:
         return
-    order = sorted(pairs)
-    names = [n for sha, card in order for n in (sha, f"{sha}:cards/{card}.md")]
-    raw = repo.git.run("cat-file", "--batch", input="".join(f"{n}\n" for n in names).encode()).stdout
+    commits = sorted({sha for sha, _ in pairs})
+    heads = dict(zip(commits, _batch(repo, commits), strict=True))
+    when: dict[str, int] = {}
+    for sha, got in heads.items():
+        when[sha] = _committed(got[1]) if got is not None else 0
+    order = sorted(pairs, key=lambda pair: (-when[pair[0]], pair))
+    found = _batch(repo, [f"{sha}:cards/{card}.md" for sha, card in order], check=True)
+    read: dict[str, None] = {}  # the blobs whose sections are compared, newest first
+    for (sha, card), blob in zip(order, found, strict=True):
+        commit = heads[sha]
+        if commit is not None and PARTIAL_NOTE in commit[1].split(b"\n\n", 1)[-1]:
+            value = _PARTIAL
+        elif blob is not None and blob[0].endswith(" blob"):
+            value = blob[0].split(" ")[0]
+            current = now.get(card)
+            if current is not None and current != value:
+                read[current] = read[value] = None
+        else:
+            value = ""
+        memo.at[f"{sha}:{card}"] = value
+    todo = [blob for blob in read if blob not in memo.blobs]  # as history goes, like trees
+    for blob_sha, blob in zip(todo, _batch(repo, todo), strict=True):
+        if blob is not None:
+            memo.blobs[blob_sha] = digests(blob[1].decode("utf-8", "replace"))
+    memo.dirty = True
+
+
+def _batch(
+    repo: MemoryRepo, names: list[str], check: bool = False
+) -> list[tuple[str, bytes] | None]:
+    """Each object of ``names`` as ("<sha> <type>", contents), None when missing, from one
+    ``git cat-file --batch`` (``check``: ``--batch-check``, the contents empty)."""
+    if not names:
+        return []
+    query = "".join(f"{n}\n" for n in names).encode()
+    raw = repo.git.run("cat-file", "--batch-check" if check else "--batch", input=query).stdout
     pos = 0
     got: list[tuple[str, bytes] | None] = []
     for _ in names:
@@ -138,21 +176,21 @@ def _prefetch(repo: MemoryRepo, memo: Memo, pairs: set[tuple[str, str]]) -> None
         if len(head) != 3:  # "<name> missing" (or ambiguous)
             got.append(None)
             continue
-        size = int(head[2])
+        size = 0 if check else int(head[2])
         got.append((head[0].decode() + " " + head[1].decode(), raw[pos : pos + size]))
-        pos += size + 1
-    for i, (sha, card) in enumerate(order):
-        commit, blob = got[2 * i], got[2 * i + 1]
-        if commit is not None and PARTIAL_NOTE in commit[1].split(b"\n\n", 1)[-1]:
-            value = _PARTIAL
-        elif blob is not None and blob[0].endswith(" blob"):
-            value = blob[0].split(" ")[0]
-            if value not in memo.blobs:
-                memo.blobs[value] = digests(blob[1].decode("utf-8", "replace"))
-        else:
-            value = ""
-        memo.at[f"{sha}:{card}"] = value
-    memo.dirty = True
+        pos += 0 if check else size + 1
+    return got
+
+
+def _committed(commit: bytes) -> int:
+    """A commit's committer time (0 if unreadable): only an order to read trees in."""
+    for line in commit.split(b"\n\n", 1)[0].split(b"\n"):
+        if line.startswith(b"committer "):
+            try:
+                return int(line.rsplit(b" ", 2)[-2])
+            except (ValueError, IndexError):
+                return 0
+    return 0
 
 
 def _digests_of(repo: MemoryRepo, memo: Memo, blob: str) -> dict[str, str]:
@@ -222,7 +260,8 @@ def stale_keys(
     doubled: set[str] = set()
     for merge in merges:
         doubled.update(contested(repo, memo, merge))
-    _prefetch(repo, memo, {(sha, card) for card, _, sha in todo if f"{sha}:{card}" not in memo.at})
+    _prefetch(repo, memo, {(sha, card) for card, _, sha in todo if f"{sha}:{card}" not in memo.at},
+              now)
     out: set[str] = set()
     for card, sid, sha in todo:
         key = f"{card}/{sid}"

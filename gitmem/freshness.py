@@ -131,6 +131,9 @@ def _prefetch(
     a symlink in a tree, and a symlink's blob simply differs from the card's."""
     if not pairs:
         return
+    if len(pairs) < _MANY:
+        _prefetch_few(repo, memo, pairs)
+        return
     commits = sorted({sha for sha, _ in pairs})
     heads = dict(zip(commits, _batch(repo, commits), strict=True))
     when: dict[str, int] = {}
@@ -155,6 +158,28 @@ def _prefetch(
     for blob_sha, blob in zip(todo, _batch(repo, todo), strict=True):
         if blob is not None:
             memo.blobs[blob_sha] = digests(blob[1].decode("utf-8", "replace"))
+    memo.dirty = True
+
+
+# Fewer pairs than this (a refresh after some commits) are read by one git process, in
+# any order: two more processes would cost more than the trees they spare.
+_MANY = 256
+
+
+def _prefetch_few(repo: MemoryRepo, memo: Memo, pairs: set[tuple[str, str]]) -> None:
+    order = sorted(pairs)
+    got = _batch(repo, [n for sha, card in order for n in (sha, f"{sha}:cards/{card}.md")])
+    for i, (sha, card) in enumerate(order):
+        commit, blob = got[2 * i], got[2 * i + 1]
+        if commit is not None and PARTIAL_NOTE in commit[1].split(b"\n\n", 1)[-1]:
+            value = _PARTIAL
+        elif blob is not None and blob[0].endswith(" blob"):
+            value = blob[0].split(" ")[0]
+            if value not in memo.blobs:
+                memo.blobs[value] = digests(blob[1].decode("utf-8", "replace"))
+        else:
+            value = ""
+        memo.at[f"{sha}:{card}"] = value
     memo.dirty = True
 
 
@@ -245,9 +270,11 @@ def stale_keys(
     tip: str,
     entries: Iterable[tuple[str, str, str]],
     merges: Iterable[str] = (),
+    some: bool = False,
 ) -> set[str]:
     """The ``card/section`` keys of ``entries`` (card, section id, entry commit) that are
-    stale at ``tip``."""
+    stale at ``tip``. ``some``: the entries are those of some cards only (the ones a few
+    commits touched), so what is kept about the other cards stays."""
     memo = memo_for(repo, branch)
     todo = list(entries)
     if not todo:
@@ -280,14 +307,19 @@ def stale_keys(
             out.add(key)
     memo.last = (question, sorted(out))  # kept on disk with the next new facts
     if memo.dirty:
-        _prune(memo, todo, now)
+        _prune(memo, todo, now, some)
         _save(repo, branch, memo)  # a cache that cannot be written is simply not kept
     return out
 
 
-def _prune(memo: Memo, todo: list[tuple[str, str, str]], now: dict[str, str]) -> None:
-    """Keep what the current entries and cards need (the memo would grow with history)."""
+def _prune(
+    memo: Memo, todo: list[tuple[str, str, str]], now: dict[str, str], some: bool = False
+) -> None:
+    """Keep what the current entries and cards need (the memo would grow with history);
+    ``some``: ``todo`` covers some cards only, and the others' facts are all kept."""
     keep_at = {f"{sha}:{card}" for card, _, sha in todo}
-    memo.at = {k: v for k, v in memo.at.items() if k in keep_at}
+    cards = {card for card, _, _ in todo}
+    memo.at = {k: v for k, v in memo.at.items()
+               if k in keep_at or (some and k.partition(":")[2] not in cards)}
     keep_blobs = set(now.values()) | set(memo.at.values())
     memo.blobs = {k: v for k, v in memo.blobs.items() if k in keep_blobs}

@@ -24,6 +24,12 @@ def card(n: int, budget: str = "30k") -> str:
     return f"# Card {n}\n\n## People\nDana is PM {n}\n\n## Budget\n{budget}\n"
 
 
+@pytest.fixture(autouse=True)
+def many(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These few cards stand for a client's many (a refresh's few go by one git process)."""
+    monkeypatch.setattr(freshness, "_MANY", 1)
+
+
 def fresh_start(repo: MemoryRepo) -> None:
     for f in repo.gitmem_dir.glob("index-fresh-*"):
         f.unlink()

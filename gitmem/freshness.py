@@ -29,7 +29,7 @@ from .cards import sections
 from .index_cache import _DIGEST, _replace
 from .repo import MemoryRepo
 
-VERSION = 2
+VERSION = 3
 PARTIAL_NOTE = b"\n\nAccepted in part in review: "
 _PARTIAL = "~"  # the card blob "at" a commit accepted in part: never equal to a real one
 
@@ -49,7 +49,9 @@ def digests(text: str) -> dict[str, str]:
 class Memo:
     """Facts about immutable objects, so keeping them is always right."""
 
-    blobs: dict[str, dict[str, str]] = field(default_factory=dict)  # card blob -> digests
+    # card blob -> digests; as kept on disk, packed in one string ("sid\tdigest" lines),
+    # unpacked when first used: a process reads the digests of a few cards of thousands
+    blobs: dict[str, dict[str, str] | str] = field(default_factory=dict)
     at: dict[str, str] = field(default_factory=dict)  # "commit:card" -> card blob ("" none)
     contested: dict[str, list[str]] = field(default_factory=dict)  # merge -> ["card/sid\0sha"]
     # the last answer: a digest of its question (tip, entries, merges) and the stale keys
@@ -77,12 +79,21 @@ def _load(repo: MemoryRepo, branch: str) -> Memo:
 
 
 def _save(repo: MemoryRepo, branch: str, memo: Memo) -> None:
-    data = {"version": VERSION, "blobs": memo.blobs, "at": memo.at, "contested": memo.contested,
+    packed = {k: v if isinstance(v, str) else _pack(v) for k, v in memo.blobs.items()}
+    data = {"version": VERSION, "blobs": packed, "at": memo.at, "contested": memo.contested,
             "last": list(memo.last)}
     blob = marshal.dumps(data)
     path = _path(repo, branch)
     _replace(f"{path}.tmp", path, hashlib.sha1(blob).digest() + blob)
     memo.dirty = False
+
+
+def _pack(digests: dict[str, str]) -> str:
+    return "\n".join(f"{sid}\t{digest}" for sid, digest in digests.items())
+
+
+def _unpack(packed: str) -> dict[str, str]:
+    return dict(line.split("\t", 1) for line in packed.split("\n")) if packed else {}
 
 
 def memo_for(repo: MemoryRepo, branch: str) -> Memo:
@@ -220,6 +231,8 @@ def _committed(commit: bytes) -> int:
 
 def _digests_of(repo: MemoryRepo, memo: Memo, blob: str) -> dict[str, str]:
     got = memo.blobs.get(blob)
+    if isinstance(got, str):
+        got = memo.blobs[blob] = _unpack(got)
     if got is None:
         raw = repo.store.read_blob(blob) or b""
         got = digests(raw.decode("utf-8", "replace"))

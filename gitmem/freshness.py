@@ -57,6 +57,7 @@ class Memo:
     # the last answer: a digest of its question (tip, entries, merges) and the stale keys
     last: tuple[str, list[str]] = ("", [])
     dirty: bool = False
+    kept: int = -1  # facts in ``at`` when last pruned (or loaded)
 
 
 def _path(repo: MemoryRepo, branch: str) -> str:
@@ -73,14 +74,17 @@ def _load(repo: MemoryRepo, branch: str) -> Memo:
         data = marshal.loads(blob)
         if not isinstance(data, dict) or data.get("version") != VERSION:
             return Memo()
-        return Memo(data["blobs"], data["at"], data["contested"], tuple(data["last"]))
+        return Memo(data["blobs"], data["at"], data["contested"], tuple(data["last"]),
+                    kept=len(data["at"]))
     except (OSError, ValueError, KeyError, TypeError, EOFError):
         return Memo()
 
 
 def _save(repo: MemoryRepo, branch: str, memo: Memo) -> None:
-    packed = {k: v if isinstance(v, str) else _pack(v) for k, v in memo.blobs.items()}
-    data = {"version": VERSION, "blobs": packed, "at": memo.at, "contested": memo.contested,
+    for k, v in memo.blobs.items():  # packed in memory too: the next save packs only new ones
+        if not isinstance(v, str):
+            memo.blobs[k] = _pack(v)
+    data = {"version": VERSION, "blobs": memo.blobs, "at": memo.at, "contested": memo.contested,
             "last": list(memo.last)}
     blob = marshal.dumps(data)
     path = _path(repo, branch)
@@ -329,10 +333,15 @@ def _prune(
     memo: Memo, todo: list[tuple[str, str, str]], now: dict[str, str], some: bool = False
 ) -> None:
     """Keep what the current entries and cards need (the memo would grow with history);
-    ``some``: ``todo`` covers some cards only, and the others' facts are all kept."""
+    ``some``: ``todo`` covers some cards only, and the others' facts are all kept (and a
+    refresh of a few cards prunes only once the facts grew by a quarter: keeping more is
+    never wrong, and going through all of them costs more than the few cards)."""
+    if some and len(memo.at) <= memo.kept + memo.kept // 4 + 64:
+        return
     keep_at = {f"{sha}:{card}" for card, _, sha in todo}
     cards = {card for card, _, _ in todo}
     memo.at = {k: v for k, v in memo.at.items()
                if k in keep_at or (some and k.partition(":")[2] not in cards)}
     keep_blobs = set(now.values()) | set(memo.at.values())
     memo.blobs = {k: v for k, v in memo.blobs.items() if k in keep_blobs}
+    memo.kept = len(memo.at)

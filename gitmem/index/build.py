@@ -193,14 +193,16 @@ def resolve(
     return mark_stale(repo, replay, fill(layout(repo, replay.commit, headings, used), replay), branch)
 
 
-def mark_stale(repo: MemoryRepo, replay: Replay, idx: Index, branch: str = MAIN) -> Index:
+def mark_stale(
+    repo: MemoryRepo, replay: Replay, idx: Index, branch: str = MAIN, some: bool = False
+) -> Index:
     """``idx`` with each entry whose section changed since the entry was written marked stale
-    (see freshness.py)."""
+    (see freshness.py); ``some``: ``idx`` holds some of the cards only."""
     if replay.commit is None:
         return idx
     todo = [(c.project, s.id, s.commit) for c in idx.cards for s in c.sections
             if s.indexed and s.commit]
-    stale = freshness.stale_keys(repo, branch, replay.commit, todo, replay.merges)
+    stale = freshness.stale_keys(repo, branch, replay.commit, todo, replay.merges, some)
     if not stale:
         return idx
     cards = []
@@ -274,7 +276,8 @@ def _refill(
     old = {c.project: (c, part) for c, part in zip(before.index.cards, old_parts, strict=True)}
     redo = [(project, info) for project, info in cards
             if project not in old or project in touched or old_info.get(project) is not info]
-    again = {c.project: c for c in mark_stale(repo, state, fill(redo, state), branch).cards}
+    again = {c.project: c
+             for c in mark_stale(repo, state, fill(redo, state), branch, some=True).cards}
     out: list[CardEntry] = []
     parts: list[str] = []
     for project, _info in cards:

@@ -35,6 +35,7 @@ from gitmem.memory import branch_files
 from gitmem.memory.repo import MAIN, MemoryRepo
 
 _DIGEST = 20
+_REWRITE = 64  # cards filled again since the file was written: then it is written anew
 
 
 def _path(repo: MemoryRepo, branch: str) -> str:
@@ -142,7 +143,7 @@ def advance(repo: MemoryRepo, branch: str, tip: str) -> str | None:
         merges: list[str] = data["merges"]
         todo = [(card.project, s.id, s.commit) for _, card in redo for s in card.sections
                 if s.indexed and s.commit]
-        stale = freshness.stale_keys(repo, branch, tip, todo, merges) if todo else set()
+        stale = freshness.stale_keys(repo, branch, tip, todo, merges, some=True) if todo else set()
         for at, card in redo:
             marked = tuple(s._replace(stale=f"{card.project}/{s.id}" in stale) if s.indexed
                            else s for s in card.sections)
@@ -152,6 +153,9 @@ def advance(repo: MemoryRepo, branch: str, tip: str) -> str | None:
             out[at] += [card.title, rows_secs, render_card(card)]
     except (GitmemError, KeyError, IndexError, TypeError, ValueError):
         return None
-    if new is not None:  # (a session branch still at main's commit reads main's: kept as is)
+    # (a session branch still at main's commit reads main's: kept as is.) The branch's own
+    # file is rewritten once the cards filled again since it was written are many: until
+    # then the next run folds the same commits again (a few, cheaper than the whole file).
+    if new is not None and (own is None or len(redo) >= _REWRITE):
         _write(repo, branch, tip, out, merges)
     return render_block([row[5] for row in out])

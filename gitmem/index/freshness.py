@@ -29,7 +29,7 @@ from gitmem.memory import trailers as T
 from gitmem.memory.cards import sections
 from gitmem.memory.repo import MemoryRepo
 
-VERSION = 2
+VERSION = 3
 PARTIAL_NOTE = b"\n\nAccepted in part in review: "
 _PARTIAL = "~"  # the card blob "at" a commit accepted in part: never equal to a real one
 
@@ -49,12 +49,15 @@ def digests(text: str) -> dict[str, str]:
 class Memo:
     """Facts about immutable objects, so keeping them is always right."""
 
-    blobs: dict[str, dict[str, str]] = field(default_factory=dict)  # card blob -> digests
+    # card blob -> digests; as kept on disk, packed in one string ("sid\tdigest" lines),
+    # unpacked when first used: a process reads the digests of a few cards of thousands
+    blobs: dict[str, dict[str, str] | str] = field(default_factory=dict)
     at: dict[str, str] = field(default_factory=dict)  # "commit:card" -> card blob ("" none)
     contested: dict[str, list[str]] = field(default_factory=dict)  # merge -> ["card/sid\0sha"]
     # the last answer: a digest of its question (tip, entries, merges) and the stale keys
     last: tuple[str, list[str]] = ("", [])
     dirty: bool = False
+    kept: int = -1  # facts in ``at`` when last pruned (or loaded)
 
 
 def _path(repo: MemoryRepo, branch: str) -> str:
@@ -71,18 +74,30 @@ def _load(repo: MemoryRepo, branch: str) -> Memo:
         data = marshal.loads(blob)
         if not isinstance(data, dict) or data.get("version") != VERSION:
             return Memo()
-        return Memo(data["blobs"], data["at"], data["contested"], tuple(data["last"]))
+        return Memo(data["blobs"], data["at"], data["contested"], tuple(data["last"]),
+                    kept=len(data["at"]))
     except (OSError, ValueError, KeyError, TypeError, EOFError):
         return Memo()
 
 
 def _save(repo: MemoryRepo, branch: str, memo: Memo) -> None:
+    for k, v in memo.blobs.items():  # packed in memory too: the next save packs only new ones
+        if not isinstance(v, str):
+            memo.blobs[k] = _pack(v)
     data = {"version": VERSION, "blobs": memo.blobs, "at": memo.at, "contested": memo.contested,
             "last": list(memo.last)}
     blob = marshal.dumps(data)
     path = _path(repo, branch)
     _replace(f"{path}.tmp", path, hashlib.sha1(blob).digest() + blob)
     memo.dirty = False
+
+
+def _pack(digests: dict[str, str]) -> str:
+    return "\n".join(f"{sid}\t{digest}" for sid, digest in digests.items())
+
+
+def _unpack(packed: str) -> dict[str, str]:
+    return dict(line.split("\t", 1) for line in packed.split("\n")) if packed else {}
 
 
 def memo_for(repo: MemoryRepo, branch: str) -> Memo:
@@ -118,29 +133,57 @@ def _blob_at(repo: MemoryRepo, memo: Memo, commit: str, card: str) -> str:
     return got
 
 
-def _prefetch(repo: MemoryRepo, memo: Memo, pairs: set[tuple[str, str]]) -> None:
-    """Read every (commit, card) not known yet in one ``git cat-file --batch``: the commit
-    (accepted in part?) and the card's blob there, digested at once. A first refresh of a
-    large client would otherwise read thousands of trees one at a time. git resolves
-    ``REV:PATH`` itself here; it never follows a symlink in a tree, and a symlink's blob
-    simply differs from the card's."""
+def _prefetch(
+    repo: MemoryRepo, memo: Memo, pairs: set[tuple[str, str]], now: dict[str, str]
+) -> None:
+    """Read every (commit, card) not known yet in three ``git cat-file``: the commits
+    (accepted in part?), the card's blob at each, and the blobs whose sections are to be
+    compared (not the ones still current), digested at once. A first refresh of
+    a large client would otherwise read thousands of trees one at a time. The paths are
+    asked newest commit first, as history goes: each commit's cards tree is then mostly a
+    delta of the one git just read (in the order of the commit ids, git rebuilt every tree
+    from far away: twice the time). git resolves ``REV:PATH`` itself here; it never follows
+    a symlink in a tree, and a symlink's blob simply differs from the card's."""
     if not pairs:
         return
+    if len(pairs) < _MANY:
+        _prefetch_few(repo, memo, pairs)
+        return
+    commits = sorted({sha for sha, _ in pairs})
+    heads = dict(zip(commits, _batch(repo, commits), strict=True))
+    when: dict[str, int] = {}
+    for sha, got in heads.items():
+        when[sha] = _committed(got[1]) if got is not None else 0
+    order = sorted(pairs, key=lambda pair: (-when[pair[0]], pair))
+    found = _batch(repo, [f"{sha}:cards/{card}.md" for sha, card in order], check=True)
+    read: dict[str, None] = {}  # the blobs whose sections are compared, newest first
+    for (sha, card), blob in zip(order, found, strict=True):
+        commit = heads[sha]
+        if commit is not None and PARTIAL_NOTE in commit[1].split(b"\n\n", 1)[-1]:
+            value = _PARTIAL
+        elif blob is not None and blob[0].endswith(" blob"):
+            value = blob[0].split(" ")[0]
+            current = now.get(card)
+            if current is not None and current != value:
+                read[current] = read[value] = None
+        else:
+            value = ""
+        memo.at[f"{sha}:{card}"] = value
+    todo = [blob for blob in read if blob not in memo.blobs]  # as history goes, like trees
+    for blob_sha, blob in zip(todo, _batch(repo, todo), strict=True):
+        if blob is not None:
+            memo.blobs[blob_sha] = digests(blob[1].decode("utf-8", "replace"))
+    memo.dirty = True
+
+
+# Fewer pairs than this (a refresh after some commits) are read by one git process, in
+# any order: two more processes would cost more than the trees they spare.
+_MANY = 256
+
+
+def _prefetch_few(repo: MemoryRepo, memo: Memo, pairs: set[tuple[str, str]]) -> None:
     order = sorted(pairs)
-    names = [n for sha, card in order for n in (sha, f"{sha}:cards/{card}.md")]
-    raw = repo.git.run("cat-file", "--batch", input="".join(f"{n}\n" for n in names).encode()).stdout
-    pos = 0
-    got: list[tuple[str, bytes] | None] = []
-    for _ in names:
-        end = raw.index(b"\n", pos)
-        head = raw[pos:end].split(b" ")
-        pos = end + 1
-        if len(head) != 3:  # "<name> missing" (or ambiguous)
-            got.append(None)
-            continue
-        size = int(head[2])
-        got.append((head[0].decode() + " " + head[1].decode(), raw[pos : pos + size]))
-        pos += size + 1
+    got = _batch(repo, [n for sha, card in order for n in (sha, f"{sha}:cards/{card}.md")])
     for i, (sha, card) in enumerate(order):
         commit, blob = got[2 * i], got[2 * i + 1]
         if commit is not None and PARTIAL_NOTE in commit[1].split(b"\n\n", 1)[-1]:
@@ -155,8 +198,45 @@ def _prefetch(repo: MemoryRepo, memo: Memo, pairs: set[tuple[str, str]]) -> None
     memo.dirty = True
 
 
+def _batch(
+    repo: MemoryRepo, names: list[str], check: bool = False
+) -> list[tuple[str, bytes] | None]:
+    """Each object of ``names`` as ("<sha> <type>", contents), None when missing, from one
+    ``git cat-file --batch`` (``check``: ``--batch-check``, the contents empty)."""
+    if not names:
+        return []
+    query = "".join(f"{n}\n" for n in names).encode()
+    raw = repo.git.run("cat-file", "--batch-check" if check else "--batch", input=query).stdout
+    pos = 0
+    got: list[tuple[str, bytes] | None] = []
+    for _ in names:
+        end = raw.index(b"\n", pos)
+        head = raw[pos:end].split(b" ")
+        pos = end + 1
+        if len(head) != 3:  # "<name> missing" (or ambiguous)
+            got.append(None)
+            continue
+        size = 0 if check else int(head[2])
+        got.append((head[0].decode() + " " + head[1].decode(), raw[pos : pos + size]))
+        pos += 0 if check else size + 1
+    return got
+
+
+def _committed(commit: bytes) -> int:
+    """A commit's committer time (0 if unreadable): only an order to read trees in."""
+    for line in commit.split(b"\n\n", 1)[0].split(b"\n"):
+        if line.startswith(b"committer "):
+            try:
+                return int(line.rsplit(b" ", 2)[-2])
+            except (ValueError, IndexError):
+                return 0
+    return 0
+
+
 def _digests_of(repo: MemoryRepo, memo: Memo, blob: str) -> dict[str, str]:
     got = memo.blobs.get(blob)
+    if isinstance(got, str):
+        got = memo.blobs[blob] = _unpack(got)
     if got is None:
         raw = repo.store.read_blob(blob) or b""
         got = digests(raw.decode("utf-8", "replace"))
@@ -207,9 +287,11 @@ def stale_keys(
     tip: str,
     entries: Iterable[tuple[str, str, str]],
     merges: Iterable[str] = (),
+    some: bool = False,
 ) -> set[str]:
     """The ``card/section`` keys of ``entries`` (card, section id, entry commit) that are
-    stale at ``tip``."""
+    stale at ``tip``. ``some``: the entries are those of some cards only (the ones a few
+    commits touched), so what is kept about the other cards stays."""
     memo = memo_for(repo, branch)
     todo = list(entries)
     if not todo:
@@ -222,7 +304,8 @@ def stale_keys(
     doubled: set[str] = set()
     for merge in merges:
         doubled.update(contested(repo, memo, merge))
-    _prefetch(repo, memo, {(sha, card) for card, _, sha in todo if f"{sha}:{card}" not in memo.at})
+    _prefetch(repo, memo, {(sha, card) for card, _, sha in todo if f"{sha}:{card}" not in memo.at},
+              now)
     out: set[str] = set()
     for card, sid, sha in todo:
         key = f"{card}/{sid}"
@@ -241,14 +324,24 @@ def stale_keys(
             out.add(key)
     memo.last = (question, sorted(out))  # kept on disk with the next new facts
     if memo.dirty:
-        _prune(memo, todo, now)
+        _prune(memo, todo, now, some)
         _save(repo, branch, memo)  # a cache that cannot be written is simply not kept
     return out
 
 
-def _prune(memo: Memo, todo: list[tuple[str, str, str]], now: dict[str, str]) -> None:
-    """Keep what the current entries and cards need (the memo would grow with history)."""
+def _prune(
+    memo: Memo, todo: list[tuple[str, str, str]], now: dict[str, str], some: bool = False
+) -> None:
+    """Keep what the current entries and cards need (the memo would grow with history);
+    ``some``: ``todo`` covers some cards only, and the others' facts are all kept (and a
+    refresh of a few cards prunes only once the facts grew by a quarter: keeping more is
+    never wrong, and going through all of them costs more than the few cards)."""
+    if some and len(memo.at) <= memo.kept + memo.kept // 4 + 64:
+        return
     keep_at = {f"{sha}:{card}" for card, _, sha in todo}
-    memo.at = {k: v for k, v in memo.at.items() if k in keep_at}
+    cards = {card for card, _, _ in todo}
+    memo.at = {k: v for k, v in memo.at.items()
+               if k in keep_at or (some and k.partition(":")[2] not in cards)}
     keep_blobs = set(now.values()) | set(memo.at.values())
     memo.blobs = {k: v for k, v in memo.blobs.items() if k in keep_blobs}
+    memo.kept = len(memo.at)

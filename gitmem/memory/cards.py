@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -14,6 +15,8 @@ def code_lines(lines: list[str]) -> list[bool]:
     """For each line, whether it is inside fenced code (or is a fence), as CommonMark
     reads fences: a fence closes only on the same character, at least as many of them,
     and nothing after; a backtick fence's info string has no backtick."""
+    if not any("```" in line or "~~~" in line for line in lines):
+        return [False] * len(lines)  # no line can open a fence (most cards)
     out: list[bool] = []
     opened: str | None = None
     for line in lines:
@@ -64,8 +67,10 @@ def sections(text: str) -> list[Section]:
     return out
 
 
+@functools.lru_cache(maxsize=4096)
 def base_id(heading: str) -> str:
-    """A heading's id before numbering: two headings with the same one are duplicates."""
+    """A heading's id before numbering: two headings with the same one are duplicates.
+    (Kept for the headings seen last: every version of a card repeats most of them.)"""
     return slugify(heading) or "section"
 
 

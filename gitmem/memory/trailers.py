@@ -129,6 +129,38 @@ def gitmem_trailers(block: str) -> tuple[dict[str, str], tuple[str, ...]]:
     return trailers, tuple(reverts)
 
 
+# The trailers the index replays, as git itself can print them: one "Key: value" line
+# each, continuation lines joined and blanks trimmed as ``gitmem_trailers`` does (see
+# ``filtered_trailers``). Only right while no ``trailer.<token>.key`` alias is configured:
+# git renames an alias's token to its key before it filters (``replay._renames``).
+REPLAYED_KEYS = (CARD, SECTION, KEYWORDS, SUMMARY, REVERTS, LAYER)
+FILTERED_BLOCK = "%(trailers:" + ",".join(f"key={k}" for k in REPLAYED_KEYS) + ",unfold)"
+
+
+def filtered_trailers(block: str) -> tuple[dict[str, str], tuple[str, ...]]:
+    """``gitmem_trailers`` for a block printed with ``FILTERED_BLOCK`` (its keys only): git
+    found the trailers, joined their continuation lines and trimmed keys and values, so
+    each line is "Key: value" with the key as written, in any case."""
+    trailers: dict[str, str] = {}
+    reverts: list[str] = []
+    more: list[tuple[str, str]] = []
+    canon = _CANON
+    for line in block.split("\n"):
+        key, sep, value = line.partition(": ")
+        name = canon.get(key.lower()) if sep else None
+        if name is None:
+            continue
+        if name not in trailers:
+            trailers[name] = value
+        elif name in (SECTION, KEYWORDS):
+            more.append((name, value))
+        if name == REVERTS and value:
+            reverts.append(value)
+    if more:
+        trailers[MORE_SECTIONS] = more_sections(more)
+    return trailers, tuple(reverts)
+
+
 def more_sections(repeated: list[tuple[str, str]]) -> str:
     """The ``MORE_SECTIONS`` value of the repeated (key, value) pairs after the first, in
     order: the n-th repeated section goes with the n-th repeated keywords."""

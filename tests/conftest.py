@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import is_hypothesis_test
 
 from gitmem.memory.repo import MemoryRepo
 from gitmem.setup.init import init_repo
@@ -48,6 +49,16 @@ def client(tmp_path: Path) -> Path:
 def repo(client: Path) -> Iterator[MemoryRepo]:
     with MemoryRepo(client) as r:
         yield r
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every property test (hypothesis) is `slow`: `pytest` leaves them out, `pytest -m ''`
+    (the README's command, CI) runs them. The fault-injection loops and other long tests
+    are marked `slow` where they are written."""
+    for item in items:
+        if is_hypothesis_test(getattr(item, "obj", None)):
+            item.add_marker(pytest.mark.slow)
 
 
 # Re-exported for tests that import them from here; new tests import from helpers.

@@ -61,6 +61,7 @@ def test_chat_reads_one_turn_per_line_and_lands_the_session(client: Path, api: F
     assert git(client, "status", "--porcelain") == ""
 
 
+@pytest.mark.slow
 def test_kill_9_mid_session_loses_no_committed_edit(client: Path, api: FakeAnthropicServer) -> None:
     proc = subprocess.Popen([GITMEM, "-C", str(client), "chat", "--session", "s1"],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -155,6 +156,7 @@ def assert_every_request_valid(api: FakeAnthropicServer) -> list[dict[str, objec
     return [r.body for r in sent]
 
 
+@pytest.mark.slow
 def test_resume_answers_a_call_a_crash_left_unanswered(client: Path, api: FakeAnthropicServer) -> None:
     tool_id = crash_after_the_call(client, api, "s1")
     before = len(assert_every_request_valid(api))
@@ -178,6 +180,7 @@ def test_resume_answers_a_call_a_crash_left_unanswered(client: Path, api: FakeAn
     assert "40k agreed" in git(client, "show", "main:cards/acme.md")
 
 
+@pytest.mark.slow
 def test_ask_resumes_a_transcript_an_earlier_resume_left_invalid(
     client: Path, api: FakeAnthropicServer
 ) -> None:

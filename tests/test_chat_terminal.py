@@ -145,6 +145,7 @@ def test_a_session_in_a_terminal(client: Path, term: Terminal) -> None:
     assert "What is the budget?" in history and "/undo" in history
 
 
+@pytest.mark.slow
 def test_status_line_while_waiting_and_retrying_then_history(client: Path, term: Terminal) -> None:
     with FakeAnthropicServer(RuleModel()) as api:
         term.start(chat_command(client, api))

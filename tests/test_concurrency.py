@@ -26,6 +26,7 @@ with MemoryRepo.discover(root) as repo:
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("branch", ["main", "gitmem/session/race"])
 def test_two_processes_times_200_edits_lose_nothing(client: Path, tmp_path: Path, branch: str) -> None:
     n = 200

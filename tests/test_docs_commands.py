@@ -207,6 +207,7 @@ def test_the_docs_show_commands() -> None:
     assert ("docs/mcp.md", "argv") in kinds and ("docs/mcp.md", "line") in kinds
 
 
+@pytest.mark.slow
 def test_every_documented_command_runs(world: dict[str, str]) -> None:
     ran: list[tuple[str, int, str]] = []
     for n, (where, kind, text) in enumerate(documented()):

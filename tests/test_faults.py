@@ -5,7 +5,8 @@ a writer acknowledged present, and no lock behind.
 
 Seeded and CI-sized; ``GITMEM_FAULT_ROUNDS`` raises the number of random kills. Each
 test prints its tally (tries, failures, data lost), the figures docs/reliability.md
-quotes: ``pytest tests/test_faults.py -s``.
+quotes: ``pytest tests/test_faults.py -m '' -n 0 -s`` (they are ``slow`` tests; ``-n 0``
+runs them in this process, whose output ``-s`` shows).
 """
 
 from __future__ import annotations
@@ -151,6 +152,7 @@ def _duration(client: Path) -> float:
     return sorted(took)[1]
 
 
+@pytest.mark.slow
 def test_writers_killed_at_random_moments(seeded: Path) -> None:
     client, rng, tally = seeded, random.Random(SEED), Tally("kill -9 at a random moment")
     acknowledged = [f"warm-{i}" for i in range(3)]
@@ -175,6 +177,7 @@ def test_writers_killed_at_random_moments(seeded: Path) -> None:
     tally.report()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("point", POINTS)
 def test_writers_killed_at_each_step(seeded: Path, point: str) -> None:
     client, tally = seeded, Tally(f"kill -9 at {point}")
@@ -232,6 +235,7 @@ def fill(disk: Path, leave: int) -> Path:
     return filler
 
 
+@pytest.mark.slow
 def test_a_full_disk_at_every_step(tmp_path: Path) -> None:
     tally = Tally("full disk")
     with tmpfs(tmp_path / "disk", "8m") as disk:

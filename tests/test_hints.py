@@ -227,6 +227,7 @@ def test_review_hints_list_and_decide(repo: MemoryRepo, client: Path) -> None:
 
 
 # -- the agent ----------------------------------------------------------------------
+@pytest.mark.slow
 def test_no_api_key_names_a_demo_that_runs(tmp_path: Path, client: Path) -> None:
     missing = gm("ask", "hello", cwd=client)
     assert missing.code == 6

@@ -48,6 +48,7 @@ def _shipped_files(root: Path) -> set[str]:
     return {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
 
 
+@pytest.mark.slow
 def test_wheel_carries_template_and_hooks(wheel: Path) -> None:
     with zipfile.ZipFile(wheel) as zf:
         names = set(zf.namelist())
@@ -81,6 +82,7 @@ def _run(python: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str
     )
 
 
+@pytest.mark.slow
 def test_installed_wheel_inits_writes_and_runs_the_demo(wheel: Path, tmp_path: Path) -> None:
     # A fresh venv that has the wheel's gitmem and, for its dependencies only, this venv's
     # site-packages (a path in a .pth file: its own .pth files, this checkout's editable

@@ -11,6 +11,7 @@ from typing import Any
 
 import anyio
 import mcp_types as types
+import pytest
 from mcp.client import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -322,6 +323,7 @@ def test_every_request_in_a_file_on_stdin_is_answered(client: Path, tmp_path: Pa
     assert git(client, "show", "main:cards/acme.md").endswith(CARD)
 
 
+@pytest.mark.slow
 def test_a_failing_or_missing_wire_is_one_line_and_the_session_still_ends(
     client: Path, tmp_path: Path
 ) -> None:

@@ -240,6 +240,38 @@ def test_a_hunk_that_needs_a_left_out_one_is_refused(repo: MemoryRepo, client: P
     assert git(client, "rev-parse", "main") == before and load(repo, SID).ref.pending
 
 
+def test_a_hunk_whose_context_a_left_out_commit_changed_lands_with_fuzz(repo: MemoryRepo, client: Path) -> None:
+    """The first commit changes "Owner: Ann" (line 5); the second changes "Ann designs"
+    (line 8) and "Call Bob" (line 16), two hunks. The hunk at line 8 has "Owner: Bob" as its
+    first line of context: accepted without the first commit, that context is not in the
+    file, and the hunk lands only by leaving that outer context line out, as `patch` does."""
+    person_writes(repo)
+    s = sessions.start(repo, SID)
+    write_card(repo, "acme-website", "Owner: Ann", "Owner: Bob", IndexEntry.make("budget", ["owner"], "Bob owns it"),
+               session=SID, actor="agent", branch=s.branch)
+    team = CARD[CARD.index("Ann designs"):]
+    write_card(repo, "acme-website", team,
+               team.replace("Ann designs", "Ann leads design").replace("Call Bob", "Call Bob on Monday"),
+               IndexEntry.make("team", ["ann", "design"], "Ann leads design"), session=SID, actor="agent",
+               branch=s.branch)
+    sessions.finish(repo, s, "review")
+    shown = json.loads(gm("-C", str(client), "review", SID, "--json").out)
+    first, second = shown["files"][0]["commits"]
+    assert len(first["hunks"]) == 1 and len(second["hunks"]) == 2
+    design = second["hunks"][0]
+    assert design["lines"][:4] == [" Owner: Bob", " ", " ## Team", "-Ann designs"]  # context from commit 1
+
+    res = gm("-C", str(client), "review", SID, "--accept", "--hunks", str(design["number"]))
+    assert res.code == 0, res.err
+    assert (client / "cards/acme-website.md").read_text() == CARD.replace("Ann designs", "Ann leads design")
+    assert git(client, "show", "main:cards/acme-website.md") == CARD.replace("Ann designs", "Ann leads design")
+    got = entries(repo)
+    assert got["acme-website/team"] == "Ann leads design"
+    assert got["acme-website/budget"] == "Budget set to 30k"  # the left-out commit's entry stays out
+    body = git(client, "log", "-1", "--format=%B", "main")
+    assert "Accepted in part in review: 1 of 2 hunks." in body
+
+
 def test_reject_lands_nothing_and_keeps_the_session(pending: MemoryRepo, client: Path) -> None:
     index_before = entries(pending)
     main_before = git(client, "rev-parse", "main")

@@ -249,6 +249,7 @@ def test_a_push_lost_many_times_is_retried_with_growing_pauses(
     assert all((desktop / f"cards/hand-{i}.md").exists() for i in range(1, 8))
 
 
+@pytest.mark.slow
 def test_machines_writing_and_syncing_at_once_lose_nothing_and_converge(tmp_path: Path) -> None:
     """A small run of benchmarks/bench_team.py: 3 clones x 4 rounds of write + sync at once."""
     spec = importlib.util.spec_from_file_location("bench_team", BENCH / "bench_team.py")
@@ -327,6 +328,7 @@ def _killed(path: Path, delay: float, *args: str) -> None:
 
 # Spread over the ~0.3 s a decision takes here: before the claim, between the claim and
 # the landing (the intent file left behind), after; the sync after it is cut short too.
+@pytest.mark.slow
 @pytest.mark.parametrize("delay", [0.12, 0.17, 0.2, 0.23, 0.26, 0.3])
 def test_a_decision_and_a_sync_killed_anywhere_leave_the_machines_consistent(
     tmp_path: Path, delay: float

@@ -2,9 +2,11 @@
 
 Review shows a session one hunk at a time and accepts some of them; the accepted
 hunks of one commit are applied to the file as it is wherever they land (the
-session base with earlier choices, then main), found by their context like
-``patch`` does without fuzz. Diffs come from one ``git log -p`` and are parsed
-with unidiff.
+session base with earlier choices, then main), found by their context as
+``patch`` finds them: where a left-out hunk changed the lines next to one, with up
+to MAX_FUZZ of its outer context lines dropped at each end (its removed lines must
+still be there exactly). Diffs come from one ``git log -p`` and are parsed with
+unidiff.
 """
 
 from __future__ import annotations

@@ -21,12 +21,9 @@ __version__ = "0.1.0"
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gitmem.agent.budget import Budget as Budget
-    from gitmem.api import ReindexResult as ReindexResult
-    from gitmem.api import RenderedIndex as RenderedIndex
     from gitmem.api import find_repo as find_repo
     from gitmem.api import open_repo as open_repo
     from gitmem.api import read_index as read_index
-    from gitmem.api import reindex as reindex
     from gitmem.api import render_index as render_index
     from gitmem.errors import ConfigError as ConfigError
     from gitmem.errors import Conflict as Conflict
@@ -62,6 +59,8 @@ if TYPE_CHECKING:
     from gitmem.memory.session_branches import start as start_session
     from gitmem.memory.trailers import IndexEntry as IndexEntry
     from gitmem.memory.worktree import recover as recover
+    from gitmem.reindex import ReindexResult as ReindexResult
+    from gitmem.reindex import reindex as reindex
     from gitmem.review.decision import Decision as Decision
     from gitmem.review.decision import accept as accept_session
     from gitmem.review.decision import reject as reject_session
@@ -97,13 +96,12 @@ _EXPORTS = {
     # the index
     "read_index": ("gitmem.api", "read_index"),
     "render_index": ("gitmem.api", "render_index"),
-    "reindex": ("gitmem.api", "reindex"),
+    "reindex": ("gitmem.reindex", "reindex"),
     "Index": ("gitmem.index.build", "Index"),
     "CardEntry": ("gitmem.index.build", "CardEntry"),
     "SectionEntry": ("gitmem.index.build", "SectionEntry"),
-    "RenderedIndex": ("gitmem.api", "RenderedIndex"),
     "Budget": ("gitmem.agent.budget", "Budget"),
-    "ReindexResult": ("gitmem.api", "ReindexResult"),
+    "ReindexResult": ("gitmem.reindex", "ReindexResult"),
     # the log and reverts
     "audit_log": ("gitmem.memory.audit", "audit_log"),
     "LogEntry": ("gitmem.memory.audit", "LogEntry"),
@@ -176,7 +174,6 @@ __all__ = [
     "ReindexResult",
     "RemoteError",
     "RemoteRewritten",
-    "RenderedIndex",
     "RevertResult",
     "SecretFound",
     "SectionEntry",
@@ -219,9 +216,10 @@ def __getattr__(name: str) -> object:
         module, attr = _EXPORTS[name]
     except KeyError:
         raise AttributeError(f"module 'gitmem' has no attribute {name!r}") from None
-    from importlib import import_module
+    import sys
 
-    value = getattr(import_module(module), attr)
+    __import__(module)  # an import statement's path: `python -X importtime` shows it
+    value = getattr(sys.modules[module], attr)
     globals()[name] = value
     return value
 

@@ -59,8 +59,8 @@ if TYPE_CHECKING:
     from gitmem.memory.session_branches import start as start_session
     from gitmem.memory.trailers import IndexEntry as IndexEntry
     from gitmem.memory.worktree import recover as recover
-    from gitmem.reindex import ReindexResult as ReindexResult
-    from gitmem.reindex import reindex as reindex
+    from gitmem.rebuild import ReindexResult as ReindexResult
+    from gitmem.rebuild import reindex as reindex
     from gitmem.review.decision import Decision as Decision
     from gitmem.review.decision import accept as accept_session
     from gitmem.review.decision import reject as reject_session
@@ -96,12 +96,12 @@ _EXPORTS = {
     # the index
     "read_index": ("gitmem.api", "read_index"),
     "render_index": ("gitmem.api", "render_index"),
-    "reindex": ("gitmem.reindex", "reindex"),
+    "reindex": ("gitmem.rebuild", "reindex"),
     "Index": ("gitmem.index.build", "Index"),
     "CardEntry": ("gitmem.index.build", "CardEntry"),
     "SectionEntry": ("gitmem.index.build", "SectionEntry"),
     "Budget": ("gitmem.agent.budget", "Budget"),
-    "ReindexResult": ("gitmem.reindex", "ReindexResult"),
+    "ReindexResult": ("gitmem.rebuild", "ReindexResult"),
     # the log and reverts
     "audit_log": ("gitmem.memory.audit", "audit_log"),
     "LogEntry": ("gitmem.memory.audit", "LogEntry"),

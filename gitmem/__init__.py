@@ -9,7 +9,7 @@ on it); see docs/api.md::
         write_card(repo, "acme-website", "Budget: 30k", "Budget: 40k",
                    IndexEntry.make("budget", ["budget"], "Q3 budget raised to 40k"))
 
-Every name in ``__all__`` is imported on first use (PEP 562), so ``import gitmem`` stays
+Every name in ``__all__`` is looked up in its module on use (PEP 562), so ``import gitmem`` stays
 cheap and a command pays only for what it calls. Errors are ``GitmemError`` subclasses,
 each with a one-line message and the ``exit_code`` the command exits with.
 """
@@ -211,7 +211,8 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    """Import a public name's module on first use, then keep the name here."""
+    """A public name, from its module (imported on first use). Not kept here: the name
+    is always what its module holds now (a test that patches the module patches it)."""
     try:
         module, attr = _EXPORTS[name]
     except KeyError:
@@ -219,9 +220,7 @@ def __getattr__(name: str) -> object:
     import sys
 
     __import__(module)  # an import statement's path: `python -X importtime` shows it
-    value = getattr(sys.modules[module], attr)
-    globals()[name] = value
-    return value
+    return getattr(sys.modules[module], attr)
 
 
 def __dir__() -> list[str]:

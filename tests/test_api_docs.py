@@ -127,3 +127,21 @@ def test_the_cli_gets_the_listed_operations_from_the_public_api() -> None:
                    "audit_log", "revert_commit", "revert_session", "list_sessions",
                    "accept_session", "reject_session", "sync_repo", "init_repo", "recover"):
         assert re.search(rf"from gitmem import [^\n]*\b{public}\b", source), public
+
+
+def test_a_public_name_is_what_its_module_holds_now(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not a copy taken on first use: patching the layer's function patches the API's."""
+    from gitmem.memory import audit
+
+    real = gitmem.read_card  # used once already: a cached copy would stay this
+    assert real is audit.read_card
+
+    def fake(*_args: object, **_kwargs: object) -> str:
+        return "patched"
+
+    monkeypatch.setattr(audit, "read_card", fake)
+    from gitmem import read_card
+
+    assert read_card is fake
+    monkeypatch.undo()
+    assert gitmem.read_card is real

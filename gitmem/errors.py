@@ -38,6 +38,8 @@ class InvalidInput(GitmemError):
 
 
 class NotFound(GitmemError):
+    """No such repo, client, branch, card, section, commit or session (exit 3)."""
+
     exit_code = EXIT_NOT_FOUND
 
 
@@ -50,6 +52,8 @@ class EditError(InvalidInput):
 
 
 class Conflict(GitmemError):
+    """A concurrent writer, uncommitted edits, a merge conflict (exit 4): nothing changed."""
+
     exit_code = EXIT_CONFLICT
 
 
@@ -58,6 +62,8 @@ class DirtyCard(Conflict):
 
 
 class ConfigError(GitmemError):
+    """gitmem.toml or the environment (an API key) is wrong (exit 6)."""
+
     exit_code = EXIT_CONFIG
 
 
@@ -76,6 +82,8 @@ class GitError(GitmemError):
 
 
 class ModelError(GitmemError):
+    """The model API failed after its retries (exit 7)."""
+
     exit_code = EXIT_MODEL
 
 

@@ -28,6 +28,9 @@ _KEEP = 16  # counts kept in the file: a few branches' recent blocks
 
 @dataclass(frozen=True)
 class Budget:
+    """The index block's size in tokens against ``limits.index_tokens`` (``estimated``
+    when not counted by the API); ``state`` is ok, warn or over."""
+
     tokens: int
     limit: int
     estimated: bool

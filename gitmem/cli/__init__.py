@@ -36,24 +36,21 @@ class Ctx:
         self.json = False
 
     def repo_root(self) -> Path:
-        from gitmem.memory.repo import find_root
-        from gitmem.memory.workspace import find_client
+        from gitmem import find_repo
 
         if self.path and self.client:
             raise InvalidInput("give either -C PATH or --client NAME, not both")
-        if self.client:
-            return find_client(self.client)
-        return find_root(Path(self.path or "."))
+        return find_repo(self.path or None, client=self.client)
 
     def repo_open(self) -> Any:
         """The repo as it is on disk."""
-        from gitmem.memory.repo import MemoryRepo
+        from gitmem import MemoryRepo
 
         return MemoryRepo(self.repo_root())
 
     def repo(self) -> Any:
         """The repo, with any follow a crash interrupted finished first (see worktree.py)."""
-        from gitmem.memory.worktree import recover
+        from gitmem import recover
 
         repo = self.repo_open()
         repo.store.clean_temporaries()

@@ -152,7 +152,7 @@ def usage(ctx: Ctx, session_id: str | None, by_card: bool) -> None:
     with ctx.repo() as repo:
         records = usage_mod.load(repo)
         if by_card:
-            from gitmem.index import build as index_mod
+            from gitmem import read_index
             from gitmem.index.card_usage import cards_report
 
             if session_id is not None:
@@ -160,7 +160,7 @@ def usage(ctx: Ctx, session_id: str | None, by_card: bool) -> None:
 
                 check_session(session_id)
                 records = [r for r in records if r.get("session") == session_id]
-            rep = cards_report(records, index_mod.refresh(repo))
+            rep = cards_report(records, read_index(repo))
             emit(ctx, rep.to_json, rep.render)
             return
     reports = usage_report.report(records, session_id)

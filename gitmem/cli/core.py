@@ -48,8 +48,8 @@ def init(ctx: Ctx, path: str | None, client_opt: str | None) -> None:
       gitmem init ~/clients/acme
       gitmem init .                  # adopt the current folder or repo
     """
+    from gitmem import init_repo
     from gitmem.memory.workspace import client_path
-    from gitmem.setup.init import init_repo
 
     ctx.client = client_opt or ctx.client
     path = path or ctx.path  # `gitmem -C PATH init`, as `git -C PATH init`
@@ -157,9 +157,8 @@ def write(
     moved with compare-and-swap; a checked-out working tree follows, unless the
     card has uncommitted edits (then nothing changes).
     """
-    from gitmem.memory.edit import write_card
+    from gitmem import IndexEntry, write_card
     from gitmem.memory.names import split_keywords
-    from gitmem.memory.trailers import IndexEntry
 
     if (old is None) == (old_file is None):
         raise InvalidInput("give exactly one of --old TEXT or --old-file PATH")
@@ -188,7 +187,7 @@ def write(
 @pass_ctx
 def show(ctx: Ctx, project: str, section: str | None, branch: str) -> None:
     """Print a card, or one SECTION of it (by id, as listed in `gitmem index`)."""
-    from gitmem.memory.audit import read_card
+    from gitmem import read_card
 
     with ctx.repo() as repo:
         text = read_card(repo, project, section, branch=branch)
@@ -212,16 +211,14 @@ def index(ctx: Ctx, branch: str, show_budget: bool) -> None:
     Above 80 % of the budget a warning goes to stderr; above 100 % the block keeps every
     section and ends with a line telling the agent, and `gitmem consolidate` is suggested.
     """
-    from gitmem.agent import budget
-    from gitmem.index import build as index_mod
+    from gitmem import read_index, render_index
 
     with ctx.repo() as repo:
-        repo.branch_tip(branch)  # an unknown branch is an error, not an empty index
-        text, size = budget.block(repo, branch)
+        text, size = render_index(repo, branch)  # an unknown branch is an error
         if show_budget:
             emit(ctx, size.to_json(), f"Index: {size.line()}")
         elif ctx.json:
-            emit(ctx, index_mod.refresh(repo, branch).to_json, "")
+            emit(ctx, read_index(repo, branch).to_json, "")
         else:
             emit(ctx, None, text)
     warning = size.warning()
@@ -238,44 +235,11 @@ def reindex(ctx: Ctx, branch: str) -> None:
 
     The search index (`gitmem search`) is rebuilt and compared with its cache too.
     """
-    from gitmem.index import build as index_mod
-    from gitmem.search import corpus as search_index
-    from gitmem.wording import count
+    from gitmem import reindex as rebuild
 
     with ctx.repo() as repo:
-        repo.branch_tip(branch)
-        rebuilt, cached = index_mod.rebuild(repo, branch)
-        served_ok = index_mod.check_served(repo, rebuilt, branch)
-        search_ok = search_index.rebuild(repo, branch)[1]
-    sections = sum(len(c.sections) for c in rebuilt.cards)
-    same = cached is None or cached == rebuilt
-    diff = [] if same or cached is None else index_mod.differences(cached, rebuilt)
-    if not served_ok:  # what `gitmem index` and the prompt were given
-        same = False
-        cached = cached or rebuilt
-        diff.append("the rendered index `gitmem index` serves differed from history")
-    if search_ok is False:
-        same = False
-        cached = cached or rebuilt
-        diff.append("the search index differed from history")
-    data = {
-        "cards": len(rebuilt.cards),
-        "sections": sections,
-        "had_cache": cached is not None,
-        "matches_cache": same,
-        "differences": diff,
-        "search_index": "no cache before" if search_ok is None else "matched" if search_ok
-        else "rebuilt",
-    }
-    msg = f"Reindexed {count(len(rebuilt.cards), 'card')}, {count(sections, 'section')}: "
-    msg += (
-        "cache matched."
-        if same and cached is not None
-        else "no cache before."
-        if same
-        else ("cache differed and was replaced:\n" + "\n".join(f"  {d}" for d in diff))
-    )
-    emit(ctx, data, msg)
+        res = rebuild(repo, branch)
+    emit(ctx, res.to_json(), res.text())
 
 
 @cli.command()
@@ -300,7 +264,7 @@ def log(ctx: Ctx, project: str | None, limit: int, show_all: bool, branch: str) 
     author) appears when someone other than gitmem's own identity made a commit.
     In a terminal the lines are fitted to its width; piped, they are never cut.
     """
-    from gitmem.memory.audit import audit_log
+    from gitmem import audit_log
     from gitmem.memory.log_text import render
     from gitmem.wording import count
 
@@ -334,8 +298,7 @@ def revert(ctx: Ctx, target: str, actor: str, branch: str) -> None:
     The commit carries a Gitmem-Reverts trailer per undone commit, so the index
     holds what it held before those edits.
     """
-    from gitmem.memory.revert import revert_commit
-    from gitmem.review.revert_session import is_session, revert_session
+    from gitmem import is_session, revert_commit, revert_session
 
     with ctx.repo() as repo:
         repo.branch_tip(branch)
@@ -365,7 +328,7 @@ def recover(ctx: Ctx) -> None:
     this one explicitly) brings the files up to the branch. A card a person has
     edited since is left as it is. Prints what was finished.
     """
-    from gitmem.memory.worktree import recover as finish
+    from gitmem import recover as finish
 
     with ctx.repo_open() as repo:
         done = finish(repo)

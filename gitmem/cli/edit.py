@@ -47,11 +47,10 @@ def edit(
     terminal (the current keywords are the default), or given with --keywords,
     --summary and --section. Closing the editor without a change commits nothing.
     """
-    from gitmem.index import build as index_mod
+    from gitmem import IndexEntry, read_index
     from gitmem.memory import editor, names
     from gitmem.memory.cards import sections
     from gitmem.memory.names import split_keywords
-    from gitmem.memory.trailers import IndexEntry
 
     # Without a terminal to ask in, the entry comes from the flags; a missing one is named
     # after the editor closes (an unchanged buffer needs none), with the text kept.
@@ -76,7 +75,7 @@ def edit(
                 next((s.id for s in sections(new_text)), section)
                 if section else editor.changed_section(buf.text, new_text)
             )
-            known = index_mod.refresh(repo, branch).card(project)
+            known = read_index(repo, branch).card(project)
             old = next((s for s in known.sections if s.id == guess), None) if known else None
             if interactive:
                 guess = guess or _ask("Section (its id, e.g. budget)", None)

@@ -138,6 +138,7 @@ def review(
     Sessions that `gitmem sync` fetched from another machine are listed as `remote`;
     a decision on one is sent to that remote first (the first decision there wins).
     """
+    from gitmem import accept_session, list_sessions, load_session, reject_session
     from gitmem.review import decision as decide
     from gitmem.review import pending as review_mod
     from gitmem.review.render import list_lines, show_lines
@@ -147,7 +148,7 @@ def review(
         if decisions or push_to:
             raise InvalidInput("name the SESSION to decide on (`gitmem review` lists them)")
         with ctx.repo() as repo:
-            found = review_mod.list_sessions(repo, decided=show_all)
+            found = list_sessions(repo, decided=show_all)
         _print(ctx, [s.to_json() for s in found], list_lines(found, show_all))
         return
     if accept and reject:
@@ -166,7 +167,7 @@ def review(
             emit(ctx, pushed.to_json(), pushed.text)
             return
         if reject:
-            done = decide.reject(repo, session)
+            done = reject_session(repo, session)
         elif accept and hunks == _ASK:
             if ctx.json:
                 raise InvalidInput(
@@ -177,15 +178,15 @@ def review(
             if chosen is None:
                 click.echo(f"nothing decided; session {view.ref.id} is still pending")
                 return
-            done = decide.accept(repo, session, hunks=chosen, expect_tip=view.ref.tip)
+            done = accept_session(repo, session, hunks=chosen, expect_tip=view.ref.tip)
         elif accept:
             numbers = _numbers(hunks) if hunks is not None else None
             revs = [r for spec in commits for r in spec.replace(",", " ").split()]
-            done = decide.accept(repo, session, commits=revs, hunks=numbers)
+            done = accept_session(repo, session, commits=revs, hunks=numbers)
         else:
             from gitmem.agent.consolidate import is_consolidation
 
-            view = review_mod.load(repo, session)
+            view = load_session(repo, session)
             if markdown:
                 from gitmem.review.markdown import markdown as as_markdown
 
@@ -229,17 +230,17 @@ def sync(ctx: Ctx, remote: str, cont: bool, abort: bool, accept_redaction: bool)
     gitmem sync backup --json   with the remote named backup, as JSON
     git config gitmem.machine laptop   the name other machines see this one by
     """
-    from gitmem.sync import exchange as sync_mod
+    from gitmem import abort_sync, continue_sync, sync_repo
 
     if cont and abort:
         raise InvalidInput("give --continue or --abort, not both")
     with ctx.repo() as repo:
         if cont:
-            res = sync_mod.continue_sync(repo)
+            res = continue_sync(repo)
         elif abort:
-            res = sync_mod.abort_sync(repo)
+            res = abort_sync(repo)
         else:
-            res = sync_mod.sync(repo, remote, accept_redaction=accept_redaction)
+            res = sync_repo(repo, remote, accept_redaction=accept_redaction)
     emit(ctx, res.to_json(), res.text)
     if res.status == "conflict":
         raise click.exceptions.Exit(EXIT_CONFLICT)

@@ -54,6 +54,9 @@ class CardEntry(NamedTuple):
 
 @dataclass(frozen=True)
 class Index:
+    """The memory index (layer I): one ``CardEntry`` per card; ``render()`` is the block
+    the agent sees, ``to_json()`` what ``gitmem index --json`` prints."""
+
     cards: tuple[CardEntry, ...]
     # Each card's lines of the I block, rendered once: a refresh after a few commits
     # re-renders only the cards they touched and reuses the rest (``_refill``).

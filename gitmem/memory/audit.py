@@ -14,6 +14,10 @@ from gitmem.memory.repo import MAIN, MemoryRepo
 
 @dataclass(frozen=True)
 class LogEntry:
+    """One commit of the audit trail: who (actor, author), when, which card and section,
+    in which session, its summary, what it reverts; ``layer`` for a transcript, usage or
+    synthesis commit (not a memory edit)."""
+
     sha: str
     date: str
     actor: str
@@ -49,8 +53,10 @@ def audit_log(
     limit: int | None = None,
     edits_only: bool = False,
 ) -> list[LogEntry]:
-    """The newest ``limit`` commits on ``branch`` (all with None), newest first; with
-    ``edits_only``, memory edits only: no transcript, usage or synthesis commit."""
+    """The newest ``limit`` commits on ``branch`` (all with None), newest first, as
+    ``LogEntry`` values, of one card with ``project``; with ``edits_only``, memory edits
+    only: no transcript, usage or synthesis commit. Raises ``NotFound`` for an unknown
+    branch, ``InvalidInput`` for a bad card name."""
     tip = repo.branch_tip(branch)
     paths = [card_path(names.project(project))] if project else None
     own = repo.own_commits()
@@ -84,7 +90,9 @@ def _entry(c: Commit, mine: bool) -> LogEntry:
 def read_card(
     repo: MemoryRepo, project: str, section: str | None = None, *, branch: str = MAIN
 ) -> str:
-    """A card's text at the tip of ``branch``, or one of its sections."""
+    """A card's text at the tip of ``branch``, or the text of one of its sections (by id,
+    as the index lists it). Raises ``NotFound`` (no such card, section or branch),
+    ``InvalidInput`` (a bad name)."""
     names.project(project)
     if section is not None:
         names.section_id(section)

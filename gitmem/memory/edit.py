@@ -22,6 +22,9 @@ from gitmem.memory.trailers import IndexEntry, edit_message
 
 @dataclass(frozen=True)
 class EditResult:
+    """One edit's commit: on which branch, card and section; whether it created the card
+    and whether the checked-out working tree followed (``behind`` says why not)."""
+
     commit: Sha
     branch: str
     card: str
@@ -106,6 +109,15 @@ def write_card(
     more: tuple[IndexEntry, ...] = (),
 ) -> EditResult:
     """Apply one edit to ``cards/<project>.md`` on ``branch`` as one commit.
+
+    The unique ``old_text`` is replaced by ``new_text`` (an empty ``old_text`` creates
+    the card or appends to it); ``entry`` (``IndexEntry.make``) is the index entry the
+    commit carries in its trailers, with ``session`` and ``actor``. The branch moves by
+    compare-and-swap, re-applied when another writer got there first; a checked-out
+    working tree follows. Returns an ``EditResult``. Raises ``EditError`` (old text
+    missing or not unique, a section left without heading), ``NotFound`` (no such card
+    or branch), ``InvalidInput`` (a bad name or entry), ``DirtyCard`` (the card has
+    uncommitted edits), ``SecretFound`` (an ``InvalidInput``: the text holds a secret).
 
     ``more``: entries (without summary) for further sections the edit writes, carried
     by the same commit (``gitmem import`` creates a card with every section described).

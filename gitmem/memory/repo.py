@@ -75,6 +75,10 @@ def _tz(when: datetime) -> str:
 
 
 class MemoryRepo:
+    """An open client memory repo (``open_repo`` finds and opens one): ``root``,
+    ``config`` (gitmem.toml), ``tip(branch)``, ``branch_tip(branch)``. Keeps git processes
+    open for fast reads: use it as a context manager, or call ``close()``."""
+
     def __init__(self, root: Path) -> None:
         self.root = root
         self.git_dir = _git_dir(root)

@@ -27,6 +27,8 @@ LABELS = ("now", "reverted")
 
 @dataclass(frozen=True)
 class RevertResult:
+    """A revert's commit, the commit it undid, and the paths it changed."""
+
     commit: Sha
     reverted: Sha
     paths: list[str]
@@ -111,6 +113,11 @@ def _where(name: str, ids: tuple[str, ...]) -> str:
 def revert_commit(
     repo: MemoryRepo, rev: str, *, branch: str = MAIN, actor: str = "cli"
 ) -> RevertResult:
+    """Undo the commit ``rev`` on ``branch`` in one new commit with a ``Gitmem-Reverts``
+    trailer, so the index holds what it held before. Returns a ``RevertResult``. Raises
+    ``NotFound`` (no such commit, or nothing of it left to undo), ``InvalidInput`` (a merge
+    or root commit, a bad name), ``Conflict`` (a section changed since, or uncommitted
+    edits to the card)."""
     names.actor(actor)
     names.check_forbidden(rev, "commit")
     if rev.startswith("-") or not rev.strip():

@@ -43,6 +43,9 @@ def transcript_file(repo: MemoryRepo, session_id: str) -> Path:
 
 @dataclass
 class Session:
+    """A running session: its id, its branch ``gitmem/session/<id>`` (write its edits
+    there) and ``base``, main's tip when it started."""
+
     id: str
     branch: str
     base: Sha  # main's tip when the session started
@@ -53,7 +56,10 @@ class Session:
 
 
 def start(repo: MemoryRepo, session_id: str | None = None, *, resume: bool = False) -> Session:
-    """Create the session branch at main's tip, or reopen it with ``resume``."""
+    """Create the session branch at main's tip (``session_id``: its name, default a new
+    dated id), or reopen it with ``resume``. Returns a ``Session``. Raises
+    ``InvalidInput`` (a bad id, or a session of that id exists without ``resume``),
+    ``NotFound`` (nothing to resume, no main), ``Conflict`` (created concurrently)."""
     sid = names.session(session_id) if session_id else new_id()
     branch = branch_of(sid)
     tip = repo.tip(branch)
@@ -137,6 +143,9 @@ def save_transcript(repo: MemoryRepo, session: Session) -> Sha | None:
 
 @dataclass(frozen=True)
 class FinishResult:
+    """How a session ended: its commits and memory edits, what ``landed`` on main, or
+    ``pending`` review (with the ``reason`` when an automatic landing was refused)."""
+
     session: str
     policy: str
     commits: int
@@ -186,7 +195,11 @@ def archive(
 
 
 def finish(repo: MemoryRepo, session: Session, policy: str | None = None) -> FinishResult:
-    """End a session: commit its transcript, then land it (``auto``) or leave it pending."""
+    """End a session: commit its transcript, then land its commits on main (``policy``
+    ``auto``) or leave them pending for review (``review``); ``policy`` defaults to the
+    repo's ``review`` setting. Returns a ``FinishResult`` (a landing refused by
+    uncommitted edits leaves the session pending and says why). Raises ``NotFound`` when
+    the session branch is gone."""
     policy = policy or repo.config.review
     save_transcript(repo, session)
     tip = repo.tip(session.branch)

@@ -39,6 +39,8 @@ class IndexEntry:
     def make(
         cls, section_id: str, keywords: list[str] | tuple[str, ...], summary: str
     ) -> IndexEntry:
+        """An entry checked for the trailers: ``InvalidInput`` for a bad section id,
+        keyword or summary (empty, too long, a line break)."""
         return cls(
             names.section_id(section_id), names.keywords(list(keywords)), names.summary(summary)
         )

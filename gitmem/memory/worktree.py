@@ -83,7 +83,9 @@ def worktree_guard(repo: MemoryRepo, branch: str) -> Iterator[bool]:
 
 
 def recover(repo: MemoryRepo) -> list[str]:
-    """Finish a follow a crash interrupted; the paths brought up to date (usually none).
+    """Finish an update of the working tree that a crash interrupted (a branch moved, the
+    files not yet): returns the paths brought up to date (usually none). A card a person
+    edited since is left alone.
 
     Cheap when there is nothing to do: one ``stat``.
     """

@@ -36,6 +36,9 @@ Plan = dict[Sha, tuple[H.Hunk, ...] | None]
 
 @dataclass(frozen=True)
 class Decision:
+    """A review decision: accepted, partial or rejected; the ref that keeps the session's
+    commits, the commits landed on main, the edits left out, the working tree's state."""
+
     session: str
     action: str  # accepted | partial | rejected
     archived: str  # the ref that keeps the session's original commits
@@ -249,7 +252,12 @@ def accept(
     hunks: Sequence[int] | None = None,
     expect_tip: str | None = None,
 ) -> Decision:
-    """Land all of a pending session, or only the given commits or hunks, on main."""
+    """Land all of a pending session, or only the given ``commits`` (shas) or ``hunks``
+    (numbers, as ``load_session(...).hunks()`` lists them), on main. Returns a
+    ``Decision``. Raises ``NotFound`` (no such session), ``InvalidInput`` (not pending,
+    unknown commits or hunk numbers, both given), ``DirtyCard`` (uncommitted edits to a
+    card it lands), ``Conflict`` (the session moved since ``expect_tip``, or another
+    machine decided first)."""
     view = pending(repo, session_id, expect_tip)
     if commits and hunks is not None:
         raise InvalidInput("choose by --commit or by --hunks, not both")
@@ -294,7 +302,9 @@ def finish_accept(
 
 
 def reject(repo: MemoryRepo, session_id: str) -> Decision:
-    """Set a pending session aside: nothing lands, its commits stay under refs/gitmem/rejected/."""
+    """Set a pending session aside: nothing lands, its commits stay under
+    refs/gitmem/rejected/. Returns a ``Decision``. Raises ``NotFound`` (no such session),
+    ``InvalidInput`` (not pending), ``Conflict`` (another machine decided first)."""
     view = pending(repo, session_id)
     where = _claimed_on(repo, view)
     if where:

@@ -163,6 +163,9 @@ class NumberedHunk:
 
 @dataclass(frozen=True)
 class SessionView:
+    """A session seen like a pull request: its ref and state, base, and commits with
+    their diffs (``hunks()`` numbers them as ``accept_session(hunks=)`` takes them)."""
+
     ref: SessionRef
     base: Sha | None  # the commit the session started from
     commits: tuple[ReviewCommit, ...]
@@ -261,7 +264,9 @@ def _hunk_json(h: NumberedHunk) -> dict[str, object]:
 
 
 def load(repo: MemoryRepo, session_id: str) -> SessionView:
-    """A session with its commits and their diffs (one ``git log -p``)."""
+    """A session with its commits and their diffs (one ``git log -p``), as a
+    ``SessionView``. Raises ``NotFound`` for an unknown session, ``InvalidInput`` for a
+    bad id."""
     return view_of(repo, find(repo, session_id))
 
 
@@ -279,6 +284,9 @@ def view_of(repo: MemoryRepo, s: SessionRef) -> SessionView:
 
 @dataclass(frozen=True)
 class SessionSummary:
+    """One line of ``list_sessions``: id, state (pending, pushed, remote, accepted,
+    partial, rejected, reverted), start date, memory edits and the cards they touch."""
+
     id: str
     state: str
     started: str | None
@@ -321,7 +329,8 @@ def landed_by_session(
 
 
 def list_sessions(repo: MemoryRepo, *, decided: bool = False) -> list[SessionSummary]:
-    """Pending sessions (and, with ``decided``, the accepted and rejected ones), oldest first."""
+    """Pending sessions (and, with ``decided``, the accepted and rejected ones), oldest
+    first, as ``SessionSummary`` values."""
     refs = [s for s in session_refs(repo).values() if decided or s.pending]
     landed: dict[str, list[Commit]] = {}
     replay = Replay()

@@ -28,6 +28,8 @@ from gitmem.wording import count
 
 @dataclass(frozen=True)
 class SessionRevertResult:
+    """A session revert's commit, the session's commits it undid, the paths it changed."""
+
     session: str
     commit: Sha
     reverted: list[str]
@@ -83,6 +85,10 @@ def _message(session_id: str, commits: list[Commit], actor: str) -> str:
 def revert_session(
     repo: MemoryRepo, session_id: str, *, branch: str = MAIN, actor: str = "cli"
 ) -> SessionRevertResult:
+    """Undo every edit of session ``session_id`` still in effect on ``branch`` in one
+    commit (a ``Gitmem-Reverts`` trailer per commit). Returns a ``SessionRevertResult``.
+    Raises ``InvalidInput`` (the session still waits for review), ``NotFound`` (no edits
+    of it left to revert), ``Conflict`` (a section changed since)."""
     sid, actor = names.session(session_id), names.actor(actor)
     pend = session_refs(repo).get(sid)
     if pend is not None and pend.pending:

@@ -22,6 +22,9 @@ _SUBSTITUTED = ("gitmem.toml", "persona.md")
 
 @dataclass(frozen=True)
 class InitResult:
+    """A created (or adopted) repo: its path, client name, first commit, hooks installed;
+    for an adopted folder, gitmem's files ``created`` and the ones ``kept`` as they were."""
+
     path: str
     client: str
     commit: str
@@ -53,9 +56,14 @@ def _check_target(path: Path) -> None:
 
 
 def init_repo(path: Path, client: str | None = None) -> InitResult:
-    """Create the repo at ``path``; on any failure, remove what was created.
+    """Create a client memory repo at ``path`` (``client``: its name, default the folder's
+    name) from gitmem's template, with a first commit on ``main`` and gitmem's hooks.
 
-    A folder with files in it, or a git repo, is adopted instead (``adopt.py``).
+    A folder with files in it, or a git repo, is adopted instead (``adopt.py``): its
+    history is kept and gitmem's files are added in one commit. Returns an
+    ``InitResult``. Raises ``InvalidInput`` (not a directory, a bad name), ``Conflict``
+    (uncommitted changes in a repo to adopt), ``GitError``; on any failure, what was
+    created is removed.
     """
     path = path.expanduser().absolute()
     name = names.client(client or names.slugify(path.name) or "client")

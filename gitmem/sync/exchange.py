@@ -62,6 +62,10 @@ class _MainMoved(Exception):
 
 @dataclass(frozen=True)
 class SyncResult:
+    """A sync's outcome: ``status`` up-to-date, synced, conflict (both versions kept until
+    ``continue_sync`` or ``abort_sync``) or aborted; commits received and sent, sessions
+    published and decided, and ``text()`` for people."""
+
     remote: str
     status: str  # up-to-date | synced | conflict | aborted
     main: str | None
@@ -354,7 +358,14 @@ def _integrate(repo: MemoryRepo, remote: str, theirs: Sha | None) -> SyncResult 
 
 
 def sync(repo: MemoryRepo, remote: str = "origin", accept_redaction: bool = False) -> SyncResult:
-    """Fetch, integrate, push; refuses while a stopped sync waits for --continue/--abort."""
+    """Exchange memory with the git remote ``remote``: fetch, integrate (fast-forward or
+    a merge commit, section by section), push; never forced, never dropping a local
+    commit. Returns a ``SyncResult``; the same section changed on both sides is status
+    ``conflict``, not an exception. Raises ``Conflict`` (a stopped sync waits for
+    ``continue_sync``/``abort_sync``, uncommitted edits), ``RemoteRewritten`` (the
+    remote's history was rewritten: ``accept_redaction`` takes a ``gitmem redact``),
+    ``NotFound`` (no such remote), ``RemoteError`` (exit 5: the remote cannot be
+    reached or refused the push)."""
     where = remote_mod.url(repo, remote)
     state = sync_state.load(repo)
     if state is not None:
@@ -442,7 +453,10 @@ def outgoing(
 
 
 def continue_sync(repo: MemoryRepo) -> SyncResult:
-    """Finish a stopped sync with the person's resolution, then push."""
+    """Finish a sync stopped at a conflict with the person's resolution (the files as
+    they are now), then push. Returns a ``SyncResult`` (``conflict`` again while a section is still
+    changed on both sides). Raises ``InvalidInput`` when no sync is waiting, ``Conflict``
+    when main moved meanwhile or a card has uncommitted edits."""
     state = sync_state.load(repo)
     if state is None:
         raise InvalidInput("no sync is waiting for --continue")
@@ -476,7 +490,9 @@ def continue_sync(repo: MemoryRepo) -> SyncResult:
 
 
 def abort_sync(repo: MemoryRepo) -> SyncResult:
-    """Undo a stopped sync: the working-tree files it wrote go back, its refs and state go."""
+    """Undo a sync stopped at a conflict: the working-tree files it wrote go back, its refs
+    and state go. Returns a ``SyncResult`` (status ``aborted``). Raises ``InvalidInput``
+    when no sync is stopped."""
     state = sync_state.load(repo)
     if state is None:
         raise InvalidInput("no sync to abort")

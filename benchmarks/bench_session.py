@@ -176,10 +176,10 @@ def overhead_figures(root: Path, turns: int) -> dict[str, float]:
             def __enter__(self) -> Any:
                 t0 = time.perf_counter()
                 stream = self.cm.__enter__()
-                text = list(stream.text_stream)
+                events = list(stream)
                 msg = stream.get_final_message()
                 in_api[0] += time.perf_counter() - t0
-                return _Replay(text, msg)
+                return _Replay(events, msg)
 
             def __exit__(self, *exc: Any) -> None:
                 self.cm.__exit__(*exc)
@@ -211,9 +211,15 @@ def overhead_figures(root: Path, turns: int) -> dict[str, float]:
 
 
 class _Replay:
-    def __init__(self, text: list[str], msg: Any) -> None:
-        self.text_stream = iter(text)
+    """The stream's events and final message, read ahead so the SDK's time is not ours."""
+
+    def __init__(self, events: list[Any], msg: Any) -> None:
+        self._events = events
+        self.text_stream = iter([e.text for e in events if e.type == "text"])
         self._msg = msg
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._events)
 
     def get_final_message(self) -> Any:
         return self._msg

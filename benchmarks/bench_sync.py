@@ -41,8 +41,10 @@ GITMEM = str(Path(sys.executable).with_name("gitmem"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import daemon  # noqa: E402
 
+# As a user's gitmem runs: bytecode caching on (bench_core.CLI_ENV says why).
 ENV = {
-    **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
+    **{k: v for k, v in os.environ.items()
+       if not k.startswith("GIT_") and k != "PYTHONDONTWRITEBYTECODE"},
     "GIT_AUTHOR_NAME": "Bench",
     "GIT_AUTHOR_EMAIL": "bench@example.com",
     "GIT_COMMITTER_NAME": "Bench",

@@ -340,6 +340,51 @@ class ObjectStore:
         return self._write_tree(entries, chunks) if entries else None
 
 
+    def update_paths(self, root: Sha | None, changes: dict[str, Sha | None]) -> Sha | None:
+        """``update_path`` for each of ``changes`` (path -> blob, None removes it), each
+        changed tree written once instead of once per path: the same tree."""
+        groups: dict[bytes, dict[str, Sha | None]] = {}
+        for path, blob in sorted(changes.items()):
+            head, _, rest = path.partition("/")
+            groups.setdefault(head.encode(), {})[rest] = blob
+        entries, chunks = self._tree(root) if root else ([], [])
+        named = {e.name: e for e in entries}
+        for name, group in groups.items():
+            old = named.get(name)
+            if ("" in group and len(group) > 1) or ("" not in group and old is not None
+                                                     and not old.is_tree):
+                # a file and paths below it at one name: one path after another
+                for path, blob in sorted(changes.items()):
+                    root = self.update_path(root, path, blob)
+                return root
+        entries, chunks = list(entries), list(chunks)
+        for name, group in groups.items():
+            old = named.get(name)
+            if old is not None and old.mode in (LINK_MODE, GITLINK_MODE):
+                head = name.decode()
+                what = "a symlink" if old.mode == LINK_MODE else "a submodule"
+                raise UnsafePath(
+                    f"{head} is {what} in the tree gitmem writes on; it never writes through one",
+                    hint=f"replace it with a real file or folder in a new commit (git rm {head!r})",
+                )
+            if old is not None:
+                at = entries.index(old)
+                del entries[at], chunks[at]
+            new: TreeEntry | None = None
+            if "" not in group:
+                sub = self.update_paths(old.sha if old is not None else None, group)
+                new = TreeEntry(TREE_MODE, name, sub) if sub is not None else None
+            elif (blob := group[""]) is not None:
+                keep = old is not None and old.mode == EXEC_MODE  # an executable card stays one
+                new = TreeEntry(EXEC_MODE if keep else BLOB_MODE, name, blob)
+            elif old is not None and old.is_tree:
+                new = old  # removing a file never removes a folder of the same name
+            if new is not None:
+                i = bisect.bisect(entries, _sort_key(new), key=_sort_key)
+                entries.insert(i, new)
+                chunks.insert(i, _chunk(new))
+        return self._write_tree(entries, chunks) if entries else None
+
 def _not_found(header: bytes) -> bool:
     """True for ``<name> missing`` / ``<name> ambiguous``: read from the right, as the
     name is echoed verbatim and may itself hold spaces (``cards/sp ace.md missing``)."""

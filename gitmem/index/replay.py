@@ -304,6 +304,11 @@ def advance(
         return False
     if state.commit == tip:
         return True
+    got = repo.store.read(tip)
+    parents = [ln[7:] for ln in got[2].split(b"\n\n", 1)[0].decode().split("\n")
+               if ln.startswith("parent ")] if got is not None and got[1] == "commit" else []
+    if len(parents) == 2:
+        return _advance_merge(repo, state, tip, parents[0], parents[1], folded)
     try:
         new = _fold(_log(repo, f"{state.commit}..{tip}"))
     except GitmemError:  # the cached commit is gone (gc after a rewrite)
@@ -315,6 +320,47 @@ def advance(
         folded.append(new)
     return True
 
+
+def _advance_merge(
+    repo: MemoryRepo, state: Replay, tip: str, ours: str, theirs: str,
+    folded: list[_Fold] | None,
+) -> bool:
+    """Fold in a merge (what ``gitmem sync`` and ``git pull`` make) without replaying all
+    history: the commits it brought from ``theirs`` and the merge itself, when that gives
+    exactly the full replay. It does when each side since the fork is one line of commits
+    without merges or reverts, ``state`` is on our line, and no card section has an entry
+    on both sides (then the order git's log interleaves the sides in changes nothing:
+    each section's entries are the fork's, then its one side's, in order). Else False."""
+    try:
+        side = _fold(_log(repo, f"{ours}..{tip}"))  # the merge, then their line to the fork
+        mine = _fold(_log(repo, f"{theirs}..{ours}"))  # our line since the fork
+        if side.tip != tip or side.merges != [tip] or side.reverts:
+            return False
+        fork = side.oldest_parent
+        if mine.tip is not None and (not mine.linear or mine.merges or mine.reverts
+                                     or mine.oldest_parent != fork or mine.tip != ours):
+            return False
+        if mine.tip is None and fork != ours:
+            return False
+        if set(mine.entries) & set(side.entries):
+            return False
+        if state.commit == ours:
+            since = _Fold()
+        elif state.commit == fork:
+            since = mine
+        else:
+            since = _fold(_log(repo, f"{state.commit}..{ours}"))
+            if since.tip != ours or not since.linear or since.oldest_parent != state.commit:
+                return False  # state is not on our line since the fork
+    except GitmemError:  # the cached commit is gone (gc after a rewrite)
+        return False
+    both = _Fold(tip=tip, merges=side.merges)
+    for key in {**since.entries, **side.entries}:  # newest first: theirs, then ours
+        both.entries[key] = side.entries.get(key, []) + since.entries.get(key, [])
+    both.onto(state)
+    if folded is not None:
+        folded.append(both)
+    return True
 
 def replay_at(repo: MemoryRepo, rev: str) -> Replay:
     """The replay of the history behind ``rev`` (any commit, not only a branch tip)."""

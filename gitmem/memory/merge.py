@@ -180,9 +180,11 @@ def merge_trees(
     tree = root[0] if root else None
     result = Merged(None)
     updates: dict[str, bytes | None] = {}
+    theirs_blob: dict[str, Sha] = {}  # updates that are their blob as it is: stored already
     for path in changed if changed is not None else changed_paths(repo, base, theirs):
         o = repo.store.read_blob(f"{ours}:{path}")
-        t = repo.store.read_blob(f"{theirs}:{path}")
+        got = repo.store.read(f"{theirs}:{path}")
+        t = got[2] if got is not None and got[1] == "blob" else None
         if path in resolved:
             if resolved[path] != o:
                 updates[path] = resolved[path]
@@ -192,6 +194,8 @@ def merge_trees(
             continue
         if o == b:
             updates[path] = t
+            if got is not None and t is not None:
+                theirs_blob[path] = got[0]
             continue
         merged, conflict = merge_file(repo, path, b, o, t, labels)
         if conflict is not None:
@@ -202,8 +206,11 @@ def merge_trees(
     result.touched = sorted(updates)
     if result.conflicts:
         return result
+    blobs: dict[str, Sha | None] = {}
     for path, data in sorted(updates.items()):
-        blob = repo.store.write("blob", data) if data is not None else None
-        tree = repo.store.update_path(tree, path, blob)
+        blobs[path] = theirs_blob.get(path) or (
+            repo.store.write("blob", data) if data is not None else None
+        )
+    tree = repo.store.update_paths(tree, blobs) if blobs else tree
     result.tree = tree or repo.store.write_tree([])
     return result

@@ -1,0 +1,208 @@
+"""What a person's plain `git commit` pays for gitmem's hooks: the processes they start.
+
+git's own trace (GIT_TRACE) shows every git process; the other tools a hook could run are
+seen through logging stand-ins put first on PATH. The pre-checks that replaced some of them
+(the shell's own reading, git's -G) must start Python for every commit the old ones did.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_hooks_find import _install_with, _logging_python
+
+from helpers import git
+
+TOOLS = ("dirname", "basename", "grep", "egrep", "sed", "awk", "head", "tail", "cat", "tr",
+         "cut", "wc", "expr", "readlink", "realpath", "test", "[", "printf", "env")
+
+
+def _logging_tools(tmp_path: Path, log: Path) -> str:
+    """A PATH whose first folder logs each start of a tool a hook could use."""
+    bin_dir = tmp_path / "logbin"
+    bin_dir.mkdir()
+    for tool in TOOLS:
+        real = shutil.which(tool)
+        if real is None:
+            continue
+        stand_in = bin_dir / tool
+        stand_in.write_text(f'#!/bin/sh\necho "{tool}" >> "{log}"\nexec "{real}" "$@"\n')
+        stand_in.chmod(stand_in.stat().st_mode | stat.S_IXUSR)
+    return f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
+
+
+def _hook_git_commands(trace: Path) -> list[str]:
+    """The git commands started under the outer `git commit` (from GIT_TRACE's lines)."""
+    found = []
+    for line in trace.read_text().splitlines():
+        m = re.search(r"trace: built-in: (git .*)$", line)
+        if m:
+            found.append(m.group(1))
+    return found
+
+
+def test_a_plain_commit_of_a_card_starts_one_git_and_no_other_tool_in_the_hooks(
+    client: Path, tmp_path: Path
+) -> None:
+    log = tmp_path / "tools.log"
+    trace = tmp_path / "trace.log"
+    card = client / "cards" / "acme.md"
+    card.write_text("# acme\n\n## budget\n- met the team on Tuesday\n")
+    git(client, "add", "cards/acme.md")
+    env = {**os.environ, "PATH": _logging_tools(tmp_path, log), "GIT_TRACE": str(trace)}
+    proc = subprocess.run(["git", "commit", "-q", "-m", "meeting notes"], cwd=client, env=env,
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert git(client, "log", "-1", "--format=%s").strip() == "meeting notes"
+    started = log.read_text().split() if log.exists() else []
+    assert started == []
+    commands = _hook_git_commands(trace)
+    assert commands[0].startswith("git commit")
+    hooks_git = [c for c in commands[1:] if not c.startswith("git maintenance")]
+    assert len(hooks_git) == 1 and hooks_git[0].startswith("git diff --cached"), commands
+    assert " -G " in hooks_git[0]  # git itself looks for the hint: no grep behind it
+
+
+def test_pre_commit_finds_an_unfinished_follow_from_a_linked_worktree(
+    client: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where `.git` is a file, the hook still asks git where the follow marker lives."""
+    log = tmp_path / "python.log"
+    _install_with(client, _logging_python(tmp_path / "python", log), monkeypatch)
+    other = tmp_path / "other"
+    git(client, "worktree", "add", "-q", "-b", "side", str(other))
+    gitdir = Path(git(other, "rev-parse", "--absolute-git-dir").strip())
+    (gitdir / "gitmem").mkdir(exist_ok=True)
+    (gitdir / "gitmem" / "follow").write_text("")
+    (other / "notes.txt").write_text("not memory\n")
+    git(other, "add", "notes.txt")
+    subprocess.run(["git", "commit", "-q", "-m", "notes"], cwd=other, capture_output=True,
+                   check=False)
+    assert "pre-commit" in log.read_text()
+
+
+def _hint() -> str:
+    hook = Path(__file__).resolve().parent.parent / "hooks" / "pre-commit"
+    line = next(ln for ln in hook.read_text().splitlines() if ln.startswith("hint='"))
+    return line[len("hint='") : -1]
+
+
+def _changed_lines(client: Path) -> tuple[list[bytes], list[bytes]]:
+    """The staged diff's added lines of memory and its `+++ b/...` lines (without the +)."""
+    diff = subprocess.run(
+        ["git", "diff", "--cached", "-U0", "--no-color", "--no-renames", "--no-ext-diff", "--",
+         "cards", "persona.md", "synthesis.md"], cwd=client, capture_output=True, check=True,
+    ).stdout
+    added: list[bytes] = []
+    headers: list[bytes] = []
+    in_hunk = False
+    for line in diff.split(b"\n"):
+        if line.startswith(b"diff --git "):
+            in_hunk = False
+        elif line.startswith(b"@@"):
+            in_hunk = True
+        elif in_hunk and line[:1] == b"+":
+            added.append(line[1:])
+        elif not in_hunk and line.startswith(b"+++ "):
+            headers.append(line[1:])
+    return added, headers
+
+
+def _grep_hits(lines: list[bytes], tmp: Path) -> bool:
+    """Whether the hint (or a byte outside printable ASCII) is in one of ``lines``, by grep."""
+    f = tmp / "changed.txt"
+    f.write_bytes(b"".join(ln + b"\n" for ln in lines))
+    proc = subprocess.run(["grep", "-qaEi", "-e", _hint(), "-e", "[^ -~\t]", str(f)],
+                          env={"LC_ALL": "C", "PATH": os.environ["PATH"]}, check=False)
+    assert proc.returncode in (0, 1)
+    return proc.returncode == 0
+
+
+WORDS = ["token", "Gitmem-", "+", "++ b/cards/x", "é", "AKIA", "ghp_", "plain", " ", "\t", "-",
+         "key", "\u0131", "password", "x" * 30, "M" + "a" * 24 + ".", "12345678:", "\x7f"]
+line_st = st.lists(st.one_of(st.sampled_from(WORDS),
+                             st.text(st.characters(codec="utf-8", exclude_characters="\n\r\x00"),
+                                     max_size=8)),
+                   max_size=6).map("".join)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(old=st.lists(line_st, max_size=4), new=st.lists(line_st, min_size=1, max_size=4),
+       name=st.sampled_from(["acme", "keynote", "authors"]))
+def test_pre_commit_starts_the_scanner_for_every_added_line_the_grep_pre_check_matched(
+    client: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, old: list[str],
+    new: list[str], name: str,
+) -> None:
+    """The scanner starts whenever an added line matches the hint as grep -E reads it (the
+    pre-check before git did the matching), and never when the greps alone would not."""
+    log = tmp_path / "python.log"
+    if not (tmp_path / "python").exists():
+        _install_with(client, _logging_python(tmp_path / "python", log), monkeypatch)
+    log.write_text("")
+    card = client / "cards" / f"{name}.md"
+    card.write_text("# acme\n\n## budget\n" + "".join(f"{ln}\n" for ln in old))
+    git(client, "add", "-A")
+    git(client, "commit", "-q", "--no-verify", "--allow-empty", "-m", "before")
+    card.write_text("# acme\n\n## budget\n" + "".join(f"{ln}\n" for ln in new))
+    git(client, "add", "-A")
+    added, headers = _changed_lines(client)
+    hook = client / ".git" / "hooks" / "pre-commit"
+    subprocess.run([str(hook)], cwd=client, capture_output=True, check=False)
+    started = "scan-staged" in log.read_text()
+    if _grep_hits(added, tmp_path):
+        assert started
+    if not _grep_hits(added + headers, tmp_path):  # what the two greps alone looked at
+        assert not started
+
+
+msg_line = st.one_of(
+    st.sampled_from(["Gitmem-Card: acme", "gitmem-x", "GITMEM-", "G\u0131tmem-Card: a",
+                     "G\u0130TMEM-Section: b", " Gitmem-Card: a", "Gitmem: no", "#Gitmem-",
+                     "gitmem-\r", "plain words", ""]),
+    st.text(st.characters(codec="utf-8", exclude_characters="\n\x00"), max_size=10),
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(msg_line, min_size=1, max_size=6), end=st.sampled_from(["", "\n"]))
+def test_commit_msg_starts_python_whenever_grep_would_have(
+    client: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lines: list[str], end: str
+) -> None:
+    log = tmp_path / "python.log"
+    if not (tmp_path / "python").exists():
+        _install_with(client, _logging_python(tmp_path / "python", log), monkeypatch)
+    log.write_text("")
+    msg = tmp_path / "msg"
+    msg.write_bytes(("\n".join(lines) + end).encode("utf-8"))
+    env = {**os.environ, "LC_ALL": "C.UTF-8"}
+    grep = subprocess.run(["grep", "-qi", "^gitmem-", str(msg)], env=env, check=False)
+    hook = client / ".git" / "hooks" / "commit-msg"
+    subprocess.run([str(hook), str(msg)], cwd=client, env=env, capture_output=True, check=False)
+    started = "commit-msg" in log.read_text()
+    if grep.returncode == 0:
+        assert started
+    by_byte = re.compile(rb"(?i)g.{1,2}tmem-", re.S)
+    by_char = re.compile(r"(?i)g.{1,2}tmem-", re.S)
+    if not any(by_byte.match(ln.encode()) or by_char.match(ln) for ln in lines):
+        assert not started  # and nothing much wider than grep's lines starts it
+
+
+def test_commit_msg_without_a_message_file_lets_the_commit_through(client: Path) -> None:
+    hook = client / ".git" / "hooks" / "commit-msg"
+    proc = subprocess.run([str(hook), str(client / "no-such-file")], cwd=client,
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0
+    assert proc.stderr == ""
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(pytest.main([__file__, "-q"]))

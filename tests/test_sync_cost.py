@@ -1,0 +1,197 @@
+"""What `gitmem sync` writes when it merges: their files as they are are not stored again,
+and each changed tree is written once (not once per path that changed in it)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_index_property import PROJECTS, SECTIONS
+from test_objects import ops
+from test_sync import make_pair, sync, write
+
+from gitmem.errors import GitmemError
+from gitmem.index import build as index
+from gitmem.index import replay
+from gitmem.memory.edit import write_card
+from gitmem.memory.repo import MAIN, MemoryRepo
+from gitmem.memory.revert import revert_commit
+from gitmem.memory.trailers import IndexEntry
+from gitmem.setup.init import init_repo
+
+from helpers import git
+
+
+def _loose(root: Path) -> set[str]:
+    objects = root / ".git" / "objects"
+    return {f"{d.name}{f.name}" for d in objects.iterdir() if len(d.name) == 2 for f in d.iterdir()}
+
+
+def test_a_merge_taking_their_cards_writes_only_its_two_trees_and_commit(tmp_path: Path) -> None:
+    _bare, laptop, desktop = make_pair(tmp_path)
+    for i in range(6):  # six new cards on the laptop: one cards/ tree, one root tree
+        write(laptop, f"card-{i}", "", f"# Card {i}\n\n## Notes\nvalue {i}\n", "notes", f"card {i}")
+    assert sync(laptop)[0] == 0
+    write(desktop, "beta", "Ship v2", "Ship v2 in March", "goals", "Ship v2 in March")
+    git(desktop, "gc", "-q")  # what the desktop had is packed: new loose objects stand out
+    before = _loose(desktop)
+    code, out, err = sync(desktop)
+    assert code == 0, err
+    assert "merged" in out
+    fetched = {line.split()[0] for line in git(laptop, "rev-list", "--objects", "main").splitlines()}
+    new = _loose(desktop) - before - fetched  # (a small fetch is stored loose)
+    merge = git(desktop, "rev-parse", "main").strip()
+    trees = {git(desktop, "rev-parse", f"{merge}^{{tree}}").strip(),
+             git(desktop, "rev-parse", f"{merge}:cards").strip()}
+    assert new == trees | {merge}
+    for i in range(6):
+        assert (desktop / "cards" / f"card-{i}.md").read_text() == f"# Card {i}\n\n## Notes\nvalue {i}\n"
+    assert git(desktop, "fsck", "--strict", "--no-dangling") == ""
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(start=ops, changes=st.dictionaries(st.sampled_from(
+    ["a", "b", "cards", "a/b", "a/a-b", "a.b", "cards/x", "cards/y", "cards/x/z", "z/a/b"]),
+    st.one_of(st.none(), st.binary(max_size=4)), max_size=6))
+def test_update_paths_is_update_path_one_path_after_another(
+    start: list[tuple[str, bytes | None]], changes: dict[str, bytes | None]
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "c"
+        init_repo(root)
+        with MemoryRepo(root) as repo:
+            tree = repo.store.resolve("HEAD^{tree}")
+            for path, data in start:
+                blob = repo.store.write("blob", data) if data is not None else None
+                tree = repo.store.update_path(tree, path, blob)
+            blobs = {p: repo.store.write("blob", d) if d is not None else None
+                     for p, d in changes.items()}
+            one_by_one = tree
+            for path, blob in sorted(blobs.items()):
+                one_by_one = repo.store.update_path(one_by_one, path, blob)
+            assert repo.store.update_paths(tree, blobs) == one_by_one
+    assert not os.path.exists(tmp)
+
+
+# -- the index after a merge: only what the merge brought is folded in --------------------------
+def _spy_full_replays(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    calls: list[str] = []
+    real = replay.FullReplay.__init__
+
+    def spy(self: replay.FullReplay, repo: MemoryRepo, branch: str = MAIN) -> None:
+        calls.append(branch)
+        real(self, repo, branch)
+
+    monkeypatch.setattr(replay.FullReplay, "__init__", spy)
+    return calls
+
+
+def _same_as_full_replay(repo: MemoryRepo) -> None:
+    got = index.refresh(repo)
+    state = repo.memo[("index", MAIN)].state  # type: ignore[attr-defined]
+    full = replay.replay_all(repo)
+    assert state.commit == full.commit
+    assert state.entries == full.entries  # every section's entries, in the same order
+    assert (state.merges, state.inactive, state.reverts) == (full.merges, full.inactive,
+                                                             full.reverts)
+    assert got == index.resolve(repo, full, {})
+
+
+def test_a_sync_merge_folds_in_what_it_brought_without_replaying_history(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gitmem.sync import exchange as sync_mod
+
+    _bare, laptop, desktop = make_pair(tmp_path)
+    for i in range(3):
+        write(laptop, f"card-{i}", "", f"# Card {i}\n\n## Notes\nvalue {i}\n", "notes", f"card {i}")
+    assert sync(laptop)[0] == 0
+    write(desktop, "beta", "Ship v2", "Ship v2 in March", "goals", "Ship v2 in March")
+    with MemoryRepo(desktop) as repo:
+        index.refresh(repo)  # the cache at the desktop's own commit
+        calls = _spy_full_replays(monkeypatch)
+        result = sync_mod.sync(repo)
+        assert result.merged
+        index.refresh(repo)
+        assert calls == []
+    monkeypatch.undo()
+    with MemoryRepo(desktop) as repo:
+        _same_as_full_replay(repo)
+        assert "card 2" in index.refresh(repo).render()
+        assert "Ship v2 in March" in index.refresh(repo).render()
+
+
+step = st.tuples(st.sampled_from(["base", "ours", "theirs", "base-merge", "revert-ours"]),
+                 st.sampled_from(PROJECTS), st.sampled_from(SECTIONS))
+
+
+def _commit_on(repo: MemoryRepo, branch: str, project: str, section: str, n: int) -> None:
+    ref = f"refs/heads/{branch}:cards/{project}.md"
+    old = repo.store.read_blob(ref)
+    text = f"## {section}\nvalue {n}\n"
+    entry = IndexEntry.make(section, [f"k{n}"], f"{section} now {n}")
+    if old is None:
+        write_card(repo, project, "", text, entry, branch=branch)
+        return
+    lines = old.decode().split("\n")
+    if f"## {section}" in lines:  # every value line is unique: "value <n>"
+        value = lines[lines.index(f"## {section}") + 1]
+        write_card(repo, project, value, f"value {n}", entry, branch=branch)
+    else:
+        write_card(repo, project, old.decode(), old.decode() + f"\n{text}", entry, branch=branch)
+
+
+def _merge(root: Path, into: str, other: str) -> None:
+    tree = git(root, "rev-parse", f"{into}^{{tree}}").strip()
+    sha = git(root, "commit-tree", tree, "-p", into, "-p", other, "-m", f"merge {other}").strip()
+    git(root, "update-ref", f"refs/heads/{into}", sha)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(plan=st.lists(step, min_size=1, max_size=12), cache_at=st.sampled_from(["fork", "ours", "mid"]))
+def test_the_index_after_any_merge_is_the_full_replays(
+    plan: list[tuple[str, str, str]], cache_at: str
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "c"
+        init_repo(root)
+        with MemoryRepo(root) as repo:
+            n = 0
+            for kind, project, section in [s for s in plan if s[0] in ("base", "base-merge")]:
+                n += 1
+                if kind == "base-merge":  # an older merge in the shared history
+                    git(root, "branch", "-f", "old-side", "main")
+                    _commit_on(repo, "old-side", project, section, n)
+                    _merge(root, "main", "old-side")
+                else:
+                    _commit_on(repo, "main", project, section, n)
+            if repo.tip(MAIN) is None:
+                _commit_on(repo, "main", "alpha", "budget", 0)
+            git(root, "branch", "-f", "theirs", "main")
+            if cache_at == "fork":
+                index.refresh(repo)
+            ours = [s for s in plan if s[0] in ("ours", "revert-ours")]
+            for i, (kind, project, section) in enumerate(ours):
+                n += 1
+                if kind == "revert-ours":
+                    with contextlib.suppress(GitmemError):
+                        revert_commit(repo, git(root, "rev-parse", "main").strip())
+                else:
+                    _commit_on(repo, "main", project, section, n)
+                if cache_at == "mid" and i == 0:
+                    index.refresh(repo)
+            if cache_at == "ours":
+                index.refresh(repo)
+            for _kind, project, section in [s for s in plan if s[0] == "theirs"]:
+                n += 1
+                _commit_on(repo, "theirs", project, section, n)
+            index.refresh(repo)
+            _merge(root, "main", "theirs")
+            _same_as_full_replay(repo)
+        with MemoryRepo(root) as repo:  # and from the cache, in a new process's way
+            _same_as_full_replay(repo)

@@ -108,11 +108,11 @@ def _blob_at(repo: MemoryRepo, memo: Memo, commit: str, card: str) -> str:
     if got is not None:
         return got
     head = repo.store.read(commit)
-    if head is not None and PARTIAL_NOTE in head[2].split(b"\n\n", 1)[-1]:
+    if head is not None and PARTIAL_NOTE in head.data.split(b"\n\n", 1)[-1]:
         got = _PARTIAL
     else:
         found = repo.store.read(f"{commit}:cards/{card}.md")
-        got = found[0] if found and found[1] == "blob" else ""
+        got = found.sha if found and found.kind == "blob" else ""
     memo.at[key] = got
     memo.dirty = True
     return got
@@ -173,7 +173,7 @@ def contested(repo: MemoryRepo, memo: Memo, merge: str) -> list[str]:
         return got
     head = repo.store.read(merge)
     parents = [
-        ln[7:].decode() for ln in (head[2].split(b"\n\n", 1)[0].split(b"\n") if head else [])
+        ln[7:].decode() for ln in (head.data.split(b"\n\n", 1)[0].split(b"\n") if head else [])
         if ln.startswith(b"parent ")
     ]
     out: list[str] = []

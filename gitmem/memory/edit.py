@@ -122,7 +122,7 @@ def write_card(
     def plan(parent: Sha, root: Sha) -> Plan:
         nonlocal created
         got = repo.store.read(f"{parent}:{path}")
-        raw = got[2] if got and got[1] == "blob" else None
+        raw = got.data if got and got.kind == "blob" else None
         text = None
         if raw is not None:
             try:
@@ -147,7 +147,7 @@ def write_card(
             assert tree is not None
             return repo.write_commit(tree, [parent], message), {path: (blob, data)}
 
-        head_blob = got[0] if raw is not None and got else None
+        head_blob = got.sha if raw is not None and got else None
         return Plan([path], make, {path: (head_blob, raw)})
 
     done = publish(repo, branch, plan)

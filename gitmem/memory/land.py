@@ -30,7 +30,7 @@ def read_commit(repo: MemoryRepo, rev: str) -> RawCommit:
     got = repo.store.read(f"{rev}^{{commit}}")
     if got is None:
         raise NotFound(f"no commit {rev!r}")
-    head, _, message = got[2].decode("utf-8", "replace").partition("\n\n")
+    head, _, message = got.data.decode("utf-8", "replace").partition("\n\n")
     tree, author, parents = "", "", []
     for line in head.split("\n"):
         key, _, value = line.partition(" ")
@@ -40,7 +40,7 @@ def read_commit(repo: MemoryRepo, rev: str) -> RawCommit:
             parents.append(Sha(value))
         elif key == "author":
             author = value
-    return RawCommit(got[0], Sha(tree), tuple(parents), author, message)
+    return RawCommit(got.sha, Sha(tree), tuple(parents), author, message)
 
 
 def commits_between(repo: MemoryRepo, base: str, tip: str) -> list[Sha]:

@@ -177,7 +177,7 @@ def merge_trees(
     """
     resolved = resolved or {}
     root = repo.store.read(f"{ours}^{{tree}}")
-    tree = root[0] if root else None
+    tree = root.sha if root else None
     result = Merged(None)
     updates: dict[str, bytes | None] = {}
     for path in changed if changed is not None else changed_paths(repo, base, theirs):

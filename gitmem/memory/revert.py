@@ -45,7 +45,7 @@ def revert_tree(
     (``transplant``'s signature: None stands for the empty tree.)
     """
     root = repo.store.read(f"{tip}^{{tree}}")
-    tree: Sha | None = root[0] if root else None
+    tree: Sha | None = root.sha if root else None
     current: dict[str, bytes | None] = {}
     touched: list[str] = []
     for commit, parent in pairs:
@@ -118,7 +118,7 @@ def revert_commit(
     got = repo.store.read(f"{rev}^{{commit}}")
     if got is None:
         raise NotFound(f"no commit {rev!r}")
-    sha = got[0]
+    sha = got.sha
     target = read_log(repo.git, sha, max_count=1)[0]
     if len(target.parents) != 1:
         raise InvalidInput(f"{sha[:7]} is a merge or root commit; revert the edits it brought")

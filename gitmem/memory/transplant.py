@@ -60,7 +60,7 @@ def transplant(
     """The tree of ``tip`` with each pair's change (from, to) applied in order; touched paths."""
     empty = repo.store.write_tree([])
     root = repo.store.read(f"{tip}^{{tree}}")
-    tree: Sha | None = root[0] if root else None
+    tree: Sha | None = root.sha if root else None
     current: dict[str, bytes | None] = {}
     touched: list[str] = []
     for a, b in pairs:

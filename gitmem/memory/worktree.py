@@ -28,6 +28,7 @@ from pathlib import Path
 from gitmem.errors import DirtyCard, GitError, GitmemError, StaleLock, from_os_error
 from gitmem.git import safe_files
 from gitmem.git.index_file import restage, staged
+from gitmem.git.objects import GitObject
 from gitmem.git.runner import Sha
 from gitmem.memory.refs import LOCK_PATIENCE_S, cas, cas_fast, lock_files, wait_for_locks
 from gitmem.memory.repo import MemoryRepo
@@ -149,8 +150,8 @@ def _untouched(repo: MemoryRepo, path: str, old: Sha, tip: Sha) -> bool:
     """Whether ``path`` in the working tree and index still holds ``old``'s or ``tip``'s
     version (so gitmem left it there); False when a person has edited it since."""
     versions = [repo.store.read(f"{rev}:{path}") for rev in (old, tip)]
-    blobs = {got[0] if got else None for got in versions}
-    contents = {got[2] if got else None for got in versions}
+    blobs = {got.sha if got else None for got in versions}
+    contents = {got.data if got else None for got in versions}
     entries = staged(repo.git_dir / "index", path, 32 if repo.store._sha256 else 20)
     if entries is not None and not any(entries == ([(0, b)] if b else []) for b in blobs):
         return False
@@ -290,15 +291,15 @@ def sync_worktree(
     removed = False
     for path in paths:
         got = (
-            (known[path][0], "blob", known[path][1])
+            GitObject(known[path][0], "blob", known[path][1])
             if known and path in known
             else repo.store.read(f"{commit}:{path}")
         )
-        if got is None or got[1] != "blob":
+        if got is None or got.kind != "blob":
             removed = True
             safe_files.remove(repo.root, path)
         else:
-            contents[path] = (got[0], got[2])
+            contents[path] = (got.sha, got.data)
     # Deletions first: a file may take the place of a folder this commit emptied.
     for path, (blob, data) in contents.items():
         updates[path] = (blob, safe_files.write(repo.root, path, data))

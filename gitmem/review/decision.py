@@ -122,7 +122,7 @@ def _partial_message(message: str, kept: int, total: int) -> str:
 def _cut_down(repo: MemoryRepo, parent: Sha, c: ReviewCommit, keep: tuple[H.Hunk, ...]) -> Sha:
     """The tree of ``parent`` with only the ``keep`` hunks of ``c`` applied."""
     root = repo.store.read(f"{parent}^{{tree}}")
-    tree = root[0] if root else None
+    tree = root.sha if root else None
     for f in c.files:
         mine = [h for h in keep if h.path == f.path]
         if not mine:

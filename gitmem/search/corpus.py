@@ -387,9 +387,9 @@ def _read_fast(repo: MemoryRepo, base: str, tip: str) -> list[LogCommit] | None:
         if len(out) >= _FAST_MAX:
             return None
         got = repo.store.read(sha)
-        if got is None or got[1] != "commit":
+        if got is None or got.kind != "commit":
             return None
-        head, _, message = got[2].decode("utf-8", "replace").partition("\n\n")
+        head, _, message = got.data.decode("utf-8", "replace").partition("\n\n")
         tree, parents, date = "", [], None
         for line in head.split("\n"):
             key, _, value = line.partition(" ")
@@ -408,9 +408,9 @@ def _read_fast(repo: MemoryRepo, base: str, tip: str) -> list[LogCommit] | None:
         if not reverts and trailers.get(T.REVERTS):
             reverts = (trailers[T.REVERTS],)
         parent = repo.store.read(parents[0])
-        if parent is None or parent[1] != "commit" or not parent[2].startswith(b"tree "):
+        if parent is None or parent.kind != "commit" or not parent.data.startswith(b"tree "):
             return None
-        changes = _changes(repo, parent[2][5 : parent[2].index(b"\n")].decode(), tree)
+        changes = _changes(repo, parent.data[5 : parent.data.index(b"\n")].decode(), tree)
         out.append(LogCommit(sha, parents[0], date, trailers, reverts, tuple(changes)))
         sha = parents[0]
     out.reverse()

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from gitmem.memory.repo import MemoryRepo
 from gitmem.setup.init import init_repo
+
 from helpers import git
 
 NAMES = ["a", "a-b", "a.b", "ab", "b", "cards", "z"]

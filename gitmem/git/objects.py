@@ -90,6 +90,17 @@ class ObjectStore:
         # so what was just written is read back without a round trip to git.
         self._written: dict[str, tuple[str, bytes]] = {}
 
+    # -- the object format ----------------------------------------------------
+    @property
+    def sha_bytes(self) -> int:
+        """The length of an object id in bytes (as trees and the index file store it)."""
+        return self._raw_len
+
+    @property
+    def zero_sha(self) -> Sha:
+        """The all-zero id git reads as "no object" (``update-ref``'s "must not exist")."""
+        return Sha("0" * (2 * self._raw_len))
+
     # -- reading ------------------------------------------------------------
     def _batch(self) -> subprocess.Popen[bytes]:
         if self._proc is None or self._proc.poll() is not None:

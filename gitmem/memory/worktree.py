@@ -152,7 +152,7 @@ def _untouched(repo: MemoryRepo, path: str, old: Sha, tip: Sha) -> bool:
     versions = [repo.store.read(f"{rev}:{path}") for rev in (old, tip)]
     blobs = {got.sha if got else None for got in versions}
     contents = {got.data if got else None for got in versions}
-    entries = staged(repo.git_dir / "index", path, 32 if repo.store._sha256 else 20)
+    entries = staged(repo.git_dir / "index", path, repo.store.sha_bytes)
     if entries is not None and not any(entries == ([(0, b)] if b else []) for b in blobs):
         return False
     return safe_files.read(repo.root, path) in contents
@@ -243,7 +243,7 @@ def card_is_clean(
     The fast check for one card on every edit: the index entry must be HEAD's blob
     at stage 0, and the file must hold exactly HEAD's bytes.
     """
-    entries = staged(repo.git_dir / "index", path, 32 if repo.store._sha256 else 20)
+    entries = staged(repo.git_dir / "index", path, repo.store.sha_bytes)
     if entries is None:
         return None
     if entries != ([(0, blob)] if blob else []):
@@ -303,7 +303,7 @@ def sync_worktree(
     # Deletions first: a file may take the place of a folder this commit emptied.
     for path, (blob, data) in contents.items():
         updates[path] = (blob, safe_files.write(repo.root, path, data))
-    sha_len = 32 if repo.store._sha256 else 20
+    sha_len = repo.store.sha_bytes
     if not removed and restage(repo.git_dir / "index", updates, sha_len, _index_next(repo)):
         return  # the common case: no git process at all
     _update_index(repo, paths)

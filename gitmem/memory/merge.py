@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 
 from gitmem.errors import Conflict
 from gitmem.git.runner import Sha
-from gitmem.memory.cards import sections
+from gitmem.memory.cards import card_of, sections
 from gitmem.memory.hunks import split_lines
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.transplant import changed_paths, merge_contents, merge_text
@@ -46,12 +46,6 @@ class Merged:
     touched: list[str] = field(default_factory=list)  # paths that differ from ours
     conflicts: list[FileConflict] = field(default_factory=list)
     marked: dict[str, bytes] = field(default_factory=dict)  # conflicted path -> both versions
-
-
-def card_of(path: str) -> str | None:
-    if path.startswith("cards/") and path.endswith(".md") and path.count("/") == 1:
-        return path[len("cards/") : -len(".md")]
-    return None
 
 
 def has_markers(data: bytes | None) -> bool:

@@ -14,10 +14,10 @@ from gitmem.errors import Conflict, InvalidInput, NotFound
 from gitmem.git.runner import Sha
 from gitmem.memory import names
 from gitmem.memory import trailers as T
-from gitmem.memory.cards import sections
+from gitmem.memory.cards import card_of, sections
 from gitmem.memory.history import read_log
 from gitmem.memory.hunks import split_lines
-from gitmem.memory.merge import TOP, card_of, merge_card, merge_file
+from gitmem.memory.merge import TOP, merge_card, merge_file
 from gitmem.memory.publish import Plan, commit_plan, publish
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.memory.transplant import changed_paths

@@ -32,7 +32,7 @@ from gitmem.errors import GitmemError
 from gitmem.index.replay import no_gc
 from gitmem.memory import trailers as T
 from gitmem.memory.cards import sections
-from gitmem.memory.names import _SLUG
+from gitmem.memory.names import is_slug
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.search.terms import terms
 
@@ -270,7 +270,7 @@ def fold(state: SearchState, c: LogCommit, read: Any) -> None:
                                     c.trailers.get(T.SUMMARY) or ""]
     for ch in c.changes:
         folder, _, name = ch.path.partition("/")
-        if folder == "cards" and name.endswith(".md") and _SLUG.match(name[:-3]):
+        if folder == "cards" and name.endswith(".md") and is_slug(name[:-3]):
             _fold_card(state, c, name[:-3], ch.blob, entry_key, read)
         elif folder == "sessions" and name.endswith(".jsonl") and "/" not in name:
             _fold_session(state, name[:-6], ch.blob, read)

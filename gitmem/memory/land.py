@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from gitmem.errors import Conflict, NotFound
 from gitmem.git.runner import Sha
-from gitmem.memory.publish import Plan, publish
+from gitmem.memory.publish import PlannedCommit, publish
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.transplant import transplant
 
@@ -60,7 +60,7 @@ def land(repo: MemoryRepo, shas: list[Sha], onto: str, reason: str) -> list[Sha]
     raws = [read_commit(repo, s) for s in shas]
     new: list[Sha] = []
 
-    def plan(tip: Sha, _root: Sha) -> Plan:
+    def plan(tip: Sha, _root: Sha) -> PlannedCommit:
         new.clear()
         touched: set[str] = set()
         parent = tip
@@ -77,7 +77,7 @@ def land(repo: MemoryRepo, shas: list[Sha], onto: str, reason: str) -> list[Sha]
             parent = repo.write_commit(tree, [parent], raw.message, author=raw.author)
             new.append(parent)
         last = parent
-        return Plan(sorted(touched), lambda: (last, {}))
+        return PlannedCommit(sorted(touched), lambda: (last, {}))
 
     publish(repo, onto, plan, reason)
     return list(new)

@@ -24,7 +24,7 @@ Blobs = dict[str, tuple[Sha, bytes]]
 
 
 @dataclass
-class Plan:
+class PlannedCommit:
     """What a writer will commit on one tip."""
 
     paths: list[str]  # the files the commit changes
@@ -33,9 +33,11 @@ class Plan:
     known: dict[str, tuple[Sha | None, bytes | None]] = field(default_factory=dict)
 
 
-def commit_plan(repo: MemoryRepo, tip: Sha, tree: Sha, paths: list[str], message: str) -> Plan:
+def commit_plan(
+    repo: MemoryRepo, tip: Sha, tree: Sha, paths: list[str], message: str
+) -> PlannedCommit:
     """The plan of committing ``tree`` (written already) on ``tip``."""
-    return Plan(paths, lambda: (repo.write_commit(tree, [tip], message), {}))
+    return PlannedCommit(paths, lambda: (repo.write_commit(tree, [tip], message), {}))
 
 
 @dataclass(frozen=True)
@@ -49,7 +51,7 @@ class Published:
 def publish(
     repo: MemoryRepo,
     branch: str,
-    plan: Callable[[Sha, Sha], Plan | None],
+    plan: Callable[[Sha, Sha], PlannedCommit | None],
     reason: str | None = None,
 ) -> Published | None:
     """Plan on ``branch``'s (tip, root tree), commit, compare-and-swap; None if nothing to do.

@@ -18,7 +18,7 @@ from gitmem.memory.cards import card_of, sections
 from gitmem.memory.history import read_log
 from gitmem.memory.hunks import split_lines
 from gitmem.memory.merge import TOP, merge_card, merge_file
-from gitmem.memory.publish import Plan, commit_plan, publish
+from gitmem.memory.publish import PlannedCommit, commit_plan, publish
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.memory.transplant import changed_paths
 
@@ -130,7 +130,7 @@ def revert_commit(
         f'Revert "{target.subject}"\n\nThis reverts commit {sha}.\n\n' + "\n".join(lines) + "\n"
     )
 
-    def plan(tip: Sha, root: Sha) -> Plan:
+    def plan(tip: Sha, root: Sha) -> PlannedCommit:
         if repo.git.run("merge-base", "--is-ancestor", sha, tip, check=False).returncode:
             raise NotFound(f"{sha[:7]} is not on {branch!r}")
         try:

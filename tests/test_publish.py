@@ -19,7 +19,8 @@ def test_a_commit_is_planned_again_on_the_tip_another_writer_moved_the_branch_to
     def other_writer(name: str) -> Sha:
         """What another process does meanwhile: a commit adding ``name``, the branch moved."""
         tip = repo.branch_tip("side")
-        tree = repo.store.update_path(repo.store.resolve(f"{tip}^{{tree}}"), name, repo.store.write("blob", b"x\n"))
+        blob = repo.store.write("blob", b"x\n")
+        tree = repo.store.update_path(repo.store.resolve(f"{tip}^{{tree}}"), name, blob)
         assert tree is not None
         sha = repo.write_commit(tree, [tip], f"other {name}\n")
         git(repo.root, "update-ref", "refs/heads/side", sha, tip)

@@ -29,4 +29,5 @@ def test_a_selection_keeps_the_transcript_and_what_was_chosen(repo: MemoryRepo) 
     one: Selection = plan_commits(view, [beta.sha[:7]])
     assert one == {**dict.fromkeys(transcript), beta.sha: None}
     first_hunk: Selection = plan_hunks(view, [1])
-    assert set(first_hunk) == {*transcript, acme.sha} and first_hunk[acme.sha] is None  # its only hunk
+    # acme's edit has one hunk: chosen whole
+    assert set(first_hunk) == {*transcript, acme.sha} and first_hunk[acme.sha] is None

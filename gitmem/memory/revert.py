@@ -20,7 +20,7 @@ from gitmem.memory.hunks import split_lines
 from gitmem.memory.merge import TOP, merge_card, merge_file
 from gitmem.memory.publish import PlannedCommit, commit_plan, publish
 from gitmem.memory.repo import MAIN, MemoryRepo
-from gitmem.memory.transplant import changed_paths
+from gitmem.memory.transplant import apply_changes
 
 LABELS = ("now", "reverted")
 
@@ -44,28 +44,7 @@ def revert_tree(
     undoing so far left it), theirs = the parent's. A card merges section by section.
     (``transplant``'s signature: None stands for the empty tree.)
     """
-    root = repo.store.read(f"{tip}^{{tree}}")
-    tree: Sha | None = root.sha if root else None
-    current: dict[str, bytes | None] = {}
-    touched: list[str] = []
-    for commit, parent in pairs:
-        ends = [c or repo.store.write_tree([]) for c in (commit, parent)]  # None: empty tree
-        for path in changed_paths(repo, *ends):
-            if path not in current:
-                current[path] = repo.store.read_blob(f"{tip}:{path}")
-                touched.append(path)
-            ours = current[path]
-            base = repo.store.read_blob(f"{commit}:{path}") if commit else None
-            theirs = repo.store.read_blob(f"{parent}:{path}") if parent else None
-            if ours == base:
-                current[path] = theirs
-            elif ours != theirs:
-                current[path] = _undo(repo, path, base, ours, theirs)
-    for path in touched:
-        data = current[path]
-        blob = repo.store.write("blob", data) if data is not None else None
-        tree = repo.store.update_path(tree, path, blob)
-    return tree or repo.store.write_tree([]), touched
+    return apply_changes(repo, tip, pairs, lambda *f: _undo(repo, *f))
 
 
 def _undo(

@@ -3,8 +3,8 @@
 Review shows a session one hunk at a time and accepts some of them; the accepted
 hunks of one commit are applied to the file as it is wherever they land (the
 session base with earlier choices, then main), found by their context like
-``patch`` does without fuzz. Diffs come from one ``git log -p`` and are parsed
-with unidiff.
+``patch`` does, with up to MAX_FUZZ context lines dropped at each end when the
+context changed. Diffs come from one ``git log -p`` and are parsed with unidiff.
 """
 
 from __future__ import annotations

@@ -20,11 +20,10 @@ digests, the card blob at a commit, a merge's doubly described sections) are kep
 from __future__ import annotations
 
 import hashlib
-import marshal
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from gitmem.index.state_cache import _DIGEST, _replace
+from gitmem.index import digest_file
 from gitmem.memory import trailers as T
 from gitmem.memory.cards import sections
 from gitmem.memory.repo import MemoryRepo
@@ -62,26 +61,19 @@ def _path(repo: MemoryRepo, branch: str) -> str:
 
 
 def _load(repo: MemoryRepo, branch: str) -> Memo:
+    data = digest_file.read(_path(repo, branch))
+    if not isinstance(data, dict) or data.get("version") != VERSION:
+        return Memo()
     try:
-        with open(_path(repo, branch), "rb") as fh:
-            raw = fh.read()
-        digest, blob = raw[:_DIGEST], raw[_DIGEST:]
-        if hashlib.sha1(blob).digest() != digest:
-            return Memo()
-        data = marshal.loads(blob)
-        if not isinstance(data, dict) or data.get("version") != VERSION:
-            return Memo()
         return Memo(data["blobs"], data["at"], data["contested"], tuple(data["last"]))
-    except (OSError, ValueError, KeyError, TypeError, EOFError):
+    except (KeyError, TypeError):
         return Memo()
 
 
 def _save(repo: MemoryRepo, branch: str, memo: Memo) -> None:
     data = {"version": VERSION, "blobs": memo.blobs, "at": memo.at, "contested": memo.contested,
             "last": list(memo.last)}
-    blob = marshal.dumps(data)
-    path = _path(repo, branch)
-    _replace(f"{path}.tmp", path, hashlib.sha1(blob).digest() + blob)
+    digest_file.write(_path(repo, branch), data)
     memo.dirty = False
 
 

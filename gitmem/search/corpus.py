@@ -17,11 +17,9 @@ rebuild (``check``).
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import hashlib
 import json
-import marshal
 import os
 import re
 from collections import Counter
@@ -29,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitmem.errors import GitmemError
+from gitmem.index import digest_file
 from gitmem.index.replay import no_gc
 from gitmem.memory import trailers as T
 from gitmem.memory.cards import sections
@@ -37,7 +36,6 @@ from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.search.terms import terms
 
 CACHE_VERSION = 1
-_DIGEST = 20
 SAVE_EVERY = 256  # commits folded in memory before the file on disk is rewritten
 ZERO = "0" * 40
 TREE = b"40000"
@@ -455,33 +453,18 @@ def _path(repo: MemoryRepo, branch: str) -> str:
 
 
 def load(repo: MemoryRepo, branch: str) -> SearchState | None:
+    data = digest_file.read(_path(repo, branch))  # None when damaged or edited: rebuilt
+    if not isinstance(data, dict) or data.get("version") != CACHE_VERSION:
+        return None
     try:
-        with open(_path(repo, branch), "rb") as fh:
-            raw = fh.read()
-        digest, blob = raw[:_DIGEST], raw[_DIGEST:]
-        if hashlib.sha1(blob).digest() != digest:
-            return None  # damaged or edited: rebuilt from history
-        with no_gc():
-            data = marshal.loads(blob)
-        if not isinstance(data, dict) or data.get("version") != CACHE_VERSION:
-            return None
         return SearchState.from_data(data)
-    except (OSError, ValueError, KeyError, TypeError, EOFError):
+    except (ValueError, KeyError, TypeError):
         return None
 
 
 def save(repo: MemoryRepo, branch: str, state: SearchState) -> None:
-    path = _path(repo, branch)
-    blob = marshal.dumps(state.to_data())
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(hashlib.sha1(blob).digest() + blob)
-        os.replace(tmp, path)  # readers see the old file or the new one, never half
+    if digest_file.write(_path(repo, branch), state.to_data()):
         state.unsaved = 0
-    except OSError:  # a read-only or full disk: the cache is simply not kept
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
 
 
 def current(repo: MemoryRepo, branch: str = MAIN) -> SearchState:

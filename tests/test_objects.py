@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 from gitmem.memory.repo import MemoryRepo
 from gitmem.setup.init import init_repo
 
+from helpers import git
+
 NAMES = ["a", "a-b", "a.b", "ab", "b", "cards", "z"]
 paths = st.lists(st.sampled_from(NAMES), min_size=1, max_size=3).map("/".join)
 ops = st.lists(st.tuples(paths, st.one_of(st.none(), st.binary(max_size=8))), min_size=1, max_size=15)
@@ -75,8 +77,22 @@ def test_read_answers_any_name_git_echoes_back(name: str, exists: bool) -> None:
             for rev in (f"main:cards/{name}", f"{name} missing", name):
                 got = repo.store.read(rev)
                 if exists and rev.startswith("main:"):
-                    assert got is not None and got[1:] == ("blob", b"x\n")
+                    assert got is not None and (got.kind, got.data) == ("blob", b"x\n")
                 elif got is not None:  # a name git resolves anyway (a ref, a short sha)
-                    assert got[1] in ("blob", "tree", "commit", "tag")
+                    assert got.kind in ("blob", "tree", "commit", "tag")
             assert repo.store.read_blob(f"main:cards/{name} x") is None
             assert repo.store.resolve("main") is not None  # the reader is still in step
+
+
+def test_read_names_each_part_of_what_it_read(repo: MemoryRepo) -> None:
+    """``read`` gives an object's id, kind and bytes by name, as git itself reports them."""
+    root = repo.root
+    blob = repo.store.write("blob", b"written in-process\n")  # read back from the store's memory
+    for name in ("main", "main^{tree}", "main:gitmem.toml", blob):
+        got = repo.store.read(name)
+        assert got is not None
+        sha = git(root, "rev-parse", "--verify", name).strip()
+        kind = git(root, "cat-file", "-t", sha).strip()
+        raw = subprocess.run(["git", "cat-file", kind, sha], cwd=root, capture_output=True,
+                             check=True).stdout
+        assert (got.sha, got.kind, got.data) == (sha, kind, raw), name

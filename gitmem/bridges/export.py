@@ -15,7 +15,7 @@ from pathlib import Path
 
 from gitmem.errors import Conflict, InvalidInput
 from gitmem.git import safe_files
-from gitmem.memory.names import _SLUG
+from gitmem.memory.names import is_slug
 from gitmem.memory.repo import MAIN, MemoryRepo
 
 LAYOUTS = ("plain", "memory-tool")
@@ -46,7 +46,7 @@ def cards_of(repo: MemoryRepo, branch: str = MAIN) -> dict[str, bytes]:
     out: dict[str, bytes] = {}
     for entry in repo.store.read_tree(f"{tip}:cards"):
         name = entry.name.decode("utf-8", "replace")
-        if entry.mode in _BLOB_MODES and name.endswith(".md") and _SLUG.match(name[:-3]):
+        if entry.mode in _BLOB_MODES and name.endswith(".md") and is_slug(name[:-3]):
             out[name[:-3]] = repo.store.read_blob(entry.sha) or b""
     return out
 

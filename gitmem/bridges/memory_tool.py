@@ -217,7 +217,7 @@ class GitMemoryTool(BetaAbstractMemoryTool):
                 raise ToolError(f"The path {path} does not exist")
             gone = self._movable(snap, parts, path, "delete")
             after = {p: n for p, n in snap.files.items() if p not in gone}
-            card = tx.card_of(parts)
+            card = tx.trailer_card(parts)
             head = tx.subject("delete", path, card)
             return _Change(f"Successfully deleted {path}", after, parts, head, card)
 
@@ -237,7 +237,7 @@ class GitMemoryTool(BetaAbstractMemoryTool):
             moved = self._movable(snap, src, old, "move")
             after = {p: n for p, n in snap.files.items() if p not in moved}
             after.update({(*dst, *p[len(src) :]): snap.files[p] for p in moved})
-            card = tx.card_of(dst) or tx.card_of(src)
+            card = tx.trailer_card(dst) or tx.trailer_card(src)
             head = tx.subject("rename", f"{old} -> {new}", card)
             return _Change(f"Successfully renamed {old} to {new}", after, src, head, card)
 
@@ -266,7 +266,7 @@ class GitMemoryTool(BetaAbstractMemoryTool):
     ) -> _Change:
         """The change that leaves ``text`` at ``parts``; ``line`` locates the section touched."""
         self._check_size(text, path)
-        card, section = tx.card_of(parts), tx.section_at(text, line)
+        card, section = tx.trailer_card(parts), tx.section_at(text, line)
         head = tx.subject(verb, path, card, section, edit=True)
         after: dict[Parts, Node | bytes] = {**snap.files, parts: text.encode()}
         return _Change(result, after, None, head, card, section)

@@ -15,7 +15,7 @@ from anthropic.tools import ToolError
 from gitmem.errors import GitmemError
 from gitmem.memory import names
 from gitmem.memory import trailers as T
-from gitmem.memory.cards import sections
+from gitmem.memory.cards import card_of, sections
 
 MAX_LINES = 999999
 WIDTH = len(str(MAX_LINES))
@@ -117,12 +117,14 @@ def check_command(value: object) -> None:
 
 
 # -- commit messages -------------------------------------------------------------
-def card_of(parts: tuple[str, ...]) -> str | None:
-    """The card a path below /memories is, if it is one: a top-level ``<slug>.md``."""
-    if len(parts) != 1 or not parts[0].endswith(".md"):
+def trailer_card(parts: tuple[str, ...]) -> str | None:
+    """The card a path below /memories is, for its commit's ``Gitmem-Card`` trailer: a
+    top-level ``<name>.md`` (``/memories`` is the ``cards/`` tree) whose name is a project name."""
+    card = card_of("/".join(("cards", *parts)))
+    if card is None:
         return None
     try:
-        return names.project(parts[0][:-3])
+        return names.project(card)
     except GitmemError:
         return None
 

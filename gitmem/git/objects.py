@@ -59,6 +59,15 @@ class TreeEntry:
         return self.mode == TREE_MODE
 
 
+@dataclass(frozen=True, slots=True)
+class GitObject:
+    """One object as ``git cat-file --batch`` gives it: its id, its type and its bytes."""
+
+    sha: Sha
+    kind: str  # "blob", "tree", "commit" or "tag"
+    data: bytes
+
+
 def _sort_key(entry: TreeEntry) -> bytes:
     # git orders a tree as if directory names ended with "/".
     return entry.name + b"/" if entry.is_tree else entry.name
@@ -81,14 +90,25 @@ class ObjectStore:
         # so what was just written is read back without a round trip to git.
         self._written: dict[str, tuple[str, bytes]] = {}
 
+    # -- the object format ----------------------------------------------------
+    @property
+    def sha_bytes(self) -> int:
+        """The length of an object id in bytes (as trees and the index file store it)."""
+        return self._raw_len
+
+    @property
+    def zero_sha(self) -> Sha:
+        """The all-zero id git reads as "no object" (``update-ref``'s "must not exist")."""
+        return Sha("0" * (2 * self._raw_len))
+
     # -- reading ------------------------------------------------------------
     def _batch(self) -> subprocess.Popen[bytes]:
         if self._proc is None or self._proc.poll() is not None:
             self._proc = self.git.popen("cat-file", "--batch")
         return self._proc
 
-    def read(self, name: str) -> tuple[Sha, str, bytes] | None:
-        """(sha, type, content) of an object name, or None when it names nothing.
+    def read(self, name: str) -> GitObject | None:
+        """The object a name names (sha, kind, data), or None when it names nothing.
 
         ``REV:PATH`` is resolved here, one tree at a time, not by git: a symlink or a
         submodule on the way is refused (UnsafePath), and an object that a tree names
@@ -107,20 +127,19 @@ class ObjectStore:
             raise CorruptObject(name.partition("^")[0], detail="the ref points at it")
         return got
 
-    def _read_path(self, rev: str, path: str) -> tuple[Sha, str, bytes] | None:
-        root = self.read(f"{rev}^{{tree}}")
-        if root is None:
+    def _read_path(self, rev: str, path: str) -> GitObject | None:
+        got = self.read(f"{rev}^{{tree}}")
+        if got is None:
             if _FULL_SHA.fullmatch(rev):
                 raise CorruptObject(rev, path)
             return None
-        sha, kind, data = root
         parts = path.strip("/").split("/")
         for depth, part in enumerate(parts):
-            if kind != "tree":
+            if got.kind != "tree":
                 return None  # a file where a folder would be: no such path
-            if sha not in self._trees:
-                self._remember(sha, self._parse(data))
-            entries = self._trees[sha][0]
+            if got.sha not in self._trees:
+                self._remember(got.sha, self._parse(got.data))
+            entries = self._trees[got.sha][0]
             raw = part.encode("utf-8", "surrogateescape")
             entry = next((e for e in entries if e.name == raw), None)
             if entry is None:
@@ -134,18 +153,17 @@ class ObjectStore:
                     hint=f"replace it with a real file or folder in a new commit (git rm {here!r})",
                 )
             if entry.is_tree and entry.sha in self._trees and depth < len(parts) - 1:
-                sha, kind, data = entry.sha, "tree", b""  # parsed already: no read
+                got = GitObject(entry.sha, "tree", b"")  # parsed already: no read
                 continue
             got = self._cat(entry.sha, here)
             if got is None:
                 raise CorruptObject(entry.sha, here)
-            sha, kind, data = got
-        return sha, kind, data
+        return got
 
-    def _cat(self, name: str, path: str | None = None) -> tuple[Sha, str, bytes] | None:
+    def _cat(self, name: str, path: str | None = None) -> GitObject | None:
         kept = self._written.get(name)
         if kept is not None:
-            return Sha(name), kept[0], kept[1]
+            return GitObject(Sha(name), kept[0], kept[1])
         proc = self._batch()
         assert proc.stdin is not None and proc.stdout is not None
         try:
@@ -169,7 +187,7 @@ class ObjectStore:
             raise GitError(["git", "cat-file", "--batch"], 0, f"unexpected reply {header!r}")
         size = int(parts[2])
         data = proc.stdout.read(size + 1)[:size]
-        return Sha(parts[0].decode()), parts[1].decode(), data
+        return GitObject(Sha(parts[0].decode()), parts[1].decode(), data)
 
     def _ref_exists(self, name: str) -> bool:
         """Whether the ref in ``refs/...^{commit}`` is set, read from the files (no process)."""
@@ -185,7 +203,7 @@ class ObjectStore:
 
     def read_blob(self, name: str) -> bytes | None:
         got = self.read(name)
-        return got[2] if got and got[1] == "blob" else None
+        return got.data if got and got.kind == "blob" else None
 
     def read_tree(self, name: str) -> list[TreeEntry]:
         return self._tree(name)[0]
@@ -196,10 +214,10 @@ class ObjectStore:
         if cached is not None:
             return cached
         got = self.read(name)
-        if got is None or got[1] != "tree":
+        if got is None or got.kind != "tree":
             return [], []
-        parsed = self._parse(got[2])
-        self._remember(got[0], parsed)
+        parsed = self._parse(got.data)
+        self._remember(got.sha, parsed)
         return parsed
 
     def _remember(self, sha: str, parsed: tuple[list[TreeEntry], list[bytes]]) -> None:
@@ -226,7 +244,7 @@ class ObjectStore:
 
     def resolve(self, ref: str) -> Sha | None:
         got = self.read(ref)
-        return got[0] if got else None
+        return got.sha if got else None
 
     def close(self) -> None:
         if self._proc is not None:

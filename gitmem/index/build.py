@@ -21,7 +21,7 @@ from gitmem.index.framing import INDEX_TAG, one_line
 from gitmem.index.replay import Fold, FullReplay, Replay, advance, no_gc, replay_all
 from gitmem.index.state_cache import Headings
 from gitmem.memory.cards import sections
-from gitmem.memory.names import _SLUG
+from gitmem.memory.names import is_slug
 from gitmem.memory.repo import MAIN, MemoryRepo
 
 __all__ = ["CardEntry", "Index", "Replay", "SectionEntry", "rebuild", "refresh", "rendered",
@@ -134,10 +134,9 @@ def layout(repo: MemoryRepo, commit: str, headings: Headings, used: Headings | N
     into ``used`` so the caller can keep the cache to the current tree.
     """
     out: Layout = []
-    slug = _SLUG.match
     for entry in repo.store.read_tree(f"{commit}:cards"):
         name = entry.name.decode("utf-8", "replace")
-        if entry.is_tree or not name.endswith(".md") or not slug(name[:-3]):
+        if entry.is_tree or not name.endswith(".md") or not is_slug(name[:-3]):
             continue
         info = headings.get(entry.sha)
         if info is None:

@@ -13,13 +13,11 @@ full, which gives the same text by design (tests/test_scale.py checks both ways 
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import marshal
 import os
 from typing import Any
 
 from gitmem.errors import GitmemError
-from gitmem.index import freshness
+from gitmem.index import digest_file, freshness
 from gitmem.index import state_cache as index_cache
 from gitmem.index.build import (
     CardEntry,
@@ -30,11 +28,10 @@ from gitmem.index.build import (
     render_block,
     render_card,
 )
-from gitmem.index.replay import _fold, _log, no_gc
+from gitmem.index.replay import _fold, _log
 from gitmem.memory import branch_files
 from gitmem.memory.repo import MAIN, MemoryRepo
 
-_DIGEST = 20
 _REWRITE = 64  # cards filled again since the file was written: then it is written anew
 
 
@@ -65,32 +62,15 @@ def save(repo: MemoryRepo, branch: str, commit: str, index: Index, cards: Layout
 
 def _write(repo: MemoryRepo, branch: str, commit: str, rows: list[list[Any]],
            merges: list[str]) -> None:
-    data = marshal.dumps({"version": index_cache.CACHE_VERSION, "commit": commit, "cards": rows,
-                          "merges": merges})
-    path = _path(repo, branch)
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(hashlib.sha1(data).digest() + data)
-        os.replace(tmp, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+    digest_file.write(_path(repo, branch), {"version": index_cache.CACHE_VERSION,
+                                            "commit": commit, "cards": rows, "merges": merges})
 
 
 def _load(repo: MemoryRepo, branch: str) -> dict[str, Any] | None:
-    try:
-        with open(_path(repo, branch), "rb") as fh:
-            raw = fh.read()
-        if hashlib.sha1(raw[_DIGEST:]).digest() != raw[:_DIGEST]:
-            return None
-        with no_gc():
-            data = marshal.loads(raw[_DIGEST:])
-        if not isinstance(data, dict) or data.get("version") != index_cache.CACHE_VERSION:
-            return None
-        return data
-    except (OSError, ValueError, TypeError, EOFError):
+    data = digest_file.read(_path(repo, branch))
+    if not isinstance(data, dict) or data.get("version") != index_cache.CACHE_VERSION:
         return None
+    return data
 
 
 def advance(repo: MemoryRepo, branch: str, tip: str) -> str | None:

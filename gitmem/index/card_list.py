@@ -12,7 +12,6 @@ from dataclasses import asdict, dataclass
 from gitmem.index import build as index_mod
 from gitmem.memory import names
 from gitmem.memory.cards import card_path, sections
-from gitmem.memory.names import _SLUG
 from gitmem.memory.repo import MAIN, MemoryRepo
 
 
@@ -68,7 +67,7 @@ def list_cards(repo: MemoryRepo, branch: str = MAIN) -> list[CardInfo]:
     texts: dict[str, str] = {}
     for entry in repo.store.read_tree(f"{tip}:cards"):
         name = entry.name.decode("utf-8", "replace")
-        if entry.is_tree or not name.endswith(".md") or not _SLUG.match(name[:-3]):
+        if entry.is_tree or not name.endswith(".md") or not names.is_slug(name[:-3]):
             continue
         texts[name[:-3]] = (repo.store.read_blob(entry.sha) or b"").decode("utf-8", "replace")
     changes = last_changes(repo, tip, {card_path(p) for p in texts})

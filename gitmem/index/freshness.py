@@ -20,11 +20,10 @@ digests, the card blob at a commit, a merge's doubly described sections) are kep
 from __future__ import annotations
 
 import hashlib
-import marshal
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from gitmem.index.state_cache import _DIGEST, _replace
+from gitmem.index import digest_file
 from gitmem.memory import trailers as T
 from gitmem.memory.cards import sections
 from gitmem.memory.repo import MemoryRepo
@@ -65,18 +64,13 @@ def _path(repo: MemoryRepo, branch: str) -> str:
 
 
 def _load(repo: MemoryRepo, branch: str) -> Memo:
+    data = digest_file.read(_path(repo, branch))
+    if not isinstance(data, dict) or data.get("version") != VERSION:
+        return Memo()
     try:
-        with open(_path(repo, branch), "rb") as fh:
-            raw = fh.read()
-        digest, blob = raw[:_DIGEST], raw[_DIGEST:]
-        if hashlib.sha1(blob).digest() != digest:
-            return Memo()
-        data = marshal.loads(blob)
-        if not isinstance(data, dict) or data.get("version") != VERSION:
-            return Memo()
         return Memo(data["blobs"], data["at"], data["contested"], tuple(data["last"]),
                     kept=len(data["at"]))
-    except (OSError, ValueError, KeyError, TypeError, EOFError):
+    except (KeyError, TypeError):
         return Memo()
 
 
@@ -86,9 +80,7 @@ def _save(repo: MemoryRepo, branch: str, memo: Memo) -> None:
             memo.blobs[k] = _pack(v)
     data = {"version": VERSION, "blobs": memo.blobs, "at": memo.at, "contested": memo.contested,
             "last": list(memo.last)}
-    blob = marshal.dumps(data)
-    path = _path(repo, branch)
-    _replace(f"{path}.tmp", path, hashlib.sha1(blob).digest() + blob)
+    digest_file.write(_path(repo, branch), data)
     memo.dirty = False
 
 
@@ -123,11 +115,11 @@ def _blob_at(repo: MemoryRepo, memo: Memo, commit: str, card: str) -> str:
     if got is not None:
         return got
     head = repo.store.read(commit)
-    if head is not None and PARTIAL_NOTE in head[2].split(b"\n\n", 1)[-1]:
+    if head is not None and PARTIAL_NOTE in head.data.split(b"\n\n", 1)[-1]:
         got = _PARTIAL
     else:
         found = repo.store.read(f"{commit}:cards/{card}.md")
-        got = found[0] if found and found[1] == "blob" else ""
+        got = found.sha if found and found.kind == "blob" else ""
     memo.at[key] = got
     memo.dirty = True
     return got
@@ -253,7 +245,7 @@ def contested(repo: MemoryRepo, memo: Memo, merge: str) -> list[str]:
         return got
     head = repo.store.read(merge)
     parents = [
-        ln[7:].decode() for ln in (head[2].split(b"\n\n", 1)[0].split(b"\n") if head else [])
+        ln[7:].decode() for ln in (head.data.split(b"\n\n", 1)[0].split(b"\n") if head else [])
         if ln.startswith(b"parent ")
     ]
     out: list[str] = []

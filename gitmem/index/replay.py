@@ -305,8 +305,8 @@ def advance(
     if state.commit == tip:
         return True
     got = repo.store.read(tip)
-    parents = [ln[7:] for ln in got[2].split(b"\n\n", 1)[0].decode().split("\n")
-               if ln.startswith("parent ")] if got is not None and got[1] == "commit" else []
+    parents = [ln[7:] for ln in got.data.split(b"\n\n", 1)[0].decode().split("\n")
+               if ln.startswith("parent ")] if got is not None and got.kind == "commit" else []
     if len(parents) == 2:
         return _advance_merge(repo, state, tip, parents[0], parents[1], folded)
     try:

@@ -19,7 +19,7 @@ from itertools import combinations
 
 from gitmem.index import build as index_mod
 from gitmem.index.freshness import digests
-from gitmem.memory.cards import card_path, section_text
+from gitmem.memory.cards import card_of, card_path, section_text
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.wording import count
 
@@ -159,8 +159,9 @@ def _last_changes(repo: MemoryRepo, tip: str, cards: list[str]) -> dict[tuple[st
             continue
         sha, _, date = head.partition(" ")
         for name in names.split("\n"):
-            if name.startswith("cards/") and name.endswith(".md"):
-                history.setdefault(name[6:-3], []).append((sha, int(date)))
+            card = card_of(name)
+            if card is not None:
+                history.setdefault(card, []).append((sha, int(date)))
     out: dict[tuple[str, str], int] = {}
     for card in cards:
         now = digests((repo.store.read_blob(f"{tip}:{card_path(card)}") or b"").decode("utf-8", "replace"))

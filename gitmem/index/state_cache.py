@@ -9,7 +9,6 @@ on load), and several times faster than JSON for a large client.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import marshal
 import os
@@ -17,6 +16,7 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
+from gitmem.index import digest_file
 from gitmem.index.replay import Fold, Replay, no_gc
 from gitmem.memory import branch_files
 from gitmem.memory.repo import MAIN, MemoryRepo
@@ -158,7 +158,7 @@ def save(
     # marshal: builtin types only (no code runs on load), and several times faster
     # than JSON for the 10,000-entry state of a large client.
     blob = _record(data)
-    if _replace(tmp, path, blob):
+    if digest_file.replace(tmp, path, blob):
         _tails[path] = _Tail(len(blob), state.commit, 0, 0, len(blob))
     else:
         _tails.pop(path, None)
@@ -186,20 +186,6 @@ def _append(path: str, data: bytes) -> bool:
         os.close(fd)
 
 
-def _replace(tmp: str, path: str, data: bytes) -> bool:
-    """Write ``path`` whole (readers see the old file or the new one, never half); a cache
-    that cannot be written (a read-only or full disk) is simply not kept."""
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-        return True
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        return False
-
-
 def text_path(repo: MemoryRepo, branch: str) -> str:
     return branch_files.path(repo, branch, "txt")
 
@@ -208,7 +194,7 @@ def save_text(repo: MemoryRepo, branch: str, commit: str | None, text: str) -> N
     path = text_path(repo, branch)
     body = text.encode("utf-8")
     head = f"{commit}\n{CACHE_VERSION}\n{hashlib.sha1(body).hexdigest()}\n".encode()
-    _replace(f"{path}.{os.getpid()}.tmp", path, head + body)
+    digest_file.replace(f"{path}.{os.getpid()}.tmp", path, head + body)
 
 
 def load_text(repo: MemoryRepo, branch: str, commit: str | None) -> str | None:

@@ -46,6 +46,14 @@ def card_path(project: str) -> str:
     return f"cards/{project}.md"
 
 
+def card_of(path: str) -> str | None:
+    """The card a path in the tree holds, ``cards/<name>.md`` (``card_path`` read back);
+    None for any other path. The name is not checked here: see ``names.project``."""
+    if path.startswith("cards/") and path.endswith(".md") and path.count("/") == 1:
+        return path[len("cards/") : -len(".md")]
+    return None
+
+
 def sections(text: str) -> list[Section]:
     """The level-2 sections of a card, in document order; fenced code is skipped.
 

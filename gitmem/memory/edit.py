@@ -15,7 +15,7 @@ from gitmem.errors import Conflict, EditError, NotFound
 from gitmem.git.runner import Sha
 from gitmem.memory import names, secrets
 from gitmem.memory.cards import Section, base_id, card_path, sections
-from gitmem.memory.publish import Blobs, Plan, publish
+from gitmem.memory.publish import Blobs, PlannedCommit, publish
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.memory.trailers import IndexEntry, edit_message
 
@@ -131,10 +131,10 @@ def write_card(
     message = edit_message(project, entry, session=session, actor=actor, subject=subject, more=more)
     created = False
 
-    def plan(parent: Sha, root: Sha) -> Plan:
+    def plan(parent: Sha, root: Sha) -> PlannedCommit:
         nonlocal created
         got = repo.store.read(f"{parent}:{path}")
-        raw = got[2] if got and got[1] == "blob" else None
+        raw = got.data if got and got.kind == "blob" else None
         text = None
         if raw is not None:
             try:
@@ -159,8 +159,8 @@ def write_card(
             assert tree is not None
             return repo.write_commit(tree, [parent], message), {path: (blob, data)}
 
-        head_blob = got[0] if raw is not None and got else None
-        return Plan([path], make, {path: (head_blob, raw)})
+        head_blob = got.sha if raw is not None and got else None
+        return PlannedCommit([path], make, {path: (head_blob, raw)})
 
     done = publish(repo, branch, plan)
     assert done is not None  # an edit always changes the card

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from gitmem.errors import Conflict, NotFound
 from gitmem.git.runner import Sha
-from gitmem.memory.publish import Plan, publish
+from gitmem.memory.publish import PlannedCommit, publish
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.transplant import transplant
 
@@ -30,7 +30,7 @@ def read_commit(repo: MemoryRepo, rev: str) -> RawCommit:
     got = repo.store.read(f"{rev}^{{commit}}")
     if got is None:
         raise NotFound(f"no commit {rev!r}")
-    head, _, message = got[2].decode("utf-8", "replace").partition("\n\n")
+    head, _, message = got.data.decode("utf-8", "replace").partition("\n\n")
     tree, author, parents = "", "", []
     for line in head.split("\n"):
         key, _, value = line.partition(" ")
@@ -40,7 +40,7 @@ def read_commit(repo: MemoryRepo, rev: str) -> RawCommit:
             parents.append(Sha(value))
         elif key == "author":
             author = value
-    return RawCommit(got[0], Sha(tree), tuple(parents), author, message)
+    return RawCommit(got.sha, Sha(tree), tuple(parents), author, message)
 
 
 def commits_between(repo: MemoryRepo, base: str, tip: str) -> list[Sha]:
@@ -60,7 +60,7 @@ def land(repo: MemoryRepo, shas: list[Sha], onto: str, reason: str) -> list[Sha]
     raws = [read_commit(repo, s) for s in shas]
     new: list[Sha] = []
 
-    def plan(tip: Sha, _root: Sha) -> Plan:
+    def plan(tip: Sha, _root: Sha) -> PlannedCommit:
         new.clear()
         touched: set[str] = set()
         parent = tip
@@ -77,7 +77,7 @@ def land(repo: MemoryRepo, shas: list[Sha], onto: str, reason: str) -> list[Sha]
             parent = repo.write_commit(tree, [parent], raw.message, author=raw.author)
             new.append(parent)
         last = parent
-        return Plan(sorted(touched), lambda: (last, {}))
+        return PlannedCommit(sorted(touched), lambda: (last, {}))
 
     publish(repo, onto, plan, reason)
     return list(new)

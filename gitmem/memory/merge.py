@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 
 from gitmem.errors import Conflict
 from gitmem.git.runner import Sha
-from gitmem.memory.cards import sections
+from gitmem.memory.cards import card_of, sections
 from gitmem.memory.hunks import split_lines
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.transplant import changed_paths, merge_contents, merge_text
@@ -46,12 +46,6 @@ class Merged:
     touched: list[str] = field(default_factory=list)  # paths that differ from ours
     conflicts: list[FileConflict] = field(default_factory=list)
     marked: dict[str, bytes] = field(default_factory=dict)  # conflicted path -> both versions
-
-
-def card_of(path: str) -> str | None:
-    if path.startswith("cards/") and path.endswith(".md") and path.count("/") == 1:
-        return path[len("cards/") : -len(".md")]
-    return None
 
 
 def has_markers(data: bytes | None) -> bool:
@@ -177,14 +171,14 @@ def merge_trees(
     """
     resolved = resolved or {}
     root = repo.store.read(f"{ours}^{{tree}}")
-    tree = root[0] if root else None
+    tree = root.sha if root else None
     result = Merged(None)
     updates: dict[str, bytes | None] = {}
     theirs_blob: dict[str, Sha] = {}  # updates that are their blob as it is: stored already
     for path in changed if changed is not None else changed_paths(repo, base, theirs):
         o = repo.store.read_blob(f"{ours}:{path}")
         got = repo.store.read(f"{theirs}:{path}")
-        t = got[2] if got is not None and got[1] == "blob" else None
+        t = got.data if got is not None and got.kind == "blob" else None
         if path in resolved:
             if resolved[path] != o:
                 updates[path] = resolved[path]
@@ -195,7 +189,7 @@ def merge_trees(
         if o == b:
             updates[path] = t
             if got is not None and t is not None:
-                theirs_blob[path] = got[0]
+                theirs_blob[path] = got.sha
             continue
         merged, conflict = merge_file(repo, path, b, o, t, labels)
         if conflict is not None:

@@ -31,6 +31,11 @@ def slugify(text: str) -> str:
     return out[:MAX_SLUG].rstrip("-")
 
 
+def is_slug(text: str) -> bool:
+    """Whether ``text`` is a whole slug (what a card's file name is, less ``.md``)."""
+    return _SLUG.fullmatch(text) is not None
+
+
 def check_utf8(value: str, what: str) -> str:
     """Refuse text that came from non-UTF-8 bytes (click passes them as surrogates)."""
     try:

@@ -24,7 +24,7 @@ Blobs = dict[str, tuple[Sha, bytes]]
 
 
 @dataclass
-class Plan:
+class PlannedCommit:
     """What a writer will commit on one tip."""
 
     paths: list[str]  # the files the commit changes
@@ -33,9 +33,11 @@ class Plan:
     known: dict[str, tuple[Sha | None, bytes | None]] = field(default_factory=dict)
 
 
-def commit_plan(repo: MemoryRepo, tip: Sha, tree: Sha, paths: list[str], message: str) -> Plan:
+def commit_plan(
+    repo: MemoryRepo, tip: Sha, tree: Sha, paths: list[str], message: str
+) -> PlannedCommit:
     """The plan of committing ``tree`` (written already) on ``tip``."""
-    return Plan(paths, lambda: (repo.write_commit(tree, [tip], message), {}))
+    return PlannedCommit(paths, lambda: (repo.write_commit(tree, [tip], message), {}))
 
 
 @dataclass(frozen=True)
@@ -49,7 +51,7 @@ class Published:
 def publish(
     repo: MemoryRepo,
     branch: str,
-    plan: Callable[[Sha, Sha], Plan | None],
+    plan: Callable[[Sha, Sha], PlannedCommit | None],
     reason: str | None = None,
 ) -> Published | None:
     """Plan on ``branch``'s (tip, root tree), commit, compare-and-swap; None if nothing to do.
@@ -68,11 +70,38 @@ def publish(
                 return None
             if live:
                 ensure_clean(repo, planned.paths, planned.known)
-            check_locks(repo, branch, live)
-            commit, blobs = planned.make()
-            done = move_and_follow(
-                repo, branch, commit, tip, planned.paths, live=live, reason=reason, known=blobs
-            )
-            if done.moved:
-                return Published(commit, planned.paths, live and not done.behind, done.behind)
+            done = publish_once(repo, branch, tip, planned, live=live, reason=reason)
+            if done is not None:
+                return done
     raise Conflict(f"gave up after {MAX_ATTEMPTS} concurrent updates of {branch!r}")
+
+
+def publish_once(
+    repo: MemoryRepo,
+    branch: str,
+    tip: Sha,
+    planned: PlannedCommit,
+    *,
+    live: bool,
+    reason: str | None = None,
+) -> Published | None:
+    """One compare-and-swap of ``planned`` from ``tip``, the working-tree lock held when
+    ``live`` and the files checked clean by the caller; None when another writer moved
+    ``branch`` first. Stale locks are refused before any object is written.
+
+    Every writer publishes through this; ``publish`` loops over it, planning again on
+    the new tip. ``gitmem sync`` calls it without that loop, because what it does when
+    main moves under it differs: its retry is the whole round (fetch again, check the
+    remote's history, what comes in and what leaves -- main has new local commits now
+    -- then integrate), after a pause that spreads racing machines apart; and its merge
+    checks what the remote changed before merging (on ``--continue``, less the person's
+    own resolutions), under the same lock as a conflict's stop.
+    """
+    check_locks(repo, branch, live)
+    commit, blobs = planned.make()
+    done = move_and_follow(
+        repo, branch, commit, tip, planned.paths, live=live, reason=reason, known=blobs
+    )
+    if not done.moved:
+        return None
+    return Published(commit, planned.paths, live and not done.behind, done.behind)

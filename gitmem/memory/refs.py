@@ -11,7 +11,7 @@ from gitmem.memory.repo import MemoryRepo
 
 
 def zero(repo: MemoryRepo) -> str:
-    return "0" * (64 if repo.store._sha256 else 40)
+    return repo.store.zero_sha
 
 
 # A lock git holds for a few milliseconds; one still there after this long, on a ref we

@@ -128,7 +128,7 @@ class MemoryRepo:
     def tip(self, branch: str) -> Sha | None:
         # A name with a line break would split the `cat-file --batch` request.
         got = self.store.read(f"refs/heads/{names.branch(branch)}^{{commit}}")
-        return got[0] if got else None
+        return got.sha if got else None
 
     def branch_tip(self, branch: str) -> Sha:
         """The branch's commit; NotFound (exit 3) when there is no such branch."""
@@ -140,9 +140,9 @@ class MemoryRepo:
     def tip_and_tree(self, branch: str) -> tuple[Sha, Sha] | None:
         """The branch's commit and its root tree, in one read."""
         got = self.store.read(f"refs/heads/{names.branch(branch)}^{{commit}}")
-        if got is None or not got[2].startswith(b"tree "):
+        if got is None or not got.data.startswith(b"tree "):
             return None
-        return got[0], Sha(got[2][5 : got[2].index(b"\n")].decode())
+        return got.sha, Sha(got.data[5 : got.data.index(b"\n")].decode())
 
     def private_dir(self, *parts: str) -> Path:
         """A folder of gitmem's own under ``.git/gitmem/``, made once per open repo

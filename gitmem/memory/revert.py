@@ -14,13 +14,13 @@ from gitmem.errors import Conflict, InvalidInput, NotFound
 from gitmem.git.runner import Sha
 from gitmem.memory import names
 from gitmem.memory import trailers as T
-from gitmem.memory.cards import sections
+from gitmem.memory.cards import card_of, sections
 from gitmem.memory.history import read_log
 from gitmem.memory.hunks import split_lines
-from gitmem.memory.merge import TOP, card_of, merge_card, merge_file
-from gitmem.memory.publish import Plan, commit_plan, publish
+from gitmem.memory.merge import TOP, merge_card, merge_file
+from gitmem.memory.publish import PlannedCommit, commit_plan, publish
 from gitmem.memory.repo import MAIN, MemoryRepo
-from gitmem.memory.transplant import changed_paths
+from gitmem.memory.transplant import apply_changes
 
 LABELS = ("now", "reverted")
 
@@ -46,28 +46,7 @@ def revert_tree(
     undoing so far left it), theirs = the parent's. A card merges section by section.
     (``transplant``'s signature: None stands for the empty tree.)
     """
-    root = repo.store.read(f"{tip}^{{tree}}")
-    tree: Sha | None = root[0] if root else None
-    current: dict[str, bytes | None] = {}
-    touched: list[str] = []
-    for commit, parent in pairs:
-        ends = [c or repo.store.write_tree([]) for c in (commit, parent)]  # None: empty tree
-        for path in changed_paths(repo, *ends):
-            if path not in current:
-                current[path] = repo.store.read_blob(f"{tip}:{path}")
-                touched.append(path)
-            ours = current[path]
-            base = repo.store.read_blob(f"{commit}:{path}") if commit else None
-            theirs = repo.store.read_blob(f"{parent}:{path}") if parent else None
-            if ours == base:
-                current[path] = theirs
-            elif ours != theirs:
-                current[path] = _undo(repo, path, base, ours, theirs)
-    for path in touched:
-        data = current[path]
-        blob = repo.store.write("blob", data) if data is not None else None
-        tree = repo.store.update_path(tree, path, blob)
-    return tree or repo.store.write_tree([]), touched
+    return apply_changes(repo, tip, pairs, lambda *f: _undo(repo, *f))
 
 
 def _undo(
@@ -125,7 +104,7 @@ def revert_commit(
     got = repo.store.read(f"{rev}^{{commit}}")
     if got is None:
         raise NotFound(f"no commit {rev!r}")
-    sha = got[0]
+    sha = got.sha
     target = read_log(repo.git, sha, max_count=1)[0]
     if len(target.parents) != 1:
         raise InvalidInput(f"{sha[:7]} is a merge or root commit; revert the edits it brought")
@@ -137,7 +116,7 @@ def revert_commit(
         f'Revert "{target.subject}"\n\nThis reverts commit {sha}.\n\n' + "\n".join(lines) + "\n"
     )
 
-    def plan(tip: Sha, root: Sha) -> Plan:
+    def plan(tip: Sha, root: Sha) -> PlannedCommit:
         if repo.git.run("merge-base", "--is-ancestor", sha, tip, check=False).returncode:
             raise NotFound(f"{sha[:7]} is not on {branch!r}")
         try:

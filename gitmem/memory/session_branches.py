@@ -21,7 +21,7 @@ from gitmem.git.runner import Sha
 from gitmem.memory import branch_files, names
 from gitmem.memory import trailers as T
 from gitmem.memory.land import commits_between, land
-from gitmem.memory.publish import Plan, commit_plan, publish
+from gitmem.memory.publish import PlannedCommit, commit_plan, publish
 from gitmem.memory.refs import cas
 from gitmem.memory.repo import MAIN, SESSION_PREFIX, MemoryRepo
 
@@ -107,7 +107,7 @@ def commit_changes(
 ) -> Sha | None:
     """Like ``commit_files``, with the message planned on the tip too (it may depend on it)."""
 
-    def plan(tip: Sha, root: Sha) -> Plan | None:
+    def plan(tip: Sha, root: Sha) -> PlannedCommit | None:
         files, message = build(tip)
         tree: Sha | None = root
         changed = []

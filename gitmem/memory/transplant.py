@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
 
 from gitmem.errors import Conflict, GitError
 from gitmem.git.runner import Sha
@@ -54,17 +55,43 @@ def changed_paths(repo: MemoryRepo, a: Sha, b: Sha) -> list[str]:
     return [p for p in out.stdout.decode("utf-8", "surrogateescape").split("\0") if p]
 
 
+# How a file the tip changed too takes a change: (path, base, ours, theirs) -> its content.
+Settle = Callable[[str, bytes | None, bytes | None, bytes | None], bytes | None]
+
+
 def transplant(
     repo: MemoryRepo, tip: Sha, pairs: list[tuple[Sha | None, Sha | None]]
 ) -> tuple[Sha, list[str]]:
     """The tree of ``tip`` with each pair's change (from, to) applied in order; touched paths."""
-    empty = repo.store.write_tree([])
+    return apply_changes(repo, tip, pairs, lambda *f: _merged(repo, *f))
+
+
+def _merged(
+    repo: MemoryRepo, path: str, base: bytes | None, ours: bytes | None, theirs: bytes | None
+) -> bytes:
+    if ours is None or theirs is None:
+        raise Conflict(f"{path} was changed on one side and removed on the other")
+    return merge_text(repo, ours, base or b"", theirs, path)
+
+
+def apply_changes(
+    repo: MemoryRepo, tip: Sha, pairs: list[tuple[Sha | None, Sha | None]], settle: Settle
+) -> tuple[Sha, list[str]]:
+    """The tree of ``tip`` with each pair's change (from, to) applied in order; touched paths.
+
+    A file takes the change's end where the tip holds its start (or its end already);
+    one the tip changed otherwise is ``settle(path, base, ours, theirs)``: base the
+    start's version, ours the tip's (as the pairs before left it), theirs the end's.
+    None stands for the empty tree (written only when a pair needs it) and for a file
+    that is not there.
+    """
     root = repo.store.read(f"{tip}^{{tree}}")
-    tree: Sha | None = root[0] if root else None
+    tree: Sha | None = root.sha if root else None
     current: dict[str, bytes | None] = {}
     touched: list[str] = []
     for a, b in pairs:
-        for path in changed_paths(repo, a or empty, b or empty):
+        ends = [c or repo.store.write_tree([]) for c in (a, b)]
+        for path in changed_paths(repo, *ends):
             if path not in current:
                 current[path] = repo.store.read_blob(f"{tip}:{path}")
                 touched.append(path)
@@ -73,14 +100,10 @@ def transplant(
             theirs = repo.store.read_blob(f"{b}:{path}") if b else None
             if ours == base:
                 current[path] = theirs
-            elif ours == theirs:
-                continue  # already there
-            elif ours is None or theirs is None:
-                raise Conflict(f"{path} was changed on one side and removed on the other")
-            else:
-                current[path] = merge_text(repo, ours, base or b"", theirs, path)
+            elif ours != theirs:  # equal: the change is there already
+                current[path] = settle(path, base, ours, theirs)
     for path in touched:
         data = current[path]
         blob = repo.store.write("blob", data) if data is not None else None
         tree = repo.store.update_path(tree, path, blob)
-    return tree or empty, touched
+    return tree or repo.store.write_tree([]), touched

@@ -28,6 +28,7 @@ from pathlib import Path
 from gitmem.errors import DirtyCard, GitError, GitmemError, StaleLock, from_os_error
 from gitmem.git import safe_files
 from gitmem.git.index_file import restage, staged
+from gitmem.git.objects import GitObject
 from gitmem.git.runner import Sha
 from gitmem.memory.refs import LOCK_PATIENCE_S, cas, cas_fast, lock_files, wait_for_locks
 from gitmem.memory.repo import MemoryRepo
@@ -151,9 +152,9 @@ def _untouched(repo: MemoryRepo, path: str, old: Sha, tip: Sha) -> bool:
     """Whether ``path`` in the working tree and index still holds ``old``'s or ``tip``'s
     version (so gitmem left it there); False when a person has edited it since."""
     versions = [repo.store.read(f"{rev}:{path}") for rev in (old, tip)]
-    blobs = {got[0] if got else None for got in versions}
-    contents = {got[2] if got else None for got in versions}
-    entries = staged(repo.git_dir / "index", path, 32 if repo.store._sha256 else 20)
+    blobs = {got.sha if got else None for got in versions}
+    contents = {got.data if got else None for got in versions}
+    entries = staged(repo.git_dir / "index", path, repo.store.sha_bytes)
     if entries is not None and not any(entries == ([(0, b)] if b else []) for b in blobs):
         return False
     return safe_files.read(repo.root, path) in contents
@@ -244,7 +245,7 @@ def card_is_clean(
     The fast check for one card on every edit: the index entry must be HEAD's blob
     at stage 0, and the file must hold exactly HEAD's bytes.
     """
-    entries = staged(repo.git_dir / "index", path, 32 if repo.store._sha256 else 20)
+    entries = staged(repo.git_dir / "index", path, repo.store.sha_bytes)
     if entries is None:
         return None
     if entries != ([(0, blob)] if blob else []):
@@ -292,19 +293,19 @@ def sync_worktree(
     removed = False
     for path in paths:
         got = (
-            (known[path][0], "blob", known[path][1])
+            GitObject(known[path][0], "blob", known[path][1])
             if known and path in known
             else repo.store.read(f"{commit}:{path}")
         )
-        if got is None or got[1] != "blob":
+        if got is None or got.kind != "blob":
             removed = True
             safe_files.remove(repo.root, path)
         else:
-            contents[path] = (got[0], got[2])
+            contents[path] = (got.sha, got.data)
     # Deletions first: a file may take the place of a folder this commit emptied.
     for path, (blob, data) in contents.items():
         updates[path] = (blob, safe_files.write(repo.root, path, data))
-    sha_len = 32 if repo.store._sha256 else 20
+    sha_len = repo.store.sha_bytes
     if not removed and restage(repo.git_dir / "index", updates, sha_len, _index_next(repo)):
         return  # the common case: no git process at all
     _update_index(repo, paths)

@@ -30,8 +30,9 @@ from gitmem.review import team
 from gitmem.review.pending import ARCHIVE_OF_ACTION, ReviewCommit, SessionView, load
 from gitmem.wording import count
 
-# commit -> None (all of it) or the hunks to keep; a commit not in the plan is left out
-Plan = dict[Sha, tuple[H.Hunk, ...] | None]
+# What a decision lands: commit -> None (all of it) or the hunks to keep; a commit not in
+# the selection is left out.
+Selection = dict[Sha, tuple[H.Hunk, ...] | None]
 
 
 @dataclass(frozen=True)
@@ -72,13 +73,13 @@ def pending(repo: MemoryRepo, session_id: str, expect_tip: str | None = None) ->
     return view
 
 
-def plan_all(view: SessionView) -> Plan:
+def plan_all(view: SessionView) -> Selection:
     return {c.sha: None for c in view.commits}
 
 
-def plan_commits(view: SessionView, revs: Sequence[str]) -> Plan:
+def plan_commits(view: SessionView, revs: Sequence[str]) -> Selection:
     """The transcript and the named edits (by sha or unique prefix)."""
-    plan: Plan = {c.sha: None for c in view.commits if c.transcript}
+    plan: Selection = {c.sha: None for c in view.commits if c.transcript}
     for rev in revs:
         found = [c for c in view.edits if len(rev) >= 4 and c.sha.startswith(rev.lower())]
         if len(found) != 1:
@@ -88,7 +89,7 @@ def plan_commits(view: SessionView, revs: Sequence[str]) -> Plan:
     return plan
 
 
-def plan_hunks(view: SessionView, numbers: Sequence[int]) -> Plan:
+def plan_hunks(view: SessionView, numbers: Sequence[int]) -> Selection:
     """The transcript and the hunks numbered as ``gitmem review ID`` shows them."""
     numbered = view.hunks()
     bad = sorted({n for n in numbers if not 1 <= n <= len(numbered)})
@@ -99,7 +100,7 @@ def plan_hunks(view: SessionView, numbers: Sequence[int]) -> Plan:
             if numbered
             else f"session {view.ref.id} has no hunks to choose from"
         )
-    plan: Plan = {c.sha: None for c in view.commits if c.transcript}
+    plan: Selection = {c.sha: None for c in view.commits if c.transcript}
     chosen = set(numbers)
     for c in view.edits:
         mine = [h for h in numbered if h.commit is c]
@@ -109,7 +110,7 @@ def plan_hunks(view: SessionView, numbers: Sequence[int]) -> Plan:
     return plan
 
 
-def _touched(view: SessionView, plan: Plan) -> list[str]:
+def _touched(view: SessionView, plan: Selection) -> list[str]:
     paths = {f.path for c in view.commits if c.sha in plan for f in c.files}
     return sorted(paths)
 
@@ -125,7 +126,7 @@ def _partial_message(message: str, kept: int, total: int) -> str:
 def _cut_down(repo: MemoryRepo, parent: Sha, c: ReviewCommit, keep: tuple[H.Hunk, ...]) -> Sha:
     """The tree of ``parent`` with only the ``keep`` hunks of ``c`` applied."""
     root = repo.store.read(f"{parent}^{{tree}}")
-    tree = root[0] if root else None
+    tree = root.sha if root else None
     for f in c.files:
         mine = [h for h in keep if h.path == f.path]
         if not mine:
@@ -146,7 +147,7 @@ def _cut_down(repo: MemoryRepo, parent: Sha, c: ReviewCommit, keep: tuple[H.Hunk
     return tree or repo.store.write_tree([])
 
 
-def build_chain(repo: MemoryRepo, view: SessionView, plan: Plan) -> list[Sha]:
+def build_chain(repo: MemoryRepo, view: SessionView, plan: Selection) -> list[Sha]:
     """The session's commits holding only what the plan keeps, on the session's base."""
     if view.base is None:
         return []
@@ -175,7 +176,7 @@ def build_chain(repo: MemoryRepo, view: SessionView, plan: Plan) -> list[Sha]:
     return chain
 
 
-def _check_secrets(repo: MemoryRepo, view: SessionView, plan: Plan) -> None:
+def _check_secrets(repo: MemoryRepo, view: SessionView, plan: Selection) -> None:
     """What would land on main is scanned first: the added lines of each hunk of memory
     (transcripts are checked by `gitmem sync` and `gitmem scan`) and each index entry."""
     texts: list[tuple[str, str]] = []

@@ -19,7 +19,7 @@ from gitmem.index import build as index
 from gitmem.memory import names
 from gitmem.memory import trailers as T
 from gitmem.memory.history import Commit, read_log
-from gitmem.memory.publish import Plan, commit_plan, publish
+from gitmem.memory.publish import PlannedCommit, commit_plan, publish
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.memory.revert import revert_tree
 from gitmem.review.pending import landed_by_session, session_refs
@@ -102,7 +102,7 @@ def revert_session(
     pairs: list[tuple[Sha | None, Sha | None]] = [(c.sha, c.parents[0]) for c in reversed(commits)]
     message = _message(sid, commits, actor)
 
-    def plan(tip: Sha, _root: Sha) -> Plan:
+    def plan(tip: Sha, _root: Sha) -> PlannedCommit:
         try:
             tree, paths = revert_tree(repo, tip, pairs)
         except Conflict as err:

@@ -17,11 +17,9 @@ rebuild (``check``).
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import hashlib
 import json
-import marshal
 import os
 import re
 from collections import Counter
@@ -29,15 +27,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitmem.errors import GitmemError
+from gitmem.index import digest_file
 from gitmem.index.replay import no_gc
 from gitmem.memory import trailers as T
 from gitmem.memory.cards import sections
-from gitmem.memory.names import _SLUG
+from gitmem.memory.names import is_slug
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.search.terms import terms
 
 CACHE_VERSION = 1
-_DIGEST = 20
 SAVE_EVERY = 256  # commits folded in memory before the file on disk is rewritten
 ZERO = "0" * 40
 TREE = b"40000"
@@ -270,7 +268,7 @@ def fold(state: SearchState, c: LogCommit, read: Any) -> None:
                                     c.trailers.get(T.SUMMARY) or ""]
     for ch in c.changes:
         folder, _, name = ch.path.partition("/")
-        if folder == "cards" and name.endswith(".md") and _SLUG.match(name[:-3]):
+        if folder == "cards" and name.endswith(".md") and is_slug(name[:-3]):
             _fold_card(state, c, name[:-3], ch.blob, entry_key, read)
         elif folder == "sessions" and name.endswith(".jsonl") and "/" not in name:
             _fold_session(state, name[:-6], ch.blob, read)
@@ -387,9 +385,9 @@ def _read_fast(repo: MemoryRepo, base: str, tip: str) -> list[LogCommit] | None:
         if len(out) >= _FAST_MAX:
             return None
         got = repo.store.read(sha)
-        if got is None or got[1] != "commit":
+        if got is None or got.kind != "commit":
             return None
-        head, _, message = got[2].decode("utf-8", "replace").partition("\n\n")
+        head, _, message = got.data.decode("utf-8", "replace").partition("\n\n")
         tree, parents, date = "", [], None
         for line in head.split("\n"):
             key, _, value = line.partition(" ")
@@ -408,9 +406,9 @@ def _read_fast(repo: MemoryRepo, base: str, tip: str) -> list[LogCommit] | None:
         if not reverts and trailers.get(T.REVERTS):
             reverts = (trailers[T.REVERTS],)
         parent = repo.store.read(parents[0])
-        if parent is None or parent[1] != "commit" or not parent[2].startswith(b"tree "):
+        if parent is None or parent.kind != "commit" or not parent.data.startswith(b"tree "):
             return None
-        changes = _changes(repo, parent[2][5 : parent[2].index(b"\n")].decode(), tree)
+        changes = _changes(repo, parent.data[5 : parent.data.index(b"\n")].decode(), tree)
         out.append(LogCommit(sha, parents[0], date, trailers, reverts, tuple(changes)))
         sha = parents[0]
     out.reverse()
@@ -455,33 +453,18 @@ def _path(repo: MemoryRepo, branch: str) -> str:
 
 
 def load(repo: MemoryRepo, branch: str) -> SearchState | None:
+    data = digest_file.read(_path(repo, branch))  # None when damaged or edited: rebuilt
+    if not isinstance(data, dict) or data.get("version") != CACHE_VERSION:
+        return None
     try:
-        with open(_path(repo, branch), "rb") as fh:
-            raw = fh.read()
-        digest, blob = raw[:_DIGEST], raw[_DIGEST:]
-        if hashlib.sha1(blob).digest() != digest:
-            return None  # damaged or edited: rebuilt from history
-        with no_gc():
-            data = marshal.loads(blob)
-        if not isinstance(data, dict) or data.get("version") != CACHE_VERSION:
-            return None
         return SearchState.from_data(data)
-    except (OSError, ValueError, KeyError, TypeError, EOFError):
+    except (ValueError, KeyError, TypeError):
         return None
 
 
 def save(repo: MemoryRepo, branch: str, state: SearchState) -> None:
-    path = _path(repo, branch)
-    blob = marshal.dumps(state.to_data())
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(hashlib.sha1(blob).digest() + blob)
-        os.replace(tmp, path)  # readers see the old file or the new one, never half
+    if digest_file.write(_path(repo, branch), state.to_data()):
         state.unsaved = 0
-    except OSError:  # a read-only or full disk: the cache is simply not kept
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
 
 
 def current(repo: MemoryRepo, branch: str = MAIN) -> SearchState:

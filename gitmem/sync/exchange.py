@@ -31,9 +31,10 @@ from gitmem.git.runner import Sha
 from gitmem.index import build as index
 from gitmem.memory import remote as remote_mod
 from gitmem.memory.merge import FileConflict, Merged, merge_trees
+from gitmem.memory.publish import PlannedCommit, publish_once
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.memory.transplant import changed_paths
-from gitmem.memory.worktree import ensure_clean, move_and_follow, worktree_guard
+from gitmem.memory.worktree import ensure_clean, worktree_guard
 from gitmem.review import decision_intent, team
 from gitmem.sync import state as sync_state
 from gitmem.wording import count
@@ -273,8 +274,9 @@ def _fast_forward(repo: MemoryRepo, ours: Sha, theirs: Sha) -> None:
     with worktree_guard(repo, MAIN) as live:
         if live:
             ensure_clean(repo, paths)
+        planned = PlannedCommit(paths, lambda: (theirs, {}))
         reason = "gitmem sync: fast-forward"
-        if not move_and_follow(repo, MAIN, theirs, ours, paths, live=live, reason=reason).moved:
+        if publish_once(repo, MAIN, ours, planned, live=live, reason=reason) is None:
             raise _MainMoved
 
 
@@ -298,18 +300,20 @@ def _commit_merge(
     extra: list[str],
     n: int,
 ) -> Sha:
-    assert merged.tree is not None
+    tree = merged.tree
+    assert tree is not None
     message = (
         f"gitmem sync: merge {remote}/main\n\n"
         f"{count(n, 'commit')} from {remote} joined to the local ones; "
         "no local commit was rewritten.\n"
     )
-    commit = repo.write_commit(merged.tree, [ours, theirs], message)
     paths = sorted(set(merged.touched) | set(extra))
+    planned = PlannedCommit(paths, lambda: (repo.write_commit(tree, [ours, theirs], message), {}))
     reason = f"gitmem sync: merge {remote}/main"
-    if not move_and_follow(repo, MAIN, commit, ours, paths, live=live, reason=reason).moved:
+    done = publish_once(repo, MAIN, ours, planned, live=live, reason=reason)
+    if done is None:
         raise _MainMoved
-    return commit
+    return done.commit
 
 
 def _stop(

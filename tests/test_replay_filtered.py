@@ -37,7 +37,7 @@ def commit_messages(root: Path, messages: list[str]) -> str:
 def as_written(repo: MemoryRepo) -> replay.Replay:
     """The replay of main from the trailer blocks as written, read by gitmem alone."""
     state = replay.Replay()
-    replay._fold(replay._log(repo, "refs/heads/main")).onto(state)
+    replay.fold(replay.log(repo, "refs/heads/main")).onto(state)
     return state
 
 

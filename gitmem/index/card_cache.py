@@ -28,7 +28,7 @@ from gitmem.index.build import (
     render_block,
     render_card,
 )
-from gitmem.index.replay import _fold, _log
+from gitmem.index.replay import fold, log
 from gitmem.memory import branch_files
 from gitmem.memory.repo import MAIN, MemoryRepo
 
@@ -88,7 +88,7 @@ def advance(repo: MemoryRepo, branch: str, tip: str) -> str | None:
         if base == tip:
             new = None
         else:
-            new = _fold(_log(repo, f"{base}..{tip}"))
+            new = fold(log(repo, f"{base}..{tip}"))
             if new.tip != tip or not new.linear or new.oldest_parent != base or new.reverts:
                 return None
         used: index_cache.Headings = {}

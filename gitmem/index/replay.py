@@ -16,7 +16,7 @@ from gitmem.errors import GitError, GitmemError
 from gitmem.git.runner import Sha, Stream
 from gitmem.memory import names
 from gitmem.memory import trailers as T
-from gitmem.memory.history import Commit
+from gitmem.memory.history import REPLAYED, TRAILERS, Commit, stream_log
 from gitmem.memory.repo import MAIN, MemoryRepo
 
 
@@ -66,12 +66,6 @@ class Replay:
         return None
 
 
-# NUL ends a record (-z); 0x1f separates sha, parents and the trailer block, which git
-# finds by its own rules and prints as written (the cheapest of its trailer formats).
-_FORMAT = "%H%x1f%P%x1f%(trailers)"
-# The same with only the trailers the index replays, found and unfolded by git: about a
-# third less to read, and no line of it to look at twice (``trailers.filtered_trailers``).
-_FILTERED = f"%H%x1f%P%x1f{T.FILTERED_BLOCK}"
 _SPELLED = {k: k for k in T.REPLAYED_KEYS}  # a key as written -> canonical (seen so far)
 
 
@@ -104,7 +98,7 @@ class _Fold:
     merges: list[str] = field(default_factory=list)  # newest first
     linear: bool = True  # every commit has exactly one parent, the next one in the log
     oldest_parent: str = ""  # the parents field of the oldest commit read
-    filtered: bool = False  # the log's blocks are ``_FILTERED``'s
+    filtered: bool = False  # the log's blocks are ``history.REPLAYED``'s
 
     def feed(self, piece: bytes) -> None:
         if self.filtered:
@@ -128,7 +122,7 @@ class _Fold:
         self.oldest_parent, self.linear = below, linear
 
     def _feed_filtered(self, piece: bytes) -> None:
-        """``feed`` for a ``_FILTERED`` log: ``add`` of ``trailers.filtered_trailers``,
+        """``feed`` for a ``history.REPLAYED`` log: ``add`` of ``trailers.filtered_trailers``,
         written out in one loop (this is most of a full replay's own time)."""
         below, linear = self.oldest_parent, self.linear
         entries, canon = self.entries, _SPELLED
@@ -237,25 +231,25 @@ class _Fold:
             state.commit = self.tip
 
 
-def _log(repo: MemoryRepo, rev: str, filtered: bool = False) -> Stream:
-    form = _FILTERED if filtered else _FORMAT
-    return repo.git.stream(*T.DEFAULT_BLOCKS, "log", "-z", "--topo-order", f"--format={form}", rev)
+def log(repo: MemoryRepo, rev: str, filtered: bool = False) -> Stream:
+    """The records a fold reads (``history.REPLAYED`` when ``filtered``)."""
+    return stream_log(repo.git, rev, REPLAYED if filtered else TRAILERS)
 
 
 def _renames(repo: MemoryRepo) -> bool:
     """Whether git's configuration names a trailer alias (``trailer.<token>.key``): git
-    prints such a token as its key in ``_FILTERED``, where gitmem reads it as written."""
+    prints such a token as its key in ``history.REPLAYED``, where gitmem reads it as written."""
     found = repo.git.run("config", "--get-regexp", r"^trailer\..*\.key$", ok_codes=(0, 1))
     return bool(found.stdout.strip())
 
 
-def _fold(log: Stream, filtered: bool = False) -> _Fold:
+def fold(records: Stream, filtered: bool = False) -> _Fold:
     """Fold each piece of the log as git writes it (parsing overlaps git's walk)."""
-    fold = _Fold(filtered=filtered)
-    with log, no_gc():
-        for piece in log.pieces():
-            fold.feed(piece)
-    return fold
+    folded = _Fold(filtered=filtered)
+    with records, no_gc():
+        for piece in records.pieces():
+            folded.feed(piece)
+    return folded
 
 
 class FullReplay:
@@ -265,22 +259,22 @@ class FullReplay:
     def __init__(self, repo: MemoryRepo, branch: str = MAIN) -> None:
         self._repo, self._branch = repo, branch
         rev = f"refs/heads/{names.branch(branch)}"
-        self._log = _log(repo, rev, filtered=True)  # git walks while the config is read
+        self._log = log(repo, rev, filtered=True)  # git walks while the config is read
         self._filtered = not _renames(repo)
         if not self._filtered:  # an alias: the blocks as written, read by gitmem alone
             self._log.close()
-            self._log = _log(repo, rev)
+            self._log = log(repo, rev)
 
     def result(self) -> Replay:
         state = Replay()
         try:
-            fold = _fold(self._log, self._filtered)
+            folded = fold(self._log, self._filtered)
         except GitError:
             if self._repo.tip(self._branch) is None:
                 return state  # a branch with no commits yet: nothing to replay
             raise
         with no_gc():
-            fold.onto(state)
+            folded.onto(state)
         return state
 
     def close(self) -> None:
@@ -310,7 +304,7 @@ def advance(
     if len(parents) == 2:
         return _advance_merge(repo, state, tip, parents[0], parents[1], folded)
     try:
-        new = _fold(_log(repo, f"{state.commit}..{tip}"))
+        new = fold(log(repo, f"{state.commit}..{tip}"))
     except GitmemError:  # the cached commit is gone (gc after a rewrite)
         return False
     if new.tip != tip or not new.linear or new.oldest_parent != state.commit:
@@ -332,8 +326,8 @@ def _advance_merge(
     on both sides (then the order git's log interleaves the sides in changes nothing:
     each section's entries are the fork's, then its one side's, in order). Else False."""
     try:
-        side = _fold(_log(repo, f"{ours}..{tip}"))  # the merge, then their line to the fork
-        mine = _fold(_log(repo, f"{theirs}..{ours}"))  # our line since the fork
+        side = fold(log(repo, f"{ours}..{tip}"))  # the merge, then their line to the fork
+        mine = fold(log(repo, f"{theirs}..{ours}"))  # our line since the fork
         if side.tip != tip or side.merges != [tip] or side.reverts:
             return False
         fork = side.oldest_parent
@@ -349,7 +343,7 @@ def _advance_merge(
         elif state.commit == fork:
             since = mine
         else:
-            since = _fold(_log(repo, f"{state.commit}..{ours}"))
+            since = fold(log(repo, f"{state.commit}..{ours}"))
             if since.tip != ours or not since.linear or since.oldest_parent != state.commit:
                 return False  # state is not on our line since the fork
     except GitmemError:  # the cached commit is gone (gc after a rewrite)
@@ -366,5 +360,5 @@ def replay_at(repo: MemoryRepo, rev: str) -> Replay:
     """The replay of the history behind ``rev`` (any commit, not only a branch tip)."""
     state = Replay()
     with no_gc():
-        _fold(_log(repo, rev)).onto(state)
+        fold(log(repo, rev)).onto(state)
     return state

@@ -1,14 +1,29 @@
-"""Bulk reads of history: one ``git log`` process; git finds each trailer block."""
+"""Reading history: every ``git log`` of gitmem's trailers runs here, one process each;
+git finds each trailer block. ``read_log`` gives commits as values (the audit trail,
+review, revert); ``stream_log`` gives the raw records while git still writes them, for
+the replay that folds all of history (``index/replay.py``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gitmem.git.runner import Git, Sha
-from gitmem.memory.trailers import DEFAULT_BLOCKS, gitmem_trailers
+from gitmem.git.runner import Git, Sha, Stream
+from gitmem.memory.trailers import DEFAULT_BLOCKS, FILTERED_BLOCK, gitmem_trailers
 
 # NUL ends a record (-z); 0x1f separates fields; the trailer block comes last, as written.
 _FORMAT = "%H%x1f%P%x1f%aI%x1f%an%x1f%s%x1f%(trailers)"
+# For the replay: sha, parents and the trailer block as written (the cheapest of git's
+# trailer formats)...
+TRAILERS = "%H%x1f%P%x1f%(trailers)"
+# ...or only the trailers the index replays, found and unfolded by git: about a third
+# less to read, and no line of it to look at twice (``trailers.filtered_trailers``).
+REPLAYED = f"%H%x1f%P%x1f{FILTERED_BLOCK}"
+
+
+def stream_log(git: Git, rev: str, form: str) -> Stream:
+    """``rev``'s history newest first in topological order, one ``form`` record each,
+    read while git writes it (``Stream.pieces``)."""
+    return git.stream(*DEFAULT_BLOCKS, "log", "-z", "--topo-order", f"--format={form}", rev)
 
 
 @dataclass(frozen=True)

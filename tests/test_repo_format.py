@@ -95,9 +95,13 @@ _LINE = st.one_of(
 )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(lines=st.lists(_LINE, max_size=6))
-def test_object_format_agrees_with_git(tmp_path_factory: pytest.TempPathFactory, lines: list[str]) -> None:
+def test_object_format_agrees_with_git(
+    tmp_path_factory: pytest.TempPathFactory, lines: list[str]
+) -> None:
     path = _repo(tmp_path_factory.mktemp("fmt"), "".join(lines))
     said = _git_says(path)
     if said is not None:  # git refuses a config naming an unknown extension: nothing to compare

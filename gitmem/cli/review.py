@@ -229,11 +229,12 @@ def sync(ctx: Ctx, remote: str, cont: bool, abort: bool, accept_redaction: bool)
     gitmem sync backup --json   with the remote named backup, as JSON
     git config gitmem.machine laptop   the name other machines see this one by
     """
+    from gitmem.git import progress
     from gitmem.sync import exchange as sync_mod
 
     if cont and abort:
         raise InvalidInput("give --continue or --abort, not both")
-    with ctx.repo() as repo:
+    with ctx.repo() as repo, progress.shown(progress.watched(ctx.json)):
         if cont:
             res = sync_mod.continue_sync(repo)
         elif abort:

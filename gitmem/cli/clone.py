@@ -27,6 +27,7 @@ def clone(ctx: Ctx, url: str, path: str | None, client_opt: str | None) -> None:
     Works when the remote's HEAD names a branch it does not have (a bare repo
     that only `gitmem sync` pushed to): main is checked out all the same.
     """
+    from gitmem.git import progress
     from gitmem.memory.workspace import client_path
     from gitmem.setup.clone import clone as run
     from gitmem.setup.clone import default_path
@@ -35,7 +36,8 @@ def clone(ctx: Ctx, url: str, path: str | None, client_opt: str | None) -> None:
     if path and name:
         raise InvalidInput("give either PATH or --client NAME, not both")
     target = client_path(name) if name else Path(path) if path else default_path(url)
-    res = run(url, target)
+    with progress.shown(progress.watched(ctx.json)):
+        res = run(url, target)
     emit(ctx, res.to_json(),
          f"Cloned {url} into {res.path}: main at {res.commit[:7]}, "
          f"{res.cards} card{'' if res.cards == 1 else 's'}, hooks installed")

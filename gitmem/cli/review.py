@@ -231,10 +231,11 @@ def sync(ctx: Ctx, remote: str, cont: bool, abort: bool, accept_redaction: bool)
     git config gitmem.machine laptop   the name other machines see this one by
     """
     from gitmem import abort_sync, continue_sync, sync_repo
+    from gitmem.git import progress
 
     if cont and abort:
         raise InvalidInput("give --continue or --abort, not both")
-    with ctx.repo() as repo:
+    with ctx.repo() as repo, progress.shown(progress.watched(ctx.json)):
         if cont:
             res = continue_sync(repo)
         elif abort:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gitmem.errors import CorruptObject, GitError, UnsafePath
+from gitmem.git import repo_format
 from gitmem.git.runner import Git, Sha
 
 TREE_MODE = b"40000"
@@ -80,9 +81,7 @@ class ObjectStore:
         common = git_dir / "commondir"
         base = (git_dir / common.read_text().strip()).resolve() if common.exists() else git_dir
         self.objects_dir = base / "objects"
-        config = base / "config"
-        text = config.read_text("utf-8", "replace").lower() if config.exists() else ""
-        self._sha256 = "objectformat = sha256" in text
+        self._sha256 = repo_format.object_format(base / "config") == repo_format.SHA256
         self._raw_len = 32 if self._sha256 else 20
         self._proc: subprocess.Popen[bytes] | None = None
         self._trees: dict[str, tuple[list[TreeEntry], list[bytes]]] = {}

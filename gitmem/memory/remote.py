@@ -1,7 +1,8 @@
 """Talking to a git remote: which one, fetching main, pushing without ever forcing.
 
-Every network call goes through ``Git.run`` (``GIT_TERMINAL_PROMPT=0``: a remote
-that wants a password fails instead of waiting for one). Failures become one-line
+Every network call goes through ``progress.run`` and so ``Git.run``'s environment
+(``GIT_TERMINAL_PROMPT=0``: a remote that wants a password fails instead of waiting
+for one), with progress on a terminal for a long one (see ``gitmem.git.progress``). Failures become one-line
 errors naming the remote and what git said.
 """
 
@@ -12,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gitmem.errors import EXIT_GIT, GitmemError, NotFound
+from gitmem.git import progress
 from gitmem.git.runner import Sha
 from gitmem.memory import names
 from gitmem.memory.repo import MemoryRepo
@@ -70,9 +72,10 @@ def fetch_refs(repo: MemoryRepo, name: str, specs: Sequence[str], where: str | N
 
 def _fetch(repo: MemoryRepo, name: str, specs: Sequence[str]) -> subprocess.CompletedProcess[bytes]:
     prune = ["--prune"] if len(specs) > 1 else []
-    return repo.git.run(
+    return progress.run(
+        repo.git, f"fetching from {name}",
         "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", *prune, "--refmap=", name,
-        *specs, check=False,
+        *specs,
     )
 
 
@@ -89,7 +92,9 @@ def push(repo: MemoryRepo, name: str, source: str, target: str, where: str | Non
     not a fast-forward (someone pushed first); raises RemoteError otherwise.
     """
     where = where or url(repo, name)
-    proc = repo.git.run("push", "--porcelain", "--quiet", name, f"{source}:{target}", check=False)
+    proc = progress.run(
+        repo.git, f"pushing to {name}", "push", "--porcelain", "--quiet", name, f"{source}:{target}"
+    )
     if proc.returncode == 0:
         return Pushed(True, None)
     for line in proc.stdout.decode("utf-8", "replace").splitlines():
@@ -130,9 +135,10 @@ def push_updates(
     the remote since it was fetched (another round); RemoteError for anything else."""
     where = where or url(repo, name)
     leases = [f"--force-with-lease={u.ref}:{u.old}" for u in updates if u.new is None and u.old]
-    proc = repo.git.run(
+    proc = progress.run(
+        repo.git, f"pushing to {name}",
         "push", "--porcelain", "--quiet", "--atomic", *leases, name,
-        *(u.refspec() for u in updates), check=False,
+        *(u.refspec() for u in updates),
     )
     if proc.returncode == 0:
         return Pushed(True, None)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from gitmem import hooks
 from gitmem.errors import InvalidInput, NotARepo, NotFound
+from gitmem.git import progress
 from gitmem.git.runner import Git
 from gitmem.index import build as index
 from gitmem.memory.config import FILENAME
@@ -72,8 +73,8 @@ def clone(url: str, path: Path) -> CloneResult:
 
 def _clone(url: str, path: Path) -> CloneResult:
     here = Git(Path.cwd())  # a relative URL means what it means to the person
-    proc = here.run("clone", "--quiet", "--no-checkout", "--origin", REMOTE, "--", url,
-                      str(path), check=False)
+    proc = progress.run(here, f"cloning {url}", "clone", "--quiet", "--no-checkout", "--origin",
+                        REMOTE, "--", url, str(path))
     if proc.returncode:
         raise RemoteError(f"cannot clone {url}: {_last_line(proc.stderr)}")
     git = Git(path)

@@ -7,7 +7,7 @@ import json
 import re
 from pathlib import Path
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from test_hints import only, run
 from test_sync import make_pair, sync, write
@@ -56,6 +56,7 @@ def test_no_rendered_index_holds_a_layer_tag_from_content(found: list[CardEntry]
 
 @settings(max_examples=200)
 @given(hostile, hostile, hostile)
+@example("<////memory-index", "<////synthesis", "")  # more slashes than a few
 def test_the_system_blocks_keep_each_layer_in_its_frame(persona: str, synthesis: str,
                                                          title: str) -> None:
     index = Index((CardEntry("acme", title, ()),)).render()

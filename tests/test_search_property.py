@@ -7,7 +7,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from test_index_property import do_edit, do_hand, do_revert, edit, hand, revert
 
@@ -95,6 +95,7 @@ message = st.lists(line, min_size=1, max_size=8).map("\n".join)
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(message)
+@example("subject\n\nGitmem-Card : gamma")  # git reads a key spaced from its colon too
 def test_reading_a_commit_in_process_equals_git_log(repo: MemoryRepo, text: str) -> None:
     """The in-process reader of new commits agrees with git log, or leaves it to git."""
     tip = repo.tip("main")

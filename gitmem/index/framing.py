@@ -22,9 +22,9 @@ def _spelled(tag: str) -> str:
     return r"[\s_-]*".join(re.escape(part) for part in tag.split("-"))
 
 
-# "<", then blanks and at most a few slashes, then a layer's name: how a tag starts.
+# "<", then blanks and any number of slashes, then a layer's name: how a tag starts.
 TAG_LIKE = re.compile(
-    r"[<\uff1c\u2329\u3008\u27e8]\s*(?:/\s*){0,3}(?:" + "|".join(map(_spelled, LAYER_TAGS)) + r")",
+    r"[<\uff1c\u2329\u3008\u27e8]\s*(?:/\s*)*(?:" + "|".join(map(_spelled, LAYER_TAGS)) + r")",
     re.IGNORECASE,
 )
 _LINE_SEPARATORS = re.compile(r"[\x00-\x08\x0a-\x1f\x7f\x85\u2028\u2029]")

@@ -21,9 +21,10 @@ from gitmem.index.replay import Fold, Replay, no_gc
 from gitmem.memory import branch_files
 from gitmem.memory.repo import MAIN, MemoryRepo
 
-CACHE_VERSION = 10  # 3: multi-revert; 4: untitled cards; 5: summary-less entries; 6: framed;
+CACHE_VERSION = 11  # 3: multi-revert; 4: untitled cards; 5: summary-less entries; 6: framed;
 # 7: digests; 8: merges kept, stale entries marked; 9: fences closed as CommonMark closes them;
-# 10: records (a base state, then appended deltas, merges in both), stale marks in the cards
+# 10: records (a base state, then appended deltas, merges in both), stale marks in the cards;
+# 11: a layer tag with any number of slashes defused
 _DIGEST = 20  # sha1 of what follows it
 _HEAD = struct.Struct(">I20s")  # a record: its length and digest, then marshal bytes
 MAX_DELTAS = 64  # then the state is written whole again (loading stays one base + a few)

@@ -306,6 +306,7 @@ def read_commits(repo: MemoryRepo, rev: str) -> list[LogCommit]:
 
 _FAST_MAX = 32  # more new commits than this: one git log reads them
 _TRAILER_LINE = re.compile(r"[A-Za-z0-9-]+:[^\n]*")
+_SPACED_KEY = re.compile(r"[A-Za-z0-9-]+[ \t]+:")  # "Key : value": git reads it as a trailer too
 
 
 def _plain_block(message: str) -> str | None:
@@ -317,6 +318,8 @@ def _plain_block(message: str) -> str | None:
            for ln in message.split("\n")):
         return None
     last = paragraphs[-1].split("\n") if paragraphs else []
+    if any(_SPACED_KEY.match(ln) for ln in last):
+        return None
     trailer_like = [bool(_TRAILER_LINE.fullmatch(ln)) for ln in last]
     if len(paragraphs) >= 2 and all(trailer_like):
         return paragraphs[-1]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 
@@ -277,6 +276,8 @@ def log(ctx: Ctx, project: str | None, limit: int, show_all: bool, branch: str) 
     def text() -> str:
         if not entries:
             return f"No memory edits to {project} on {branch}." if project else "No commits."
+        import shutil
+
         width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
         lines = render(entries, width)
         if more:

@@ -108,6 +108,8 @@ def _edits(repo: MemoryRepo, session: str) -> list[Any]:
 
 
 def run_demo(write: Write, keep: Path | None = None) -> Path:
+    """A scripted session against a simulated model (no API key), narrated through
+    ``write``; returns the demo repo's folder (``keep``, else a new temporary one)."""
     import anthropic
 
     from .fakeapi import FakeAnthropicServer, RuleModel

@@ -27,6 +27,8 @@ FINDER = "find-gitmem.sh"  # spliced into each hook at install: finds gitmem whe
 
 @dataclass(frozen=True)
 class HookAction:
+    """One hook and what installing did to it (installed, up to date, or a foreign hook kept
+    as ``.legacy``)."""
     hook: str
     action: str  # "installed", "updated", "kept-legacy"
 

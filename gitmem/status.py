@@ -48,6 +48,9 @@ class Pending:
 
 @dataclass(frozen=True)
 class Status:
+    """The repo's state (``gitmem status``): branch, uncommitted edits, pending sessions,
+    unindexed sections, the index's size and budget, stale entries, and per remote what
+    main has to send."""
     branch: str | None  # None: a detached HEAD
     main: str | None
     uncommitted: tuple[Change, ...]
@@ -106,6 +109,7 @@ def _remote(repo: MemoryRepo, name: str, main: Sha | None) -> RemoteState:
 
 
 def status(repo: MemoryRepo) -> Status:
+    """The repo's ``Status``, from this machine only (no remote is contacted)."""
     main = repo.tip(MAIN)
     idx = index_mod.refresh(repo, MAIN)
     rendered = index_mod.rendered(repo, MAIN) if main else idx.render()

@@ -15,6 +15,8 @@ from gitmem.memory.repo import MemoryRepo
 
 @dataclass(frozen=True)
 class ChatResult:
+    """How a chat ended: its session id, the turns taken, the turns the model failed to
+    answer, and ``finish`` (the session's ``FinishResult``: landed or waiting for review)."""
     session: str
     turns: int
     failed_turns: int

@@ -47,6 +47,7 @@ say in one paragraph what you changed.
 
 
 def is_consolidation(session_id: str) -> bool:
+    """Whether ``session_id`` names a consolidation session."""
     return session_id.endswith(SUFFIX)
 
 
@@ -99,6 +100,8 @@ def work_list(repo: MemoryRepo, card: str | None) -> str:
 
 @dataclass(frozen=True)
 class ConsolidateResult:
+    """A consolidation session: its id, the edits the model made, whether they wait for
+    review, and the model's last reply."""
     session: str
     edits: int
     pending: bool

@@ -17,6 +17,8 @@ FULL_READS = 3
 
 @dataclass(frozen=True)
 class SessionReport:
+    """One session's token use from logs/usage.jsonl: requests, input, cache read and
+    write, output tokens, cost with and without the cache, per layer, and flags for cache waste."""
     session: str
     requests: int
     input_tokens: int  # everything sent: uncached + written + read

@@ -24,6 +24,7 @@ _BLOB_MODES = (b"100644", b"100755")
 
 @dataclass
 class ExportResult:
+    """An export: the folder, the layout, the files written and those overwritten."""
     dir: str
     layout: str
     files: list[str] = field(default_factory=list)
@@ -55,6 +56,9 @@ def export_cards(
     repo: MemoryRepo, dest: Path, layout: str = "plain", *, force: bool = False,
     branch: str = MAIN,
 ) -> ExportResult:
+    """Write every card of ``branch`` as a Markdown file under ``dest`` (``layout`` plain:
+    ``dest/<card>.md``; memory-tool: ``dest/memories/<card>.md``); refuses to overwrite
+    a file unless ``force``."""
     if layout not in LAYOUTS:
         raise InvalidInput(f"unknown layout {layout!r}: use {' or '.join(LAYOUTS)}")
     dest = dest.expanduser().absolute()

@@ -59,6 +59,8 @@ class CardPlan:
 
 @dataclass
 class ImportResult:
+    """An import (or its plan, with ``dry_run``): the kind of source, the cards planned,
+    the problems found, the notes skipped and the commits made."""
     kind: str
     source: str
     dry_run: bool
@@ -217,6 +219,9 @@ def import_notes(
     repo: MemoryRepo, source: Path, *, kind: str | None = None, dry_run: bool = False,
     skip: bool = False,
 ) -> ImportResult:
+    """Make each note of ``source`` a card, one commit per card (``kind``: markdown,
+    claude-code, memory-tool, basic-memory; default detected). ``dry_run`` only plans;
+    a problem stops the import before anything is written, unless ``skip``."""
     res, _found = plan(repo, source, kind)
     if dry_run:
         return res

@@ -26,6 +26,8 @@ class CardSection:
 
 @dataclass(frozen=True)
 class CardInfo:
+    """One card on a branch: its project, title, path, size in bytes, ``sections`` (each a
+    ``CardSection``: id, heading, bytes, summary, indexed) and the last commit that changed it."""
     project: str
     title: str
     path: str

@@ -29,6 +29,8 @@ class CardCost:
 
 @dataclass(frozen=True)
 class CardsReport:
+    """Tokens spent reading each card across sessions (``gitmem usage --cards``): per card,
+    per section, the sections never read, and the tokens no card accounts for."""
     cards: list[CardCost]  # most tokens first
     sections: list[tuple[str, int]]  # "card § section", reads: most read first
     never_read: list[str]  # sections of the current cards no read reached
@@ -70,6 +72,7 @@ class CardsReport:
 
 
 def cards_report(records: list[dict[str, Any]], index: Index) -> CardsReport:
+    """The ``CardsReport`` of usage ``records`` (from ``load_usage``) against ``index``."""
     costs: dict[str, CardCost] = {}
     section_reads: dict[str, int] = {}
     unattributed = 0

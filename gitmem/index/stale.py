@@ -63,6 +63,9 @@ class Duplicate:
 
 @dataclass(frozen=True)
 class StaleReport:
+    """What may no longer be true in memory (``gitmem stale``): stale entries, unindexed
+    sections, sections untouched for ``untouched_days``, summaries naming numbers the
+    section lacks, and near-duplicate sections."""
     untouched_days: int
     stale: list[Stale] = field(default_factory=list)
     unindexed: list[str] = field(default_factory=list)  # "card § section"
@@ -182,6 +185,8 @@ def _last_changes(repo: MemoryRepo, tip: str, cards: list[str]) -> dict[tuple[st
 
 
 def report(repo: MemoryRepo, *, days: int | None = None, now: float | None = None) -> StaleReport:
+    """The ``StaleReport`` of main's tip; untouched means ``days`` or more
+    (default ``hygiene.untouched_days``)."""
     limit = days if days is not None else repo.config.untouched_days
     tip = repo.branch_tip(MAIN)
     idx = index_mod.refresh(repo, MAIN)

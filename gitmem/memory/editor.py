@@ -35,6 +35,8 @@ class Buffer:
 
 @dataclass(frozen=True)
 class EditOutcome:
+    """An edit in an editor: the card and section, whether the text changed, and the
+    ``EditResult`` of its commit (``None`` when nothing changed)."""
     project: str
     section: str | None
     changed: bool
@@ -64,6 +66,8 @@ def editor_command(repo: MemoryRepo) -> str:
 
 
 def load(repo: MemoryRepo, project: str, section: str | None, branch: str = MAIN) -> Buffer:
+    """What an editor is given for ``project`` (the whole card, or one ``section``) at
+    ``branch``'s tip, as an ``EditBuffer``; a new card starts from a template."""
     names.project(project)
     names.branch(branch)
     tip = repo.branch_tip(branch)
@@ -111,6 +115,7 @@ def changed_section(before: str, after: str) -> str | None:
 def save(
     repo: MemoryRepo, buf: Buffer, new_text: str, entry: IndexEntry, branch: str = MAIN
 ) -> EditOutcome:
+    """Commit the edited ``new_text`` of ``buf`` with ``entry`` (nothing when it is unchanged)."""
     if new_text == buf.initial:
         return EditOutcome(buf.project, buf.section, False, None)
     if buf.section is not None and not new_text.endswith("\n"):

@@ -44,6 +44,8 @@ class Hit:
 
 @dataclass(frozen=True)
 class ScanResult:
+    """A scan for secrets: whether history was scanned, and the ``hits`` (each named by
+    kind, path, line, section and commit; never the secret itself)."""
     history: bool
     hits: list[Hit]
 
@@ -128,6 +130,8 @@ def added_lines(diff: str) -> dict[str, list[tuple[int, str]]]:
 
 
 def scan(repo: MemoryRepo, history: bool = False) -> ScanResult:
+    """Secrets in memory: the cards, persona, synthesis and transcripts on main, or with
+    ``history`` what every commit of every branch and session ref added."""
     if history:
         return ScanResult(True, scan_log(repo, "--all"))
     return ScanResult(False, scan_tree(repo))

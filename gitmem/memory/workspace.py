@@ -20,6 +20,7 @@ def home() -> Path:
 
 
 def client_path(name: str) -> Path:
+    """Where the workspace client ``name`` lives (``$GITMEM_HOME/<name>``); checks the name."""
     return home() / names.client(name)
 
 
@@ -35,6 +36,8 @@ def find_client(name: str) -> Path:
 
 @dataclass(frozen=True)
 class ClientInfo:
+    """A client of the workspace: its name, path, and the date and subject of its last
+    memory edit (``None`` for a repo with none)."""
     name: str
     path: str
     last_activity: str | None  # ISO date of the last memory edit on main

@@ -61,6 +61,8 @@ class Decision:
 
 
 def pending(repo: MemoryRepo, session_id: str, expect_tip: str | None = None) -> SessionView:
+    """The ``SessionView`` of a session still waiting for a decision; refuses one decided
+    already, or one whose tip is no longer ``expect_tip``."""
     view = load(repo, session_id)
     if not view.ref.pending:
         raise InvalidInput(f"session {view.ref.id} was {view.ref.state} already; nothing to decide")

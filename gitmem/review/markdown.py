@@ -43,6 +43,7 @@ def _fence(lines: list[str]) -> str:
 
 
 def markdown(repo: MemoryRepo, view: SessionView) -> str:
+    """A session as a pull request's description (Markdown): its commits, index entries and diffs."""
     s = view.ref
     before: Replay = replay_at(repo, view.base) if view.base else Replay()
     cards = view.cards()

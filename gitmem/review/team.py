@@ -275,6 +275,7 @@ def record(repo: MemoryRepo, sid: str, tip: Sha, action: str, remote: str | None
 
 @dataclass(frozen=True)
 class PushedSession:
+    """A session branch pushed for a pull request: the session, remote, URL, branch and commit."""
     session: str
     remote: str
     url: str

@@ -22,6 +22,8 @@ _WHERE = re.compile(r"^(?P<card>[a-z0-9][a-z0-9._-]*) § (?P<section>[a-z0-9][a-
 
 @dataclass(frozen=True)
 class SearchHit:
+    """One search hit, as the agent's search_history tool returns it: card, section,
+    snippet, kind (a memory commit or a past session's turn), date and ref."""
     card: str | None
     section: str | None
     snippet: str

@@ -29,6 +29,8 @@ REMOTE = "origin"
 
 @dataclass(frozen=True)
 class CloneResult:
+    """A clone: the URL, where it is, main's commit, the hooks installed, and how many
+    cards and sections its index holds."""
     url: str
     path: str
     commit: str

@@ -38,6 +38,8 @@ _PEM = rb"regex:-----BEGIN ([A-Z ]*)PRIVATE KEY-----[\s\S]*?-----END \1PRIVATE K
 
 @dataclass(frozen=True)
 class Redaction:
+    """A redaction: its record ref (``None`` when nothing was found), the findings (kind,
+    path, line, section, commit; never the secret), main before and after, and what was pushed."""
     record: str | None  # the ref holding the record; None when nothing was found
     findings: list[dict[str, object]]
     main_before: str | None

@@ -32,9 +32,7 @@ def chat(ctx: Ctx, resume: str | None, session_id: str | None) -> None:
     gitmem/session/<id>; when the session ends (end of input, Ctrl-D) they land on
     main (review policy "auto") or wait for `gitmem review` ("review").
     """
-    from gitmem.agent.chat import run_chat
-    from gitmem.agent.chat_report import first_turn
-    from gitmem.agent.session import make_client
+    from gitmem import first_turn, make_client, run_chat
 
     interactive = sys.stdin.isatty()
     if interactive and sys.stdout.isatty() and not ctx.json:
@@ -57,8 +55,7 @@ def _chat_screen(ctx: Ctx, resume: str | None, session_id: str | None) -> object
     """The chat in a terminal: banner, Markdown replies, tool lines, footer, slash commands."""
     from rich.console import Console
 
-    from gitmem.agent.chat import run_chat
-    from gitmem.agent.session import make_client
+    from gitmem import make_client, run_chat
 
     from .chat_screen import Screen, history_file, read_lines
 
@@ -82,9 +79,7 @@ def _chat_screen(ctx: Ctx, resume: str | None, session_id: str | None) -> object
 @pass_ctx
 def ask(ctx: Ctx, message: str, resume: str | None) -> None:
     """One turn with the agent, then exit (non-zero if the model could not answer)."""
-    from gitmem.agent.chat import run_chat
-    from gitmem.agent.chat_report import first_turn
-    from gitmem.agent.session import make_client
+    from gitmem import first_turn, make_client, run_chat
     from gitmem.memory.names import check_utf8
 
     from ..errors import ModelError
@@ -116,8 +111,8 @@ def _out(ctx: Ctx) -> Callable[[str], None]:
 
 
 def _report(ctx: Ctx, res: object, repo: Any, start: int, failed: Exception | None = None) -> None:
-    from gitmem.agent.chat import ChatResult
-    from gitmem.agent.chat_report import report
+    from gitmem import ChatResult
+    from gitmem import chat_report as report
 
     assert isinstance(res, ChatResult)
     state = res.finish.text()
@@ -146,25 +141,24 @@ def usage(ctx: Ctx, session_id: str | None, by_card: bool) -> None:
     gitmem usage --json                {"sessions": [...], "total": {...}, "models": [...]}
     gitmem usage --cards               layer E per card across sessions; sections never read
     """
-    from gitmem.agent import usage as usage_mod
-    from gitmem.agent import usage_report
+    from gitmem import load_usage, usage_by_session, usage_totals
+    from gitmem.agent.usage_report import render
 
     with ctx.repo() as repo:
-        records = usage_mod.load(repo)
+        records = load_usage(repo)
         if by_card:
-            from gitmem import read_index
-            from gitmem.index.card_usage import cards_report
+            from gitmem import card_usage, read_index
 
             if session_id is not None:
                 from gitmem.memory.names import session as check_session
 
                 check_session(session_id)
                 records = [r for r in records if r.get("session") == session_id]
-            rep = cards_report(records, read_index(repo))
+            rep = card_usage(records, read_index(repo))
             emit(ctx, rep.to_json, rep.render)
             return
-    reports = usage_report.report(records, session_id)
-    every, models = usage_report.totals(records, session_id)
+    reports = usage_by_session(records, session_id)
+    every, models = usage_totals(records, session_id)
     emit(
         ctx,
         lambda: {
@@ -172,7 +166,7 @@ def usage(ctx: Ctx, session_id: str | None, by_card: bool) -> None:
             "total": every.to_json(),
             "models": [m.to_json() for m in models],
         },
-        lambda: usage_report.render(reports, (every, models)),
+        lambda: render(reports, (every, models)),
     )
 
 
@@ -182,6 +176,6 @@ def demo(keep: str | None) -> None:
     """Run a scripted session against a SIMULATED model (no API key): replies, commits, index, usage."""
     from pathlib import Path
 
-    from ..demo import run_demo
+    from gitmem import run_demo
 
     run_demo(_write, Path(keep) if keep else None)

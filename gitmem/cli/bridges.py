@@ -18,7 +18,7 @@ def mcp(ctx: Ctx) -> None:
     is one session on its own branch, landed or left for `gitmem review` by the
     repo's review policy when the client disconnects. See docs/mcp.md.
     """
-    from gitmem.bridges.mcp_server import serve
+    from gitmem import serve_mcp as serve
 
     with ctx.repo() as repo:
         done = serve(repo)

@@ -21,7 +21,8 @@ def cards(ctx: Ctx, branch: str) -> None:
     A section no index entry describes (a hand edit) is marked "unindexed";
     `gitmem edit PROJECT SECTION` gives it one.
     """
-    from gitmem.index.card_list import list_cards, size
+    from gitmem import list_cards
+    from gitmem.index.card_list import size
     from gitmem.wording import count
 
     with ctx.repo() as repo:

@@ -27,17 +27,15 @@ def clone(ctx: Ctx, url: str, path: str | None, client_opt: str | None) -> None:
     Works when the remote's HEAD names a branch it does not have (a bare repo
     that only `gitmem sync` pushed to): main is checked out all the same.
     """
+    from gitmem import client_path, clone_repo, default_clone_path
     from gitmem.git import progress
-    from gitmem.memory.workspace import client_path
-    from gitmem.setup.clone import clone as run
-    from gitmem.setup.clone import default_path
 
     name = client_opt or ctx.client
     if path and name:
         raise InvalidInput("give either PATH or --client NAME, not both")
-    target = client_path(name) if name else Path(path) if path else default_path(url)
+    target = client_path(name) if name else Path(path) if path else default_clone_path(url)
     with progress.shown(progress.watched(ctx.json)):
-        res = run(url, target)
+        res = clone_repo(url, target)
     emit(ctx, res.to_json(),
          f"Cloned {url} into {res.path}: main at {res.commit[:7]}, "
          f"{res.cards} card{'' if res.cards == 1 else 's'}, hooks installed")

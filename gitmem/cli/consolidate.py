@@ -24,8 +24,8 @@ def consolidate(ctx: Ctx, card: str | None) -> None:
     Whatever memory.review says, the edits wait on gitmem/session/<id>-consolidate.
     Needs ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL for another endpoint).
     """
-    from gitmem.agent.consolidate import consolidate as run
-    from gitmem.agent.session import make_client
+    from gitmem import consolidate as run
+    from gitmem import make_client
 
     def warn(text: str) -> None:
         click.echo(f"gitmem: warning: {text}", err=True)

@@ -47,8 +47,7 @@ def init(ctx: Ctx, path: str | None, client_opt: str | None) -> None:
       gitmem init ~/clients/acme
       gitmem init .                  # adopt the current folder or repo
     """
-    from gitmem import init_repo
-    from gitmem.memory.workspace import client_path
+    from gitmem import client_path, init_repo
 
     ctx.client = client_opt or ctx.client
     path = path or ctx.path  # `gitmem -C PATH init`, as `git -C PATH init`
@@ -74,7 +73,8 @@ def clients(ctx: Ctx) -> None:
     A session's transcript and usage commits are not memory edits: the date and
     summary are those of the last change to a card (or of the repo's creation).
     """
-    from gitmem.memory.workspace import home, list_clients
+    from gitmem import list_clients
+    from gitmem import workspace_home as home
 
     found = list_clients()
 
@@ -96,7 +96,7 @@ def clients(ctx: Ctx) -> None:
 @pass_ctx
 def install_hooks(ctx: Ctx) -> None:
     """Install gitmem's git hooks (a fresh clone has none); keeps foreign hooks as .legacy."""
-    from ..hooks import install
+    from gitmem import install_hooks as install
 
     actions = install(ctx.repo_root())
     emit(ctx, [a.__dict__ for a in actions], "\n".join(f"{a.hook}: {a.action}" for a in actions))

@@ -47,9 +47,18 @@ def edit(
     terminal (the current keywords are the default), or given with --keywords,
     --summary and --section. Closing the editor without a change commits nothing.
     """
-    from gitmem import IndexEntry, read_index
-    from gitmem.memory import editor, names
-    from gitmem.memory.cards import sections
+    from gitmem import (
+        EditOutcome,
+        IndexEntry,
+        card_sections,
+        changed_section,
+        edit_buffer,
+        editor_command,
+        read_index,
+        run_editor,
+        save_edit,
+    )
+    from gitmem.memory import names
     from gitmem.memory.names import split_keywords
 
     # Without a terminal to ask in, the entry comes from the flags; a missing one is named
@@ -62,18 +71,18 @@ def edit(
     if section_id is not None:
         names.section_id(section_id)
     with ctx.repo() as repo:
-        buf = editor.load(repo, project, section, branch)
-        command = editor.editor_command(repo)
-        new_text, kept = editor.run_editor(command, buf.initial, project)
+        buf = edit_buffer(repo, project, section, branch)
+        command = editor_command(repo)
+        new_text, kept = run_editor(command, buf.initial, project)
         try:
             if new_text == buf.initial:
                 kept.unlink(missing_ok=True)
-                emit(ctx, editor.EditOutcome(project, section, False, None).to_json(),
+                emit(ctx, EditOutcome(project, section, False, None).to_json(),
                      f"{project}{f' § {section}' if section else ''}: no changes; nothing committed")
                 return
             guess = section_id or (
-                next((s.id for s in sections(new_text)), section)
-                if section else editor.changed_section(buf.text, new_text)
+                next((s.id for s in card_sections(new_text)), section)
+                if section else changed_section(buf.text, new_text)
             )
             known = read_index(repo, branch).card(project)
             old = next((s for s in known.sections if s.id == guess), None) if known else None
@@ -90,7 +99,7 @@ def edit(
                 )
             assert guess and keywords and summary
             entry = IndexEntry.make(guess, split_keywords(keywords), summary)
-            done = editor.save(repo, buf, new_text, entry, branch)
+            done = save_edit(repo, buf, new_text, entry, branch)
         except GitmemError as err:  # one line still: the error, then where the text is
             err.args = (f"{err}; your edited text is kept in {kept}",)
             raise

@@ -36,7 +36,7 @@ def import_(ctx: Ctx, source: Path, kind: str | None, dry_run: bool, skip_proble
       gitmem import ~/code/myproject --from claude-code
       gitmem import ./memory                  # memory-tool base_path (memory/memories/)
     """
-    from gitmem.bridges.import_notes import import_notes
+    from gitmem import import_notes
 
     with ctx.repo() as repo:
         res = import_notes(repo, source, kind=kind, dry_run=dry_run, skip=skip_problems)
@@ -59,7 +59,7 @@ def export(ctx: Ctx, dest: Path, layout: str, force: bool, branch: str) -> None:
       gitmem export ~/backup/acme
       gitmem export ./memory --layout memory-tool   # for BetaLocalFilesystemMemoryTool
     """
-    from gitmem.bridges.export import export_cards
+    from gitmem import export_cards
 
     with ctx.repo() as repo:
         res = export_cards(repo, dest, layout, force=force, branch=branch)

@@ -138,9 +138,14 @@ def review(
     Sessions that `gitmem sync` fetched from another machine are listed as `remote`;
     a decision on one is sent to that remote first (the first decision there wins).
     """
-    from gitmem import accept_session, list_sessions, load_session, reject_session
-    from gitmem.review import decision as decide
-    from gitmem.review import pending as review_mod
+    from gitmem import (
+        accept_session,
+        list_sessions,
+        load_session,
+        pending_session,
+        reject_session,
+        token_sizes,
+    )
     from gitmem.review.render import list_lines, show_lines
 
     decisions = accept or reject or bool(commits) or hunks is not None
@@ -161,7 +166,7 @@ def review(
         raise InvalidInput("--markdown only shows the session; decide in a separate command")
     with ctx.repo() as repo:
         if push_to:
-            from gitmem.review.team import push_session
+            from gitmem import push_session
 
             pushed = push_session(repo, session, push_to)
             emit(ctx, pushed.to_json(), pushed.text)
@@ -173,7 +178,7 @@ def review(
                 raise InvalidInput(
                     "--hunks without numbers asks questions; it cannot go with --json"
                 )
-            view = decide.pending(repo, session)
+            view = pending_session(repo, session)
             chosen = _ask(view)
             if chosen is None:
                 click.echo(f"nothing decided; session {view.ref.id} is still pending")
@@ -184,17 +189,17 @@ def review(
             revs = [r for spec in commits for r in spec.replace(",", " ").split()]
             done = accept_session(repo, session, commits=revs, hunks=numbers)
         else:
-            from gitmem.agent.consolidate import is_consolidation
+            from gitmem import is_consolidation
 
             view = load_session(repo, session)
             if markdown:
-                from gitmem.review.markdown import markdown as as_markdown
+                from gitmem import session_markdown as as_markdown
 
                 text = as_markdown(repo, view)
                 emit(ctx, {**view.to_json(), "markdown": text}, lambda: text)
                 return
             # a consolidation is judged by what it saves: tokens before and after
-            sizes = review_mod.token_sizes(repo, view) if is_consolidation(view.ref.id) else None
+            sizes = token_sizes(repo, view) if is_consolidation(view.ref.id) else None
             data = view.to_json()
             if sizes is not None:
                 data["tokens"] = sizes.to_json()

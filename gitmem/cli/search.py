@@ -26,9 +26,9 @@ def search(ctx: Ctx, query: tuple[str, ...], limit: int, branch: str) -> None:
     The hits are the ones the tool returns, in its order: memory commits (each
     naming its card § section) and turns of past sessions.
     """
+    from gitmem import search_history as run
     from gitmem.memory.names import check_utf8
     from gitmem.search.snippets import lines
-    from gitmem.search.snippets import search as run
 
     text = " ".join(query)
     check_utf8(text, "query")

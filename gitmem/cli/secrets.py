@@ -22,7 +22,7 @@ def scan(ctx: Ctx, history: bool) -> None:
 
     Example: gitmem scan --history --json
     """
-    from gitmem.memory.scan import scan as run
+    from gitmem import scan_secrets as run
 
     with ctx.repo() as repo:
         res = run(repo, history=history)
@@ -46,7 +46,7 @@ def redact(ctx: Ctx, push: str | None) -> None:
 
     Example: gitmem redact && gitmem redact --push origin
     """
-    from gitmem.sync.redact import redact as run
+    from gitmem import redact_secrets as run
 
     with ctx.repo() as repo:
         res = run(repo, push=push)

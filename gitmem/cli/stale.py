@@ -27,7 +27,7 @@ def stale(ctx: Ctx, days: int | None) -> None:
     edit, a merge, a partial accept). `gitmem consolidate` asks the model to fix these
     as a session that waits for `gitmem review`.
     """
-    from gitmem.index.stale import report
+    from gitmem import stale_report as report
 
     with ctx.repo() as repo:
         rep = report(repo, days=days)

@@ -21,8 +21,9 @@ def status(ctx: Ctx) -> None:
     what main has to send since the last `gitmem sync` (counted against the refs
     gitmem keeps: a remote is never contacted).
     """
+    from gitmem import repo_status as run
+
     from ..status import lines
-    from ..status import status as run
 
     with ctx.repo() as repo:
         st = run(repo)

@@ -106,6 +106,34 @@ def test_the_names_carry_their_types(client: Path) -> None:
         open_repo(client.parent)
 
 
+def test_the_commands_operations_carry_their_types(client: Path) -> None:
+    """The same for what the other commands use: results typed as their classes."""
+    from gitmem import (
+        CardInfo,
+        RepoStatus,
+        ScanResult,
+        SearchHit,
+        StaleReport,
+        list_cards,
+        open_repo,
+        repo_status,
+        scan_secrets,
+        search_history,
+        stale_report,
+    )
+
+    with open_repo(client) as repo:
+        cards: list[CardInfo] = list_cards(repo)
+        st: RepoStatus = repo_status(repo)
+        hits: list[SearchHit] = search_history(repo, "acme")
+        rep: StaleReport = stale_report(repo)
+        found: ScanResult = scan_secrets(repo)
+    assert isinstance(st, gitmem.RepoStatus) and st.branch == "main"
+    assert all(isinstance(c, gitmem.CardInfo) for c in cards)
+    assert all(isinstance(h, gitmem.SearchHit) for h in hits)
+    assert rep.to_json()["stale"] == [] and found.hits == []
+
+
 def test_import_gitmem_loads_no_command_line_or_model_module() -> None:
     probe = (
         "import sys, json, gitmem\n"

@@ -24,7 +24,10 @@ import json
 import marshal
 import os
 import re
+from array import array
+from bisect import bisect_left
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +39,7 @@ from gitmem.memory.names import _SLUG
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.search.terms import terms
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 _DIGEST = 20
 SAVE_EVERY = 256  # commits folded in memory before the file on disk is rewritten
 ZERO = "0" * 40
@@ -45,6 +48,7 @@ TREE = b"40000"
 CURRENT, PAST, TURN, GONE = 0, 1, 2, 3
 # A document: [kind, card, section, heading, text, keywords, summary, date, until, ref, length,
 # commit]; ref is a section's card title, or a turn's "<session>#<n>"; commit wrote the value.
+POSTING = "I"  # a doc id or a count: unsigned 32-bit
 KIND, CARD, SECTION, HEADING, TEXT, KEYWORDS, SUMMARY, DATE, UNTIL, REF, LENGTH, COMMIT = range(12)
 # Field weights (integers, so a rebuild and an incremental fold add up to the same state).
 W_CARD, W_HEADING, W_KEYWORDS, W_SUMMARY, W_TEXT = 6, 4, 4, 3, 2
@@ -54,7 +58,9 @@ W_CARD, W_HEADING, W_KEYWORDS, W_SUMMARY, W_TEXT = 6, 4, 4, 3, 2
 class SearchState:
     commit: str | None = None
     docs: list[list[Any]] = field(default_factory=list)
-    postings: dict[str, dict[int, int]] = field(default_factory=dict)
+    # term -> doc ids and counts, interleaved ([doc, count, doc, count, ...], docs ascending):
+    # 8 bytes a posting, where a dict of dicts took ~60
+    postings: dict[str, array[int]] = field(default_factory=dict)
     live: int = 0  # documents not GONE
     total: int = 0  # sum of their weighted lengths
     cards: dict[str, dict[str, int]] = field(default_factory=dict)  # card -> section -> doc
@@ -78,7 +84,7 @@ class SearchState:
             "version": CACHE_VERSION,
             "commit": self.commit,
             "docs": self.docs,
-            "postings": self.postings,
+            "postings": {t: a.tobytes() for t, a in self.postings.items()},
             "live": self.live,
             "total": self.total,
             "cards": self.cards,
@@ -92,7 +98,23 @@ class SearchState:
     def from_data(cls, data: dict[str, Any]) -> SearchState:
         keys = ("commit", "docs", "postings", "live", "total", "cards", "titles", "entries",
                 "past", "sessions")
-        return cls(**{k: data[k] for k in keys})
+        state = cls(**{k: data[k] for k in keys})
+        state.postings = {t: _postings(b) for t, b in data["postings"].items()}
+        return state
+
+
+def _postings(raw: bytes) -> array[int]:
+    got = array(POSTING)
+    got.frombytes(raw)
+    if len(got) % 2:
+        raise ValueError("a posting list of odd length")
+    return got
+
+
+def pairs(post: array[int]) -> Iterator[tuple[int, int]]:
+    """A term's (doc, count) pairs."""
+    it = iter(post)
+    return zip(it, it)
 
 
 # -- documents ---------------------------------------------------------------------
@@ -121,9 +143,10 @@ def _add(state: SearchState, doc: list[Any]) -> int:
     for term, count in counts.items():
         got = post.get(term)
         if got is None:
-            post[term] = {n: count}
+            post[term] = array(POSTING, (n, count))
         else:
-            got[n] = count
+            got.append(n)
+            got.append(count)
     state.live += 1
     state.total += doc[LENGTH]
     return n
@@ -136,7 +159,9 @@ def _drop(state: SearchState, n: int) -> None:
     for term in _weighted(doc):
         got = state.postings.get(term)
         if got is not None:
-            got.pop(n, None)
+            at = 2 * bisect_left(got[0::2], n)
+            if at < len(got) and got[at] == n:
+                del got[at : at + 2]
             if not got:
                 del state.postings[term]
     state.live -= 1

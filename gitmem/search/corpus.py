@@ -24,6 +24,7 @@ import json
 import marshal
 import os
 import re
+import sys
 from array import array
 from bisect import bisect_left
 from collections import Counter
@@ -304,31 +305,46 @@ def fold(state: SearchState, c: LogCommit, read: Any) -> None:
 
 # -- reading history ---------------------------------------------------------------
 
-_FORMAT = "%x1e%H%x1f%P%x1f%aI%x1f%(trailers)%x1f"
+_FORMAT = "%x00%x1e%H%x1f%P%x1f%aI%x1f%(trailers)%x1f"  # a NUL starts each record
+
+
+_PIECE = 1 << 20  # bytes of the log read at a time
+
+
+def _log_args(rev: str) -> tuple[str, ...]:
+    return (*T.DEFAULT_BLOCKS, "log", "--first-parent", "--diff-merges=first-parent",
+            "--reverse", "--raw", "--no-abbrev", "--no-renames", f"--format={_FORMAT}", rev, "--")
+
+
+def _parse(record: str) -> LogCommit:
+    sha, parents, date, block, raw = record.split("\x1f", 4)
+    trailers, reverts = T.gitmem_trailers(block)
+    if not reverts and trailers.get(T.REVERTS):
+        reverts = (trailers[T.REVERTS],)
+    changes = []
+    for line in raw.split("\n"):
+        if line.startswith(":") and "\t" in line:
+            meta, path = line.split("\t", 1)
+            changes.append(Change(path, meta.split()[3]))
+    changes.sort(key=lambda ch: ch.path)
+    first = parents.split()[0] if parents.split() else None
+    return LogCommit(sys.intern(sha), first, sys.intern(date), trailers, reverts, tuple(changes))
+
+
+def iter_commits(repo: MemoryRepo, rev: str) -> Iterator[LogCommit]:
+    """The first-parent commits of ``rev`` oldest first, each with the files it changed
+    (a merge: what it changed against its first parent), parsed as git writes them: the
+    log is never held whole, nor its commits all at once."""
+    with repo.git.stream(*_log_args(rev)) as stream:
+        for piece in stream.pieces(_PIECE):
+            for record in piece.split(b"\0"):
+                if record:
+                    yield _parse(record.decode("utf-8", "replace")[1:])
 
 
 def read_commits(repo: MemoryRepo, rev: str) -> list[LogCommit]:
-    """The first-parent commits of ``rev`` oldest first, each with the files it changed
-    (a merge: what it changed against its first parent)."""
-    out = repo.git.run(
-        *T.DEFAULT_BLOCKS, "log", "--first-parent", "--diff-merges=first-parent", "--reverse",
-        "--raw", "--no-abbrev", "--no-renames", f"--format={_FORMAT}", rev, "--",
-    ).stdout.decode("utf-8", "replace")
-    commits = []
-    for record in out.split("\x1e")[1:]:
-        sha, parents, date, block, raw = record.split("\x1f", 4)
-        trailers, reverts = T.gitmem_trailers(block)
-        if not reverts and trailers.get(T.REVERTS):
-            reverts = (trailers[T.REVERTS],)
-        changes = []
-        for line in raw.split("\n"):
-            if line.startswith(":") and "\t" in line:
-                meta, path = line.split("\t", 1)
-                changes.append(Change(path, meta.split()[3]))
-        changes.sort(key=lambda ch: ch.path)
-        first = parents.split()[0] if parents.split() else None
-        commits.append(LogCommit(sha, first, date, trailers, reverts, tuple(changes)))
-    return commits
+    """``iter_commits`` as a list."""
+    return list(iter_commits(repo, rev))
 
 
 _FAST_MAX = 32  # more new commits than this: one git log reads them
@@ -445,7 +461,7 @@ def _read_fast(repo: MemoryRepo, base: str, tip: str) -> list[LogCommit] | None:
 def build(repo: MemoryRepo, tip: str) -> SearchState:
     state = SearchState()
     with no_gc():
-        for c in read_commits(repo, tip):
+        for c in iter_commits(repo, tip):
             fold(state, c, repo.store.read_blob)
     state.commit = tip
     return state
@@ -496,8 +512,11 @@ def load(repo: MemoryRepo, branch: str) -> SearchState | None:
 
 
 def save(repo: MemoryRepo, branch: str, state: SearchState) -> None:
+    _write(repo, branch, state, marshal.dumps(state.to_data()))
+
+
+def _write(repo: MemoryRepo, branch: str, state: SearchState, blob: bytes) -> None:
     path = _path(repo, branch)
-    blob = marshal.dumps(state.to_data())
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
         with open(tmp, "wb") as fh:
@@ -507,6 +526,18 @@ def save(repo: MemoryRepo, branch: str, state: SearchState) -> None:
     except OSError:  # a read-only or full disk: the cache is simply not kept
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+
+
+def _stored_digest(repo: MemoryRepo, branch: str) -> bytes | None:
+    """The digest the cache file carries, when its content matches it (read in pieces)."""
+    try:
+        with open(_path(repo, branch), "rb") as fh:
+            digest, check = fh.read(_DIGEST), hashlib.sha1()
+            while chunk := fh.read(1 << 20):
+                check.update(chunk)
+    except OSError:
+        return None
+    return digest if check.digest() == digest else None
 
 
 def current(repo: MemoryRepo, branch: str = MAIN) -> SearchState:
@@ -547,13 +578,18 @@ def rebuild(repo: MemoryRepo, branch: str = MAIN) -> tuple[SearchState, bool | N
     None when there was none, False when it differed or was damaged)."""
     tip = repo.tip(branch)
     fresh = build(repo, tip) if tip else SearchState()
-    cached = load(repo, branch)
-    same: bool | None = False if os.path.exists(_path(repo, branch)) else None  # damaged
-    if cached is not None:
-        if tip is not None and cached.commit != tip:
-            advance(repo, cached, tip)
-        same = cached.to_data() == fresh.to_data()
-    if same is not True:
-        save(repo, branch, fresh)
+    blob = marshal.dumps(fresh.to_data())
+    if _stored_digest(repo, branch) == hashlib.sha1(blob).digest():
+        same: bool | None = True  # the very bytes a rebuild writes: no second state to load
+    else:
+        same = False if os.path.exists(_path(repo, branch)) else None  # damaged
+        cached = load(repo, branch)
+        if cached is not None:
+            if tip is not None and cached.commit != tip:
+                advance(repo, cached, tip)
+            same = cached.to_data() == fresh.to_data()
+            del cached
+        if same is not True:
+            _write(repo, branch, fresh, blob)
     repo.memo[("search", branch)] = fresh
     return fresh, same

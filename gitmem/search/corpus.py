@@ -308,7 +308,7 @@ def fold(state: SearchState, c: LogCommit, read: Any) -> None:
 _FORMAT = "%x00%x1e%H%x1f%P%x1f%aI%x1f%(trailers)%x1f"  # a NUL starts each record
 
 
-_PIECE = 1 << 20  # bytes of the log read at a time
+_PIECE = 1 << 18  # bytes of the log read at a time
 
 
 def _log_args(rev: str) -> tuple[str, ...]:

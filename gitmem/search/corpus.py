@@ -24,7 +24,6 @@ import json
 import marshal
 import os
 import re
-import sys
 from array import array
 from bisect import bisect_left
 from collections import Counter
@@ -115,7 +114,7 @@ def _postings(raw: bytes) -> array[int]:
 def pairs(post: array[int]) -> Iterator[tuple[int, int]]:
     """A term's (doc, count) pairs."""
     it = iter(post)
-    return zip(it, it)
+    return zip(it, it, strict=False)  # an even length: checked when loaded
 
 
 # -- documents ---------------------------------------------------------------------
@@ -328,7 +327,7 @@ def _parse(record: str) -> LogCommit:
             changes.append(Change(path, meta.split()[3]))
     changes.sort(key=lambda ch: ch.path)
     first = parents.split()[0] if parents.split() else None
-    return LogCommit(sys.intern(sha), first, sys.intern(date), trailers, reverts, tuple(changes))
+    return LogCommit(sha, first, date, trailers, reverts, tuple(changes))
 
 
 def iter_commits(repo: MemoryRepo, rev: str) -> Iterator[LogCommit]:

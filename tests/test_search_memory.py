@@ -113,3 +113,21 @@ def test_a_damaged_cache_is_still_found_out_and_replaced(client: Path) -> None:
         assert search_index.rebuild(repo)[1] is False
         assert search_index.rebuild(repo)[1] is True
         assert search_index.load(repo, "main") is not None
+
+
+def test_equal_states_have_one_fingerprint_however_they_were_made(client: Path) -> None:
+    append_history(client, card_edits=50)
+    with MemoryRepo(client) as repo:
+        tip = repo.tip("main")
+        assert tip is not None
+        base = git(client, "rev-parse", "main~20").strip()
+        built = search_index.build(repo, tip)
+        folded = search_index.build(repo, base)
+        assert search_index.advance(repo, folded, tip)
+        search_index.save(repo, "main", folded)
+        loaded = search_index.load(repo, "main")
+        assert loaded is not None and loaded.to_data() == built.to_data()
+        marks = {search_index.fingerprint(s) for s in (built, folded, loaded)}
+        assert len(marks) == 1
+        assert search_index.fingerprint(search_index.build(repo, base)) not in marks
+        assert search_index.rebuild(repo)[1] is True

@@ -494,15 +494,33 @@ def _path(repo: MemoryRepo, branch: str) -> str:
     return str(repo.gitmem_dir / f"search-{branch.replace('/', '%')}.marshal")
 
 
+def fingerprint(state: SearchState) -> bytes:
+    """A sha1 of the state's content, read a document at a time: the same for equal states
+    however they were made (marshal's bytes are not: they follow how objects are shared)."""
+    h = hashlib.sha1(repr((CACHE_VERSION, state.commit, state.live, state.total)).encode())
+    for doc in state.docs:
+        h.update(repr(doc).encode())
+    h.update(b"\x00postings")
+    for term, post in state.postings.items():
+        h.update(b"%d %s " % (len(post), repr(term).encode()))
+        h.update(post.tobytes())
+    for part in (state.cards, state.titles, state.entries, state.past, state.sessions):
+        h.update(b"\x00part")
+        for item in part.items():
+            h.update(repr(item).encode())
+    return h.digest()
+
+
+# The file: sha1 of the rest, then the state's fingerprint, then the marshalled state.
 def load(repo: MemoryRepo, branch: str) -> SearchState | None:
     try:
         with open(_path(repo, branch), "rb") as fh:
-            raw = fh.read()
-        digest, blob = raw[:_DIGEST], raw[_DIGEST:]
-        if hashlib.sha1(blob).digest() != digest:
+            raw = memoryview(fh.read())
+        digest, rest = raw[:_DIGEST], raw[_DIGEST:]
+        if hashlib.sha1(rest).digest() != digest:
             return None  # damaged or edited: rebuilt from history
         with no_gc():
-            data = marshal.loads(blob)
+            data = marshal.loads(rest[_DIGEST:])
         if not isinstance(data, dict) or data.get("version") != CACHE_VERSION:
             return None
         return SearchState.from_data(data)
@@ -510,16 +528,18 @@ def load(repo: MemoryRepo, branch: str) -> SearchState | None:
         return None
 
 
-def save(repo: MemoryRepo, branch: str, state: SearchState) -> None:
-    _write(repo, branch, state, marshal.dumps(state.to_data()))
-
-
-def _write(repo: MemoryRepo, branch: str, state: SearchState, blob: bytes) -> None:
+def save(repo: MemoryRepo, branch: str, state: SearchState, mark: bytes | None = None) -> None:
+    """Write the cache file (``mark``: the state's fingerprint, when known already)."""
     path = _path(repo, branch)
     tmp = f"{path}.{os.getpid()}.tmp"
+    mark = mark or fingerprint(state)
+    blob = marshal.dumps(state.to_data())
+    digest = hashlib.sha1(mark)
+    digest.update(blob)
     try:
         with open(tmp, "wb") as fh:
-            fh.write(hashlib.sha1(blob).digest() + blob)
+            fh.write(digest.digest() + mark)
+            fh.write(blob)
         os.replace(tmp, path)  # readers see the old file or the new one, never half
         state.unsaved = 0
     except OSError:  # a read-only or full disk: the cache is simply not kept
@@ -527,16 +547,18 @@ def _write(repo: MemoryRepo, branch: str, state: SearchState, blob: bytes) -> No
             os.unlink(tmp)
 
 
-def _stored_digest(repo: MemoryRepo, branch: str) -> bytes | None:
-    """The digest the cache file carries, when its content matches it (read in pieces)."""
+def _stored_fingerprint(repo: MemoryRepo, branch: str) -> bytes | None:
+    """The fingerprint the cache file carries, when the file is whole (read in pieces)."""
     try:
         with open(_path(repo, branch), "rb") as fh:
             digest, check = fh.read(_DIGEST), hashlib.sha1()
+            mark = fh.read(_DIGEST)
+            check.update(mark)
             while chunk := fh.read(1 << 20):
                 check.update(chunk)
     except OSError:
         return None
-    return digest if check.digest() == digest else None
+    return mark if len(mark) == _DIGEST and check.digest() == digest else None
 
 
 def current(repo: MemoryRepo, branch: str = MAIN) -> SearchState:
@@ -577,9 +599,9 @@ def rebuild(repo: MemoryRepo, branch: str = MAIN) -> tuple[SearchState, bool | N
     None when there was none, False when it differed or was damaged)."""
     tip = repo.tip(branch)
     fresh = build(repo, tip) if tip else SearchState()
-    blob = marshal.dumps(fresh.to_data())
-    if _stored_digest(repo, branch) == hashlib.sha1(blob).digest():
-        same: bool | None = True  # the very bytes a rebuild writes: no second state to load
+    mark = fingerprint(fresh)
+    if _stored_fingerprint(repo, branch) == mark:
+        same: bool | None = True  # the same content: no second state loaded to compare
     else:
         same = False if os.path.exists(_path(repo, branch)) else None  # damaged
         cached = load(repo, branch)
@@ -589,6 +611,6 @@ def rebuild(repo: MemoryRepo, branch: str = MAIN) -> tuple[SearchState, bool | N
             same = cached.to_data() == fresh.to_data()
             del cached
         if same is not True:
-            _write(repo, branch, fresh, blob)
+            save(repo, branch, fresh, mark)
     repo.memo[("search", branch)] = fresh
     return fresh, same

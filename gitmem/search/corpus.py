@@ -12,7 +12,9 @@ of the query's terms only.
 The state is a derived cache under ``.git/gitmem/`` like the memory index's: keyed by
 the commit it was built at and carrying a sha1 of its content, so a damaged or edited
 file is rebuilt from history, never served; ``gitmem reindex`` compares it with a
-rebuild (``check``).
+rebuild (``rebuild``) by the state's ``fingerprint``, which the file carries, so a cache
+that matches is never loaded beside the rebuilt state. A rebuild reads the log a piece
+at a time and folds each commit as it is parsed: what it holds is the state itself.
 """
 
 from __future__ import annotations

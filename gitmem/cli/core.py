@@ -244,9 +244,11 @@ def reindex(ctx: Ctx, branch: str) -> None:
 
     with ctx.repo() as repo:
         repo.branch_tip(branch)
+        # the search index first, and let go: its state and the index's are never held at once
+        search_ok = search_index.rebuild(repo, branch)[1]
+        repo.memo.pop(("search", branch), None)
         rebuilt, cached = index_mod.rebuild(repo, branch)
         served_ok = index_mod.check_served(repo, rebuilt, branch)
-        search_ok = search_index.rebuild(repo, branch)[1]
     sections = sum(len(c.sections) for c in rebuilt.cards)
     same = cached is None or cached == rebuilt
     diff = [] if same or cached is None else index_mod.differences(cached, rebuilt)

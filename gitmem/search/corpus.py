@@ -312,8 +312,15 @@ _FORMAT = "%x00%x1e%H%x1f%P%x1f%aI%x1f%(trailers)%x1f"  # a NUL starts each reco
 _PIECE = 1 << 18  # bytes of the log read at a time
 
 
+# git's own caches for a walk of every tree: its delta bases (96 MiB by default) and the
+# pack windows it maps (touched pages count as its memory) make a log of all of history
+# with --raw grow to 4x what it prints; bounded, the walk takes no longer.
+_WALK = ("-c", "core.deltaBaseCacheLimit=8m", "-c", "core.packedGitWindowSize=8m",
+         "-c", "core.packedGitLimit=32m")
+
+
 def _log_args(rev: str) -> tuple[str, ...]:
-    return (*T.DEFAULT_BLOCKS, "log", "--first-parent", "--diff-merges=first-parent",
+    return (*T.DEFAULT_BLOCKS, *_WALK, "log", "--first-parent", "--diff-merges=first-parent",
             "--reverse", "--raw", "--no-abbrev", "--no-renames", f"--format={_FORMAT}", rev, "--")
 
 

@@ -48,9 +48,11 @@ def reindex(repo: MemoryRepo, branch: str = MAIN) -> ReindexResult:
     Raises ``NotFound`` for an unknown branch.
     """
     repo.branch_tip(branch)
+    # the search index first, and let go: its state and the index's are never held at once
+    search_ok = corpus.rebuild(repo, branch)[1]
+    repo.memo.pop(("search", branch), None)
     rebuilt, cached = build.rebuild(repo, branch)
     served_ok = build.check_served(repo, rebuilt, branch)
-    search_ok = corpus.rebuild(repo, branch)[1]
     sections = sum(len(c.sections) for c in rebuilt.cards)
     same = cached is None or cached == rebuilt
     diff = [] if same or cached is None else build.differences(cached, rebuilt)

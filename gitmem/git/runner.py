@@ -141,11 +141,12 @@ class Stream:
                 raise _missing(cwd) from exc
             self._files = files.pop_all()  # the stream owns them now; close() closes them
 
-    def pieces(self) -> Iterator[bytes]:
+    def pieces(self, size: int = 1 << 26) -> Iterator[bytes]:
+        """The output in pieces of about ``size`` bytes (a smaller size holds less at once)."""
         fd, pos, tail = self._out.fileno(), 0, b""
         while True:
             done = self._proc.poll() is not None  # asked first: a read after it sees all
-            chunk = os.pread(fd, 1 << 26, pos)
+            chunk = os.pread(fd, size, pos)
             if chunk:
                 pos += len(chunk)
                 data = tail + chunk

@@ -12,22 +12,28 @@ of the query's terms only.
 The state is a derived cache under ``.git/gitmem/`` like the memory index's: keyed by
 the commit it was built at and carrying a sha1 of its content, so a damaged or edited
 file is rebuilt from history, never served; ``gitmem reindex`` compares it with a
-rebuild (``check``).
+rebuild (``rebuild``) by the state's ``fingerprint``, which the file carries, so a cache
+that matches is never loaded beside the rebuilt state. A rebuild reads the log a piece
+at a time and folds each commit as it is parsed: what it holds is the state itself.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import json
+import marshal
 import os
 import re
+from array import array
+from bisect import bisect_left
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from gitmem.errors import GitmemError
-from gitmem.index import digest_file
 from gitmem.index.replay import no_gc
 from gitmem.memory import trailers as T
 from gitmem.memory.cards import sections
@@ -35,7 +41,8 @@ from gitmem.memory.names import is_slug
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.search.terms import terms
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
+_DIGEST = 20
 SAVE_EVERY = 256  # commits folded in memory before the file on disk is rewritten
 ZERO = "0" * 40
 TREE = b"40000"
@@ -43,6 +50,7 @@ TREE = b"40000"
 CURRENT, PAST, TURN, GONE = 0, 1, 2, 3
 # A document: [kind, card, section, heading, text, keywords, summary, date, until, ref, length,
 # commit]; ref is a section's card title, or a turn's "<session>#<n>"; commit wrote the value.
+POSTING = "I"  # a doc id or a count: unsigned 32-bit
 KIND, CARD, SECTION, HEADING, TEXT, KEYWORDS, SUMMARY, DATE, UNTIL, REF, LENGTH, COMMIT = range(12)
 # Field weights (integers, so a rebuild and an incremental fold add up to the same state).
 W_CARD, W_HEADING, W_KEYWORDS, W_SUMMARY, W_TEXT = 6, 4, 4, 3, 2
@@ -52,7 +60,9 @@ W_CARD, W_HEADING, W_KEYWORDS, W_SUMMARY, W_TEXT = 6, 4, 4, 3, 2
 class SearchState:
     commit: str | None = None
     docs: list[list[Any]] = field(default_factory=list)
-    postings: dict[str, dict[int, int]] = field(default_factory=dict)
+    # term -> doc ids and counts, interleaved ([doc, count, doc, count, ...], docs ascending):
+    # 8 bytes a posting, where a dict of dicts took ~60
+    postings: dict[str, array[int]] = field(default_factory=dict)
     live: int = 0  # documents not GONE
     total: int = 0  # sum of their weighted lengths
     cards: dict[str, dict[str, int]] = field(default_factory=dict)  # card -> section -> doc
@@ -76,7 +86,7 @@ class SearchState:
             "version": CACHE_VERSION,
             "commit": self.commit,
             "docs": self.docs,
-            "postings": self.postings,
+            "postings": {t: a.tobytes() for t, a in self.postings.items()},
             "live": self.live,
             "total": self.total,
             "cards": self.cards,
@@ -90,7 +100,23 @@ class SearchState:
     def from_data(cls, data: dict[str, Any]) -> SearchState:
         keys = ("commit", "docs", "postings", "live", "total", "cards", "titles", "entries",
                 "past", "sessions")
-        return cls(**{k: data[k] for k in keys})
+        state = cls(**{k: data[k] for k in keys})
+        state.postings = {t: _postings(b) for t, b in data["postings"].items()}
+        return state
+
+
+def _postings(raw: bytes) -> array[int]:
+    got = array(POSTING)
+    got.frombytes(raw)
+    if len(got) % 2:
+        raise ValueError("a posting list of odd length")
+    return got
+
+
+def pairs(post: array[int]) -> Iterator[tuple[int, int]]:
+    """A term's (doc, count) pairs."""
+    it = iter(post)
+    return zip(it, it, strict=False)  # an even length: checked when loaded
 
 
 # -- documents ---------------------------------------------------------------------
@@ -119,9 +145,10 @@ def _add(state: SearchState, doc: list[Any]) -> int:
     for term, count in counts.items():
         got = post.get(term)
         if got is None:
-            post[term] = {n: count}
+            post[term] = array(POSTING, (n, count))
         else:
-            got[n] = count
+            got.append(n)
+            got.append(count)
     state.live += 1
     state.total += doc[LENGTH]
     return n
@@ -134,7 +161,9 @@ def _drop(state: SearchState, n: int) -> None:
     for term in _weighted(doc):
         got = state.postings.get(term)
         if got is not None:
-            got.pop(n, None)
+            at = 2 * bisect_left(got[0::2], n)
+            if at < len(got) and got[at] == n:
+                del got[at : at + 2]
             if not got:
                 del state.postings[term]
     state.live -= 1
@@ -277,31 +306,53 @@ def fold(state: SearchState, c: LogCommit, read: Any) -> None:
 
 # -- reading history ---------------------------------------------------------------
 
-_FORMAT = "%x1e%H%x1f%P%x1f%aI%x1f%(trailers)%x1f"
+_FORMAT = "%x00%x1e%H%x1f%P%x1f%aI%x1f%(trailers)%x1f"  # a NUL starts each record
+
+
+_PIECE = 1 << 18  # bytes of the log read at a time
+
+
+# git's own caches for a walk of every tree: its delta bases (96 MiB by default) and the
+# pack windows it maps (touched pages count as its memory) make a log of all of history
+# with --raw grow to 4x what it prints; bounded, the walk takes no longer.
+_WALK = ("-c", "core.deltaBaseCacheLimit=8m", "-c", "core.packedGitWindowSize=8m",
+         "-c", "core.packedGitLimit=32m")
+
+
+def _log_args(rev: str) -> tuple[str, ...]:
+    return (*T.DEFAULT_BLOCKS, *_WALK, "log", "--first-parent", "--diff-merges=first-parent",
+            "--reverse", "--raw", "--no-abbrev", "--no-renames", f"--format={_FORMAT}", rev, "--")
+
+
+def _parse(record: str) -> LogCommit:
+    sha, parents, date, block, raw = record.split("\x1f", 4)
+    trailers, reverts = T.gitmem_trailers(block)
+    if not reverts and trailers.get(T.REVERTS):
+        reverts = (trailers[T.REVERTS],)
+    changes = []
+    for line in raw.split("\n"):
+        if line.startswith(":") and "\t" in line:
+            meta, path = line.split("\t", 1)
+            changes.append(Change(path, meta.split()[3]))
+    changes.sort(key=lambda ch: ch.path)
+    first = parents.split()[0] if parents.split() else None
+    return LogCommit(sha, first, date, trailers, reverts, tuple(changes))
+
+
+def iter_commits(repo: MemoryRepo, rev: str) -> Iterator[LogCommit]:
+    """The first-parent commits of ``rev`` oldest first, each with the files it changed
+    (a merge: what it changed against its first parent), parsed as git writes them: the
+    log is never held whole, nor its commits all at once."""
+    with repo.git.stream(*_log_args(rev)) as stream:
+        for piece in stream.pieces(_PIECE):
+            for record in piece.split(b"\0"):
+                if record:
+                    yield _parse(record.decode("utf-8", "replace")[1:])
 
 
 def read_commits(repo: MemoryRepo, rev: str) -> list[LogCommit]:
-    """The first-parent commits of ``rev`` oldest first, each with the files it changed
-    (a merge: what it changed against its first parent)."""
-    out = repo.git.run(
-        *T.DEFAULT_BLOCKS, "log", "--first-parent", "--diff-merges=first-parent", "--reverse",
-        "--raw", "--no-abbrev", "--no-renames", f"--format={_FORMAT}", rev, "--",
-    ).stdout.decode("utf-8", "replace")
-    commits = []
-    for record in out.split("\x1e")[1:]:
-        sha, parents, date, block, raw = record.split("\x1f", 4)
-        trailers, reverts = T.gitmem_trailers(block)
-        if not reverts and trailers.get(T.REVERTS):
-            reverts = (trailers[T.REVERTS],)
-        changes = []
-        for line in raw.split("\n"):
-            if line.startswith(":") and "\t" in line:
-                meta, path = line.split("\t", 1)
-                changes.append(Change(path, meta.split()[3]))
-        changes.sort(key=lambda ch: ch.path)
-        first = parents.split()[0] if parents.split() else None
-        commits.append(LogCommit(sha, first, date, trailers, reverts, tuple(changes)))
-    return commits
+    """``iter_commits`` as a list."""
+    return list(iter_commits(repo, rev))
 
 
 _FAST_MAX = 32  # more new commits than this: one git log reads them
@@ -421,7 +472,7 @@ def _read_fast(repo: MemoryRepo, base: str, tip: str) -> list[LogCommit] | None:
 def build(repo: MemoryRepo, tip: str) -> SearchState:
     state = SearchState()
     with no_gc():
-        for c in read_commits(repo, tip):
+        for c in iter_commits(repo, tip):
             fold(state, c, repo.store.read_blob)
     state.commit = tip
     return state
@@ -455,19 +506,72 @@ def _path(repo: MemoryRepo, branch: str) -> str:
     return str(repo.gitmem_dir / f"search-{branch.replace('/', '%')}.marshal")
 
 
+def fingerprint(state: SearchState) -> bytes:
+    """A sha1 of the state's content, read a document at a time: the same for equal states
+    however they were made (marshal's bytes are not: they follow how objects are shared)."""
+    h = hashlib.sha1(repr((CACHE_VERSION, state.commit, state.live, state.total)).encode())
+    for doc in state.docs:
+        h.update(repr(doc).encode())
+    h.update(b"\x00postings")
+    for term, post in state.postings.items():
+        h.update(b"%d %s " % (len(post), repr(term).encode()))
+        h.update(post.tobytes())
+    for part in (state.cards, state.titles, state.entries, state.past, state.sessions):
+        h.update(b"\x00part")
+        for item in part.items():
+            h.update(repr(item).encode())
+    return h.digest()
+
+
+# The file: sha1 of the rest, then the state's fingerprint, then the marshalled state.
 def load(repo: MemoryRepo, branch: str) -> SearchState | None:
-    data = digest_file.read(_path(repo, branch))  # None when damaged or edited: rebuilt
-    if not isinstance(data, dict) or data.get("version") != CACHE_VERSION:
-        return None
     try:
+        with open(_path(repo, branch), "rb") as fh:
+            raw = memoryview(fh.read())
+        digest, rest = raw[:_DIGEST], raw[_DIGEST:]
+        if hashlib.sha1(rest).digest() != digest:
+            return None  # damaged or edited: rebuilt from history
+        with no_gc():
+            data = marshal.loads(rest[_DIGEST:])
+        if not isinstance(data, dict) or data.get("version") != CACHE_VERSION:
+            return None
         return SearchState.from_data(data)
-    except (ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, EOFError):
         return None
 
 
-def save(repo: MemoryRepo, branch: str, state: SearchState) -> None:
-    if digest_file.write(_path(repo, branch), state.to_data()):
-        state.unsaved = 0
+def save(repo: MemoryRepo, branch: str, state: SearchState, mark: bytes | None = None) -> None:
+    """Write the cache file (``mark``: the state's fingerprint, when known already)."""
+    path = _path(repo, branch)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    mark = mark or fingerprint(state)
+    blob = marshal.dumps(state.to_data())
+    digest = hashlib.sha1(mark)
+    digest.update(blob)
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(digest.digest() + mark)
+            fh.write(blob)
+        os.replace(tmp, path)  # readers see the old file or the new one, never half
+    except OSError:  # a read-only or full disk: the cache is simply not kept
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        return
+    state.unsaved = 0
+
+
+def _stored_fingerprint(repo: MemoryRepo, branch: str) -> bytes | None:
+    """The fingerprint the cache file carries, when the file is whole (read in pieces)."""
+    try:
+        with open(_path(repo, branch), "rb") as fh:
+            digest, check = fh.read(_DIGEST), hashlib.sha1()
+            mark = fh.read(_DIGEST)
+            check.update(mark)
+            while chunk := fh.read(1 << 20):
+                check.update(chunk)
+    except OSError:
+        return None
+    return mark if len(mark) == _DIGEST and check.digest() == digest else None
 
 
 def current(repo: MemoryRepo, branch: str = MAIN) -> SearchState:
@@ -508,13 +612,18 @@ def rebuild(repo: MemoryRepo, branch: str = MAIN) -> tuple[SearchState, bool | N
     None when there was none, False when it differed or was damaged)."""
     tip = repo.tip(branch)
     fresh = build(repo, tip) if tip else SearchState()
-    cached = load(repo, branch)
-    same: bool | None = False if os.path.exists(_path(repo, branch)) else None  # damaged
-    if cached is not None:
-        if tip is not None and cached.commit != tip:
-            advance(repo, cached, tip)
-        same = cached.to_data() == fresh.to_data()
-    if same is not True:
-        save(repo, branch, fresh)
+    mark = fingerprint(fresh)
+    if _stored_fingerprint(repo, branch) == mark:
+        same: bool | None = True  # the same content: no second state loaded to compare
+    else:
+        same = False if os.path.exists(_path(repo, branch)) else None  # damaged
+        cached = load(repo, branch)
+        if cached is not None:
+            if tip is not None and cached.commit != tip:
+                advance(repo, cached, tip)
+            same = cached.to_data() == fresh.to_data()
+            del cached
+        if same is not True:
+            save(repo, branch, fresh, mark)
     repo.memo[("search", branch)] = fresh
     return fresh, same

@@ -1,0 +1,133 @@
+"""The search index's rebuild holds what the index keeps, not all of history at once.
+
+Histories are written with ``git fast-import`` (thousands of commits in a fraction of a
+second); memory is what tracemalloc sees Python allocate during ``corpus.rebuild``,
+compared between two runs in the same process -- never a time.
+"""
+
+from __future__ import annotations
+
+import gc
+import random
+import tracemalloc
+from pathlib import Path
+
+from gitmem.memory.repo import MemoryRepo
+from gitmem.search import corpus as search_index
+from gitmem.search.ranked import search_history
+
+from helpers import git
+
+WORDS = ["budget", "approved", "invoice", "timeline", "launch", "hosting", "contact", "sponsor",
+         "risk", "migration", "portal", "export", "freeze", "design", "vendor", "contract"]
+
+
+def _data(text: str) -> bytes:
+    raw = text.encode()
+    return b"data %d\n%s\n" % (len(raw), raw)
+
+
+def _card(rng: random.Random, n: int) -> str:
+    def para() -> str:
+        return " ".join(rng.choice(WORDS) + str(rng.randrange(50)) for _ in range(30))
+
+    return (f"# Client {n}\n\n## Budget\n{para()}\n\n## Timeline\n{para()}\n\n"
+            f"## Contacts\n{para()}\n")
+
+
+def append_history(path: Path, *, card_edits: int = 0, plain: int = 0, seed: int = 1) -> None:
+    """``card_edits`` commits rewriting one of 10 cards, then ``plain`` commits that change
+    only a file outside cards/ and sessions/ (the log grows, the search index does not)."""
+    rng = random.Random(seed)
+    out = [b"reset refs/heads/main\nfrom refs/heads/main^0\n"]
+    when = int(git(path, "log", "-1", "--format=%at", "main")) + 1
+    for i in range(card_edits + plain):
+        who = b"Test Person <person@example.com> %d +0000\n" % (when + i)
+        if i < card_edits:
+            msg = f"Edit client-{i % 10}\n\nGitmem-Card: client-{i % 10}\n"
+            change = f"cards/client-{i % 10}.md", _card(rng, i % 10)
+        else:
+            msg = (f"Note {i}\n\nA line of hand-written notes about the week, long enough to "
+                   f"look like a real message.\n\nGitmem-Session: s{i}\n")
+            change = "notes.txt", f"note {i}\n"
+        out += [b"commit refs/heads/main\n", b"author " + who, b"committer " + who, _data(msg),
+                f"M 100644 inline {change[0]}\n".encode(), _data(change[1])]
+    git(path, "fast-import", "--quiet", "--force", input=b"".join(out))
+
+
+def peak_of_rebuild(path: Path, *, cache: bool = True) -> tuple[int, int]:
+    """(peak, retained) bytes Python allocated while ``rebuild`` ran on a fresh handle
+    (``cache=False``: with no cache file to compare with)."""
+    gc.collect()
+    with MemoryRepo(path) as repo:
+        if not cache:
+            Path(search_index._path(repo, "main")).unlink(missing_ok=True)
+        tracemalloc.start()
+        try:
+            state, _ = search_index.rebuild(repo)
+            retained, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert state.commit == repo.tip("main")
+    return peak, retained
+
+
+def test_rebuild_memory_does_not_grow_with_commits_that_add_no_document(client: Path) -> None:
+    append_history(client, card_edits=40)
+    append_history(client, plain=4000, seed=2)
+    peak_of_rebuild(client)  # warms what a process keeps (the term cache, imports)
+    before, _ = peak_of_rebuild(client, cache=False)
+    append_history(client, plain=12000, seed=3)
+    after, _ = peak_of_rebuild(client, cache=False)
+    # the log is read a piece at a time: 12,000 more commits hold nothing more (the old
+    # rebuild held the whole log and every parsed commit: ~6 MB more here)
+    assert after - before < 300_000, (before, after)
+    with MemoryRepo(client) as repo:
+        hits = search_history(repo, "budget approved", limit=3)
+    assert hits and {h.card for h in hits} <= {f"client-{n}" for n in range(10)}
+
+
+def test_rebuild_against_a_matching_cache_loads_no_second_state(client: Path) -> None:
+    append_history(client, card_edits=600)
+    peak_of_rebuild(client)  # writes the cache file
+    cache = Path(search_index._path(MemoryRepo(client), "main"))
+    with_cache, state_size = peak_of_rebuild(client)
+    with MemoryRepo(client) as repo:
+        assert search_index.rebuild(repo)[1] is True  # the cache matched
+    without, _ = peak_of_rebuild(client, cache=False)
+    assert cache.exists()
+    # loading the cached state beside the rebuilt one took about one state more
+    assert with_cache - without < state_size // 4, (with_cache, without, state_size)
+
+
+def test_a_damaged_cache_is_still_found_out_and_replaced(client: Path) -> None:
+    append_history(client, card_edits=30)
+    with MemoryRepo(client) as repo:
+        search_index.rebuild(repo)
+        path = Path(search_index._path(repo, "main"))
+    raw = bytearray(path.read_bytes())
+    raw[-5] ^= 0xFF
+    path.write_bytes(bytes(raw))
+    with MemoryRepo(client) as repo:
+        assert search_index.load(repo, "main") is None
+        assert search_index.rebuild(repo)[1] is False
+        assert search_index.rebuild(repo)[1] is True
+        assert search_index.load(repo, "main") is not None
+
+
+def test_equal_states_have_one_fingerprint_however_they_were_made(client: Path) -> None:
+    append_history(client, card_edits=50)
+    with MemoryRepo(client) as repo:
+        tip = repo.tip("main")
+        assert tip is not None
+        base = git(client, "rev-parse", "main~20").strip()
+        built = search_index.build(repo, tip)
+        folded = search_index.build(repo, base)
+        assert search_index.advance(repo, folded, tip)
+        search_index.save(repo, "main", folded)
+        loaded = search_index.load(repo, "main")
+        assert loaded is not None and loaded.to_data() == built.to_data()
+        marks = {search_index.fingerprint(s) for s in (built, folded, loaded)}
+        assert len(marks) == 1
+        assert search_index.fingerprint(search_index.build(repo, base)) not in marks
+        assert search_index.rebuild(repo)[1] is True

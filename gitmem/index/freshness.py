@@ -178,7 +178,7 @@ _MANY = 256
 
 # Fewer pairs than this are read through the object store's running ``git cat-file``:
 # no git process started for the few commits of a refresh.
-_FEW = 64
+_FEW = 128
 
 
 def _prefetch_few(repo: MemoryRepo, memo: Memo, pairs: set[tuple[str, str]]) -> None:
@@ -202,12 +202,12 @@ def _prefetch_few(repo: MemoryRepo, memo: Memo, pairs: set[tuple[str, str]]) -> 
 
 
 def _read_few(repo: MemoryRepo, names: list[str]) -> list[tuple[str, bytes] | None] | None:
-    """``_batch(repo, names)`` through the object store, or None when a name's path is one
-    the store refuses to follow (a symlink on the way: git resolves it, so git is asked)."""
+    """``_batch(repo, names)`` through the object store's running ``git cat-file`` (which
+    resolves each name the same way), or None when it cannot read one: then git is asked."""
     out: list[tuple[str, bytes] | None] = []
     try:
         for name in names:
-            obj = repo.store.read(name)
+            obj = repo.store.resolved(name)
             out.append(None if obj is None else (f"{obj.sha} {obj.kind}", obj.data))
     except GitmemError:
         return None

@@ -348,7 +348,8 @@ def stale_keys(
     return out
 
 
-_SAVE_EVERY = 128  # new facts since the file was read or written: then it is written
+_SAVE_EVERY = 48  # new facts since the file was read or written: then it is written (finding
+# a few commits' facts again costs about 0.2 ms a card, writing the file 5 ms at 100k commits)
 
 
 def _prune(

@@ -28,11 +28,45 @@ from gitmem.index.build import (
     render_block,
     render_card,
 )
-from gitmem.index.replay import fold, log
+from gitmem.index.replay import _Fold, fold, log
 from gitmem.memory import branch_files
+from gitmem.memory import trailers as T
 from gitmem.memory.repo import MAIN, MemoryRepo
 
 _REWRITE = 64  # cards filled again since the file was written: then it is written anew
+
+
+_FAST_MAX = 128  # more new commits than this: one git log reads them
+
+
+def _read_new(repo: MemoryRepo, base: str, tip: str) -> _Fold | None:
+    """What ``fold(log(repo, f"{base}..{tip}"))`` gives, read through the object store's
+    running ``git cat-file`` (no git process) when ``tip`` is a few commits above ``base``,
+    each with one parent and a message whose trailers git reads the one obvious way
+    (``trailers.plain_block``); None otherwise: then git reads them."""
+    got = _Fold(tip=tip, oldest_parent=base)
+    sha = tip
+    for _ in range(_FAST_MAX):
+        if sha == base:
+            return got
+        obj = repo.store.read(sha)
+        if obj is None or obj.kind != "commit":
+            return None
+        head, _, message = obj.data.decode("utf-8", "replace").partition("\n\n")
+        parents = []
+        for line in head.split("\n"):
+            key, _, value = line.partition(" ")
+            if key == "parent":
+                parents.append(value)
+            elif key == "encoding":
+                return None
+        block = T.plain_block(message)
+        if len(parents) != 1 or block is None:
+            return None
+        if block:
+            got.add(sha, *T.gitmem_trailers(block))
+        sha = parents[0]
+    return None
 
 
 def _path(repo: MemoryRepo, branch: str) -> str:
@@ -85,10 +119,14 @@ def advance(repo: MemoryRepo, branch: str, tip: str) -> str | None:
     try:
         rows = {row[0]: row for row in data["cards"]}
         headings: index_cache.Headings = {row[1]: row[2] for row in data["cards"]}
+        slow = False  # the new commits were read by a git log: then the file is written
         if base == tip:
             new = None
         else:
-            new = fold(log(repo, f"{base}..{tip}"))
+            new = _read_new(repo, base, tip)
+            if new is None:
+                new = fold(log(repo, f"{base}..{tip}"))
+                slow = True
             if new.tip != tip or not new.linear or new.oldest_parent != base or new.reverts:
                 return None
         used: index_cache.Headings = {}
@@ -134,8 +172,9 @@ def advance(repo: MemoryRepo, branch: str, tip: str) -> str | None:
     except (GitmemError, KeyError, IndexError, TypeError, ValueError):
         return None
     # (a session branch still at main's commit reads main's: kept as is.) The branch's own
-    # file is rewritten once the cards filled again since it was written are many: until
-    # then the next run folds the same commits again (a few, cheaper than the whole file).
-    if new is not None and (own is None or len(redo) >= _REWRITE):
+    # file is rewritten once the cards filled again since it was written are many, or the
+    # commits since were too many to read without a git log: until then the next run
+    # folds the same commits again (a few, cheaper than the whole file).
+    if new is not None and (own is None or len(redo) >= _REWRITE or slow):
         _write(repo, branch, tip, out, merges)
     return render_block([row[5] for row in out])

@@ -25,7 +25,6 @@ import hashlib
 import json
 import marshal
 import os
-import re
 from array import array
 from bisect import bisect_left
 from collections import Counter
@@ -356,25 +355,7 @@ def read_commits(repo: MemoryRepo, rev: str) -> list[LogCommit]:
 
 
 _FAST_MAX = 32  # more new commits than this: one git log reads them
-_TRAILER_LINE = re.compile(r"[A-Za-z0-9-]+:[^\n]*")
-_SPACED_KEY = re.compile(r"[A-Za-z0-9-]+[ \t]+:")  # "Key : value": git reads it as a trailer too
-
-
-def _plain_block(message: str) -> str | None:
-    """The trailer block of a message whose trailers git reads the one obvious way (the
-    last paragraph, every line ``Key: value``, below a subject), "" for a message with
-    no trailer-like line at all, None for anything subtler: then git reads it."""
-    paragraphs = [p for p in message.strip("\n").split("\n\n") if p.strip()]
-    if any(ln.startswith(("---", "#", " ", "\t")) or "\r" in ln
-           for ln in message.split("\n")):
-        return None
-    last = paragraphs[-1].split("\n") if paragraphs else []
-    if any(_SPACED_KEY.match(ln) for ln in last):
-        return None
-    trailer_like = [bool(_TRAILER_LINE.fullmatch(ln)) for ln in last]
-    if len(paragraphs) >= 2 and all(trailer_like):
-        return paragraphs[-1]
-    return "" if not any(trailer_like) else None
+_plain_block = T.plain_block  # a message whose trailers git reads the one obvious way
 
 
 def _iso(signature: str) -> str | None:

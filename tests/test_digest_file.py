@@ -46,12 +46,14 @@ def test_a_cache_that_cannot_be_written_is_not_kept(tmp_path: Path) -> None:
     assert digest_file.read(str(tmp_path / "no-such-folder" / "x.marshal")) is None
 
 
-def test_the_index_and_search_caches_are_digest_files(repo: MemoryRepo) -> None:
+def test_the_index_caches_are_digest_files(repo: MemoryRepo) -> None:
+    """The search index keeps its own format (a fingerprint beside the digest:
+    tests/test_search_memory.py); every cache of the index is a digest file."""
     write_card(repo, "acme", "", "## Goals\nShip v2\n", IndexEntry.make("goals", ["v2"], "Ship v2"))
     index.refresh(repo, MAIN)
     index.rendered(repo, MAIN)  # the I block, kept card by card
     assert [h.card for h in search_history(repo, "ship")] == ["acme"]
     kept = {p.name: digest_file.read(str(p)) for p in repo.gitmem_dir.glob("*.marshal")}
     found = {n for n, data in kept.items() if isinstance(data, dict) and "version" in data}
-    files = {"search-main.marshal", "index-fresh-main.marshal", "index-main.cards.marshal"}
+    files = {"index-fresh-main.marshal", "index-main.cards.marshal"}
     assert files <= found, sorted(kept)

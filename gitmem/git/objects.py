@@ -339,12 +339,7 @@ class ObjectStore:
         at = next((i for i, e in enumerate(entries) if e.name == name), None)
         entries, chunks = list(entries), list(chunks)
         old = entries[at] if at is not None else None
-        if old is not None and old.mode in (LINK_MODE, GITLINK_MODE):
-            what = "a symlink" if old.mode == LINK_MODE else "a submodule"
-            raise UnsafePath(
-                f"{head} is {what} in the tree gitmem writes on; it never writes through one",
-                hint=f"replace it with a real file or folder in a new commit (git rm {head!r})",
-            )
+        _refuse_link(head, old)
         if at is not None:
             del entries[at], chunks[at]
         new: TreeEntry | None = None
@@ -359,11 +354,8 @@ class ObjectStore:
         elif old is not None and old.is_tree:
             new = old  # removing a file never removes a folder of the same name
         if new is not None:
-            i = bisect.bisect(entries, _sort_key(new), key=_sort_key)
-            entries.insert(i, new)
-            chunks.insert(i, _chunk(new))
+            _insert(entries, chunks, new)
         return self._write_tree(entries, chunks) if entries else None
-
 
     def update_paths(self, root: Sha | None, changes: dict[str, Sha | None]) -> Sha | None:
         """``update_path`` for each of ``changes`` (path -> blob, None removes it), each
@@ -385,13 +377,7 @@ class ObjectStore:
         entries, chunks = list(entries), list(chunks)
         for name, group in groups.items():
             old = named.get(name)
-            if old is not None and old.mode in (LINK_MODE, GITLINK_MODE):
-                head = name.decode()
-                what = "a symlink" if old.mode == LINK_MODE else "a submodule"
-                raise UnsafePath(
-                    f"{head} is {what} in the tree gitmem writes on; it never writes through one",
-                    hint=f"replace it with a real file or folder in a new commit (git rm {head!r})",
-                )
+            _refuse_link(name.decode(), old)
             if old is not None:
                 at = entries.index(old)
                 del entries[at], chunks[at]
@@ -405,10 +391,26 @@ class ObjectStore:
             elif old is not None and old.is_tree:
                 new = old  # removing a file never removes a folder of the same name
             if new is not None:
-                i = bisect.bisect(entries, _sort_key(new), key=_sort_key)
-                entries.insert(i, new)
-                chunks.insert(i, _chunk(new))
+                _insert(entries, chunks, new)
         return self._write_tree(entries, chunks) if entries else None
+
+
+def _refuse_link(head: str, old: TreeEntry | None) -> None:
+    """UnsafePath when the entry a write goes through is a symlink or a submodule."""
+    if old is not None and old.mode in (LINK_MODE, GITLINK_MODE):
+        what = "a symlink" if old.mode == LINK_MODE else "a submodule"
+        raise UnsafePath(
+            f"{head} is {what} in the tree gitmem writes on; it never writes through one",
+            hint=f"replace it with a real file or folder in a new commit (git rm {head!r})",
+        )
+
+
+def _insert(entries: list[TreeEntry], chunks: list[bytes], new: TreeEntry) -> None:
+    """Put ``new`` (and its serialised form) where git sorts it."""
+    i = bisect.bisect(entries, _sort_key(new), key=_sort_key)
+    entries.insert(i, new)
+    chunks.insert(i, _chunk(new))
+
 
 def _not_found(header: bytes) -> bool:
     """True for ``<name> missing`` / ``<name> ambiguous``: read from the right, as the

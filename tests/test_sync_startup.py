@@ -5,13 +5,18 @@ it brings: pending sessions, hunk parsing with unidiff)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+from test_redact import person_commits_secrets
 from test_sync import make_pair, write
 
-from helpers import git
+from gitmem.errors import EXIT_CONFLICT
+from gitmem.setup.init import init_repo
+
+from helpers import git, gm, snapshot
 
 
 def _modules_of_sync(path: Path, out: Path) -> tuple[int, set[str]]:
@@ -45,3 +50,38 @@ def test_a_merging_sync_with_no_interrupted_decision_does_not_import_the_review_
     assert "gitmem.sync.exchange" in modules
     assert not {"gitmem.review.decision_intent", "gitmem.review.decision",
                 "gitmem.review.pending", "unidiff"} & modules
+
+
+def test_a_remote_bringing_a_symlink_is_refused_first_when_local_commits_carry_a_secret(
+    tmp_path: Path,
+) -> None:
+    """The incoming walk (symlinks, submodules) and the outgoing scan (secrets) run side by
+    side; as when they ran one after the other, the incoming refusal is the one reported."""
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    a = tmp_path / "a"
+    init_repo(a)
+    git(a, "remote", "add", "origin", str(bare))
+    assert gm("-C", str(a), "write", "acme", "--old", "", "--new", "## Budget\n- 30k\n",
+              "--section", "budget", "--keywords", "budget", "--summary", "budget").code == 0
+    assert gm("-C", str(a), "sync").code == 0
+    b = tmp_path / "b"
+    git(tmp_path, "clone", "-q", str(bare), str(b))
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    git(b, "rm", "-rq", "cards")
+    os.symlink(outside, b / "cards")
+    git(b, "add", "cards")
+    git(b, "commit", "-qm", "cards is a link", "--no-verify")
+    git(b, "push", "-q", "origin", "main")
+    person_commits_secrets(a)
+    before = {k: v for k, v in snapshot(a).items() if not k.startswith(".git/objects/")}
+    res = gm("-C", str(a), "sync")
+    assert res.code == 4, res.err
+    assert "brings cards as a symlink" in res.err and "secret" not in res.err
+    assert {k: v for k, v in snapshot(a).items() if not k.startswith(".git/objects/")} == before
+    git(a, "remote", "set-url", "origin", str(tmp_path / "elsewhere.git"))
+    git(tmp_path, "clone", "-q", "--bare", str(bare), str(tmp_path / "elsewhere.git"))
+    git(tmp_path / "elsewhere.git", "update-ref", "refs/heads/main", "main~1")
+    res = gm("-C", str(a), "sync")  # the same commits against a remote without the link
+    assert res.code == EXIT_CONFLICT and "commits carry a secret" in res.err, res.err

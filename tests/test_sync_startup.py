@@ -55,8 +55,8 @@ def test_a_merging_sync_with_no_interrupted_decision_does_not_import_the_review_
 def test_a_remote_bringing_a_symlink_is_refused_first_when_local_commits_carry_a_secret(
     tmp_path: Path,
 ) -> None:
-    """The incoming walk (symlinks, submodules) and the outgoing scan (secrets) run side by
-    side; as when they ran one after the other, the incoming refusal is the one reported."""
+    """The incoming check (symlinks, submodules) runs before the outgoing scan (secrets):
+    with both to refuse, the incoming refusal is the one reported."""
     bare = tmp_path / "remote.git"
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
     a = tmp_path / "a"

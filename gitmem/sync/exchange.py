@@ -24,12 +24,10 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 
 from gitmem.errors import Conflict, InvalidInput, NotFound, UnsafePath
-from gitmem.git.runner import Sha, Stream
+from gitmem.git.runner import Sha
 from gitmem.index import build as index
 from gitmem.memory import remote as remote_mod
 from gitmem.memory.merge import FileConflict, Merged, merge_trees
@@ -225,34 +223,15 @@ MEMORY_PATHS = ("cards", "sessions", "logs", "persona.md", "synthesis.md", "gitm
 _UNSAFE_MODES = {"120000": "a symlink", "160000": "a submodule"}
 
 
-def _check_both_ways(repo: MemoryRepo, remote: str, ours: Sha | None, theirs: Sha | None) -> None:
-    """Refuse a remote history that puts a symlink or submodule where memory lives (one
-    ``git log --raw`` over the commits we would receive), then commits about to leave with
-    a secret (``_check_outgoing``): both walks run side by side, the first refusal wins."""
-    with _incoming_log(repo, ours, theirs) as log:
-        try:
-            _check_outgoing(repo, remote, theirs)
-        finally:
-            _refuse_unsafe(remote, log)
-
-
-@contextmanager
-def _incoming_log(repo: MemoryRepo, ours: Sha | None, theirs: Sha | None) -> Iterator[Stream | None]:
-    """The ``git log --raw`` of what we would receive, started (None: nothing to receive)."""
+def _check_incoming(repo: MemoryRepo, remote: str, ours: Sha | None, theirs: Sha | None) -> None:
+    """Refuse a remote history that puts a symlink or submodule where memory lives
+    (one ``git log --raw`` over the commits we would receive)."""
     if theirs is None:
-        yield None
         return
-    with repo.git.stream(
+    out = repo.git.run(
         "log", "-m", "--raw", "-z", "--no-renames", "--no-abbrev", "--format=%x00%H",
         theirs, *([f"^{ours}"] if ours else []), "--", *MEMORY_PATHS,
-    ) as log:
-        yield log
-
-
-def _refuse_unsafe(remote: str, log: Stream | None) -> None:
-    if log is None:
-        return
-    out = b"".join(log.pieces()).decode("utf-8", "surrogateescape")
+    ).stdout.decode("utf-8", "surrogateescape")
     items, commit = out.split("\0"), ""
     for i, item in enumerate(items):
         item = item.strip("\n")
@@ -426,7 +405,8 @@ def sync(repo: MemoryRepo, remote: str = "origin", accept_redaction: bool = Fals
             theirs = remote_mod.fetch_main(repo, remote, fetched, where, team.fetch_specs(remote))
             _check_history(repo, remote, theirs, accept_redaction)
             accept_redaction = False  # accepted: the next rounds are ordinary ones
-            _check_both_ways(repo, remote, repo.tip(MAIN), theirs)
+            _check_incoming(repo, remote, repo.tip(MAIN), theirs)
+            _check_outgoing(repo, remote, theirs)
             finished += _finish_interrupted(repo, remote)
             seen = team.view(repo, remote)  # the remote's sessions and decisions, as fetched
             got, notes = team.settle(repo, remote, seen)

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-from unidiff.patch import Hunk as RawHunk
-from unidiff.patch import PatchSet
+from typing import TYPE_CHECKING
 
 from gitmem.errors import Conflict
 from gitmem.git.runner import Sha
 from gitmem.memory.repo import MemoryRepo
+
+if TYPE_CHECKING:
+    from unidiff.patch import Hunk as RawHunk
 
 # What gitmem parses must not depend on a person's diff settings.
 _DIFF_ARGS = (
@@ -107,6 +108,8 @@ def _hunk(path: str, raw: RawHunk) -> Hunk:
 
 def parse(diff: str) -> list[FileDiff]:
     """The files and hunks of one commit's ``git diff`` output."""
+    from unidiff.patch import PatchSet  # here: a merge needs only ``split_lines``
+
     out = []
     for f in PatchSet(split_lines(diff)):
         path = f.target_file[2:] if f.target_file.startswith("b/") else f.source_file[2:]

@@ -35,7 +35,7 @@ from gitmem.memory.publish import PlannedCommit, publish_once
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.memory.transplant import changed_paths
 from gitmem.memory.worktree import ensure_clean, worktree_guard
-from gitmem.review import decision_intent, team
+from gitmem.review import team
 from gitmem.sync import state as sync_state
 from gitmem.wording import count
 
@@ -269,6 +269,17 @@ def _check_sessions_outgoing(
             refuse_secrets(repo, remote, update.new, base[0] if base else None)
 
 
+def _finish_interrupted(repo: MemoryRepo, remote: str) -> list[str]:
+    """The decisions a stopped process left, finished (``review.decision_intent``). That
+    module brings the whole review stack: a sync with no decision file never imports it."""
+    folder = repo.git_dir / "gitmem" / "decisions"
+    if not folder.is_dir() or next(folder.glob("*.json"), None) is None:
+        return []
+    from gitmem.review import decision_intent
+
+    return decision_intent.finish_interrupted(repo, remote)
+
+
 def _fast_forward(repo: MemoryRepo, ours: Sha, theirs: Sha) -> None:
     paths = changed_paths(repo, ours, theirs)
     with worktree_guard(repo, MAIN) as live:
@@ -396,7 +407,7 @@ def sync(repo: MemoryRepo, remote: str = "origin", accept_redaction: bool = Fals
             accept_redaction = False  # accepted: the next rounds are ordinary ones
             _check_incoming(repo, remote, repo.tip(MAIN), theirs)
             _check_outgoing(repo, remote, theirs)
-            finished += decision_intent.finish_interrupted(repo, remote)
+            finished += _finish_interrupted(repo, remote)
             seen = team.view(repo, remote)  # the remote's sessions and decisions, as fetched
             got, notes = team.settle(repo, remote, seen)
             settled += got

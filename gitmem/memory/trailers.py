@@ -130,24 +130,32 @@ def gitmem_trailers(block: str) -> tuple[dict[str, str], tuple[str, ...]]:
     line starting with a blank continues the trailer above it. Returns canonical key -> first value, and every ``Gitmem-Reverts`` value
     in order (a session revert names several commits).
     """
-    trailers: dict[str, str] = {}
-    reverts: list[str] = []
-    more: list[tuple[str, str]] = []
     if "\n " in block or "\n\t" in block or "\n\r" in block:
         lines = _unfolded(block)
     else:
         lines = block.split("\n")
+    found = []
     for line in lines:
         key, sep, value = line.partition(":")
         name = _CANON.get(key.rstrip(" \t").lower()) if sep else None
         if name and key.isascii():
-            value = value.strip(_SPACE)
-            if name not in trailers:
-                trailers[name] = value
-            elif name in (SECTION, KEYWORDS):
-                more.append((name, value))
-            if name == REVERTS and value:
-                reverts.append(value)
+            found.append((name, value.strip(_SPACE)))
+    return _gathered(found)
+
+
+def _gathered(found: list[tuple[str, str]]) -> tuple[dict[str, str], tuple[str, ...]]:
+    """Canonical key -> first value (repeated sections and keywords as ``MORE_SECTIONS``),
+    and every ``Gitmem-Reverts`` value in order."""
+    trailers: dict[str, str] = {}
+    reverts: list[str] = []
+    more: list[tuple[str, str]] = []
+    for name, value in found:
+        if name not in trailers:
+            trailers[name] = value
+        elif name in (SECTION, KEYWORDS):
+            more.append((name, value))
+        if name == REVERTS and value:
+            reverts.append(value)
     if more:
         trailers[MORE_SECTIONS] = more_sections(more)
     return trailers, tuple(reverts)
@@ -165,24 +173,13 @@ def filtered_trailers(block: str) -> tuple[dict[str, str], tuple[str, ...]]:
     """``gitmem_trailers`` for a block printed with ``FILTERED_BLOCK`` (its keys only): git
     found the trailers, joined their continuation lines and trimmed keys and values, so
     each line is "Key: value" with the key as written, in any case."""
-    trailers: dict[str, str] = {}
-    reverts: list[str] = []
-    more: list[tuple[str, str]] = []
-    canon = _CANON
+    found = []
     for line in block.split("\n"):
         key, sep, value = line.partition(": ")
-        name = canon.get(key.lower()) if sep else None
-        if name is None:
-            continue
-        if name not in trailers:
-            trailers[name] = value
-        elif name in (SECTION, KEYWORDS):
-            more.append((name, value))
-        if name == REVERTS and value:
-            reverts.append(value)
-    if more:
-        trailers[MORE_SECTIONS] = more_sections(more)
-    return trailers, tuple(reverts)
+        name = _CANON.get(key.lower()) if sep else None
+        if name is not None:
+            found.append((name, value))
+    return _gathered(found)
 
 
 def more_sections(repeated: list[tuple[str, str]]) -> str:

@@ -73,3 +73,20 @@ def index_summaries(repo: Any) -> dict[str, str | None]:
     idx = index.refresh(repo)
     assert idx == index.resolve(repo, index.replay_all(repo), {})
     return {f"{c.project}/{s.id}": s.summary for c in idx.cards for s in c.sections}
+
+
+def spy_full_replays(monkeypatch: Any) -> list[str]:
+    """Record every full replay of a branch's history (the cost that grows with it): the
+    branches replayed, in order."""
+    from gitmem.index import replay
+    from gitmem.memory.repo import MAIN, MemoryRepo
+
+    calls: list[str] = []
+    real = replay.FullReplay.__init__
+
+    def spy(self: replay.FullReplay, repo: MemoryRepo, branch: str = MAIN) -> None:
+        calls.append(branch)
+        real(self, repo, branch)
+
+    monkeypatch.setattr(replay.FullReplay, "__init__", spy)
+    return calls

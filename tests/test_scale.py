@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 from test_index_property import PROJECTS, SECTIONS, do_edit, do_hand, do_revert, full_replay
 
 from gitmem.index import build as index
-from gitmem.index import replay
 from gitmem.index import state_cache as index_cache
 from gitmem.memory import session_branches as sessions
 from gitmem.memory.edit import write_card
@@ -20,7 +19,7 @@ from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.memory.trailers import IndexEntry
 from gitmem.setup.init import init_repo
 
-from helpers import git, index_summaries
+from helpers import git, index_summaries, spy_full_replays
 
 
 def _cards(repo: MemoryRepo, n: int, branch: str = MAIN, start: int = 0) -> None:
@@ -30,18 +29,6 @@ def _cards(repo: MemoryRepo, n: int, branch: str = MAIN, start: int = 0) -> None
         write_card(repo, f"card-{i}", "", text, entry, branch=branch)
 
 
-def _no_full_replay(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Record every full replay of a branch's history (the cost that grows with it)."""
-    calls: list[str] = []
-    real = replay.FullReplay.__init__
-
-    def spy(self: replay.FullReplay, repo: MemoryRepo, branch: str = MAIN) -> None:
-        calls.append(branch)
-        real(self, repo, branch)
-
-    monkeypatch.setattr(replay.FullReplay, "__init__", spy)
-    return calls
-
 
 def test_a_session_branch_starts_from_mains_index_cache(
     client: Path, monkeypatch: pytest.MonkeyPatch
@@ -49,7 +36,7 @@ def test_a_session_branch_starts_from_mains_index_cache(
     with MemoryRepo(client) as repo:
         _cards(repo, 3)
         want = index.refresh(repo, MAIN).render()  # main's cache, as any use leaves it
-    calls = _no_full_replay(monkeypatch)
+    calls = spy_full_replays(monkeypatch)
     with MemoryRepo(client) as repo:  # a new process: nothing in memory
         s = sessions.start(repo, "20260101-090000-abcd")
         got = index.refresh(repo, s.branch).render()

@@ -24,7 +24,7 @@ from gitmem.memory.revert import revert_commit
 from gitmem.memory.trailers import IndexEntry
 from gitmem.setup.init import init_repo
 
-from helpers import git
+from helpers import git, spy_full_replays
 
 
 def _loose(root: Path) -> set[str]:
@@ -79,17 +79,6 @@ def test_update_paths_is_update_path_one_path_after_another(
 
 
 # -- the index after a merge: only what the merge brought is folded in --------------------------
-def _spy_full_replays(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    calls: list[str] = []
-    real = replay.FullReplay.__init__
-
-    def spy(self: replay.FullReplay, repo: MemoryRepo, branch: str = MAIN) -> None:
-        calls.append(branch)
-        real(self, repo, branch)
-
-    monkeypatch.setattr(replay.FullReplay, "__init__", spy)
-    return calls
-
 
 def _same_as_full_replay(repo: MemoryRepo) -> None:
     got = index.refresh(repo)
@@ -114,7 +103,7 @@ def test_a_sync_merge_folds_in_what_it_brought_without_replaying_history(
     write(desktop, "beta", "Ship v2", "Ship v2 in March", "goals", "Ship v2 in March")
     with MemoryRepo(desktop) as repo:
         index.refresh(repo)  # the cache at the desktop's own commit
-        calls = _spy_full_replays(monkeypatch)
+        calls = spy_full_replays(monkeypatch)
         result = sync_mod.sync(repo)
         assert result.merged
         index.refresh(repo)

@@ -126,7 +126,7 @@ def test_the_new_commits_read_through_the_store_fold_as_git_logs_them(
     parent = base
     for lines in messages:
         msg = "subject\n\n" + "\n".join(lines) + "\n"
-        parent = git(root, "commit-tree", f"{parent}^{{tree}}", "-p", parent, "-m", msg)
+        parent = git(root, "commit-tree", f"{parent}^{{tree}}", "-p", parent, "-m", msg).strip()
     git(root, "update-ref", "refs/heads/main", parent)
     with MemoryRepo(root) as repo:
         got = card_cache._read_new(repo, base, parent)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import socket
 import subprocess
-import time
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,9 @@ from gitmem.memory.repo import MemoryRepo
 from gitmem.setup.init import init_repo
 
 from helpers import git, gm, snapshot
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import daemon  # git daemon on 127.0.0.1, shared with the sync benchmarks
 
 CARDS = {
     "acme-website": "# Acme website\n\n## Budget\n30k\n\n## Team\nAnn\nBob\nCy\n\n## Next steps\nCall Bob\n",
@@ -276,25 +280,9 @@ def test_json_output(pair: tuple[Path, Path, Path]) -> None:
 
 @contextlib.contextmanager
 def git_daemon(base: Path) -> Iterator[int]:
-    port = closed_port()
-    proc = subprocess.Popen(
-        ["git", "daemon", "--reuseaddr", f"--base-path={base}", "--export-all", "--enable=receive-pack",
-         "--listen=127.0.0.1", f"--port={port}", str(base)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 10
-        while True:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            if time.monotonic() > deadline or proc.poll() is not None:
-                raise AssertionError("git daemon did not start")
-            time.sleep(0.02)
+    """``git daemon`` on 127.0.0.1 serving every repo under ``base`` (benchmarks/daemon.py)."""
+    with daemon.git_daemon(base, os.environ) as port:
         yield port
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 def test_two_machines_through_a_real_git_daemon(tmp_path: Path) -> None:

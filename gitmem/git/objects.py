@@ -348,11 +348,8 @@ class ObjectStore:
         elif rest:
             sub = self.update_path(old.sha if old and old.is_tree else None, rest, blob)
             new = TreeEntry(TREE_MODE, name, sub) if sub is not None else None
-        elif blob is not None:
-            keep = old is not None and old.mode == EXEC_MODE  # an executable card stays one
-            new = TreeEntry(EXEC_MODE if keep else BLOB_MODE, name, blob)
-        elif old is not None and old.is_tree:
-            new = old  # removing a file never removes a folder of the same name
+        else:
+            new = _file_entry(name, old, blob)
         if new is not None:
             _insert(entries, chunks, new)
         return self._write_tree(entries, chunks) if entries else None
@@ -385,14 +382,21 @@ class ObjectStore:
             if "" not in group:
                 sub = self.update_paths(old.sha if old is not None else None, group)
                 new = TreeEntry(TREE_MODE, name, sub) if sub is not None else None
-            elif (blob := group[""]) is not None:
-                keep = old is not None and old.mode == EXEC_MODE  # an executable card stays one
-                new = TreeEntry(EXEC_MODE if keep else BLOB_MODE, name, blob)
-            elif old is not None and old.is_tree:
-                new = old  # removing a file never removes a folder of the same name
+            else:
+                new = _file_entry(name, old, group[""])
             if new is not None:
                 _insert(entries, chunks, new)
         return self._write_tree(entries, chunks) if entries else None
+
+
+def _file_entry(name: bytes, old: TreeEntry | None, blob: Sha | None) -> TreeEntry | None:
+    """The entry a file at ``name`` becomes (``blob`` None removes it)."""
+    if blob is not None:
+        keep = old is not None and old.mode == EXEC_MODE  # an executable card stays one
+        return TreeEntry(EXEC_MODE if keep else BLOB_MODE, name, blob)
+    if old is not None and old.is_tree:
+        return old  # removing a file never removes a folder of the same name
+    return None
 
 
 def _refuse_link(head: str, old: TreeEntry | None) -> None:

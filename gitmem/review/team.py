@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass, field
 from gitmem.errors import Conflict, InvalidInput
 from gitmem.git.runner import Sha
 from gitmem.memory import names
+from gitmem.memory import remote as remote_mod
 from gitmem.memory.remote import RemoteError, Update
 from gitmem.memory.repo import SESSION_PREFIX, MemoryRepo
 from gitmem.memory.session_branches import ARCHIVE_PREFIX
@@ -231,8 +232,6 @@ def claim(repo: MemoryRepo, remote: str, sid: str, tip: Sha, action: str) -> Non
     Refused (Conflict, nothing changed) when another machine decided first, or when the
     session on the remote is no longer the one fetched.
     """
-    from gitmem.memory import remote as remote_mod
-
     where = remote_mod.url(repo, remote)
     there = repo.store.resolve(tracking(remote, "session") + sid) or tip
     updates = [
@@ -294,7 +293,6 @@ class PushedSession:
 
 def push_session(repo: MemoryRepo, session_id: str, name: str) -> PushedSession:
     """Publish a pending session's branch so a forge can show it as a pull request."""
-    from gitmem.memory.remote import push, url
     from gitmem.review.pending import find
 
     s = find(repo, session_id)
@@ -306,9 +304,9 @@ def push_session(repo: MemoryRepo, session_id: str, name: str) -> PushedSession:
         raise InvalidInput(
             f"session {s.id} came from {s.machine} through {s.remote}; it is published there already"
         )
-    where = url(repo, name)
+    where = remote_mod.url(repo, name)
     branch = s.ref.removeprefix("refs/heads/")
-    done = push(repo, name, s.ref, s.ref, where)
+    done = remote_mod.push(repo, name, s.ref, s.ref, where)
     if not done.ok:
         raise RemoteError(f"{name} has a different {branch} ({done.rejected}); nothing was pushed")
     return PushedSession(s.id, name, where, branch, s.tip)

@@ -180,13 +180,20 @@ def run_size(n_commits: int, args: argparse.Namespace, work: Path) -> list[Row]:
     here.mkdir()
     with MemoryRepo(src) as repo:  # main's caches as any `gitmem index` leaves them (not timed)
         index.rendered(repo, "main")
-    rows = bench_edit(src, here, projects, args.edits)
-    rows += bench_session_start(core.copy_repo(src, here / "start"), args.runs)
-    rows += bench_refresh(core.copy_repo(src, here / "refresh"), projects, args.rounds)
-    if not args.no_turns:
+    want = set(args.rows.split(","))
+    rows: list[Row] = []
+    if "all" in want or "edit" in want:
+        rows += bench_edit(src, here, projects, args.edits)
+    if "all" in want or "start" in want:
+        rows += bench_session_start(core.copy_repo(src, here / "start"), args.runs)
+    if "all" in want or "refresh" in want:
+        rows += bench_refresh(core.copy_repo(src, here / "refresh"), projects, args.rounds)
+    if ("all" in want or "turn" in want) and not args.no_turns:
         rows += bench_turn(core.copy_repo(src, here / "turn"), args.turns)
-    rows += bench_reindex(core.copy_repo(src, here / "reindex"), args.runs)
-    rows += bench_hooks(core.copy_repo(src, here / "hooks"), projects, args.runs)
+    if "all" in want or "reindex" in want:
+        rows += bench_reindex(core.copy_repo(src, here / "reindex"), args.runs)
+    if "all" in want or "hooks" in want:
+        rows += bench_hooks(core.copy_repo(src, here / "hooks"), projects, args.runs)
     for r in rows:
         r.metric = f"{n_commits // 1000}k: {r.metric}"
     return rows
@@ -200,6 +207,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--turns", type=int, default=30)
     ap.add_argument("--no-turns", action="store_true", help="skip the chat-turn rows")
+    ap.add_argument("--rows", default="all",
+                    help="which rows, comma-separated: all, edit, start, refresh, turn, reindex, "
+                         "hooks (the sync row: --sync-commits 0 leaves it out)")
     ap.add_argument("--sync-commits", type=int, default=1000)
     ap.add_argument("--sync-repeat", type=int, default=5)
     ap.add_argument("--cache-dir", default=None)

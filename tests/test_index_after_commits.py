@@ -1,6 +1,6 @@
 """`gitmem index` in a new process after a few commits: what it keeps about the other cards
-stays kept (their stale marks are not looked up in history again), and the cards file is
-not rewritten whole for a few commits; the I block is the full replay's every time."""
+stays kept (their stale marks are not looked up in history again), and the cards file
+moves to the tip; the I block is the full replay's every time."""
 
 from __future__ import annotations
 
@@ -54,28 +54,19 @@ def test_a_new_process_keeps_the_other_cards_freshness_facts(client: Path) -> No
         assert got == full(repo)
 
 
-def test_a_few_commits_do_not_rewrite_the_cards_file(
-    client: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_few_commits_move_the_cards_file_to_the_tip(client: Path) -> None:
     with MemoryRepo(client) as repo:
         make(repo, 3)
         index.rendered(repo, MAIN)
-    kept = Path(index_cards._path(MemoryRepo(client), MAIN))
-    first = kept.read_bytes()
     for round_ in range(3):
         with MemoryRepo(client) as repo:
             edit(repo, round_ % 3, round_)
         with MemoryRepo(client) as repo:
             got = index.rendered(repo, MAIN)
             assert got == full(repo)
-        assert kept.read_bytes() == first  # the commits since are folded again instead
-    monkeypatch.setattr(index_cards, "_REWRITE", 1)
-    with MemoryRepo(client) as repo:
-        edit(repo, 0, 9)
-    with MemoryRepo(client) as repo:
-        got = index.rendered(repo, MAIN)
-        assert kept.read_bytes() != first  # enough cards filled again: written anew
-        assert got == full(repo)
+            kept = index_cards._load(repo, MAIN)
+            assert kept is not None and kept["commit"] == repo.tip(MAIN)  # the next run folds
+            # only its own commits
 
 
 def test_the_kept_digests_are_unpacked_only_for_the_cards_a_refresh_compares(
@@ -98,9 +89,10 @@ def test_the_kept_digests_are_unpacked_only_for_the_cards_a_refresh_compares(
         memo = freshness.memo_for(repo, MAIN)
         versions = len(memo.blobs)
         assert versions >= 8 and all(isinstance(v, str) for v in memo.blobs.values())
+        repo.memo.clear()  # (a new process's state, the facts file read above aside)
         got = index.rendered(repo, MAIN)
-        # card-2 alone was compared: its version at the notes entry (the new one is digested)
-        assert len(unpacked) == 1 and set(unpacked[0]) == {"notes", "plan"}
+        # the kept cards say what each entry's text was: no digest of history is unpacked
+        assert unpacked == []
         assert got == full(repo)
     with MemoryRepo(client) as repo:  # what was written is read back the same
         assert index.rendered(repo, MAIN) == got

@@ -141,17 +141,20 @@ def layout(repo: MemoryRepo, commit: str, headings: Headings, used: Headings | N
         info = headings.get(entry.sha)
         if info is None:
             raw = repo.store.read_blob(entry.sha) or b""
-            text = raw.decode("utf-8", "replace")
-            # No "# Title": the card's name stands in, at resolve time -- the cache is keyed
-            # by blob, and two cards may hold the same bytes.
-            title = next((ln[2:].strip() for ln in text.split("\n") if ln.startswith("# ")), "")
-            info = [[title, ""], *([s.id, s.heading] for s in sections(text))]
-            headings[entry.sha] = info
+            info = headings[entry.sha] = card_info(raw.decode("utf-8", "replace"))
         if used is not None:
             used[entry.sha] = info
         out.append((name[:-3], info))
     out.sort(key=lambda card: card[0])
     return out
+
+
+def card_info(text: str) -> list[list[str]]:
+    """A card's headings as ``layout`` keeps them: [[title, ""], [section id, heading], ...]."""
+    # No "# Title": the card's name stands in, at resolve time -- the cache is keyed
+    # by blob, and two cards may hold the same bytes.
+    title = next((ln[2:].strip() for ln in text.split("\n") if ln.startswith("# ")), "")
+    return [[title, ""], *([s.id, s.heading] for s in sections(text))]
 
 
 def fill(cards: Layout, replay: Replay) -> Index:

@@ -348,6 +348,30 @@ def stale_keys(
     return out
 
 
+def written_digests(
+    repo: MemoryRepo, branch: str, entries: list[tuple[str, str, str]], merges: Iterable[str] = ()
+) -> dict[tuple[str, str, str], str | None]:
+    """For each (card, section id, entry commit) of ``entries``: the digest of the section's
+    text in the entry's commit, or None when the entry is stale whatever the text at the tip
+    says (doubled by a merge, accepted in part, no such card or section then). The entry is
+    fresh at a tip exactly when the section's digest there is this one (``stale_keys``)."""
+    memo = memo_for(repo, branch)
+    doubled: set[str] = set()
+    for merge in merges:
+        doubled.update(contested(repo, memo, merge))
+    _prefetch(repo, memo, {(sha, card) for card, _, sha in entries if f"{sha}:{card}" not in memo.at},
+              {})
+    out: dict[tuple[str, str, str], str | None] = {}
+    for card, sid, sha in entries:
+        if f"{card}/{sid}\0{sha}" in doubled:
+            out[(card, sid, sha)] = None
+            continue
+        then = _blob_at(repo, memo, sha, card)
+        out[(card, sid, sha)] = (None if then in ("", _PARTIAL)
+                                 else _digests_of(repo, memo, then).get(sid))
+    return out
+
+
 _SAVE_EVERY = 48  # new facts since the file was read or written: then it is written (finding
 # a few commits' facts again costs about 0.2 ms a card, writing the file 5 ms at 100k commits)
 

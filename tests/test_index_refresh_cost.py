@@ -129,7 +129,10 @@ def test_the_new_commits_read_through_the_store_fold_as_git_logs_them(
         parent = git(root, "commit-tree", f"{parent}^{{tree}}", "-p", parent, "-m", msg).strip()
     git(root, "update-ref", "refs/heads/main", parent)
     with MemoryRepo(root) as repo:
-        got = card_cache._read_new(repo, base, parent)
+        read = card_cache._read_new(repo, base, parent)
+        got = read[0] if read is not None else None
+        assert read is None or [c[0] for c in read[1]] == git(
+            root, "rev-list", "--reverse", f"{base}..{parent}").split()  # oldest first
         want = fold(log(repo, f"{base}..{parent}"))
         plain = all(ln and ln[0] not in " \t#-" and ": " in ln and " :" not in ln
                     and ln != "prose line" for lines in messages for ln in lines)

@@ -310,9 +310,10 @@ def test_what_the_store_just_wrote_is_read_back_without_git(client: Path) -> Non
         blob = store.write("blob", b"budget 40k\n")
         assert store.read_blob(blob) == b"budget 40k\n"
         assert store._proc is None  # no cat-file process was needed
-        big = store.write("blob", b"x" * 70000)  # large objects are not kept: git reads them
-        assert store.read_blob(big) == b"x" * 70000
-        assert store._proc is not None
+        big = store.write("blob", b"x" * 70000)  # large objects are not kept in memory:
+        assert big not in store._written
+        assert store.read_blob(big) == b"x" * 70000  # read back from the loose file
+        assert store._proc is None
 
 
 def test_the_rules_and_the_tool_teach_searching_well() -> None:

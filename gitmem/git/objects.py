@@ -88,6 +88,7 @@ class ObjectStore:
         # Small commits and blobs this store wrote, by id (ids name content: always right),
         # so what was just written is read back without a round trip to git.
         self._written: dict[str, tuple[str, bytes]] = {}
+        self._replacing: bool | None = None  # whether refs/replace/ may exist (``_replaces``)
 
     # -- the object format ----------------------------------------------------
     @property
@@ -167,10 +168,42 @@ class ObjectStore:
                 raise CorruptObject(entry.sha, here)
         return got
 
+    def _loose(self, name: str) -> GitObject | None:
+        """Object ``name`` (a full id) read from its loose file, as git stores what was just
+        written (no process needed for a few new commits); None when it is not loose here,
+        or cannot be read so (then git reads it and says what is wrong), or when the
+        repository replaces objects (``git replace``: git's answer may differ)."""
+        if len(name) != 2 * self._raw_len or not _FULL_SHA.fullmatch(name) or self._replaces():
+            return None
+        try:
+            with open(f"{self.objects_dir}/{name[:2]}/{name[2:]}", "rb") as fh:
+                raw = zlib.decompress(fh.read())
+            head, _, data = raw.partition(b"\0")
+            kind, _, size = head.partition(b" ")
+            if int(size) != len(data) or kind not in (b"blob", b"tree", b"commit", b"tag"):
+                return None
+        except (OSError, zlib.error, ValueError):
+            return None
+        return GitObject(Sha(name), kind.decode(), data)
+
+    def _replaces(self) -> bool:
+        """Whether replacement refs may exist (``refs/replace/``, loose or packed)."""
+        if self._replacing is None:
+            base = self.objects_dir.parent
+            packed = b""
+            with contextlib.suppress(OSError):
+                packed = (base / "packed-refs").read_bytes()
+            self._replacing = ((base / "refs" / "replace").exists() or b" refs/replace/" in packed
+                               or (base / "reftable").exists())
+        return self._replacing
+
     def _cat(self, name: str, path: str | None = None) -> GitObject | None:
         kept = self._written.get(name)
         if kept is not None:
             return GitObject(Sha(name), kept[0], kept[1])
+        loose = self._loose(name)  # (a failed open costs far less than a round trip to git)
+        if loose is not None:
+            return loose
         proc = self._batch()
         assert proc.stdin is not None and proc.stdout is not None
         try:

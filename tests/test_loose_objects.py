@@ -1,0 +1,63 @@
+"""The object store reads a loose object from its file, exactly what git's cat-file gives,
+and leaves to git what it cannot read so (packed, damaged, or replaced by `git replace`)."""
+
+from __future__ import annotations
+
+import os
+import zlib
+from pathlib import Path
+
+from gitmem.memory.repo import MemoryRepo
+
+from helpers import git
+
+
+def _cat(root: Path, sha: str) -> tuple[str, bytes]:
+    kind = git(root, "cat-file", "-t", sha).strip()
+    import subprocess
+
+    data = subprocess.run(["git", "cat-file", kind, sha], cwd=root, capture_output=True,
+                          check=True).stdout
+    return kind, data
+
+
+def test_loose_objects_read_without_git_as_git_reads_them(client: Path) -> None:
+    (client / "notes.txt").write_text("ünïcode notes\n")
+    git(client, "add", "notes.txt")
+    git(client, "commit", "-qm", "notes")
+    tip = git(client, "rev-parse", "HEAD").strip()
+    tree = git(client, "rev-parse", "HEAD^{tree}").strip()
+    blob = git(client, "rev-parse", "HEAD:notes.txt").strip()
+    with MemoryRepo(client) as repo:
+        for sha in (tip, tree, blob):
+            got = repo.store.read(sha)
+            assert got is not None and (got.kind, got.data) == _cat(client, sha)
+        assert repo.store._proc is None  # all three were loose: no git process
+
+
+def test_packed_damaged_and_replaced_objects_are_left_to_git(client: Path) -> None:
+    (client / "a.txt").write_text("first\n")
+    git(client, "add", "a.txt")
+    git(client, "commit", "-qm", "a")
+    blob = git(client, "rev-parse", "HEAD:a.txt").strip()
+    git(client, "gc", "-q")  # packed now: no loose file
+    with MemoryRepo(client) as repo:
+        got = repo.store.read(blob)
+        assert got is not None and got.data == b"first\n" and repo.store._proc is not None
+    # a loose copy that does not inflate: git is asked, and the packed copy answers
+    path = client / ".git" / "objects" / blob[:2] / blob[2:]
+    path.parent.mkdir(exist_ok=True)
+    path.write_bytes(b"not zlib data")
+    with MemoryRepo(client) as repo:
+        got = repo.store.read(blob)
+        assert got is not None and got.data == b"first\n"
+    os.unlink(path)
+    # git replace: what git shows for a (loose) id is the replacement's content
+    one = git(client, "hash-object", "-w", "--stdin", input=b"one\n").strip()
+    other = git(client, "hash-object", "-w", "--stdin", input=b"second\n").strip()
+    loose = client / ".git" / "objects" / one[:2] / one[2:]
+    assert zlib.decompress(loose.read_bytes()).endswith(b"one\n")  # still there, loose
+    git(client, "replace", one, other)
+    with MemoryRepo(client) as repo:
+        got = repo.store.read(one)
+        assert got is not None and got.data == b"second\n"

@@ -146,3 +146,31 @@ def test_a_damaged_cards_file_is_rebuilt_and_the_index_still_right(client: Path)
         assert got == full_replay(repo).render() and "c1 now" in got
         again = index_cards._load(repo, MAIN)
         assert again is not None and again["commit"] == repo.tip(MAIN)
+
+
+def test_a_kill_between_the_cards_file_and_the_block_never_shows_a_wrong_index(
+    client: Path,
+) -> None:
+    with MemoryRepo(client) as repo:
+        for i in range(4):
+            write_card(repo, f"card-{i}", "", _card(i), IndexEntry.make("notes", ["k"], f"c{i}"))
+        index.rendered(repo)
+        write_card(repo, "card-2", "line 2", "line 2 now", IndexEntry.make("notes", ["k"], "c2 now"))
+    with MemoryRepo(client) as repo:  # the cards file written at the tip, the block not (killed)
+        assert index_cards.advance(repo, MAIN, str(repo.tip(MAIN))) is not None
+    with MemoryRepo(client) as repo:
+        got = index.rendered(repo)
+        assert got == full_replay(repo).render() and "c2 now" in got
+        write_card(repo, "card-3", "line 3", "line 3 now", IndexEntry.make("notes", ["k"], "c3 now"))
+    block = Path(index_cache_text(client))
+    block.write_bytes(block.read_bytes().replace(b"c2 now", b"c2 NOW"))  # an edited block
+    with MemoryRepo(client) as repo:
+        got = index.rendered(repo)
+        assert got == full_replay(repo).render() and "c2 now" in got and "c3 now" in got
+
+
+def index_cache_text(client: Path) -> str:
+    from gitmem.index import state_cache
+
+    with MemoryRepo(client) as repo:
+        return state_cache.text_path(repo, MAIN)

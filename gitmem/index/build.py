@@ -342,7 +342,9 @@ def rendered(repo: MemoryRepo, branch: str = MAIN) -> str:
             # (and `gitmem index`) start from them
             keep = MAIN if branch != MAIN and repo.tip(MAIN) == tip else branch
             index_cards.save(repo, keep, tip, index, memo.cards, memo.headings,
-                             memo.state.merges)
+                             memo.state.merges, keep)
+            if keep != branch:  # the kept cards' rendered lines are read from keep's block
+                index_cache.save_text(repo, keep, str(tip), text)
     index_cache.save_text(repo, branch, str(tip), text)
     return text
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import hashlib
 import marshal
 import os
 from array import array
@@ -198,9 +199,10 @@ def drop(repo: MemoryRepo, branch: str) -> None:
 
 
 def save(repo: MemoryRepo, branch: str, commit: str, index: Index, cards: Layout,
-         headings: index_cache.Headings, merges: list[str]) -> None:
+         headings: index_cache.Headings, merges: list[str], text_in: str) -> None:
     """Keep ``index`` (filled from ``cards``, whose headings lists are ``headings``'s) with
-    the merges of the history behind it (newest first), which staleness depends on."""
+    the merges of the history behind it (newest first), which staleness depends on; its
+    I block is kept under ``text_in`` (``state_cache.save_text``) right after."""
     blob_of = {id(info): blob for blob, info in headings.items()}
     todo = [(c.project, s.id, s.commit) for c in index.cards for s in c.sections
             if s.indexed and s.commit]
@@ -224,17 +226,52 @@ def save(repo: MemoryRepo, branch: str, commit: str, index: Index, cards: Layout
         names.append(project)
         blobs.append(blob)
         rows.append(marshal.dumps(secs))
-    _write(repo, branch, commit, tree, starts, names, blobs, rows, index.parts(), merges)
+    _write(repo, branch, commit, tree, starts, names, blobs, rows, index.parts(), merges, text_in)
 
 
 def _write(repo: MemoryRepo, branch: str, commit: str, tree: bytes, starts: list[int],
            names: list[str], blobs: list[str], rows: list[bytes], parts: list[str],
-           merges: list[str]) -> None:
+           merges: list[str], text_in: str) -> None:
+    """The cards file; the rendered lines are not in it but in ``text_in``'s I block file
+    (``state_cache.save_text``, written right after), named by the text's digest."""
+    body = render_block(parts).encode("utf-8")
     digest_file.write(_path(repo, branch), {
         "version": index_cache.CACHE_VERSION, "layout": _LAYOUT, "commit": commit,
         "tree": tree, "starts": array("I", starts).tobytes(), "names": names, "blobs": blobs,
-        "rows": rows, "parts": parts, "merges": merges,
+        "rows": rows, "lengths": array("I", [len(p) for p in parts]).tobytes(),
+        "text": hashlib.sha1(body).hexdigest(), "txt": text_in, "merges": merges,
     })
+
+
+def _parts(repo: MemoryRepo, data: dict[str, Any]) -> list[str] | None:
+    """Each card's rendered lines at the file's commit, cut from the I block kept with it
+    (None when that block is not the one the cards file was written with)."""
+    try:
+        with open(index_cache.text_path(repo, data["txt"]), "rb") as fh:
+            raw = fh.read()
+    except OSError:
+        return None
+    head = f"{data['commit']}\n{index_cache.CACHE_VERSION}\n{data['text']}\n".encode()
+    if not raw.startswith(head):
+        return None
+    body = raw[len(head):]
+    if hashlib.sha1(body).hexdigest() != data["text"]:
+        return None
+    lengths = array("I", data["lengths"]).tolist()
+    if not lengths:
+        return []
+    text = body.decode("utf-8")
+    start = len(_BLOCK_HEAD)
+    if not text.startswith(_BLOCK_HEAD) or len(text) != start + sum(lengths) + len(_BLOCK_TAIL):
+        return None
+    out = []
+    for n in lengths:
+        out.append(text[start : start + n])
+        start += n
+    return out
+
+
+_BLOCK_HEAD, _, _BLOCK_TAIL = render_block(["\0"]).partition("\0")
 
 
 def _load(repo: MemoryRepo, branch: str) -> dict[str, Any] | None:
@@ -254,20 +291,24 @@ def advance(repo: MemoryRepo, branch: str, tip: str) -> str | None:
     if data is None:
         return None
     try:
-        parts: list[str] = data["parts"]
+        parts = _parts(repo, data)
+        if parts is None:
+            return None
         if data["commit"] == tip:
             return render_block(parts)
-        got = _moved(repo, data, tip)
-    except (GitmemError, KeyError, IndexError, TypeError, ValueError, EOFError):
+        got = _moved(repo, data, tip, parts)
+    except (GitmemError, KeyError, IndexError, TypeError, ValueError, EOFError,
+            UnicodeDecodeError):
         return None
     if got is None:
         return None
-    # (a session branch still at main's commit reads main's: kept as is.)
-    _write(repo, branch, tip, *got, data["merges"])
+    # (a session branch still at main's commit reads main's: kept as is.) The caller keeps
+    # the text under ``branch`` (``build.rendered``), where the file says it is.
+    _write(repo, branch, tip, *got, data["merges"], branch)
     return render_block(got[-1])
 
 
-def _moved(repo: MemoryRepo, data: dict[str, Any], tip: str
+def _moved(repo: MemoryRepo, data: dict[str, Any], tip: str, parts: list[str]
            ) -> tuple[bytes, list[int], list[str], list[str], list[bytes], list[str]] | None:
     """The kept pieces at ``tip`` (tree, starts, names, blobs, rows, parts), or None."""
     read = _read_new(repo, data["commit"], tip)
@@ -304,7 +345,6 @@ def _moved(repo: MemoryRepo, data: dict[str, Any], tip: str
     touched = set(changed) | {key.partition("/")[0] for key in entries}
     at = {name: i for i, name in enumerate(names)}
     rows: list[bytes] = data["rows"]
-    parts: list[str] = data["parts"]
     redone: dict[str, tuple[str, bytes, str] | None] = {}  # project -> (blob, row, part)
     digested: dict[str, dict[str, str]] = {}
     for project in sorted(touched):

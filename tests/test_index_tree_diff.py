@@ -6,6 +6,7 @@ replay's, whatever mix of commits came in between."""
 from __future__ import annotations
 
 import tempfile
+from array import array
 from pathlib import Path
 
 import pytest
@@ -174,3 +175,32 @@ def index_cache_text(client: Path) -> str:
 
     with MemoryRepo(client) as repo:
         return state_cache.text_path(repo, MAIN)
+
+
+def test_the_records_grow_by_appending_and_a_damaged_one_is_never_shown(client: Path) -> None:
+    with MemoryRepo(client) as repo:
+        for i in range(6):
+            write_card(repo, f"card-{i}", "", _card(i), IndexEntry.make("notes", ["k"], f"c{i}"))
+        index.rendered(repo)
+        rows = Path(index_cards._rows_path(repo, MAIN))
+    first = rows.read_bytes()
+    for n in range(2):
+        with MemoryRepo(client) as repo:
+            write_card(repo, "card-1", f"line 1{'!' * n}", f"line 1{'!' * (n + 1)}",
+                       IndexEntry.make("notes", ["k"], f"c1 v{n}"))
+        with MemoryRepo(client) as repo:
+            assert index.rendered(repo) == full_replay(repo).render()
+    grown = rows.read_bytes()
+    assert grown.startswith(first) and len(grown) > len(first)  # appended, not rewritten
+    with MemoryRepo(client) as repo:
+        kept = index_cards._load(repo, MAIN)
+        assert kept is not None
+        write_card(repo, "card-1", "line 1!!", "line 1 again", IndexEntry.make("plan", ["p"], "p1"))
+    at = dict(zip(kept["names"], array("Q", kept["offsets"]).tolist(), strict=True))
+    damaged = bytearray(grown)
+    damaged[at["card-1"] + 30] ^= 0xFF  # card-1's record, which the next run reads
+    rows.write_bytes(bytes(damaged))
+    with MemoryRepo(client) as repo:
+        assert index_cards.advance(repo, MAIN, str(repo.tip(MAIN))) is None
+        got = index.rendered(repo)
+        assert got == full_replay(repo).render() and "p1" in got

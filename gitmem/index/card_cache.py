@@ -2,13 +2,15 @@
 only the cards those commits touched, without loading the replay state of all history.
 
 ``.git/gitmem/index-<branch>.cards.marshal`` holds, at one commit, that commit's ``cards``
-tree as git stores it (with where each entry starts), and for each card its blob, its
-rendered lines and a record (marshal bytes, loaded only for a card a commit touched) of
-its headings and resolved sections. Each section with an entry keeps the digest of its
-text in the entry's commit (None: stale whatever the text -- accepted in part, doubled by a
-merge, no such card then), so its stale mark at a new tip is a comparison with the new
-blob, not a look through history. The file has a digest like the other caches: a damaged
-one is ignored and rebuilt.
+tree as git stores it (with where each entry starts), and for each card its blob, the
+length of its rendered lines in the I block file kept with it (``.txt``, named by its
+digest) and where its record is in ``.cards.rows`` (marshal bytes behind a digest, read
+only for a card new commits touched; new records are appended) of its resolved sections.
+Each section with an entry keeps the digest of its text in the entry's commit (None: stale
+whatever the text -- accepted in part, doubled by a merge, no such card then), so its stale
+mark at a new tip is a comparison with the new blob, not a look through history. Each
+piece has a digest and the cards file names the others (the block's digest, the records
+file's token): a damaged or mismatched piece is ignored and all is rebuilt.
 
 ``advance`` brings it to the tip when history only grew linearly by a few commits without
 reverts whose trailer blocks are plain, reading each new commit's ``cards`` tree only
@@ -47,7 +49,7 @@ from gitmem.memory import trailers as T
 from gitmem.memory.names import is_slug
 from gitmem.memory.repo import MAIN, MemoryRepo
 
-_LAYOUT = 2  # the file's layout (cards as records, the tree kept): another one is not read
+_LAYOUT = 3  # the file's layout (cards as records, the tree kept): another one is not read
 _FAST_MAX = 128  # more new commits than this: a full refresh reads them
 
 # One new commit: (sha, its root tree, accepted in part in review).
@@ -193,9 +195,19 @@ def _path(repo: MemoryRepo, branch: str) -> str:
     return branch_files.path(repo, branch, "cards.marshal")
 
 
+def _rows_path(repo: MemoryRepo, branch: str) -> str:
+    return branch_files.path(repo, branch, "cards.rows")
+
+
 def drop(repo: MemoryRepo, branch: str) -> None:
-    with contextlib.suppress(OSError):
-        os.unlink(_path(repo, branch))
+    for path in (_path(repo, branch), _rows_path(repo, branch)):
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+
+
+# A card's record: where it is in the records file (offset, size), or its bytes, new.
+Row = tuple[int, int] | bytes
+_TOKEN = 20  # the records file starts with a random token its cards file names
 
 
 def save(repo: MemoryRepo, branch: str, commit: str, index: Index, cards: Layout,
@@ -215,7 +227,7 @@ def save(repo: MemoryRepo, branch: str, commit: str, index: Index, cards: Layout
         return
     names: list[str] = []
     blobs: list[str] = []
-    rows: list[bytes] = []
+    rows: list[Row] = []
     for (project, info), card in zip(cards, index.cards, strict=True):
         blob = blob_of.get(id(info))
         if blob is None or project != card.project:
@@ -226,21 +238,98 @@ def save(repo: MemoryRepo, branch: str, commit: str, index: Index, cards: Layout
         names.append(project)
         blobs.append(blob)
         rows.append(marshal.dumps(secs))
-    _write(repo, branch, commit, tree, starts, names, blobs, rows, index.parts(), merges, text_in)
+    _write(repo, branch, commit, tree, starts, names, blobs, rows, index.parts(), merges,
+           text_in, None)
 
 
 def _write(repo: MemoryRepo, branch: str, commit: str, tree: bytes, starts: list[int],
-           names: list[str], blobs: list[str], rows: list[bytes], parts: list[str],
-           merges: list[str], text_in: str) -> None:
-    """The cards file; the rendered lines are not in it but in ``text_in``'s I block file
-    (``state_cache.save_text``, written right after), named by the text's digest."""
+           names: list[str], blobs: list[str], rows: list[Row], parts: list[str],
+           merges: list[str], text_in: str, source: dict[str, Any] | None) -> None:
+    """The cards file. The rendered lines are not in it but in ``text_in``'s I block file
+    (``state_cache.save_text``, written right after), named by the text's digest; the
+    cards' records are in a records file (``.cards.rows``), each behind its digest: the
+    new ones are appended to the one ``source`` (the cards file read) names, when it is
+    this branch's and still as that file left it, else all are written to a new one
+    first (a new token: the old cards file no longer reads it)."""
+    fresh = [r for r in rows if isinstance(r, bytes)]
+    new_bytes = sum(len(r) + 20 for r in fresh)
+    live = new_bytes + sum(r[1] for r in rows if not isinstance(r, bytes))
+    path = _rows_path(repo, branch)
+    at: int | None = None
+    if (source is not None and source["rows_of"] == branch
+            and source["size"] + new_bytes <= 2 * live + 262144):
+        at = _append(path, source["size"], b"".join(hashlib.sha1(r).digest() + r for r in fresh))
+    rewritten = at is None
+    if at is not None and source is not None:
+        token, size = source["token"], at + new_bytes
+    else:  # every record written anew
+        old = b""
+        if source is not None and len(fresh) < len(rows):
+            old = _records(repo, source)
+        token = os.urandom(_TOKEN)
+        out = [token]
+        for r in rows:
+            out.append(hashlib.sha1(r).digest() + r if isinstance(r, bytes) else old[r[0]: r[0] + r[1]])
+        blob = b"".join(out)
+        if not digest_file.replace(f"{path}.{os.getpid()}.tmp", path, blob):
+            return
+        at, size = _TOKEN, len(blob)
+    offsets: list[int] = []
+    sizes: list[int] = []
+    pos = _TOKEN if rewritten else at  # where the records written now start
+    for r in rows:
+        if isinstance(r, bytes) or rewritten:
+            n = len(r) + 20 if isinstance(r, bytes) else r[1]
+            offsets.append(pos)
+            sizes.append(n)
+            pos += n
+        else:
+            offsets.append(r[0])
+            sizes.append(r[1])
     body = render_block(parts).encode("utf-8")
     digest_file.write(_path(repo, branch), {
         "version": index_cache.CACHE_VERSION, "layout": _LAYOUT, "commit": commit,
         "tree": tree, "starts": array("I", starts).tobytes(), "names": names, "blobs": blobs,
-        "rows": rows, "lengths": array("I", [len(p) for p in parts]).tobytes(),
+        "rows_of": branch, "token": token, "size": size,
+        "offsets": array("Q", offsets).tobytes(), "sizes": array("I", sizes).tobytes(),
+        "lengths": array("I", [len(p) for p in parts]).tobytes(),
         "text": hashlib.sha1(body).hexdigest(), "txt": text_in, "merges": merges,
     })
+
+
+def _append(path: str, size: int, data: bytes) -> int | None:
+    """``data`` appended to ``path`` when it is ``size`` bytes long; where it starts, or None."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    except OSError:
+        return None
+    try:
+        if os.fstat(fd).st_size != size or os.write(fd, data) != len(data):
+            return None
+        return size
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _records(repo: MemoryRepo, data: dict[str, Any]) -> bytes:
+    """The records file ``data`` (a cards file) names; ValueError if it is another one."""
+    with open(_rows_path(repo, data["rows_of"]), "rb") as fh:
+        raw = fh.read()
+    if raw[:_TOKEN] != data["token"] or len(raw) < data["size"]:
+        raise ValueError("not the records file this cards file was written with")
+    return raw
+
+
+def _record(fh: Any, offset: int, size: int) -> list[list[Any]]:
+    """One card's record (its sections) from the open records file; ValueError if damaged."""
+    fh.seek(offset)
+    raw = fh.read(size)
+    if len(raw) != size or hashlib.sha1(raw[20:]).digest() != raw[:20]:
+        raise ValueError("a damaged card record")
+    got: list[list[Any]] = marshal.loads(raw[20:])
+    return got
 
 
 def _parts(repo: MemoryRepo, data: dict[str, Any]) -> list[str] | None:
@@ -296,20 +385,23 @@ def advance(repo: MemoryRepo, branch: str, tip: str) -> str | None:
             return None
         if data["commit"] == tip:
             return render_block(parts)
-        got = _moved(repo, data, tip, parts)
+        with open(_rows_path(repo, data["rows_of"]), "rb") as fh:
+            if fh.read(_TOKEN) != data["token"]:
+                return None  # not the records file this cards file was written with
+            got = _moved(repo, data, tip, parts, fh)
     except (GitmemError, KeyError, IndexError, TypeError, ValueError, EOFError,
-            UnicodeDecodeError):
+            UnicodeDecodeError, OSError):
         return None
     if got is None:
         return None
     # (a session branch still at main's commit reads main's: kept as is.) The caller keeps
     # the text under ``branch`` (``build.rendered``), where the file says it is.
-    _write(repo, branch, tip, *got, data["merges"], branch)
+    _write(repo, branch, tip, *got, data["merges"], branch, data)
     return render_block(got[-1])
 
 
-def _moved(repo: MemoryRepo, data: dict[str, Any], tip: str, parts: list[str]
-           ) -> tuple[bytes, list[int], list[str], list[str], list[bytes], list[str]] | None:
+def _moved(repo: MemoryRepo, data: dict[str, Any], tip: str, parts: list[str], fh: Any
+           ) -> tuple[bytes, list[int], list[str], list[str], list[Row], list[str]] | None:
     """The kept pieces at ``tip`` (tree, starts, names, blobs, rows, parts), or None."""
     read = _read_new(repo, data["commit"], tip)
     if read is None:
@@ -344,7 +436,10 @@ def _moved(repo: MemoryRepo, data: dict[str, Any], tip: str, parts: list[str]
     partial = {sha for sha, _, p in commits if p}
     touched = set(changed) | {key.partition("/")[0] for key in entries}
     at = {name: i for i, name in enumerate(names)}
-    rows: list[bytes] = data["rows"]
+    rows: list[Row] = list(zip(array("Q", data["offsets"]).tolist(),
+                               array("I", data["sizes"]).tolist(), strict=True))
+    if len(rows) != len(names):
+        return None
     redone: dict[str, tuple[str, bytes, str] | None] = {}  # project -> (blob, row, part)
     digested: dict[str, dict[str, str]] = {}
     for project in sorted(touched):
@@ -356,7 +451,11 @@ def _moved(repo: MemoryRepo, data: dict[str, Any], tip: str, parts: list[str]
         text = (repo.store.read_blob(blob) or b"").decode("utf-8", "replace")
         info = card_info(text)
         current = freshness.digests(text)
-        old = {s[0]: s for s in marshal.loads(rows[at[project]])} if project in at else {}
+        old = {}
+        if project in at:
+            kept = rows[at[project]]
+            assert not isinstance(kept, bytes)
+            old = {s[0]: s for s in _record(fh, *kept)}
         secs: list[list[Any]] = []
         for sid, _heading in info[1:]:
             got = entries.get(f"{project}/{sid}")

@@ -8,8 +8,8 @@ import os
 
 from gitmem.memory.repo import MemoryRepo
 
-# The replay state, the rendered I block, and the rendered index card by card.
-KINDS = ("marshal", "txt", "cards.marshal")
+# The replay state, the rendered I block, and the index card by card (and its records).
+KINDS = ("marshal", "txt", "cards.marshal", "cards.rows")
 
 
 def path(repo: MemoryRepo, branch: str, kind: str) -> str:

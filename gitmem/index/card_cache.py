@@ -450,7 +450,7 @@ def _moved(repo: MemoryRepo, data: dict[str, Any], tip: str, parts: list[str], f
             continue
         text = (repo.store.read_blob(blob) or b"").decode("utf-8", "replace")
         info = card_info(text)
-        current = freshness.digests(text)
+        current = digested[blob] = freshness.digests(text)  # (often the blob an entry wrote)
         old = {}
         if project in at:
             kept = rows[at[project]]

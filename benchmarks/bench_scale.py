@@ -20,6 +20,7 @@ It reports and never judges: exit status 0 whatever the figures are::
 
     .venv/bin/python benchmarks/bench_scale.py                    # 1k, 10k, 100k
     .venv/bin/python benchmarks/bench_scale.py --sizes 10000      # one size
+    .venv/bin/python benchmarks/bench_scale.py --rows refresh --no-turns --sync-commits 0
 """
 
 from __future__ import annotations

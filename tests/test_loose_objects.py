@@ -7,6 +7,8 @@ import os
 import zlib
 from pathlib import Path
 
+import pytest
+
 from gitmem.memory.repo import MemoryRepo
 
 from helpers import git
@@ -61,3 +63,18 @@ def test_packed_damaged_and_replaced_objects_are_left_to_git(client: Path) -> No
     with MemoryRepo(client) as repo:
         got = repo.store.read(one)
         assert got is not None and got.data == b"second\n"
+
+
+def test_replacements_kept_under_another_ref_base_are_left_to_git(
+        client: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``GIT_REPLACE_REF_BASE`` moves replacement refs out of refs/replace/: git still
+    shows the replacement, so the store must ask git too."""
+    one = git(client, "hash-object", "-w", "--stdin", input=b"one\n").strip()
+    other = git(client, "hash-object", "-w", "--stdin", input=b"second\n").strip()
+    git(client, "update-ref", f"refs/swap/{one}", other)
+    monkeypatch.setenv("GIT_REPLACE_REF_BASE", "refs/swap/")
+    shown = _cat(client, one)[1]
+    assert shown == b"second\n"  # what git itself gives under that base
+    with MemoryRepo(client) as repo:
+        got = repo.store.read(one)
+        assert got is not None and got.data == shown

@@ -189,6 +189,9 @@ class ObjectStore:
     def _replaces(self) -> bool:
         """Whether replacement refs may exist (``refs/replace/``, loose or packed)."""
         if self._replacing is None:
+            if os.environ.get("GIT_REPLACE_REF_BASE"):  # replacements kept elsewhere
+                self._replacing = True
+                return True
             base = self.objects_dir.parent
             packed = b""
             with contextlib.suppress(OSError):

@@ -20,7 +20,7 @@ It reports and never judges: exit status 0 whatever the figures are::
 
     .venv/bin/python benchmarks/bench_scale.py                    # 1k, 10k, 100k
     .venv/bin/python benchmarks/bench_scale.py --sizes 10000      # one size
-    .venv/bin/python benchmarks/bench_scale.py --rows refresh --no-turns --sync-commits 0
+    .venv/bin/python benchmarks/bench_scale.py --rows reindex --sync-commits 0  # some rows
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ from gitmem.memory.cards import card_path
 from gitmem.memory.repo import MemoryRepo
 
 GITMEM = str(Path(sys.executable).with_name("gitmem"))
+ROWS = ("edit", "start", "refresh", "turn", "reindex", "hooks")  # --rows: each size's rows
 Row = core.Row
 
 
@@ -183,17 +184,17 @@ def run_size(n_commits: int, args: argparse.Namespace, work: Path) -> list[Row]:
         index.rendered(repo, "main")
     want = set(args.rows.split(","))
     rows: list[Row] = []
-    if "all" in want or "edit" in want:
+    if "edit" in want:
         rows += bench_edit(src, here, projects, args.edits)
-    if "all" in want or "start" in want:
+    if "start" in want:
         rows += bench_session_start(core.copy_repo(src, here / "start"), args.runs)
-    if "all" in want or "refresh" in want:
+    if "refresh" in want:
         rows += bench_refresh(core.copy_repo(src, here / "refresh"), projects, args.rounds)
-    if ("all" in want or "turn" in want) and not args.no_turns:
+    if "turn" in want and not args.no_turns:
         rows += bench_turn(core.copy_repo(src, here / "turn"), args.turns)
-    if "all" in want or "reindex" in want:
+    if "reindex" in want:
         rows += bench_reindex(core.copy_repo(src, here / "reindex"), args.runs)
-    if "all" in want or "hooks" in want:
+    if "hooks" in want:
         rows += bench_hooks(core.copy_repo(src, here / "hooks"), projects, args.runs)
     for r in rows:
         r.metric = f"{n_commits // 1000}k: {r.metric}"
@@ -208,9 +209,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--turns", type=int, default=30)
     ap.add_argument("--no-turns", action="store_true", help="skip the chat-turn rows")
-    ap.add_argument("--rows", default="all",
-                    help="which rows, comma-separated: all, edit, start, refresh, turn, reindex, "
-                         "hooks (the sync row: --sync-commits 0 leaves it out)")
+    ap.add_argument("--rows", default=",".join(ROWS),
+                    help=f"the rows of each size to measure, comma-separated (of {','.join(ROWS)})")
     ap.add_argument("--sync-commits", type=int, default=1000)
     ap.add_argument("--sync-repeat", type=int, default=5)
     ap.add_argument("--cache-dir", default=None)

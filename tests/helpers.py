@@ -90,3 +90,22 @@ def spy_full_replays(monkeypatch: Any) -> list[str]:
 
     monkeypatch.setattr(replay.FullReplay, "__init__", spy)
     return calls
+
+
+def spy_git_processes(monkeypatch: Any) -> list[str]:
+    """Record the git subcommand (``log``, ``cat-file``, ...) of every process started."""
+    started: list[str] = []
+    real = subprocess.Popen
+
+    class Recording(real):  # type: ignore[misc,valid-type]
+        def __init__(self, args: Any, *rest: Any, **kw: Any) -> None:
+            argv = [str(a) for a in args] if isinstance(args, (list, tuple)) else [str(args)]
+            if argv and Path(argv[0]).name == "git":
+                words = argv[1:]
+                while words[:1] in (["-c"], ["-C"]):
+                    words = words[2:]
+                started.append(words[0] if words else "")
+            super().__init__(args, *rest, **kw)
+
+    monkeypatch.setattr(subprocess, "Popen", Recording)
+    return started

@@ -1,11 +1,13 @@
-"""A full replay (``gitmem reindex``, a first index) lets git pick out the trailers it
-replays (``trailers.FILTERED_BLOCK``): the state must be exactly the one gitmem reads from
-the trailer blocks as written, whatever the messages, and git's trailer aliases (which
-rename a token before git filters) must not change it.
+"""A full replay (``gitmem reindex``, a first index) reads each trailer block as git
+prints it for ``%(trailers)`` in one loop of its own (``replay._Fold.feed``): the state
+must be exactly the one of ``trailers.gitmem_trailers`` read commit by commit, oldest
+first, whatever the messages; git's trailer aliases (``trailer.<token>.key``) must not
+change it, and no ``git config`` is asked about them.
 """
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 import pytest
@@ -17,10 +19,11 @@ from gitmem.index import build as index
 from gitmem.index import replay
 from gitmem.memory import trailers as T
 from gitmem.memory.edit import write_card
+from gitmem.memory.history import read_log
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
 
-from helpers import git
+from helpers import git, spy_git_processes
 
 CARD = "# Acme\n\n## People\nDana is PM\n\n## Budget\n30k\n"
 
@@ -35,9 +38,13 @@ def commit_messages(root: Path, messages: list[str]) -> str:
 
 
 def as_written(repo: MemoryRepo) -> replay.Replay:
-    """The replay of main from the trailer blocks as written, read by gitmem alone."""
+    """The replay of main from the trailer blocks as written: ``gitmem_trailers`` of each
+    commit's block, applied oldest first (the parsing the one loop stands for)."""
     state = replay.Replay()
-    replay.fold(replay.log(repo, "refs/heads/main")).onto(state)
+    for c in read_log(repo.git, "main", reverse=True):
+        state.apply(c)
+    if state.commit is not None:
+        state.merges = [c.sha for c in read_log(repo.git, "main") if len(c.parents) > 1]
     return state
 
 
@@ -49,8 +56,14 @@ def as_written(repo: MemoryRepo) -> replay.Replay:
            "Gitmem-Keywords: b, c\nGitmem-Section: three",
            "gitmem-card:alpha\ngitmem-section : one\nGitmem-Summary:  folded\n  on\n\tand on",
            "Gitmem-Card: alpha\nGitmem-Section: one\nGitmem-Layer: persona",
+           "GITMEM-CARD\t: beta\nGitmem-Section:two \r\nGitmem-Keywords:\nGitmem-Session: s",
+           "Gitmem-Card: alpha\nGitmem-Section: one\nGitmem-Summary: first\n"
+           "Gitmem-Summary: second\nGitmem-Card: beta\nSigned-off-by: A <a@example.com>",
+           "Gitmem-Reverts: 0123456789abcdef0123456789abcdef01234567\nGitmem-Reverts:\n"
+           "Gitmem-Card: alpha\nGitmem-Section: one",
+           "Gitmem-C\u212ard: alpha\nGitmem-Section: one\nGitmem-Card: \xe9\xfc",
        ]), max_size=3))
-def test_the_filtered_replay_is_the_replay_of_the_blocks_as_written(
+def test_the_one_loop_replay_is_the_replay_of_the_blocks_as_written(
     tmp_path: Path, messages: list[str], more: list[str]
 ) -> None:
     root = tmp_path / "r"
@@ -73,7 +86,7 @@ def test_a_trailer_alias_in_gits_config_changes_nothing(client: Path) -> None:
         assert state == as_written(repo)
 
 
-def test_a_full_replay_leaves_reading_the_trailer_blocks_to_git(
+def test_a_full_replay_reads_plain_blocks_in_its_own_loop(
     repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     write_card(repo, "acme", "", CARD, IndexEntry.make("people", ["pm"], "Dana is PM"))
@@ -91,4 +104,30 @@ def test_a_full_replay_leaves_reading_the_trailer_blocks_to_git(
     rebuilt, _ = index.rebuild(repo, "main")
     assert [(s.id, s.summary) for c in rebuilt.cards for s in c.sections] == [
         ("people", "Dana is PM"), ("budget", "40k now")]
-    assert parsed == []  # git printed only the replayed trailers, unfolded and trimmed
+    assert parsed == []  # no continuation lines: no block handed to gitmem_trailers
+
+
+def test_a_reindex_starts_git_log_and_git_cat_file_only(
+    client: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with MemoryRepo(client) as repo:
+        write_card(repo, "acme", "", CARD, IndexEntry.make("people", ["pm"], "Dana is PM"))
+        index.refresh(repo, "main")
+    started = spy_git_processes(monkeypatch)
+    with MemoryRepo(client) as repo:  # a new process's: nothing running yet
+        rebuilt, cached = index.rebuild(repo, "main")
+    assert rebuilt == cached and rebuilt.cards[0].sections[0].summary == "Dana is PM"
+    assert started == ["log", "cat-file"]  # no `git config` asked about trailer aliases
+
+
+def test_a_replayed_state_is_left_in_the_gcs_oldest_generation(repo: MemoryRepo) -> None:
+    # nothing of it for the first collections after the replay to walk over
+    write_card(repo, "acme", "", CARD, IndexEntry.make("people", ["pm"], "Dana is PM"))
+    write_card(repo, "acme", CARD, CARD.replace("30k", "40k"),
+               IndexEntry.make("budget", ["money"], "40k now"))
+    gc.collect()
+    state = replay.replay_all(repo, "main")
+    young = {id(o) for generation in (0, 1) for o in gc.get_objects(generation=generation)}
+    built = [v for values in state.entries.values() for v in (values, *values)]
+    assert len(built) == 4
+    assert not [v for v in built if id(v) in young]

@@ -107,6 +107,11 @@ class ObjectStore:
             self._proc = self.git.popen("cat-file", "--batch")
         return self._proc
 
+    def start(self) -> None:
+        """Start ``git cat-file`` now (it is started on the first read otherwise): its
+        start then overlaps whatever the caller does before that read."""
+        self._batch()
+
     def read(self, name: str) -> GitObject | None:
         """The object a name names (sha, kind, data), or None when it names nothing.
 

@@ -16,7 +16,7 @@ from gitmem.errors import GitError, GitmemError
 from gitmem.git.runner import Sha, Stream
 from gitmem.memory import names
 from gitmem.memory import trailers as T
-from gitmem.memory.history import REPLAYED, TRAILERS, Commit, stream_log
+from gitmem.memory.history import TRAILERS, Commit, stream_log
 from gitmem.memory.repo import MAIN, MemoryRepo
 
 
@@ -66,20 +66,39 @@ class Replay:
         return None
 
 
-_SPELLED = {k: k for k in T.REPLAYED_KEYS}  # a key as written -> canonical (seen so far)
+# A trailer key as written -> its canonical spelling when the index replays it, else None
+# (seen so far; ``trailers.written_key``).
+_WRITTEN: dict[str, str | None] = {k: k for k in T.REPLAYED_KEYS}
+_REPLAYED = frozenset(T.REPLAYED_KEYS)
+_SPACE = " \t\n\r"  # what ``gitmem_trailers`` trims from a value
 
 
 @contextlib.contextmanager
 def no_gc() -> Iterator[None]:
     """Pause the cyclic GC while building large acyclic structures (nothing to collect,
-    but its passes over tens of thousands of new dicts and lists cost more than the work)."""
+    but its passes over tens of thousands of new dicts and lists cost more than the work).
+
+    What was built is kept (a state, a cache), so it goes straight to the GC's oldest
+    generation (``_promote``): else the first collections after the pause would walk
+    every object of it once or twice on the way there, a tenth of a 100k-commit replay.
+    """
     was = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if was:
+            _promote()
             gc.enable()
+
+
+def _promote() -> None:
+    """Move every object the cyclic GC tracks into its oldest generation at once, without
+    a pass over them (freeze then unfreeze: two list splices). They are still collected,
+    at the next full collection; nothing is done while someone keeps objects frozen."""
+    if gc.get_freeze_count() == 0:
+        gc.freeze()
+        gc.unfreeze()
 
 
 @dataclass
@@ -98,36 +117,16 @@ class _Fold:
     merges: list[str] = field(default_factory=list)  # newest first
     linear: bool = True  # every commit has exactly one parent, the next one in the log
     oldest_parent: str = ""  # the parents field of the oldest commit read
-    filtered: bool = False  # the log's blocks are ``history.REPLAYED``'s
 
     def feed(self, piece: bytes) -> None:
-        if self.filtered:
-            self._feed_filtered(piece)
-            return
-        add, parse = self.add, T.gitmem_trailers
+        """Fold a piece of the log: ``add`` of ``trailers.gitmem_trailers`` of each
+        record's block, written out in one loop (this is most of a full replay's own
+        time); a block with continuation lines is left to ``gitmem_trailers`` itself."""
         below, linear = self.oldest_parent, self.linear
-        for record in piece.decode("utf-8", "replace").split("\0"):
-            sha, _, rest = record.lstrip("\n").partition("\x1f")
-            if not sha:
-                continue
-            if self.tip is None:
-                self.tip = sha
-            elif sha != below:
-                linear = False
-            below, _, block = rest.partition("\x1f")
-            if " " in below:
-                self.merges.append(sha)
-            if block:
-                add(sha, *parse(block))
-        self.oldest_parent, self.linear = below, linear
-
-    def _feed_filtered(self, piece: bytes) -> None:
-        """``feed`` for a ``history.REPLAYED`` log: ``add`` of ``trailers.filtered_trailers``,
-        written out in one loop (this is most of a full replay's own time)."""
-        below, linear = self.oldest_parent, self.linear
-        entries, canon = self.entries, _SPELLED
+        entries, canon, written = self.entries, _WRITTEN, T.written_key
         card_k, section_k, keywords_k, summary_k, reverts_k, layer_k = (
             T.CARD, T.SECTION, T.KEYWORDS, T.SUMMARY, T.REVERTS, T.LAYER)
+        space = _SPACE
         for record in piece.decode("utf-8", "replace").split("\0"):
             sha, _, rest = record.lstrip("\n").partition("\x1f")
             if not sha:
@@ -141,21 +140,27 @@ class _Fold:
                 self.merges.append(sha)
             if not block:
                 continue
+            if "\n " in block or "\n\t" in block or "\n\r" in block:  # to be unfolded
+                self.add(sha, *T.gitmem_trailers(block))
+                continue
             card = section = keywords = summary = None
             layer = False
             reverts: list[str] = []
             more: list[tuple[str, str]] = []
             for line in block.split("\n"):
-                key, sep, value = line.partition(": ")
+                key, sep, value = line.partition(":")
                 if not sep:
                     continue
-                name = canon.get(key)
-                if name is None:
-                    name = T.canonical(key)
-                    if name is None:
-                        continue
+                name = canon.get(key, "")
+                if name == "":  # not seen yet: its canonical key if replayed, else None
+                    name = written(key)
+                    if name not in _REPLAYED:
+                        name = None
                     if len(canon) < 256:
                         canon[key] = name
+                if name is None:
+                    continue
+                value = value.strip(space)
                 if name is card_k:
                     if card is None:
                         card = value
@@ -231,21 +236,14 @@ class _Fold:
             state.commit = self.tip
 
 
-def log(repo: MemoryRepo, rev: str, filtered: bool = False) -> Stream:
-    """The records a fold reads (``history.REPLAYED`` when ``filtered``)."""
-    return stream_log(repo.git, rev, REPLAYED if filtered else TRAILERS)
+def log(repo: MemoryRepo, rev: str) -> Stream:
+    """The records a fold reads: each commit's trailer block as written."""
+    return stream_log(repo.git, rev, TRAILERS)
 
 
-def _renames(repo: MemoryRepo) -> bool:
-    """Whether git's configuration names a trailer alias (``trailer.<token>.key``): git
-    prints such a token as its key in ``history.REPLAYED``, where gitmem reads it as written."""
-    found = repo.git.run("config", "--get-regexp", r"^trailer\..*\.key$", ok_codes=(0, 1))
-    return bool(found.stdout.strip())
-
-
-def fold(records: Stream, filtered: bool = False) -> _Fold:
+def fold(records: Stream) -> _Fold:
     """Fold each piece of the log as git writes it (parsing overlaps git's walk)."""
-    folded = _Fold(filtered=filtered)
+    folded = _Fold()
     with records, no_gc():
         for piece in records.pieces():
             folded.feed(piece)
@@ -258,17 +256,15 @@ class FullReplay:
 
     def __init__(self, repo: MemoryRepo, branch: str = MAIN) -> None:
         self._repo, self._branch = repo, branch
-        rev = f"refs/heads/{names.branch(branch)}"
-        self._log = log(repo, rev, filtered=True)  # git walks while the config is read
-        self._filtered = not _renames(repo)
-        if not self._filtered:  # an alias: the blocks as written, read by gitmem alone
-            self._log.close()
-            self._log = log(repo, rev)
+        # The blocks as written (no ``git config`` asked first: a ``trailer.<token>.key``
+        # alias renames nothing in them), read by gitmem alone.
+        self._log = log(repo, f"refs/heads/{names.branch(branch)}")
+        repo.store.start()  # git cat-file starts while git walks: the tip is read next
 
     def result(self) -> Replay:
         state = Replay()
         try:
-            folded = fold(self._log, self._filtered)
+            folded = fold(self._log)
         except GitError:
             if self._repo.tip(self._branch) is None:
                 return state  # a branch with no commits yet: nothing to replay

@@ -118,6 +118,12 @@ def plain_block(message: str) -> str | None:
     return "" if not any(trailer_like) else None
 
 
+def written_key(key: str) -> str | None:
+    """The canonical key of a trailer line's key as ``gitmem_trailers`` reads it (blanks
+    before the colon allowed, ASCII only), None for any other key."""
+    return _CANON.get(key.rstrip(" \t").lower()) if key.isascii() else None
+
+
 def gitmem_trailers(block: str) -> tuple[dict[str, str], tuple[str, ...]]:
     """gitmem's trailers in a trailer block as git's ``%(trailers)`` prints it.
 
@@ -161,25 +167,8 @@ def _gathered(found: list[tuple[str, str]]) -> tuple[dict[str, str], tuple[str, 
     return trailers, tuple(reverts)
 
 
-# The trailers the index replays, as git itself can print them: one "Key: value" line
-# each, continuation lines joined and blanks trimmed as ``gitmem_trailers`` does (see
-# ``filtered_trailers``). Only right while no ``trailer.<token>.key`` alias is configured:
-# git renames an alias's token to its key before it filters (``replay._renames``).
+# The trailers the index replays (the others a replay reads past).
 REPLAYED_KEYS = (CARD, SECTION, KEYWORDS, SUMMARY, REVERTS, LAYER)
-FILTERED_BLOCK = "%(trailers:" + ",".join(f"key={k}" for k in REPLAYED_KEYS) + ",unfold)"
-
-
-def filtered_trailers(block: str) -> tuple[dict[str, str], tuple[str, ...]]:
-    """``gitmem_trailers`` for a block printed with ``FILTERED_BLOCK`` (its keys only): git
-    found the trailers, joined their continuation lines and trimmed keys and values, so
-    each line is "Key: value" with the key as written, in any case."""
-    found = []
-    for line in block.split("\n"):
-        key, sep, value = line.partition(": ")
-        name = _CANON.get(key.lower()) if sep else None
-        if name is not None:
-            found.append((name, value))
-    return _gathered(found)
 
 
 def more_sections(repeated: list[tuple[str, str]]) -> str:

@@ -216,6 +216,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache-dir", default=None)
     ap.add_argument("--json", dest="json_out", default=None)
     args = ap.parse_args(argv)
+    unknown = set(args.rows.split(",")) - set(ROWS)
+    if unknown:
+        ap.error(f"--rows: no such row {', '.join(sorted(unknown))} (of {','.join(ROWS)})")
     work = Path(tempfile.mkdtemp(prefix="gitmem-bench-scale."))
     print(f"# gitmem scale benchmarks; gitmem {core.gitmem_revision()}; "
           f"load {os.getloadavg()[0]:.2f}; {os.cpu_count()} cores")

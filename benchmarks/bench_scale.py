@@ -20,6 +20,7 @@ It reports and never judges: exit status 0 whatever the figures are::
 
     .venv/bin/python benchmarks/bench_scale.py                    # 1k, 10k, 100k
     .venv/bin/python benchmarks/bench_scale.py --sizes 10000      # one size
+    .venv/bin/python benchmarks/bench_scale.py --only-hooks --sync-commits 0 --runs 41
 """
 
 from __future__ import annotations
@@ -178,6 +179,11 @@ def run_size(n_commits: int, args: argparse.Namespace, work: Path) -> list[Row]:
     projects: list[str] = meta_of(src)["projects"]
     here = work / str(n_commits)
     here.mkdir()
+    if args.only_hooks:
+        rows = bench_hooks(core.copy_repo(src, here / "hooks"), projects, args.runs)
+        for r in rows:
+            r.metric = f"{n_commits // 1000}k: {r.metric}"
+        return rows
     with MemoryRepo(src) as repo:  # main's caches as any `gitmem index` leaves them (not timed)
         index.rendered(repo, "main")
     rows = bench_edit(src, here, projects, args.edits)
@@ -200,6 +206,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--turns", type=int, default=30)
     ap.add_argument("--no-turns", action="store_true", help="skip the chat-turn rows")
+    ap.add_argument("--only-hooks", action="store_true",
+                    help="only the hooks row (with --sync-commits 0: nothing else)")
     ap.add_argument("--sync-commits", type=int, default=1000)
     ap.add_argument("--sync-repeat", type=int, default=5)
     ap.add_argument("--cache-dir", default=None)

@@ -193,9 +193,11 @@ def refuse_half_followed(root: Path) -> int:
     return 1
 
 
-def scan_staged(root: Path) -> int:
+def scan_staged(root: Path, message_path: str | None = None) -> int:
     """A person's staged cards, persona and synthesis are scanned for secrets
-    as an agent's edit is (the lines the commit adds); a finding refuses the commit."""
+    as an agent's edit is (the lines the commit adds); a finding refuses the commit. The
+    refusal comes after the editor: it says how to commit again with the message written
+    (``message_path``, the file commit-msg was given)."""
     from gitmem.memory import secrets
     from gitmem.memory.config import load
 
@@ -221,7 +223,7 @@ def scan_staged(root: Path) -> int:
             print(
                 f"gitmem: commit refused: a secret ({f.kind} in {path} line {line}) must not be "
                 "committed to memory; remove it (or mark the line gitmem:allow-secret), "
-                "stage again and commit",
+                f"stage again and commit{_again(message_path)}",
                 file=sys.stderr,
             )
             return 1
@@ -242,10 +244,17 @@ def refuse_message(root: Path, path: str) -> int:
     return 0
 
 
+def _again(message_path: str | None) -> str:
+    if message_path is None or Path(message_path).name != "COMMIT_EDITMSG":
+        return ""  # a merge's message waits in MERGE_MSG, for `git commit` to use it
+    return f" (your message is kept: `git commit -e -F {message_path}`)"
+
+
 def check_commit(root: Path, message_path: str) -> int:
     """Every check of a person's commit, in the order git ran them when they were two hooks:
     an unfinished update, the staged lines' secrets, then the message's trailers."""
-    return refuse_half_followed(root) or scan_staged(root) or refuse_message(root, message_path)
+    return (refuse_half_followed(root) or scan_staged(root, message_path)
+            or refuse_message(root, message_path))
 
 
 def main(argv: list[str]) -> int:
@@ -262,7 +271,7 @@ def main(argv: list[str]) -> int:
     if argv[0] == "pre-commit":
         return refuse_half_followed(root)
     if argv[0] == "scan-staged":
-        return scan_staged(root)
+        return scan_staged(root, argv[1] if len(argv) > 1 else None)
     if argv[0] == "refresh":
         from gitmem.index import build as index
         from gitmem.memory.repo import MAIN, MemoryRepo

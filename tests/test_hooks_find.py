@@ -118,7 +118,7 @@ def test_a_commit_without_a_gitmem_line_starts_no_python(
     hinted = _commit(client, "a plain commit", path_env, "35k; the api token is in the vault")
     assert hinted.returncode == 0, hinted.stderr
     # A line that could hold a secret: the hook scans it, and only that.
-    assert log.read_text().splitlines() == ["-m gitmem.hooks scan-staged"]
+    assert log.read_text().splitlines() == ["-m gitmem.hooks scan-staged .git/COMMIT_EDITMSG"]
     tagged = _commit(client, "bad trailers" + BAD_TRAILERS, path_env, "40k")
     assert tagged.returncode == 1
     # the trailers start Python once, for every check of the commit

@@ -115,6 +115,25 @@ def test_a_secret_staged_for_a_card_is_refused(client: Path, tmp_path: Path, how
     assert "gitmem: commit refused: a secret (aws-access-key in cards/" in done.stderr
     assert AWS not in done.stderr
     assert git(cwd, "rev-parse", "HEAD") == head
+    if how == "merge":  # git keeps the merge waiting, its message in MERGE_MSG
+        assert "-e -F" not in done.stderr
+        assert (cwd / ".git" / "MERGE_HEAD").exists()
+
+
+def test_a_commit_refused_after_the_editor_keeps_the_message_for_the_next_try(
+    client: Path,
+) -> None:
+    git(client, "add", _card(client, f"- deploy key {AWS}"))
+    editor = {"GIT_EDITOR": "printf 'budget: the Q3 figures\\n\\nas agreed on Tuesday\\n' >"}
+    done = _commit(client, "commit", env=editor)
+    assert done.returncode == 1
+    [line] = done.stderr.splitlines()
+    assert line.endswith("(your message is kept: `git commit -e -F .git/COMMIT_EDITMSG`)")
+    git(client, "add", _card(client, "- the deploy key is in the vault"))
+    again = line[line.rindex("`git ") + 1 : -2].split()  # the command, as the line says it
+    done = _commit(client, *again[1:], env={"GIT_EDITOR": "true"})
+    assert done.returncode == 0, done.stderr
+    assert git(client, "log", "-1", "--format=%B") == "budget: the Q3 figures\n\nas agreed on Tuesday\n\n"
 
 
 @pytest.mark.parametrize("how", PATHS)

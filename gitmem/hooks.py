@@ -250,11 +250,26 @@ def _again(message_path: str | None) -> str:
     return f" (your message is kept: `git commit -e -F {message_path}`)"
 
 
+def _follow_marked(root: Path) -> bool:
+    """Whether gitmem left an unfinished update (its marker, found as the hook's shell finds
+    it: MemoryRepo is not imported for a marker that is not there)."""
+    git_dir = os.environ.get("GIT_DIR")
+    if git_dir is None and (root / ".git").is_dir():
+        git_dir = ".git"
+    if git_dir is None:
+        proc = Git(root).run("rev-parse", "--git-dir", check=False)
+        if proc.returncode != 0:
+            return True  # refuse_half_followed says what is wrong, or lets it through
+        git_dir = proc.stdout.decode("utf-8", "surrogateescape").strip()
+    return (root / git_dir / "gitmem" / "follow").exists()
+
+
 def check_commit(root: Path, message_path: str) -> int:
     """Every check of a person's commit, in the order git ran them when they were two hooks:
     an unfinished update, the staged lines' secrets, then the message's trailers."""
-    return (refuse_half_followed(root) or scan_staged(root, message_path)
-            or refuse_message(root, message_path))
+    if _follow_marked(root) and refuse_half_followed(root):
+        return 1
+    return scan_staged(root, message_path) or refuse_message(root, message_path)
 
 
 def main(argv: list[str]) -> int:

@@ -85,9 +85,10 @@ def test_the_hook_finds_an_unfinished_follow_from_a_linked_worktree(
     (gitdir / "gitmem" / "follow").write_text("")
     (other / "notes.txt").write_text("not memory\n")
     git(other, "add", "notes.txt")
-    subprocess.run(["git", "commit", "-q", "-m", "notes"], cwd=other, capture_output=True,
-                   check=False)
+    done = subprocess.run(["git", "commit", "-q", "-m", "notes"], cwd=other, capture_output=True,
+                          text=True, check=False)
     assert "-m gitmem.hooks commit " in log.read_text()
+    assert done.returncode == 1 and "run `gitmem recover`" in done.stderr, done.stderr
 
 
 def _hint() -> str:

@@ -38,6 +38,11 @@ class HookAction:
     hook: str
     action: str  # "installed", "updated", "kept-legacy", "removed", "restored-legacy"
 
+    @property
+    def in_place(self) -> bool:
+        """Whether this is one of gitmem's hooks, now installed (not one removed)."""
+        return self.hook in HOOKS
+
 
 def hooks_dir(root: Path) -> Path:
     rel = Git(root).out("rev-parse", "--git-path", "hooks")

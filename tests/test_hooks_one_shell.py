@@ -8,6 +8,7 @@ person's own pre-commit it had kept as ``pre-commit.legacy`` is put back.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -19,7 +20,7 @@ from test_secrets import AWS
 from gitmem import hooks
 from gitmem.paths import shipped
 
-from helpers import git
+from helpers import git, gm
 
 OLD_HOOKS = Path(__file__).resolve().parent / "old-hooks"
 SESSION_CLAIM = "\n\nGitmem-Session: 20260101-090000-abd0\n"
@@ -212,3 +213,14 @@ def test_a_persons_own_pre_commit_is_left_alone(client: Path) -> None:
     actions = [a for a in hooks.install(client) if a.hook == "pre-commit"]
     assert actions == [] and (target / "pre-commit").read_text() == mine
     assert not (target / "pre-commit.legacy").exists()
+
+
+
+def test_gitmem_install_hooks_says_what_it_did_to_old_hooks(client: Path) -> None:
+    target = _install_old(client)
+    done = gm("-C", str(client), "install-hooks")
+    assert done.code == 0, done.err
+    assert done.out.splitlines() == [f"{h}: updated" for h in hooks.HOOKS] + ["pre-commit: removed"]
+    assert not (target / "pre-commit").exists()
+    again = gm("-C", str(client), "install-hooks", "--json")
+    assert [a["hook"] for a in json.loads(again.out)] == list(hooks.HOOKS)

@@ -4,8 +4,8 @@ A client repo made by ``gitmem init`` (hooks installed); each round commits one
 changed file with a message that has no ``Gitmem-`` line, as a person does:
 
 - **no hooks**: ``git -c core.hooksPath=/dev/null commit -q -m ...``;
-- **gitmem hooks**: ``git commit -q -m ...`` with the installed ``pre-commit`` and
-  ``commit-msg``;
+- **gitmem hooks**: ``git commit -q -m ...`` with the installed ``commit-msg`` (every
+  check of a commit is in that one hook);
 - **gitmem trailers**: the same, with a ``Gitmem-Card`` trailer block naming the
   card the commit changes (the hook then starts Python to check it).
 

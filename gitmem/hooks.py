@@ -1,8 +1,10 @@
 """Installing gitmem's git hooks politely, and what they run.
 
-``python -m gitmem.hooks commit-msg FILE`` checks a hand-made commit's trailers;
-``python -m gitmem.hooks refresh`` keeps the index cache fresh after checkout,
-merge and rewrite.
+``python -m gitmem.hooks commit FILE`` makes every check of a person's commit (an
+unfinished update, secrets staged, the message's trailers); ``python -m gitmem.hooks
+refresh`` keeps the index cache fresh after checkout, merge and rewrite. ``commit-msg``,
+``pre-commit`` and ``scan-staged`` are each one of those checks (hooks installed by an
+older gitmem call the first two).
 """
 
 from __future__ import annotations
@@ -21,7 +23,11 @@ from .errors import GitmemError, InvalidInput
 from .paths import shipped
 
 MARKER = "gitmem-hook v1"
-HOOKS = ("commit-msg", "pre-commit", "post-checkout", "post-merge", "post-rewrite")
+HOOKS = ("commit-msg", "post-checkout", "post-merge", "post-rewrite")
+# Hooks an older gitmem installed and this one does not: their checks moved into commit-msg
+# (one shell per commit instead of two). Installing removes gitmem's, and puts back the
+# person's own hook it had kept as ``.legacy``.
+RETIRED = ("pre-commit",)
 FINDER = "find-gitmem.sh"  # spliced into each hook at install: finds gitmem when it runs
 
 
@@ -30,7 +36,12 @@ class HookAction:
     """One hook and what installing did to it (installed, up to date, or a foreign hook kept
     as ``.legacy``)."""
     hook: str
-    action: str  # "installed", "updated", "kept-legacy"
+    action: str  # "installed", "updated", "kept-legacy", "removed", "restored-legacy"
+
+    @property
+    def in_place(self) -> bool:
+        """Whether this is one of gitmem's hooks, now installed (not one removed)."""
+        return self.hook in HOOKS
 
 
 def hooks_dir(root: Path) -> Path:
@@ -85,6 +96,23 @@ def install(root: Path) -> list[HookAction]:
         dest.write_text(text)
         dest.chmod(dest.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
         actions.append(HookAction(dest.name, action))
+    return actions + _retire(target)
+
+
+def _retire(target: Path) -> list[HookAction]:
+    """Remove the hooks an older gitmem installed that this one does not; a person's hook
+    kept as ``<hook>.legacy`` is put back in its place (git runs it as before)."""
+    actions = []
+    for name in RETIRED:
+        dest, legacy = target / name, target / f"{name}.legacy"
+        if not dest.exists() or MARKER not in dest.read_text(errors="replace"):
+            continue  # not there, or not gitmem's: left alone
+        if legacy.exists():
+            legacy.replace(dest)
+            actions.append(HookAction(name, "restored-legacy"))
+        else:
+            dest.unlink()
+            actions.append(HookAction(name, "removed"))
     return actions
 
 
@@ -150,7 +178,7 @@ def _check_entry_secrets(root: Path, found: dict[str, str]) -> None:
 
 
 def refuse_half_followed(root: Path) -> int:
-    """pre-commit: a person's commit must not record a working tree gitmem had not finished
+    """A person's commit must not record a working tree gitmem had not finished
     updating (it would quietly undo the agent's edit)."""
     from gitmem.memory.repo import MemoryRepo
     from gitmem.memory.worktree import pending_paths
@@ -170,9 +198,11 @@ def refuse_half_followed(root: Path) -> int:
     return 1
 
 
-def scan_staged(root: Path) -> int:
-    """pre-commit: a person's staged cards, persona and synthesis are scanned for secrets
-    as an agent's edit is (the lines the commit adds); a finding refuses the commit."""
+def scan_staged(root: Path, message_path: str | None = None) -> int:
+    """A person's staged cards, persona and synthesis are scanned for secrets
+    as an agent's edit is (the lines the commit adds); a finding refuses the commit. The
+    refusal comes after the editor: it says how to commit again with the message written
+    (``message_path``, the file commit-msg was given)."""
     from gitmem.memory import secrets
     from gitmem.memory.config import load
 
@@ -198,35 +228,70 @@ def scan_staged(root: Path) -> int:
             print(
                 f"gitmem: commit refused: a secret ({f.kind} in {path} line {line}) must not be "
                 "committed to memory; remove it (or mark the line gitmem:allow-secret), "
-                "stage again and commit",
+                f"stage again and commit{_again(message_path)}",
                 file=sys.stderr,
             )
             return 1
     return 0
 
 
+def refuse_message(root: Path, path: str) -> int:
+    """A person's commit message whose gitmem trailers are wrong refuses the commit."""
+    try:
+        message = Path(path).read_text("utf-8")
+        check_commit_message(root, message)
+    except UnicodeDecodeError:
+        print("gitmem: commit refused: the message is not valid UTF-8", file=sys.stderr)
+        return 1
+    except GitmemError as err:
+        print(f"gitmem: commit refused: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _again(message_path: str | None) -> str:
+    if message_path is None or Path(message_path).name != "COMMIT_EDITMSG":
+        return ""  # a merge's message waits in MERGE_MSG, for `git commit` to use it
+    return f" (your message is kept: `git commit -e -F {message_path}`)"
+
+
+def _follow_marked(root: Path) -> bool:
+    """Whether gitmem left an unfinished update (its marker, found as the hook's shell finds
+    it: MemoryRepo is not imported for a marker that is not there)."""
+    git_dir = os.environ.get("GIT_DIR")
+    if git_dir is None and (root / ".git").is_dir():
+        git_dir = ".git"
+    if git_dir is None:
+        proc = Git(root).run("rev-parse", "--git-dir", check=False)
+        if proc.returncode != 0:
+            return True  # refuse_half_followed says what is wrong, or lets it through
+        git_dir = proc.stdout.decode("utf-8", "surrogateescape").strip()
+    return (root / git_dir / "gitmem" / "follow").exists()
+
+
+def check_commit(root: Path, message_path: str) -> int:
+    """Every check of a person's commit, in the order git ran them when they were two hooks:
+    an unfinished update, the staged lines' secrets, then the message's trailers."""
+    if _follow_marked(root) and refuse_half_followed(root):
+        return 1
+    return scan_staged(root, message_path) or refuse_message(root, message_path)
+
+
 def main(argv: list[str]) -> int:
     if not argv:
         print(
-            "usage: python -m gitmem.hooks commit-msg FILE | refresh [HOOK ARGS]", file=sys.stderr
+            "usage: python -m gitmem.hooks commit FILE | refresh [HOOK ARGS]", file=sys.stderr
         )
         return 2
     root = Path.cwd()
+    if argv[0] == "commit":
+        return check_commit(root, argv[1])
     if argv[0] == "commit-msg":
-        try:
-            message = Path(argv[1]).read_text("utf-8")
-            check_commit_message(root, message)
-        except UnicodeDecodeError:
-            print("gitmem: commit refused: the message is not valid UTF-8", file=sys.stderr)
-            return 1
-        except GitmemError as err:
-            print(f"gitmem: commit refused: {err}", file=sys.stderr)
-            return 1
-        return 0
+        return refuse_message(root, argv[1])
     if argv[0] == "pre-commit":
         return refuse_half_followed(root)
     if argv[0] == "scan-staged":
-        return scan_staged(root)
+        return scan_staged(root, argv[1] if len(argv) > 1 else None)
     if argv[0] == "refresh":
         from gitmem.index import build as index
         from gitmem.memory.repo import MAIN, MemoryRepo

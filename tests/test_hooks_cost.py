@@ -72,7 +72,7 @@ def test_a_plain_commit_of_a_card_starts_one_git_and_no_other_tool_in_the_hooks(
     assert " -G " in hooks_git[0]  # git itself looks for the hint: no grep behind it
 
 
-def test_pre_commit_finds_an_unfinished_follow_from_a_linked_worktree(
+def test_the_hook_finds_an_unfinished_follow_from_a_linked_worktree(
     client: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Where `.git` is a file, the hook still asks git where the follow marker lives."""
@@ -85,13 +85,14 @@ def test_pre_commit_finds_an_unfinished_follow_from_a_linked_worktree(
     (gitdir / "gitmem" / "follow").write_text("")
     (other / "notes.txt").write_text("not memory\n")
     git(other, "add", "notes.txt")
-    subprocess.run(["git", "commit", "-q", "-m", "notes"], cwd=other, capture_output=True,
-                   check=False)
-    assert "pre-commit" in log.read_text()
+    done = subprocess.run(["git", "commit", "-q", "-m", "notes"], cwd=other, capture_output=True,
+                          text=True, check=False)
+    assert "-m gitmem.hooks commit " in log.read_text()
+    assert done.returncode == 1 and "run `gitmem recover`" in done.stderr, done.stderr
 
 
 def _hint() -> str:
-    hook = Path(__file__).resolve().parent.parent / "hooks" / "pre-commit"
+    hook = Path(__file__).resolve().parent.parent / "hooks" / "commit-msg"
     line = next(ln for ln in hook.read_text().splitlines() if ln.startswith("hint='"))
     return line[len("hint='") : -1]
 
@@ -138,7 +139,7 @@ line_st = st.lists(st.one_of(st.sampled_from(WORDS),
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(old=st.lists(line_st, max_size=4), new=st.lists(line_st, min_size=1, max_size=4),
        name=st.sampled_from(["acme", "keynote", "authors"]))
-def test_pre_commit_starts_the_scanner_for_every_added_line_the_grep_pre_check_matched(
+def test_the_hook_starts_the_scanner_for_every_added_line_the_grep_pre_check_matched(
     client: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, old: list[str],
     new: list[str], name: str,
 ) -> None:
@@ -155,8 +156,10 @@ def test_pre_commit_starts_the_scanner_for_every_added_line_the_grep_pre_check_m
     card.write_text("# acme\n\n## budget\n" + "".join(f"{ln}\n" for ln in new))
     git(client, "add", "-A")
     added, headers = _changed_lines(client)
-    hook = client / ".git" / "hooks" / "pre-commit"
-    subprocess.run([str(hook)], cwd=client, capture_output=True, check=False)
+    hook = client / ".git" / "hooks" / "commit-msg"
+    msg = tmp_path / "msg"
+    msg.write_text("meeting notes\n")
+    subprocess.run([str(hook), str(msg)], cwd=client, capture_output=True, check=False)
     started = "scan-staged" in log.read_text()
     if _grep_hits(added, tmp_path):
         assert started
@@ -187,7 +190,7 @@ def test_commit_msg_starts_python_whenever_grep_would_have(
     grep = subprocess.run(["grep", "-qi", "^gitmem-", str(msg)], env=env, check=False)
     hook = client / ".git" / "hooks" / "commit-msg"
     subprocess.run([str(hook), str(msg)], cwd=client, env=env, capture_output=True, check=False)
-    started = "commit-msg" in log.read_text()
+    started = "-m gitmem.hooks commit " in log.read_text()
     if grep.returncode == 0:
         assert started
     by_byte = re.compile(rb"(?i)g.{1,2}tmem-", re.S)

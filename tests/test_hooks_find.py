@@ -64,7 +64,7 @@ def test_with_the_recorded_python_gone_commits_still_succeed_with_one_line(
     plain = _commit(client, "a plain commit", path_env, "30k; the api token is in the vault")
     assert plain.returncode == 0, plain.stderr
     # A staged card line that could hold a secret (it has a word a detector needs) is
-    # scanned by pre-commit: with gitmem gone, one line says so.
+    # scanned by the hook: with gitmem gone, one line says so.
     [scan] = plain.stderr.splitlines()
     assert scan.startswith("gitmem: warning: secret scan of the staged cards skipped")
     tagged = _commit(client, "an edit by hand" + TRAILERS, path_env, "40k")
@@ -113,13 +113,13 @@ def test_a_commit_without_a_gitmem_line_starts_no_python(
     assert not log.exists()  # nothing of memory changed, no Gitmem- line: no Python at all
     plain = _commit(client, "a plain commit\n\nSigned-off-by: A <a@example.com>", path_env, "30k")
     assert plain.returncode == 0, plain.stderr
-    # A card line with no word a secret detector needs: pre-commit's grep skips the scan.
+    # A card line with no word a secret detector needs: the hook's pre-check skips the scan.
     assert not log.exists()
     hinted = _commit(client, "a plain commit", path_env, "35k; the api token is in the vault")
     assert hinted.returncode == 0, hinted.stderr
-    # A line that could hold a secret: pre-commit scans it; commit-msg still starts no Python.
-    assert log.read_text().splitlines() == ["-m gitmem.hooks scan-staged"]
+    # A line that could hold a secret: the hook scans it, and only that.
+    assert log.read_text().splitlines() == ["-m gitmem.hooks scan-staged .git/COMMIT_EDITMSG"]
     tagged = _commit(client, "bad trailers" + BAD_TRAILERS, path_env, "40k")
     assert tagged.returncode == 1
-    # (its card line "40k" needs no scan): only commit-msg starts Python, for the trailers
-    assert log.read_text().splitlines()[1:] == [f"-m gitmem.hooks commit-msg {'.git/COMMIT_EDITMSG'}"]
+    # the trailers start Python once, for every check of the commit
+    assert log.read_text().splitlines()[1:] == [f"-m gitmem.hooks commit {'.git/COMMIT_EDITMSG'}"]

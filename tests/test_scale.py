@@ -111,8 +111,8 @@ def test_refresh_after_new_commits_fills_and_renders_only_the_cards_they_touched
         assert "card 2 changed" in after.render()
 
 
-# -- the pre-commit hook's shell pre-check ---------------------------------------------------
-HOOK = Path(__file__).resolve().parent.parent / "hooks" / "pre-commit"
+# -- the commit-msg hook's shell pre-check ---------------------------------------------------
+HOOK = Path(__file__).resolve().parent.parent / "hooks" / "commit-msg"
 
 
 def _hint_ere() -> str:
@@ -171,7 +171,7 @@ def test_the_hook_pre_check_passes_every_corpus_secret(tmp_path: Path) -> None:
         first += len(item)
 
 
-def test_a_plain_commit_of_a_card_starts_no_python_in_pre_commit(
+def test_a_plain_commit_of_a_card_starts_no_python_in_the_hook(
     client: Path, tmp_path: Path
 ) -> None:
     """Python is observed starting through a sitecustomize on PYTHONPATH."""
@@ -187,7 +187,9 @@ def test_a_plain_commit_of_a_card_starts_no_python_in_pre_commit(
         _cards(repo, 1)
     card = client / "cards" / "card-0.md"
     env = {**os.environ, "PYTHONPATH": str(site)}
-    hook = [str(hooks_dir(client) / "pre-commit")]
+    msg = tmp_path / "msg"
+    msg.write_text("meeting notes\n")
+    hook = [str(hooks_dir(client) / "commit-msg"), str(msg)]
     card.write_text(card.read_text() + "- met the team on Tuesday\n")
     git(client, "add", "cards")
     subprocess.run(hook, cwd=client, env=env, check=True)

@@ -222,7 +222,7 @@ def test_the_hook_message_names_kind_and_line(client: Path) -> None:
 
 def test_a_commit_not_touching_memory_does_not_scan(client: Path) -> None:
     install(client)
-    hook = (client / ".git" / "hooks" / "pre-commit").read_text()
+    hook = (client / ".git" / "hooks" / "commit-msg").read_text()
     assert "git diff --cached -U0 --no-color --no-renames --no-ext-diff -- cards persona.md" in hook
     (client / "notes.txt").write_text(f"{AWS}\n")  # not memory: not gitmem's to refuse
     git(client, "add", "notes.txt")

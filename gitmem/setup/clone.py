@@ -95,5 +95,5 @@ def _clone(url: str, path: Path) -> CloneResult:
     with MemoryRepo(path) as repo:
         idx = index.refresh(repo, MAIN)
         commit = repo.branch_tip(MAIN)
-    return CloneResult(url, str(path), commit, [a.hook for a in installed], len(idx.cards),
+    return CloneResult(url, str(path), commit, [a.hook for a in installed if a.in_place], len(idx.cards),
                        sum(len(c.sections) for c in idx.cards))

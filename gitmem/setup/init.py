@@ -94,7 +94,7 @@ def _init(path: Path, name: str) -> InitResult:
         commit = repo.tip(MAIN)
     if commit is None:  # pragma: no cover - git commit succeeded
         raise GitmemError("the first commit was not created")
-    return InitResult(str(path), name, commit, [a.hook for a in installed])
+    return InitResult(str(path), name, commit, [a.hook for a in installed if a.in_place])
 
 
 def _commit_env(repo: MemoryRepo) -> dict[str, str]:
@@ -128,7 +128,7 @@ def _adopt(path: Path, name: str) -> InitResult:
             f"git, or make your notes cards with `gitmem -C {path} import {path}`"
         )
     return InitResult(
-        str(path), name, commit, [a.hook for a in installed], True, created, plan.kept, notes
+        str(path), name, commit, [a.hook for a in installed if a.in_place], True, created, plan.kept, notes
     )
 
 

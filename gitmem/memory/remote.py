@@ -9,7 +9,9 @@ errors naming the remote and what git said.
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from gitmem.errors import EXIT_GIT, GitmemError, NotFound
@@ -106,6 +108,34 @@ def push(repo: MemoryRepo, name: str, source: str, target: str, where: str | Non
     raise RemoteError(f"cannot push to {name} ({where}): {_last_line(proc.stderr)}")
 
 
+# Local work that needs nothing from the remote, done while git pushes (``meanwhile``).
+_meanwhile: ContextVar[Callable[[], None] | None] = ContextVar("gitmem_push_meanwhile",
+                                                               default=None)
+
+
+@contextmanager
+def meanwhile(work: Callable[[], None]) -> Iterator[None]:
+    """Inside the block, ``push_updates`` calls ``work`` while git pushes (the remote's
+    side of a push is mostly waiting here); with progress drawn, after it. ``work`` must
+    not depend on the push's outcome."""
+    token = _meanwhile.set(work)
+    try:
+        yield
+    finally:
+        _meanwhile.reset(token)
+
+
+def _run_while(
+    repo: MemoryRepo, args: Sequence[str], work: Callable[[], None]
+) -> subprocess.CompletedProcess[bytes]:
+    proc = repo.git.popen(*args)
+    try:
+        work()
+    finally:
+        out, err = proc.communicate()
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
 # What git's --porcelain says when a ref moved on the remote since we looked: a lost race.
 # The last three are the remote's side of it: another push held or moved the ref between
 # receive-pack's check and its update (git daemon under concurrent pushes says so).
@@ -135,11 +165,15 @@ def push_updates(
     the remote since it was fetched (another round); RemoteError for anything else."""
     where = where or url(repo, name)
     leases = [f"--force-with-lease={u.ref}:{u.old}" for u in updates if u.new is None and u.old]
-    proc = progress.run(
-        repo.git, f"pushing to {name}",
-        "push", "--porcelain", "--quiet", "--atomic", *leases, name,
-        *(u.refspec() for u in updates),
-    )
+    args = ("push", "--porcelain", "--quiet", "--atomic", *leases, name,
+            *(u.refspec() for u in updates))
+    work = _meanwhile.get()
+    if work is None or progress.wanted():
+        proc = progress.run(repo.git, f"pushing to {name}", *args)
+        if work is not None:
+            work()
+    else:
+        proc = _run_while(repo, args, work)
     if proc.returncode == 0:
         return Pushed(True, None)
     refused = [

@@ -26,7 +26,7 @@ import random
 import time
 from dataclasses import asdict, dataclass, field, replace
 
-from gitmem.errors import Conflict, InvalidInput, NotFound, UnsafePath
+from gitmem.errors import Conflict, GitmemError, InvalidInput, NotFound, UnsafePath
 from gitmem.git.runner import Sha
 from gitmem.index import build as index
 from gitmem.memory import remote as remote_mod
@@ -232,6 +232,28 @@ def _check_incoming(repo: MemoryRepo, remote: str, ours: Sha | None, theirs: Sha
         "log", "-m", "--raw", "-z", "--no-renames", "--no-abbrev", "--format=%x00%H",
         theirs, *([f"^{ours}"] if ours else []), "--", *MEMORY_PATHS,
     ).stdout.decode("utf-8", "surrogateescape")
+    found = _unsafe(out)
+    if found is not None:
+        path, what, commit = found
+        raise UnsafePath(
+            f"{remote}/main brings {path} as {what} (commit {commit[:7]}); gitmem never "
+            "follows one where it keeps memory; nothing was changed here",
+            hint=f"fix it on {remote} with a commit that makes it a real file or folder",
+        )
+
+
+def _unsafe(out: str) -> tuple[str, str, str] | None:
+    """The first (path, "a symlink" or "a submodule", commit) in ``git log --raw -z``'s
+    ``out``, or None. An entry's new mode stands between two spaces (":100644 120000
+    <sha> <sha> T"): when neither unsafe mode does anywhere in ``out``, no entry has one,
+    and a path that holds one only sends ``out`` through the full reading."""
+    if not any(f" {mode} " in out for mode in _UNSAFE_MODES):
+        return None
+    return _read_unsafe(out)
+
+
+def _read_unsafe(out: str) -> tuple[str, str, str] | None:
+    """``_unsafe`` by reading every entry."""
     items, commit = out.split("\0"), ""
     for i, item in enumerate(items):
         item = item.strip("\n")
@@ -240,12 +262,8 @@ def _check_incoming(repo: MemoryRepo, remote: str, ours: Sha | None, theirs: Sha
         elif item.startswith(":") and i + 1 < len(items):
             mode = item[1:].split(" ")[1]
             if mode in _UNSAFE_MODES:
-                raise UnsafePath(
-                    f"{remote}/main brings {items[i + 1]} as {_UNSAFE_MODES[mode]} (commit "
-                    f"{commit[:7]}); gitmem never follows one where it keeps memory; "
-                    "nothing was changed here",
-                    hint=f"fix it on {remote} with a commit that makes it a real file or folder",
-                )
+                return items[i + 1], _UNSAFE_MODES[mode], commit
+    return None
 
 
 def _check_outgoing(repo: MemoryRepo, remote: str, theirs: Sha | None) -> None:
@@ -267,6 +285,16 @@ def _check_sessions_outgoing(
         if update.new and update.ref.startswith("refs/heads/gitmem/session/"):
             base = [b for b in (update.old, theirs) if b]
             refuse_secrets(repo, remote, update.new, base[0] if base else None)
+
+
+def _refresh_index(repo: MemoryRepo) -> None:
+    """The index at main's new tip, refreshed while git pushes: it depends on main here
+    only, whatever the push's outcome (a lost push's next round folds in its own merge).
+    A failure is left to the refresh once the round is done, which reports it."""
+    try:
+        index.refresh(repo, MAIN)
+    except GitmemError:
+        return
 
 
 def _finish_interrupted(repo: MemoryRepo, remote: str) -> list[str]:
@@ -422,7 +450,10 @@ def sync(repo: MemoryRepo, remote: str = "origin", accept_redaction: bool = Fals
             assert ours is not None
             out = outgoing(repo, remote, ours if step.sent else None, seen)
             _check_sessions_outgoing(repo, remote, out, theirs)
-            pushed = remote_mod.push_updates(repo, remote, out.updates, where) if out.updates else None
+            pushed = None
+            if out.updates:
+                with remote_mod.meanwhile(lambda: _refresh_index(repo)):
+                    pushed = remote_mod.push_updates(repo, remote, out.updates, where)
             if pushed is not None and not pushed.ok:
                 lost = pushed.rejected or lost
                 continue  # someone pushed first: fetch and integrate again

@@ -1,0 +1,210 @@
+"""What `gitmem sync` costs when it receives commits and merges them with local ones: the
+received commits' trailers are read once for the index (the merge's contested sections
+are known from the fold), the index is refreshed while git pushes, and the check for
+symlinks and submodules reads git's output in full only when an unsafe mode shows up."""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_sync import make_pair, sync, write
+from test_sync_cost import _commit_on, _merge, step
+
+from gitmem.git.runner import Git
+from gitmem.index import build as index
+from gitmem.index import freshness, replay
+from gitmem.memory.repo import MAIN, MemoryRepo
+from gitmem.setup.init import init_repo
+from gitmem.sync import exchange
+
+from helpers import git
+
+
+def _spy_logs(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...]]:
+    """Every `git log` gitmem starts (run or streamed), with its arguments."""
+    seen: list[tuple[str, ...]] = []
+    real_run, real_stream = Git.run, Git.stream
+
+    def run(self: Git, *args: str, **kw: Any) -> Any:
+        if "log" in args:
+            seen.append(args)
+        return real_run(self, *args, **kw)
+
+    def stream(self: Git, *args: str) -> Any:
+        if "log" in args:
+            seen.append(args)
+        return real_stream(self, *args)
+
+    monkeypatch.setattr(Git, "run", run)
+    monkeypatch.setattr(Git, "stream", stream)
+    return seen
+
+
+def _received_and_own(tmp_path: Path) -> Path:
+    """A desktop whose next sync receives three commits and merges them with its own."""
+    _bare, laptop, desktop = make_pair(tmp_path)
+    for i in range(3):
+        write(laptop, f"card-{i}", "", f"# Card {i}\n\n## Notes\nvalue {i}\n", "notes", f"card {i}")
+    assert sync(laptop)[0] == 0
+    write(desktop, "beta", "Ship v2", "Ship v2 in March", "goals", "Ship v2 in March")
+    return desktop
+
+
+def test_a_sync_merge_reads_the_received_commits_trailers_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    desktop = _received_and_own(tmp_path)
+    with MemoryRepo(desktop) as repo:
+        index.refresh(repo)  # the cache at the desktop's own commit
+        logs = _spy_logs(monkeypatch)
+        result = exchange.sync(repo)
+        assert result.merged
+        # (the secret scan of the local commit that leaves reads its diff, "-p")
+        trailer_walks = [a for a in logs if any("%(trailers" in x for x in a) and "-p" not in a]
+        # the fold of what the merge brought and the fold of the local line: the merge's
+        # two sides are not read again to find the sections both describe
+        assert len(trailer_walks) == 2, trailer_walks
+        assert not [a for a in logs if "--left-right" in a]
+        merge = repo.tip(MAIN)
+        assert merge is not None
+        assert freshness.memo_for(repo, MAIN).contested[merge] == []
+    monkeypatch.undo()
+    with MemoryRepo(desktop) as repo:  # and a new process agrees with a full replay
+        got = index.refresh(repo)
+        assert got == index.resolve(repo, replay.replay_all(repo), {})
+        assert "card 2" in got.render() and "Ship v2 in March" in got.render()
+
+
+def _drop_caches(root: Path) -> None:
+    for f in (root / ".git" / "gitmem").glob("index*"):
+        f.unlink()
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(plan=st.lists(step, min_size=1, max_size=12))
+def test_a_merge_folded_in_gives_the_index_a_full_rebuild_gives(
+    plan: list[tuple[str, str, str]],
+) -> None:
+    """The merge's contested sections taken from the fold (fast) or read from both sides
+    in a fresh repo with no cache (full): the same index, stale marks included."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "c"
+        init_repo(root)
+        with MemoryRepo(root) as repo:
+            n = 10  # values of two digits: "value 1" would also be found in "value 12"
+            for _kind, project, section in [s for s in plan if s[0] in ("base", "base-merge")]:
+                n += 1
+                _commit_on(repo, "main", project, section, n)
+            if repo.tip(MAIN) is None:
+                _commit_on(repo, "main", "alpha", "budget", 0)
+            git(root, "branch", "-f", "theirs", "main")
+            for _kind, project, section in [s for s in plan if s[0] == "ours"]:
+                n += 1
+                _commit_on(repo, "main", project, section, n)
+            for _kind, project, section in [s for s in plan if s[0] == "theirs"]:
+                n += 1
+                _commit_on(repo, "theirs", project, section, n)
+            for _kind, project, section in [s for s in plan if s[0] == "revert-ours"]:
+                n += 1  # a later edit on their side of a section ours may hold too
+                _commit_on(repo, "theirs", project, section, n)
+            index.refresh(repo)
+            _merge(root, "main", "theirs")
+            fast = index.refresh(repo)
+        _drop_caches(root)
+        with MemoryRepo(root) as repo:
+            full = index.resolve(repo, replay.replay_all(repo), {})
+            assert fast == full
+            assert fast.render() == full.render()
+
+
+def test_the_index_is_refreshed_while_git_pushes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The remote holds the push until the index at the merge exists: a sync that refreshed
+    the index only after its push would wait out the hook and be refused."""
+    desktop = _received_and_own(tmp_path)
+    bare = tmp_path / "remote.git"
+    marker = tmp_path / "refreshed"
+    hook = bare / "hooks" / "pre-receive"
+    hook.write_text(
+        "#!/bin/sh\ncat >/dev/null\n"
+        f"i=0; while [ ! -e '{marker}' ]; do i=$((i+1)); [ $i -gt 200 ] && exit 1; sleep 0.05; done\n"
+    )
+    hook.chmod(hook.stat().st_mode | stat.S_IEXEC)
+    real = index.refresh
+
+    def refresh(repo: MemoryRepo, branch: str = MAIN) -> index.Index:
+        got = real(repo, branch)
+        if repo.tip(MAIN) != git(bare, "rev-parse", "main").strip():
+            marker.touch()  # main is ahead of the remote: refreshed before the push landed
+        return got
+
+    monkeypatch.setattr(index, "refresh", refresh)  # the module exchange refreshes through
+    with MemoryRepo(desktop) as repo:
+        result = exchange.sync(repo)
+        assert result.merged and result.status == "synced"
+        assert git(bare, "rev-parse", "main").strip() == repo.tip(MAIN)
+        memo = repo.memo[("index", MAIN)]
+        assert memo.state.commit == repo.tip(MAIN)  # type: ignore[attr-defined]
+    assert marker.exists()
+
+
+# -- the check for symlinks and submodules: the fast look equals the full reading ----------
+
+modes = st.sampled_from(["000000", "100644", "100755", "120000", "160000", "040000"])
+names = st.text(alphabet="ab 12060.md/", min_size=1, max_size=14)
+commit_ids = st.sampled_from(["a" * 40, "b" * 40, "c" * 64])
+entry = st.tuples(modes, modes, names)
+
+
+def _raw(commits: list[tuple[str, list[tuple[str, str, str]]]]) -> str:
+    """What `git log -m --raw -z --format=%x00%H` writes for ``commits``."""
+    out = ""
+    for sha, entries in commits:
+        out += f"\0{sha}\n\0" if entries else f"\0{sha}\n"
+        for old, new, path in entries:
+            out += f":{old} {new} {'1' * 40} {'2' * 40} M\0{path}\0"
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(commits=st.lists(st.tuples(commit_ids, st.lists(entry, max_size=4)), max_size=5))
+def test_the_unsafe_mode_look_finds_what_the_full_reading_finds(
+    commits: list[tuple[str, list[tuple[str, str, str]]]],
+) -> None:
+    out = _raw(commits)
+    expected = exchange._read_unsafe(out)
+    assert exchange._unsafe(out) == expected
+    wanted = [(p, n) for _sha, entries in commits for _o, n, p in entries
+              if n in ("120000", "160000")]
+    assert (expected is None) == (not wanted)
+    if expected is not None:
+        assert (expected[0], expected[1]) == (wanted[0][0], {"120000": "a symlink",
+                                                            "160000": "a submodule"}[wanted[0][1]])
+
+
+def test_a_card_named_like_a_mode_is_received_and_a_symlink_is_refused(tmp_path: Path) -> None:
+    _bare, laptop, desktop = make_pair(tmp_path)
+    odd = "cards/x 120000 y.md"  # a plain file whose name holds an unsafe mode
+    (laptop / odd).write_text("# X\n\n## Notes\nplain\n")
+    git(laptop, "add", odd)
+    git(laptop, "commit", "-qm", "a card with an odd name", "--no-verify")
+    git(laptop, "push", "-q", "origin", "main")
+    code, _out, err = sync(desktop)
+    assert code == 0, err
+    assert (desktop / odd).read_text() == "# X\n\n## Notes\nplain\n"
+    os.symlink("/etc/passwd", laptop / "cards" / "link.md")
+    git(laptop, "add", "cards/link.md")
+    git(laptop, "commit", "-qm", "a link", "--no-verify")
+    git(laptop, "push", "-q", "origin", "main")
+    before = git(desktop, "rev-parse", "main")
+    code, _out, err = sync(desktop)
+    assert code == 4 and "cards/link.md as a symlink" in err, err
+    assert git(desktop, "rev-parse", "main") == before

@@ -5,8 +5,11 @@ symlinks and submodules reads git's output in full only when an unsafe mode show
 
 from __future__ import annotations
 
+import json
 import os
 import stat
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -17,6 +20,7 @@ from hypothesis import strategies as st
 from test_sync import make_pair, sync, write
 from test_sync_cost import _commit_on, _merge, step
 
+from gitmem.errors import EXIT_CONFLICT
 from gitmem.git.runner import Git
 from gitmem.index import build as index
 from gitmem.index import freshness, replay
@@ -208,3 +212,60 @@ def test_a_card_named_like_a_mode_is_received_and_a_symlink_is_refused(tmp_path:
     code, _out, err = sync(desktop)
     assert code == 4 and "cards/link.md as a symlink" in err, err
     assert git(desktop, "rev-parse", "main") == before
+
+
+# -- the first fetch starts before the sync's code is loaded ------------------------------
+
+_WATCH_FETCH = """
+import json, subprocess, sys
+loaded = []
+real = subprocess.Popen.__init__
+def init(self, args, *a, **kw):
+    if list(args[:2]) == ["git", "fetch"]:
+        loaded.append(sorted(m for m in ("gitmem.sync.exchange", "gitmem.index.build",
+                                         "gitmem.index.replay") if m in sys.modules))
+    real(self, args, *a, **kw)
+subprocess.Popen.__init__ = init
+from gitmem.cli import main
+sys.argv = ["gitmem", "-C", sys.argv[1], "sync"]
+try:
+    main()
+    rc = 0
+except SystemExit as exc:
+    rc = exc.code or 0
+print(json.dumps({"rc": rc, "loaded": loaded}))
+"""
+
+
+def test_the_first_fetch_starts_before_the_merge_and_the_index_are_loaded(
+    tmp_path: Path,
+) -> None:
+    desktop = _received_and_own(tmp_path)
+    proc = subprocess.run([sys.executable, "-c", _WATCH_FETCH, str(desktop)],
+                          capture_output=True, check=True, text=True)
+    data = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert data["rc"] == 0, proc.stderr
+    assert data["loaded"][0] == []  # the first round's fetch: nothing of the sync loaded yet
+    assert "merge origin/main" in git(desktop, "log", "-1", "--format=%s", "main")
+    assert git(tmp_path / "remote.git", "rev-parse", "main") == git(desktop, "rev-parse", "main")
+
+
+def test_a_sync_refused_before_fetching_starts_no_fetch(tmp_path: Path) -> None:
+    """A stopped sync (a conflict waits) is refused as before: nothing fetched, no ref."""
+    from gitmem.sync import first_fetch
+
+    _bare, laptop, desktop = make_pair(tmp_path)
+    write(laptop, "beta", "Ship v2", "Ship v3", "goals", "Ship v3")
+    assert sync(laptop)[0] == 0
+    write(desktop, "beta", "Ship v2", "Ship v4", "goals", "Ship v4")
+    code, _out, _err = sync(desktop)
+    assert code == EXIT_CONFLICT  # the same section on both sides: stopped
+    refs = git(desktop, "for-each-ref")
+    write(laptop, "beta", "Ship v3", "Ship v5", "goals", "Ship v5")
+    assert sync(laptop)[0] == 0
+    with MemoryRepo(desktop) as repo:
+        assert first_fetch.start(repo, "origin") is None
+        assert first_fetch.start(repo, "nowhere") is None
+    code, _out, err = sync(desktop)
+    assert code == EXIT_CONFLICT and "stopped at a conflict" in err, err
+    assert git(desktop, "for-each-ref") == refs

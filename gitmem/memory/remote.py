@@ -45,16 +45,34 @@ def url(repo: MemoryRepo, name: str) -> str:
 
 
 def fetch_main(
-    repo: MemoryRepo, name: str, into: str, where: str | None = None, extra: Sequence[str] = ()
+    repo: MemoryRepo,
+    name: str,
+    into: str,
+    where: str | None = None,
+    extra: Sequence[str] = (),
+    started: StartedFetch | None = None,
 ) -> Sha | None:
     """Fetch the remote's ``main`` into ``into`` (a private ref); None if it has no main yet.
 
     ``--refmap=`` keeps the person's remote-tracking refs as they are, and no
     FETCH_HEAD is written: a refused sync leaves nothing behind but objects. ``extra``
     refspecs come in the same fetch (pruned: what the remote deleted goes here too).
+    ``started``: this very fetch, begun by ``start_fetch_main``; its outcome is taken.
     """
+    if started is not None:
+        return started.result()
     where = where or url(repo, name)
-    proc = _fetch(repo, name, [f"+refs/heads/main:{into}", *extra])
+    return _fetched(repo, name, into, where, extra, _fetch(repo, name, _main_specs(into, extra)))
+
+
+def _main_specs(into: str, extra: Sequence[str]) -> list[str]:
+    return [f"+refs/heads/main:{into}", *extra]
+
+
+def _fetched(
+    repo: MemoryRepo, name: str, into: str, where: str, extra: Sequence[str],
+    proc: subprocess.CompletedProcess[bytes],
+) -> Sha | None:
     if proc.returncode == 0:
         return repo.store.resolve(into)
     if b"couldn't find remote ref" in proc.stderr:
@@ -73,12 +91,42 @@ def fetch_refs(repo: MemoryRepo, name: str, specs: Sequence[str], where: str | N
 
 
 def _fetch(repo: MemoryRepo, name: str, specs: Sequence[str]) -> subprocess.CompletedProcess[bytes]:
+    return progress.run(repo.git, f"fetching from {name}", *_fetch_args(name, specs))
+
+
+def _fetch_args(name: str, specs: Sequence[str]) -> list[str]:
     prune = ["--prune"] if len(specs) > 1 else []
-    return progress.run(
-        repo.git, f"fetching from {name}",
-        "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", *prune, "--refmap=", name,
-        *specs,
-    )
+    return ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", *prune, "--refmap=", name,
+            *specs]
+
+
+@dataclass
+class StartedFetch:
+    """``fetch_main`` begun in the background (``start_fetch_main``): ``result()`` waits for
+    git and gives what ``fetch_main`` returns (or raises)."""
+
+    repo: MemoryRepo
+    name: str
+    into: str
+    where: str
+    extra: tuple[str, ...]
+    proc: subprocess.Popen[bytes]
+
+    def result(self) -> Sha | None:
+        out, err = self.proc.communicate()
+        done = subprocess.CompletedProcess(self.proc.args, self.proc.returncode, out, err)
+        return _fetched(self.repo, self.name, self.into, self.where, self.extra, done)
+
+
+def start_fetch_main(
+    repo: MemoryRepo, name: str, into: str, where: str, extra: Sequence[str] = ()
+) -> StartedFetch | None:
+    """``fetch_main``, started: git fetches while the caller goes on. None when progress is
+    to be drawn (then ``fetch_main`` runs it in the foreground)."""
+    if progress.wanted():
+        return None
+    proc = repo.git.popen(*_fetch_args(name, _main_specs(into, extra)))
+    return StartedFetch(repo, name, into, where, tuple(extra), proc)
 
 
 @dataclass(frozen=True)

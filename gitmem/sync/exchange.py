@@ -37,6 +37,7 @@ from gitmem.memory.transplant import changed_paths
 from gitmem.memory.worktree import ensure_clean, worktree_guard
 from gitmem.review import team
 from gitmem.sync import state as sync_state
+from gitmem.sync.first_fetch import sync_ref as sync_ref
 from gitmem.wording import count
 
 # A push refused because another machine pushed first is retried this many rounds, each
@@ -49,8 +50,6 @@ _sleep = time.sleep  # module attributes, so a test can watch the pauses
 _jitter = random.uniform
 
 
-def sync_ref(remote: str, what: str) -> str:
-    return f"refs/gitmem/sync/{remote}/{what}"
 
 
 class RemoteRewritten(Conflict):
@@ -400,7 +399,12 @@ def _integrate(repo: MemoryRepo, remote: str, theirs: Sha | None) -> SyncResult 
     return _Round("merge", behind, ahead + 1)
 
 
-def sync(repo: MemoryRepo, remote: str = "origin", accept_redaction: bool = False) -> SyncResult:
+def sync(
+    repo: MemoryRepo,
+    remote: str = "origin",
+    accept_redaction: bool = False,
+    started: remote_mod.StartedFetch | None = None,
+) -> SyncResult:
     """Exchange memory with the git remote ``remote``: fetch, integrate (fast-forward or
     a merge commit, section by section), push; never forced, never dropping a local
     commit. Returns a ``SyncResult``; the same section changed on both sides is status
@@ -408,7 +412,19 @@ def sync(repo: MemoryRepo, remote: str = "origin", accept_redaction: bool = Fals
     ``continue_sync``/``abort_sync``, uncommitted edits), ``RemoteRewritten`` (the
     remote's history was rewritten: ``accept_redaction`` takes a ``gitmem redact``),
     ``NotFound`` (no such remote), ``RemoteError`` (exit 5: the remote cannot be
-    reached or refused the push)."""
+    reached or refused the push). ``started``: the first round's fetch, begun by
+    ``first_fetch.start`` while this module was loaded."""
+    try:
+        return _sync(repo, remote, accept_redaction, started)
+    finally:
+        if started is not None and started.proc.returncode is None:  # refused before its round
+            started.proc.communicate()
+            repo.git.run("update-ref", "-d", sync_ref(remote, "fetched"), check=False)
+
+
+def _sync(
+    repo: MemoryRepo, remote: str, accept_redaction: bool, started: remote_mod.StartedFetch | None
+) -> SyncResult:
     where = remote_mod.url(repo, remote)
     state = sync_state.load(repo)
     if state is not None:
@@ -430,7 +446,8 @@ def sync(repo: MemoryRepo, remote: str = "origin", accept_redaction: bool = Fals
             _sleep(_jitter(0, min(BACKOFF_CAP, BACKOFF * 2**attempt)))
         done = False
         try:
-            theirs = remote_mod.fetch_main(repo, remote, fetched, where, team.fetch_specs(remote))
+            theirs = remote_mod.fetch_main(repo, remote, fetched, where, team.fetch_specs(remote),
+                                           started=None if attempt else started)
             _check_history(repo, remote, theirs, accept_redaction)
             accept_redaction = False  # accepted: the next rounds are ordinary ones
             _check_incoming(repo, remote, repo.tip(MAIN), theirs)

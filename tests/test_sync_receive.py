@@ -269,3 +269,31 @@ def test_a_sync_refused_before_fetching_starts_no_fetch(tmp_path: Path) -> None:
     code, _out, err = sync(desktop)
     assert code == EXIT_CONFLICT and "stopped at a conflict" in err, err
     assert git(desktop, "for-each-ref") == refs
+
+
+def test_the_secret_scan_runs_while_git_lists_what_comes_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gitmem.memory import scan
+
+    desktop = _received_and_own(tmp_path)
+    listing: list[subprocess.Popen[bytes]] = []
+    seen: list[bool] = []
+    real_popen, real_outgoing = Git.popen, scan.outgoing
+
+    def popen(self: Git, *args: str) -> subprocess.Popen[bytes]:
+        proc = real_popen(self, *args)
+        if "--raw" in args:
+            listing.append(proc)
+        return proc
+
+    def outgoing(*args: Any, **kw: Any) -> Any:
+        seen.append(bool(listing) and listing[0].returncode is None)  # not yet waited for
+        return real_outgoing(*args, **kw)
+
+    monkeypatch.setattr(Git, "popen", popen)
+    monkeypatch.setattr(scan, "outgoing", outgoing)
+    with MemoryRepo(desktop) as repo:
+        assert exchange.sync(repo).merged
+    assert seen == [True]
+    assert listing[0].returncode == 0

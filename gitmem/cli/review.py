@@ -249,9 +249,9 @@ def sync(ctx: Ctx, remote: str, cont: bool, abort: bool, accept_redaction: bool)
 
             res = abort_sync(repo)
         else:
-            from gitmem.sync import first_fetch
+            from gitmem import start_sync_fetch
 
-            started = first_fetch.start(repo, remote)  # git fetches while the sync is loaded
+            started = start_sync_fetch(repo, remote)  # git fetches while the sync is loaded
             from gitmem import sync_repo
 
             res = sync_repo(repo, remote, accept_redaction=accept_redaction, started=started)

@@ -24,9 +24,11 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
+from functools import partial
 
-from gitmem.errors import Conflict, GitmemError, InvalidInput, NotFound, UnsafePath
+from gitmem.errors import Conflict, GitError, GitmemError, InvalidInput, NotFound, UnsafePath
 from gitmem.git.runner import Sha
 from gitmem.index import build as index
 from gitmem.memory import remote as remote_mod
@@ -222,23 +224,35 @@ MEMORY_PATHS = ("cards", "sessions", "logs", "persona.md", "synthesis.md", "gitm
 _UNSAFE_MODES = {"120000": "a symlink", "160000": "a submodule"}
 
 
-def _check_incoming(repo: MemoryRepo, remote: str, ours: Sha | None, theirs: Sha | None) -> None:
-    """Refuse a remote history that puts a symlink or submodule where memory lives
-    (one ``git log --raw`` over the commits we would receive)."""
+def _check_both(
+    repo: MemoryRepo, remote: str, ours: Sha | None, theirs: Sha | None,
+    outgoing_check: Callable[[], None],
+) -> None:
+    """Refuse a remote history that puts a symlink or submodule where memory lives (one
+    ``git log --raw`` over the commits we would receive), with ``outgoing_check`` (the
+    secret scan of what leaves) run while git lists them. Both refuse before anything
+    changes here, and the incoming refusal is the one reported when both would refuse."""
     if theirs is None:
+        outgoing_check()
         return
-    out = repo.git.run(
-        "log", "-m", "--raw", "-z", "--no-renames", "--no-abbrev", "--format=%x00%H",
-        theirs, *([f"^{ours}"] if ours else []), "--", *MEMORY_PATHS,
-    ).stdout.decode("utf-8", "surrogateescape")
-    found = _unsafe(out)
-    if found is not None:
-        path, what, commit = found
-        raise UnsafePath(
-            f"{remote}/main brings {path} as {what} (commit {commit[:7]}); gitmem never "
-            "follows one where it keeps memory; nothing was changed here",
-            hint=f"fix it on {remote} with a commit that makes it a real file or folder",
-        )
+    args = ["log", "-m", "--raw", "-z", "--no-renames", "--no-abbrev", "--format=%x00%H",
+            theirs, *([f"^{ours}"] if ours else []), "--", *MEMORY_PATHS]
+    proc = repo.git.popen(*args)
+    try:
+        outgoing_check()
+    finally:
+        raw, err = proc.communicate()  # read first: a refusal of what comes in goes first
+        if proc.returncode:
+            raise GitError(["git", *args], proc.returncode, err.decode("utf-8", "replace"),
+                           raw.decode("utf-8", "replace"))
+        found = _unsafe(raw.decode("utf-8", "surrogateescape"))
+        if found is not None:
+            path, what, commit = found
+            raise UnsafePath(
+                f"{remote}/main brings {path} as {what} (commit {commit[:7]}); gitmem never "
+                "follows one where it keeps memory; nothing was changed here",
+                hint=f"fix it on {remote} with a commit that makes it a real file or folder",
+            )
 
 
 def _unsafe(out: str) -> tuple[str, str, str] | None:
@@ -450,8 +464,8 @@ def _sync(
                                            started=None if attempt else started)
             _check_history(repo, remote, theirs, accept_redaction)
             accept_redaction = False  # accepted: the next rounds are ordinary ones
-            _check_incoming(repo, remote, repo.tip(MAIN), theirs)
-            _check_outgoing(repo, remote, theirs)
+            _check_both(repo, remote, repo.tip(MAIN), theirs,
+                        partial(_check_outgoing, repo, remote, theirs))
             finished += _finish_interrupted(repo, remote)
             seen = team.view(repo, remote)  # the remote's sessions and decisions, as fetched
             got, notes = team.settle(repo, remote, seen)

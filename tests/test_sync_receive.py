@@ -297,3 +297,57 @@ def test_the_secret_scan_runs_while_git_lists_what_comes_in(
         assert exchange.sync(repo).merged
     assert seen == [True]
     assert listing[0].returncode == 0
+
+
+# -- the merge base from the walk that counts: what `git merge-base` says -------------------
+
+dag = st.lists(st.lists(st.integers(min_value=0, max_value=40), max_size=3), min_size=2,
+               max_size=14)
+
+
+@settings(max_examples=60, deadline=None)
+@given(parents=dag, pick=st.tuples(st.integers(min_value=0), st.integers(min_value=0)))
+def test_the_merge_base_from_the_counting_walk_is_git_merge_bases(
+    parents: list[list[int]], pick: tuple[int, int]
+) -> None:
+    """Any history (each commit's parents among the commits before it, roots anywhere): the
+    counts are `rev-list --count`'s, and a base, given when both sides have commits and one
+    commit bounds them, is the only one `git merge-base --all` names."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "c"
+        init_repo(root)
+        tree = git(root, "rev-parse", "main^{tree}").strip()
+        shas: list[str] = []
+        for i, ps in enumerate(parents):
+            mine = sorted({shas[p % i] for p in ps}) if i else []
+            args = [a for p in mine for a in ("-p", p)]
+            shas.append(git(root, "commit-tree", tree, *args, "-m", f"c{i}").strip())
+        ours, theirs = shas[pick[0] % len(shas)], shas[pick[1] % len(shas)]
+        with MemoryRepo(root) as repo:
+            ahead, behind, base = exchange._divergence(repo, ours, theirs)
+        assert ahead == int(git(root, "rev-list", "--count", f"{theirs}..{ours}"))
+        assert behind == int(git(root, "rev-list", "--count", f"{ours}..{theirs}"))
+        found = git(root, "merge-base", "--all", ours, theirs, check=False).split()
+        walked = git(root, "rev-list", "--boundary", f"{ours}...{theirs}").split()
+        bounds = [line[1:] for line in walked if line.startswith("-")]
+        if ahead and behind and len(bounds) == 1:
+            assert base == bounds[0] and found == [base]
+        else:
+            assert base is None
+
+
+def test_a_merging_sync_starts_no_merge_base(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    desktop = _received_and_own(tmp_path)
+    started: list[tuple[str, ...]] = []
+    real_run = Git.run
+
+    def run(self: Git, *args: str, **kw: Any) -> Any:
+        started.append(args)
+        return real_run(self, *args, **kw)
+
+    monkeypatch.setattr(Git, "run", run)
+    with MemoryRepo(desktop) as repo:
+        assert exchange.sync(repo).merged
+    assert [a for a in started if a[:1] == ("merge-base",) and "--is-ancestor" not in a] == []

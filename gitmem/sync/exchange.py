@@ -176,14 +176,21 @@ def _count(repo: MemoryRepo, a: str, b: str) -> int:
     return int(repo.git.out("rev-list", "--count", f"{a}..{b}") or 0)
 
 
-def _divergence(repo: MemoryRepo, ours: str, theirs: str | None) -> tuple[int, int]:
-    """(commits only we have, commits only they have), from one ``git rev-list``."""
+def _divergence(repo: MemoryRepo, ours: str, theirs: str | None) -> tuple[int, int, Sha | None]:
+    """(commits only we have, commits only they have, their merge base when one walk shows
+    it), from one ``git rev-list``. The base is given when both sides have commits of
+    their own and one commit bounds them (``--boundary``): every way down from either tip
+    into the shared history passes through it, so it descends from every common ancestor
+    and is what ``git merge-base`` says. Otherwise None (ask ``_merge_base``)."""
     if theirs is None:
-        return int(repo.git.out("rev-list", "--count", ours) or 0), 0
-    left, _, right = repo.git.out(
-        "rev-list", "--left-right", "--count", f"{ours}...{theirs}"
-    ).partition("\t")
-    return int(left), int(right)
+        return int(repo.git.out("rev-list", "--count", ours) or 0), 0, None
+    out = repo.git.out("rev-list", "--left-right", "--boundary", f"{ours}...{theirs}")
+    lines = out.split("\n") if out else []
+    left = sum(1 for line in lines if line.startswith("<"))
+    right = sum(1 for line in lines if line.startswith(">"))
+    bounds = [line[1:] for line in lines if line.startswith("-")]
+    base = Sha(bounds[0]) if left and right and len(bounds) == 1 else None
+    return left, right, base
 
 
 # -- one round ---------------------------------------------------------------------
@@ -392,13 +399,13 @@ def _integrate(repo: MemoryRepo, remote: str, theirs: Sha | None) -> SyncResult 
     ours = repo.tip(MAIN)
     if ours is None:
         raise NotFound("no main branch")
-    ahead, behind = _divergence(repo, ours, theirs)
+    ahead, behind, base = _divergence(repo, ours, theirs)
     if theirs is None or behind == 0:
         return _Round("none", 0, ahead)
     if ahead == 0:
         _fast_forward(repo, ours, theirs)
         return _Round("fast-forward", behind, 0)
-    base = _merge_base(repo, ours, theirs, remote)
+    base = base or _merge_base(repo, ours, theirs, remote)
     labels = (f"{MAIN} (this machine)", f"{remote}/main")
     with worktree_guard(repo, MAIN) as live:
         changed = changed_paths(repo, base, theirs)

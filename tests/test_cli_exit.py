@@ -10,8 +10,9 @@ from pathlib import Path
 
 from gitmem.setup.init import init_repo
 
-# Run as the console script does (main() with no argv). A module-level object's __del__
-# runs only in the interpreter's teardown; an atexit handler runs at any orderly exit.
+# Run as the console script does (a file named gitmem calling main() with no argv). A
+# module-level object's __del__ runs only in the interpreter's teardown; an atexit handler
+# runs at any orderly exit.
 _SCRIPT = """
 import atexit, sys
 marks = sys.argv.pop(1)
@@ -26,10 +27,17 @@ main()
 """
 
 
+def _script(tmp_path: Path, text: str) -> str:
+    (tmp_path / "bin").mkdir(exist_ok=True)
+    path = tmp_path / "bin" / "gitmem"
+    path.write_text(text)
+    return str(path)
+
+
 def _run(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
     marks = tmp_path / "marks"
     marks.write_text("")
-    proc = subprocess.run([sys.executable, "-c", _SCRIPT, str(marks), *args],
+    proc = subprocess.run([sys.executable, _script(tmp_path, _SCRIPT), str(marks), *args],
                           capture_output=True, text=True, check=False)
     return proc, marks.read_text().split()
 
@@ -49,6 +57,19 @@ def test_an_error_keeps_its_exit_code_and_message(tmp_path: Path) -> None:
     assert marks == ["atexit"]
 
 
+def test_a_program_calling_main_goes_on_after_it(tmp_path: Path) -> None:
+    marks = tmp_path / "marks"
+    marks.write_text("")
+    script = _SCRIPT.replace(
+        "from gitmem.cli import main\nmain()",
+        "from gitmem.cli import main\ntry:\n    main()\nexcept SystemExit:\n    pass\n"
+        "open(marks, 'a').write('after\\n')")
+    proc = subprocess.run([sys.executable, "-c", script, str(marks), "--version"],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert marks.read_text().split() == ["after", "atexit", "teardown"]
+
+
 def test_a_thread_still_running_gets_the_ordinary_exit(tmp_path: Path) -> None:
     marks = tmp_path / "marks"
     marks.write_text("")
@@ -56,7 +77,7 @@ def test_a_thread_still_running_gets_the_ordinary_exit(tmp_path: Path) -> None:
         "import threading, time\n"
         "threading.Thread(target=lambda: (time.sleep(0.2), open(marks, 'a').write('thread\\n'))"
         ").start()\nfrom gitmem.cli import main"))
-    proc = subprocess.run([sys.executable, "-c", script, str(marks), "--version"],
+    proc = subprocess.run([sys.executable, _script(tmp_path, script), str(marks), "--version"],
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
     assert marks.read_text().split() == ["thread", "atexit", "teardown"]

@@ -249,9 +249,16 @@ def main(argv: list[str] | None = None) -> None:
                 err=True,
             )
             code = EXIT_BUG
-    if argv is None:  # the console script: its process ends here
+    if argv is None and _console_script():  # its process ends here
         _end_process(code)
     sys.exit(code)
+
+
+def _console_script() -> bool:
+    """Whether this process is the ``gitmem`` console script (not a program that calls
+    ``main`` and goes on)."""
+    started = getattr(sys.modules.get("__main__"), "__file__", None)
+    return started is not None and Path(started).name == "gitmem"
 
 
 def _end_process(code: int) -> None:

@@ -182,6 +182,9 @@ def receive(
                                    capture_output=True, check=True)
                 out.append(gitmem_sync(desktop, exe) if exe is not None else plain_sync(desktop))
                 assert git(laptop, "rev-parse", "main") != git(desktop, "rev-parse", "main")
+    for name, runs in (("gitmem sync", ours), ("plain git", plain), ("against", other)):
+        if runs:
+            print(f"  {name} runs (ms): {' '.join(f'{x * 1000:.0f}' for x in runs)}")
     return (statistics.median(ours), statistics.median(plain),
             statistics.median(other) if other else None)
 

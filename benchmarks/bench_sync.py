@@ -15,6 +15,7 @@ The baseline runs with hooks off (``core.hooksPath=/dev/null``): plain git, with
 index refresh gitmem's hooks would add to it. It reports and never judges: exit status 0.
 
     /work/venv/bin/python benchmarks/bench_sync.py [--commits 1000] [--repeat 5]
+    /work/venv/bin/python benchmarks/bench_sync.py --receive [--against OTHER/bin/gitmem]
 """
 
 from __future__ import annotations
@@ -70,8 +71,8 @@ def timed(cmd: list[str], cwd: Path) -> float:
     return took
 
 
-def gitmem_sync(path: Path) -> float:
-    return timed([GITMEM, "-C", str(path), "sync"], path)
+def gitmem_sync(path: Path, exe: str = GITMEM) -> float:
+    return timed([exe, "-C", str(path), "sync"], path)
 
 
 def plain_sync(path: Path) -> float:
@@ -153,27 +154,39 @@ def one_round(work: Path, base: Path, url_root: str, rep: int, both: bool) -> tu
     return times[0], times[1], tips[0], tips[1]
 
 
-def receive(work: Path, commits: int, repeat: int) -> tuple[float, float]:
+def receive(
+    work: Path, commits: int, repeat: int, against: str | None = None
+) -> tuple[float, float, float | None]:
     """Receiving ``commits`` new commits with one local commit of its own: only the
     receiving side's command is timed (the new commits are already on the remote).
-    Returns the medians (s) of ``gitmem sync`` and of ``git pull --rebase && git push``."""
+    Returns the medians (s) of ``gitmem sync``, of ``git pull --rebase && git push`` and,
+    with ``against`` (another install's ``gitmem``), of that one's ``gitmem sync``, the
+    three run in turn on identical copies."""
     base = prepare(work, commits)
-    ours, plain = [], []
+    ours: list[float] = []
+    plain: list[float] = []
+    other: list[float] = []
     with git_daemon(work) as port:
         url_root = f"git://127.0.0.1:{port}"
         for rep in range(repeat):
-            pair = [("g", gitmem_sync, ours), ("p", plain_sync, plain)]
-            for side, run, out in pair if rep % 2 == 0 else pair[::-1]:
+            pair = [("g", GITMEM, ours), ("p", None, plain)]
+            if against:
+                pair.append(("a", against, other))
+            for side, exe, out in pair if rep % 2 == 0 else pair[::-1]:
                 laptop, desktop = fresh(work, base, f"r{side}{rep}", url_root, side == "g")
-                run(laptop)  # the remote gets the new commits (not timed)
+                gitmem_sync(laptop)  # the remote gets the new commits (not timed)
                 with MemoryRepo(desktop) as repo:
                     edit(repo, 45, 1)  # the desktop's own commit, on another card
-                if side == "g":
-                    subprocess.run([GITMEM, "-C", str(desktop), "index"], env=ENV,
+                if exe is not None:
+                    subprocess.run([exe, "-C", str(desktop), "index"], env=ENV,
                                    capture_output=True, check=True)
-                out.append(run(desktop))
+                out.append(gitmem_sync(desktop, exe) if exe is not None else plain_sync(desktop))
                 assert git(laptop, "rev-parse", "main") != git(desktop, "rev-parse", "main")
-    return statistics.median(ours), statistics.median(plain)
+    for name, runs in (("gitmem sync", ours), ("plain git", plain), ("against", other)):
+        if runs:
+            print(f"  {name} runs (ms): {' '.join(f'{x * 1000:.0f}' for x in runs)}")
+    return (statistics.median(ours), statistics.median(plain),
+            statistics.median(other) if other else None)
 
 
 def main() -> None:
@@ -182,12 +195,17 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--receive", action="store_true",
                     help="only the receiving side's sync, with one local commit")
+    ap.add_argument("--against", metavar="GITMEM",
+                    help="with --receive: also time this other install's gitmem, in turn")
     args = ap.parse_args()
     if args.receive:
         with tempfile.TemporaryDirectory(prefix="gitmem-bench-sync-") as tmp:
-            g, p = receive(Path(tmp), args.commits, args.repeat)
+            g, p, a = receive(Path(tmp), args.commits, args.repeat, args.against)
         print(f"receive {args.commits} + 1 local: gitmem sync {g * 1000:.0f} ms; "
               f"git pull --rebase && git push {p * 1000:.0f} ms; ratio {g / p:.2f}x (goal <= 1.3x)")
+        if a is not None:
+            print(f"  {args.against}: gitmem sync {a * 1000:.0f} ms; ratio {a / p:.2f}x")
+        print(f"  load {os.getloadavg()[0]:.2f}")
         return
     with tempfile.TemporaryDirectory(prefix="gitmem-bench-sync-") as tmp:
         work = Path(tmp)

@@ -132,6 +132,7 @@ if TYPE_CHECKING:
     from gitmem.sync.exchange import abort_sync as abort_sync
     from gitmem.sync.exchange import continue_sync as continue_sync
     from gitmem.sync.exchange import sync as sync_repo
+    from gitmem.sync.first_fetch import start as start_sync_fetch
     from gitmem.sync.redact import Redaction as Redaction
     from gitmem.sync.redact import redact as redact_secrets
 
@@ -180,6 +181,7 @@ _EXPORTS = {
     "Decision": ("gitmem.review.decision", "Decision"),
     # sync
     "sync_repo": ("gitmem.sync.exchange", "sync"),
+    "start_sync_fetch": ("gitmem.sync.first_fetch", "start"),
     "continue_sync": ("gitmem.sync.exchange", "continue_sync"),
     "abort_sync": ("gitmem.sync.exchange", "abort_sync"),
     "SyncResult": ("gitmem.sync.exchange", "SyncResult"),
@@ -375,6 +377,7 @@ __all__ = [
     "session_markdown",
     "stale_report",
     "start_session",
+    "start_sync_fetch",
     "sync_repo",
     "token_sizes",
     "usage_by_session",

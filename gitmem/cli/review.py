@@ -235,18 +235,26 @@ def sync(ctx: Ctx, remote: str, cont: bool, abort: bool, accept_redaction: bool)
     gitmem sync backup --json   with the remote named backup, as JSON
     git config gitmem.machine laptop   the name other machines see this one by
     """
-    from gitmem import abort_sync, continue_sync, sync_repo
     from gitmem.git import progress
 
     if cont and abort:
         raise InvalidInput("give --continue or --abort, not both")
     with ctx.repo() as repo, progress.shown(progress.watched(ctx.json)):
         if cont:
+            from gitmem import continue_sync
+
             res = continue_sync(repo)
         elif abort:
+            from gitmem import abort_sync
+
             res = abort_sync(repo)
         else:
-            res = sync_repo(repo, remote, accept_redaction=accept_redaction)
+            from gitmem import start_sync_fetch
+
+            started = start_sync_fetch(repo, remote)  # git fetches while the sync is loaded
+            from gitmem import sync_repo
+
+            res = sync_repo(repo, remote, accept_redaction=accept_redaction, started=started)
     emit(ctx, res.to_json(), res.text)
     if res.status == "conflict":
         raise click.exceptions.Exit(EXIT_CONFLICT)

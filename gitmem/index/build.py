@@ -245,6 +245,8 @@ def refresh(repo: MemoryRepo, branch: str = MAIN) -> Index:
             state = Replay()
         elif not advance(repo, state, tip, new):
             state = replay_all(repo, branch)
+        if new and new[0].uncontested:  # a merge whose sides were just read: known facts
+            freshness.uncontested(repo, branch, new[0].uncontested)
         used: Headings = {}
         cards = layout(repo, state.commit, headings, used) if state.commit else []
         if before is not None and new:

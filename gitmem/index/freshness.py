@@ -297,6 +297,16 @@ def contested(repo: MemoryRepo, memo: Memo, merge: str) -> list[str]:
     return out
 
 
+def uncontested(repo: MemoryRepo, branch: str, merges: Iterable[str]) -> None:
+    """Record that each of ``merges`` contests no section (``contested`` is ``[]``): what
+    ``replay.advance`` found when it folded them in, having read both sides' trailers."""
+    memo = memo_for(repo, branch)
+    for merge in merges:
+        if memo.contested.get(merge) != []:
+            memo.contested[merge] = []
+            memo.dirty = True
+
+
 def stale_keys(
     repo: MemoryRepo,
     branch: str,

@@ -117,6 +117,9 @@ class _Fold:
     merges: list[str] = field(default_factory=list)  # newest first
     linear: bool = True  # every commit has exactly one parent, the next one in the log
     oldest_parent: str = ""  # the parents field of the oldest commit read
+    # merges folded in whose two lines of history describe no section on both sides (what
+    # ``freshness.contested`` would find by reading both sides' trailers again: nothing)
+    uncontested: list[str] = field(default_factory=list)
 
     def feed(self, piece: bytes) -> None:
         """Fold a piece of the log: ``add`` of ``trailers.gitmem_trailers`` of each
@@ -344,7 +347,8 @@ def _advance_merge(
                 return False  # state is not on our line since the fork
     except GitmemError:  # the cached commit is gone (gc after a rewrite)
         return False
-    both = _Fold(tip=tip, merges=side.merges)
+    # No section has an entry on both sides: the merge contests none (``uncontested``).
+    both = _Fold(tip=tip, merges=side.merges, uncontested=[tip])
     for key in {**since.entries, **side.entries}:  # newest first: theirs, then ours
         both.entries[key] = side.entries.get(key, []) + since.entries.get(key, [])
     both.onto(state)

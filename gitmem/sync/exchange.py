@@ -24,9 +24,11 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
+from functools import partial
 
-from gitmem.errors import Conflict, InvalidInput, NotFound, UnsafePath
+from gitmem.errors import Conflict, GitError, GitmemError, InvalidInput, NotFound, UnsafePath
 from gitmem.git.runner import Sha
 from gitmem.index import build as index
 from gitmem.memory import remote as remote_mod
@@ -37,6 +39,7 @@ from gitmem.memory.transplant import changed_paths
 from gitmem.memory.worktree import ensure_clean, worktree_guard
 from gitmem.review import team
 from gitmem.sync import state as sync_state
+from gitmem.sync.first_fetch import sync_ref as sync_ref
 from gitmem.wording import count
 
 # A push refused because another machine pushed first is retried this many rounds, each
@@ -49,8 +52,6 @@ _sleep = time.sleep  # module attributes, so a test can watch the pauses
 _jitter = random.uniform
 
 
-def sync_ref(remote: str, what: str) -> str:
-    return f"refs/gitmem/sync/{remote}/{what}"
 
 
 class RemoteRewritten(Conflict):
@@ -175,14 +176,21 @@ def _count(repo: MemoryRepo, a: str, b: str) -> int:
     return int(repo.git.out("rev-list", "--count", f"{a}..{b}") or 0)
 
 
-def _divergence(repo: MemoryRepo, ours: str, theirs: str | None) -> tuple[int, int]:
-    """(commits only we have, commits only they have), from one ``git rev-list``."""
+def _divergence(repo: MemoryRepo, ours: str, theirs: str | None) -> tuple[int, int, Sha | None]:
+    """(commits only we have, commits only they have, their merge base when one walk shows
+    it), from one ``git rev-list``. The base is given when both sides have commits of
+    their own and one commit bounds them (``--boundary``): every way down from either tip
+    into the shared history passes through it, so it descends from every common ancestor
+    and is what ``git merge-base`` says. Otherwise None (ask ``_merge_base``)."""
     if theirs is None:
-        return int(repo.git.out("rev-list", "--count", ours) or 0), 0
-    left, _, right = repo.git.out(
-        "rev-list", "--left-right", "--count", f"{ours}...{theirs}"
-    ).partition("\t")
-    return int(left), int(right)
+        return int(repo.git.out("rev-list", "--count", ours) or 0), 0, None
+    out = repo.git.out("rev-list", "--left-right", "--boundary", f"{ours}...{theirs}")
+    lines = out.split("\n") if out else []
+    left = sum(1 for line in lines if line.startswith("<"))
+    right = sum(1 for line in lines if line.startswith(">"))
+    bounds = [line[1:] for line in lines if line.startswith("-")]
+    base = Sha(bounds[0]) if left and right and len(bounds) == 1 else None
+    return left, right, base
 
 
 # -- one round ---------------------------------------------------------------------
@@ -223,15 +231,49 @@ MEMORY_PATHS = ("cards", "sessions", "logs", "persona.md", "synthesis.md", "gitm
 _UNSAFE_MODES = {"120000": "a symlink", "160000": "a submodule"}
 
 
-def _check_incoming(repo: MemoryRepo, remote: str, ours: Sha | None, theirs: Sha | None) -> None:
-    """Refuse a remote history that puts a symlink or submodule where memory lives
-    (one ``git log --raw`` over the commits we would receive)."""
+def _check_both(
+    repo: MemoryRepo, remote: str, ours: Sha | None, theirs: Sha | None,
+    outgoing_check: Callable[[], None],
+) -> None:
+    """Refuse a remote history that puts a symlink or submodule where memory lives (one
+    ``git log --raw`` over the commits we would receive), with ``outgoing_check`` (the
+    secret scan of what leaves) run while git lists them. Both refuse before anything
+    changes here, and the incoming refusal is the one reported when both would refuse."""
     if theirs is None:
+        outgoing_check()
         return
-    out = repo.git.run(
-        "log", "-m", "--raw", "-z", "--no-renames", "--no-abbrev", "--format=%x00%H",
-        theirs, *([f"^{ours}"] if ours else []), "--", *MEMORY_PATHS,
-    ).stdout.decode("utf-8", "surrogateescape")
+    args = ["log", "-m", "--raw", "-z", "--no-renames", "--no-abbrev", "--format=%x00%H",
+            theirs, *([f"^{ours}"] if ours else []), "--", *MEMORY_PATHS]
+    proc = repo.git.popen(*args)
+    try:
+        outgoing_check()
+    finally:
+        raw, err = proc.communicate()  # read first: a refusal of what comes in goes first
+        if proc.returncode:
+            raise GitError(["git", *args], proc.returncode, err.decode("utf-8", "replace"),
+                           raw.decode("utf-8", "replace"))
+        found = _unsafe(raw.decode("utf-8", "surrogateescape"))
+        if found is not None:
+            path, what, commit = found
+            raise UnsafePath(
+                f"{remote}/main brings {path} as {what} (commit {commit[:7]}); gitmem never "
+                "follows one where it keeps memory; nothing was changed here",
+                hint=f"fix it on {remote} with a commit that makes it a real file or folder",
+            )
+
+
+def _unsafe(out: str) -> tuple[str, str, str] | None:
+    """The first (path, "a symlink" or "a submodule", commit) in ``git log --raw -z``'s
+    ``out``, or None. An entry's new mode stands between two spaces (":100644 120000
+    <sha> <sha> T"): when neither unsafe mode does anywhere in ``out``, no entry has one,
+    and a path that holds one only sends ``out`` through the full reading."""
+    if not any(f" {mode} " in out for mode in _UNSAFE_MODES):
+        return None
+    return _read_unsafe(out)
+
+
+def _read_unsafe(out: str) -> tuple[str, str, str] | None:
+    """``_unsafe`` by reading every entry."""
     items, commit = out.split("\0"), ""
     for i, item in enumerate(items):
         item = item.strip("\n")
@@ -240,12 +282,8 @@ def _check_incoming(repo: MemoryRepo, remote: str, ours: Sha | None, theirs: Sha
         elif item.startswith(":") and i + 1 < len(items):
             mode = item[1:].split(" ")[1]
             if mode in _UNSAFE_MODES:
-                raise UnsafePath(
-                    f"{remote}/main brings {items[i + 1]} as {_UNSAFE_MODES[mode]} (commit "
-                    f"{commit[:7]}); gitmem never follows one where it keeps memory; "
-                    "nothing was changed here",
-                    hint=f"fix it on {remote} with a commit that makes it a real file or folder",
-                )
+                return items[i + 1], _UNSAFE_MODES[mode], commit
+    return None
 
 
 def _check_outgoing(repo: MemoryRepo, remote: str, theirs: Sha | None) -> None:
@@ -267,6 +305,16 @@ def _check_sessions_outgoing(
         if update.new and update.ref.startswith("refs/heads/gitmem/session/"):
             base = [b for b in (update.old, theirs) if b]
             refuse_secrets(repo, remote, update.new, base[0] if base else None)
+
+
+def _refresh_index(repo: MemoryRepo) -> None:
+    """The index at main's new tip, refreshed while git pushes: it depends on main here
+    only, whatever the push's outcome (a lost push's next round folds in its own merge).
+    A failure is left to the refresh once the round is done, which reports it."""
+    try:
+        index.refresh(repo, MAIN)
+    except GitmemError:
+        return
 
 
 def _finish_interrupted(repo: MemoryRepo, remote: str) -> list[str]:
@@ -351,13 +399,13 @@ def _integrate(repo: MemoryRepo, remote: str, theirs: Sha | None) -> SyncResult 
     ours = repo.tip(MAIN)
     if ours is None:
         raise NotFound("no main branch")
-    ahead, behind = _divergence(repo, ours, theirs)
+    ahead, behind, base = _divergence(repo, ours, theirs)
     if theirs is None or behind == 0:
         return _Round("none", 0, ahead)
     if ahead == 0:
         _fast_forward(repo, ours, theirs)
         return _Round("fast-forward", behind, 0)
-    base = _merge_base(repo, ours, theirs, remote)
+    base = base or _merge_base(repo, ours, theirs, remote)
     labels = (f"{MAIN} (this machine)", f"{remote}/main")
     with worktree_guard(repo, MAIN) as live:
         changed = changed_paths(repo, base, theirs)
@@ -372,7 +420,12 @@ def _integrate(repo: MemoryRepo, remote: str, theirs: Sha | None) -> SyncResult 
     return _Round("merge", behind, ahead + 1)
 
 
-def sync(repo: MemoryRepo, remote: str = "origin", accept_redaction: bool = False) -> SyncResult:
+def sync(
+    repo: MemoryRepo,
+    remote: str = "origin",
+    accept_redaction: bool = False,
+    started: remote_mod.StartedFetch | None = None,
+) -> SyncResult:
     """Exchange memory with the git remote ``remote``: fetch, integrate (fast-forward or
     a merge commit, section by section), push; never forced, never dropping a local
     commit. Returns a ``SyncResult``; the same section changed on both sides is status
@@ -380,7 +433,19 @@ def sync(repo: MemoryRepo, remote: str = "origin", accept_redaction: bool = Fals
     ``continue_sync``/``abort_sync``, uncommitted edits), ``RemoteRewritten`` (the
     remote's history was rewritten: ``accept_redaction`` takes a ``gitmem redact``),
     ``NotFound`` (no such remote), ``RemoteError`` (exit 5: the remote cannot be
-    reached or refused the push)."""
+    reached or refused the push). ``started``: the first round's fetch, begun by
+    ``first_fetch.start`` while this module was loaded."""
+    try:
+        return _sync(repo, remote, accept_redaction, started)
+    finally:
+        if started is not None and started.proc.returncode is None:  # refused before its round
+            started.proc.communicate()
+            repo.git.run("update-ref", "-d", sync_ref(remote, "fetched"), check=False)
+
+
+def _sync(
+    repo: MemoryRepo, remote: str, accept_redaction: bool, started: remote_mod.StartedFetch | None
+) -> SyncResult:
     where = remote_mod.url(repo, remote)
     state = sync_state.load(repo)
     if state is not None:
@@ -402,11 +467,12 @@ def sync(repo: MemoryRepo, remote: str = "origin", accept_redaction: bool = Fals
             _sleep(_jitter(0, min(BACKOFF_CAP, BACKOFF * 2**attempt)))
         done = False
         try:
-            theirs = remote_mod.fetch_main(repo, remote, fetched, where, team.fetch_specs(remote))
+            theirs = remote_mod.fetch_main(repo, remote, fetched, where, team.fetch_specs(remote),
+                                           started=None if attempt else started)
             _check_history(repo, remote, theirs, accept_redaction)
             accept_redaction = False  # accepted: the next rounds are ordinary ones
-            _check_incoming(repo, remote, repo.tip(MAIN), theirs)
-            _check_outgoing(repo, remote, theirs)
+            _check_both(repo, remote, repo.tip(MAIN), theirs,
+                        partial(_check_outgoing, repo, remote, theirs))
             finished += _finish_interrupted(repo, remote)
             seen = team.view(repo, remote)  # the remote's sessions and decisions, as fetched
             got, notes = team.settle(repo, remote, seen)
@@ -422,7 +488,10 @@ def sync(repo: MemoryRepo, remote: str = "origin", accept_redaction: bool = Fals
             assert ours is not None
             out = outgoing(repo, remote, ours if step.sent else None, seen)
             _check_sessions_outgoing(repo, remote, out, theirs)
-            pushed = remote_mod.push_updates(repo, remote, out.updates, where) if out.updates else None
+            pushed = None
+            if out.updates:
+                with remote_mod.meanwhile(lambda: _refresh_index(repo)):
+                    pushed = remote_mod.push_updates(repo, remote, out.updates, where)
             if pushed is not None and not pushed.ok:
                 lost = pushed.rejected or lost
                 continue  # someone pushed first: fetch and integrate again

@@ -11,7 +11,11 @@ import gc
 import random
 import tracemalloc
 from pathlib import Path
+from typing import Any
 
+import pytest
+
+from gitmem.git.runner import Git
 from gitmem.memory.repo import MemoryRepo
 from gitmem.search import corpus as search_index
 from gitmem.search.ranked import search_history
@@ -27,15 +31,16 @@ def _data(text: str) -> bytes:
     return b"data %d\n%s\n" % (len(raw), raw)
 
 
-def _card(rng: random.Random, n: int) -> str:
+def _card(rng: random.Random, n: int, words: int = 30, vocab: int = 50) -> str:
     def para() -> str:
-        return " ".join(rng.choice(WORDS) + str(rng.randrange(50)) for _ in range(30))
+        return " ".join(rng.choice(WORDS) + str(rng.randrange(vocab)) for _ in range(words))
 
     return (f"# Client {n}\n\n## Budget\n{para()}\n\n## Timeline\n{para()}\n\n"
             f"## Contacts\n{para()}\n")
 
 
-def append_history(path: Path, *, card_edits: int = 0, plain: int = 0, seed: int = 1) -> None:
+def append_history(path: Path, *, card_edits: int = 0, plain: int = 0, seed: int = 1,
+                   words: int = 30, vocab: int = 50) -> None:
     """``card_edits`` commits rewriting one of 10 cards, then ``plain`` commits that change
     only a file outside cards/ and sessions/ (the log grows, the search index does not)."""
     rng = random.Random(seed)
@@ -45,7 +50,7 @@ def append_history(path: Path, *, card_edits: int = 0, plain: int = 0, seed: int
         who = b"Test Person <person@example.com> %d +0000\n" % (when + i)
         if i < card_edits:
             msg = f"Edit client-{i % 10}\n\nGitmem-Card: client-{i % 10}\n"
-            change = f"cards/client-{i % 10}.md", _card(rng, i % 10)
+            change = f"cards/client-{i % 10}.md", _card(rng, i % 10, words, vocab)
         else:
             msg = (f"Note {i}\n\nA line of hand-written notes about the week, long enough to "
                    f"look like a real message.\n\nGitmem-Session: s{i}\n")
@@ -131,3 +136,46 @@ def test_equal_states_have_one_fingerprint_however_they_were_made(client: Path) 
         assert len(marks) == 1
         assert search_index.fingerprint(search_index.build(repo, base)) not in marks
         assert search_index.rebuild(repo)[1] is True
+
+
+def test_the_state_keeps_no_past_section_text(client: Path) -> None:
+    # 200 rewrites of 10 cards, 3 sections of 400 words each, drawn from 32 terms (few
+    # postings a document): ~2 MB of past values
+    append_history(client, card_edits=200, words=400, vocab=2)
+    peak_of_rebuild(client)  # warms what a process keeps (the term cache, imports)
+    _, retained = peak_of_rebuild(client, cache=False)
+    with MemoryRepo(client) as repo:
+        state = search_index.current(repo)
+        past = [d for d in state.docs if d[search_index.KIND] == search_index.PAST]
+        assert len(past) >= 500
+        assert all(d[search_index.TEXT] == "" for d in past)
+        held = sum(len(search_index.text_of(state, d)) for d in past)
+    # the old state held every past text (and then some); this one names where each is
+    assert held > 1_000_000
+    assert retained < held // 3, (retained, held)
+
+
+def test_the_rebuild_reads_blobs_through_a_git_with_bounded_caches(
+    client: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # git's cat-file, reading every card blob of history, otherwise maps the whole pack and
+    # keeps 96 MiB of delta bases: at 100k commits it grew to the size of the pack
+    append_history(client, card_edits=20)
+    started: list[tuple[str, ...]] = []
+    popen = Git.popen
+
+    def spy(self: Git, *args: str) -> Any:
+        started.append(args)
+        return popen(self, *args)
+
+    monkeypatch.setattr(Git, "popen", spy)
+    with MemoryRepo(client) as repo:
+        search_index.rebuild(repo)
+    limits = ("core.deltaBaseCacheLimit=", "core.packedGitLimit=", "core.packedGitWindowSize=")
+
+    def bounded(args: tuple[str, ...]) -> bool:
+        config = args[: args.index("cat-file")]
+        return all(any(a.startswith(k) for a in config) for k in limits)
+
+    cats = [a for a in started if "cat-file" in a]
+    assert any(bounded(a) for a in cats), cats

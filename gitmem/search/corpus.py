@@ -5,7 +5,9 @@ at a time (``fold``): each card a commit writes is compared section by section w
 values in force; a changed or removed section's value becomes *past* (with the date it
 was replaced) and its new text becomes the *current* document, carrying the section's
 index entry (keywords, summary). Committed transcripts (``sessions/<id>.jsonl``) add one
-document per turn. Documents are kept as weighted term counts in an inverted index, so
+document per turn. A past value's text is not kept: its document names where it was read
+(the card's blob and the section's place in it) and the text is read from git when a hit
+shows it, so the state grows with the number of values, not with their text. Documents are kept as weighted term counts in an inverted index, so
 a new commit costs only its own documents (``advance``), and ranking reads the postings
 of the query's terms only.
 
@@ -25,6 +27,7 @@ import hashlib
 import json
 import marshal
 import os
+import sys
 from array import array
 from bisect import bisect_left
 from collections import Counter
@@ -33,6 +36,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitmem.errors import GitmemError
+from gitmem.git.objects import ObjectStore
+from gitmem.git.runner import Git
 from gitmem.index.replay import no_gc
 from gitmem.memory import trailers as T
 from gitmem.memory.cards import sections
@@ -40,7 +45,7 @@ from gitmem.memory.names import is_slug
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.search.terms import terms
 
-CACHE_VERSION = 2
+CACHE_VERSION = 3
 _DIGEST = 20
 SAVE_EVERY = 256  # commits folded in memory before the file on disk is rewritten
 ZERO = "0" * 40
@@ -48,9 +53,13 @@ TREE = b"40000"
 
 CURRENT, PAST, TURN, GONE = 0, 1, 2, 3
 # A document: [kind, card, section, heading, text, keywords, summary, date, until, ref, length,
-# commit]; ref is a section's card title, or a turn's "<session>#<n>"; commit wrote the value.
+# commit, origin]; ref is a section's card title, or a turn's "<session>#<n>"; commit wrote
+# the value; origin is where a section value was read: the card blob's raw id and the
+# section's place among the card's sections (4 bytes, big-endian); b"" for a turn. A past
+# value's text is "" (``text_of`` reads it back through its origin).
 POSTING = "I"  # a doc id or a count: unsigned 32-bit
-KIND, CARD, SECTION, HEADING, TEXT, KEYWORDS, SUMMARY, DATE, UNTIL, REF, LENGTH, COMMIT = range(12)
+(KIND, CARD, SECTION, HEADING, TEXT, KEYWORDS, SUMMARY, DATE, UNTIL, REF, LENGTH, COMMIT,
+ ORIGIN) = range(13)
 # Field weights (integers, so a rebuild and an incremental fold add up to the same state).
 W_CARD, W_HEADING, W_KEYWORDS, W_SUMMARY, W_TEXT = 6, 4, 4, 3, 2
 
@@ -71,6 +80,7 @@ class SearchState:
     sessions: dict[str, list[Any]] = field(default_factory=dict)  # id -> [lines, sha1, [docs]]
     unsaved: int = 0  # commits folded since the file on disk (not part of the state)
     norms: tuple[tuple[int, int, int], list[float]] | None = None  # ranking's, derived
+    read: Any = None  # blob id -> bytes: where past texts are read from (not part of the state)
 
     def length_norms(self, k1: float, b: float) -> list[float]:
         """BM25's length normalisation of every document, k1 * (1 - b + b * len / avg)."""
@@ -172,10 +182,27 @@ def _drop(state: SearchState, n: int) -> None:
 
 
 def _retire(state: SearchState, key: str, n: int, date: str) -> None:
-    """A section value replaced at ``date``: it stays searchable as a past value."""
+    """A section value replaced at ``date``: it stays searchable as a past value (its terms
+    stay in the postings; its text is let go, read back through its origin when needed)."""
     doc = state.docs[n]
-    doc[KIND], doc[UNTIL] = PAST, date
+    doc[KIND], doc[UNTIL], doc[TEXT] = PAST, date, ""
     state.past.setdefault(key, []).append(n)
+
+
+def origin_text(read: Any, origin: bytes) -> str:
+    """The text of the section an origin names: the card blob read and cut as a fold does."""
+    raw: bytes = read(origin[:-4].hex()) or b""
+    secs = _card_sections(raw.decode("utf-8", "replace"))[1]
+    pos = int.from_bytes(origin[-4:], "big")
+    return secs[pos][2] if pos < len(secs) else ""
+
+
+def text_of(state: SearchState, doc: list[Any], read: Any = None) -> str:
+    """A document's text: a past section value's read from git (``read``, else the
+    state's), any other document's from the document."""
+    if doc[KIND] != PAST or not doc[ORIGIN]:
+        return str(doc[TEXT])
+    return origin_text(read or state.read, doc[ORIGIN])
 
 
 # -- folding one commit ------------------------------------------------------------
@@ -200,9 +227,10 @@ class LogCommit:
 def _card_sections(text: str) -> tuple[str, list[tuple[str, str, str]]]:
     lines = text.split("\n")
     title = next((ln[2:].strip() for ln in lines if ln.startswith("# ")), "")
-    out = [(s.id, s.heading, "\n".join(lines[s.start + 1 : s.end]).strip())
-           for s in sections(text)]
-    return title, out
+    # ids, headings and titles recur in every value of a section: one string each
+    out = [(sys.intern(s.id), sys.intern(s.heading),
+            "\n".join(lines[s.start + 1 : s.end]).strip()) for s in sections(text)]
+    return sys.intern(title), out
 
 
 def _fold_card(state: SearchState, c: LogCommit, card: str, blob: str, entry_key: str | None,
@@ -217,8 +245,9 @@ def _fold_card(state: SearchState, c: LogCommit, card: str, blob: str, entry_key
     raw: bytes = read(blob) or b""
     title, secs = _card_sections(raw.decode("utf-8", "replace"))
     state.titles[card] = title
+    blob_id = bytes.fromhex(blob)
     now: dict[str, int] = {}
-    for sid, heading, text in secs:
+    for pos, (sid, heading, text) in enumerate(secs):
         key = f"{card}/{sid}"
         n = have.get(sid)
         doc = state.docs[n] if n is not None else None
@@ -227,7 +256,7 @@ def _fold_card(state: SearchState, c: LogCommit, card: str, blob: str, entry_key
             if key == entry_key and entry and [doc[KEYWORDS], doc[SUMMARY]] != entry:
                 _drop(state, n)  # the index entry changed, the text did not
                 doc = [CURRENT, card, sid, heading, text, entry[0], entry[1], doc[DATE], "",
-                       title, 0, doc[COMMIT]]
+                       title, 0, doc[COMMIT], doc[ORIGIN]]
                 n = _add(state, doc)
             now[sid] = n
             continue
@@ -235,12 +264,12 @@ def _fold_card(state: SearchState, c: LogCommit, card: str, blob: str, entry_key
             _retire(state, key, n, c.date)
         if c.reverts:  # an undone edit brings back the entry that described this text
             for old in reversed(state.past.get(key, [])):
-                if state.docs[old][TEXT] == text:
+                if text_of(state, state.docs[old], read) == text:
                     state.entries[key] = [state.docs[old][KEYWORDS], state.docs[old][SUMMARY]]
                     break
         kw, summary = state.entries.get(key, ["", ""])
         now[sid] = _add(state, [CURRENT, card, sid, heading, text, kw, summary, c.date, "",
-                                title, 0, c.sha])
+                                title, 0, c.sha, blob_id + pos.to_bytes(4, "big")])
     for sid, gone in have.items():
         if sid not in now:
             _retire(state, f"{card}/{sid}", gone, c.date)
@@ -283,7 +312,8 @@ def turn_doc(session: str, n: int, line: bytes) -> list[Any] | None:
     if not isinstance(text, str) or not text.strip():
         return None
     role = str(rec.get("role", "?"))
-    return [TURN, "", "", role, text, "", "", str(rec.get("at", "")), "", f"{session}#{n}", 0, ""]
+    return [TURN, "", "", role, text, "", "", str(rec.get("at", "")), "", f"{session}#{n}", 0, "",
+            b""]
 
 
 def fold(state: SearchState, c: LogCommit, read: Any) -> None:
@@ -297,7 +327,7 @@ def fold(state: SearchState, c: LogCommit, read: Any) -> None:
     for ch in c.changes:
         folder, _, name = ch.path.partition("/")
         if folder == "cards" and name.endswith(".md") and is_slug(name[:-3]):
-            _fold_card(state, c, name[:-3], ch.blob, entry_key, read)
+            _fold_card(state, c, sys.intern(name[:-3]), ch.blob, entry_key, read)
         elif folder == "sessions" and name.endswith(".jsonl") and "/" not in name:
             _fold_session(state, name[:-6], ch.blob, read)
     state.commit = c.sha
@@ -450,12 +480,25 @@ def _read_fast(repo: MemoryRepo, base: str, tip: str) -> list[LogCommit] | None:
     return out
 
 
+class _WalkGit(Git):
+    """git whose ``cat-file --batch`` keeps ``_WALK``'s bounded caches: reading every card
+    blob of history, an unbounded one maps the whole pack and grows as large as it."""
+
+    def popen(self, *args: str) -> Any:
+        return super().popen(*_WALK, *args)
+
+
 def build(repo: MemoryRepo, tip: str) -> SearchState:
     state = SearchState()
-    with no_gc():
-        for c in iter_commits(repo, tip):
-            fold(state, c, repo.store.read_blob)
+    store = ObjectStore(_WalkGit(repo.git.cwd), repo.git_dir)
+    try:
+        with no_gc():
+            for c in iter_commits(repo, tip):
+                fold(state, c, store.read_blob)
+    finally:
+        store.close()
     state.commit = tip
+    state.read = repo.store.read_blob
     return state
 
 
@@ -516,7 +559,9 @@ def load(repo: MemoryRepo, branch: str) -> SearchState | None:
             data = marshal.loads(rest[_DIGEST:])
         if not isinstance(data, dict) or data.get("version") != CACHE_VERSION:
             return None
-        return SearchState.from_data(data)
+        state = SearchState.from_data(data)
+        state.read = repo.store.read_blob
+        return state
     except (OSError, ValueError, KeyError, TypeError, EOFError):
         return None
 

@@ -192,7 +192,7 @@ def rank(state: S.SearchState, query: str, limit: int = 10,
             if kind == S.PAST and not past_asked and (d[S.CARD], d[S.SECTION], S.CURRENT) in seen:
                 continue  # the section is named already, by its value in force
             seen.add(value)
-            body = d[S.TEXT] or d[S.SUMMARY]
+            body = S.text_of(state, d) or d[S.SUMMARY]  # a past value's: read from git
             hits.append(Hit("section", d[S.CARD], d[S.SECTION],
                             "past" if kind == S.PAST else "current", d[S.DATE], d[S.UNTIL],
                             _snippet(f"{d[S.HEADING]}: {body}", stems), round(score, 3),

@@ -70,3 +70,21 @@ def test_hits_with_past_texts_read_from_git_equal_the_state_that_held_them(
             for q in asked:
                 for limit in (3, 10, 50):
                     assert rank(state, q, limit) == rank(old, q, limit)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(st.sampled_from("ab-c1 ,.'é"), max_size=12), min_size=1, max_size=6))
+def test_terms_are_the_same_whatever_the_term_cache_holds(texts: list[str]) -> None:
+    from gitmem.search import terms as T
+
+    cold = []
+    for text in texts:
+        T._TERMS.clear()
+        cold.append(T.terms(text))
+    saved = T._TERMS_MAX
+    T._TERMS_MAX = 2  # emptied again and again while these texts are read
+    try:
+        assert [T.terms(text) for text in texts] == cold
+        assert len(T._TERMS) <= 2
+    finally:
+        T._TERMS_MAX = saved

@@ -322,7 +322,8 @@ def fold(state: SearchState, c: LogCommit, read: Any) -> None:
     card, section = c.trailers.get(T.CARD), c.trailers.get(T.SECTION)
     if card and section and not c.reverts and T.LAYER not in c.trailers:
         entry_key = f"{card}/{section}"
-        state.entries[entry_key] = [c.trailers.get(T.KEYWORDS) or "",
+        # a section's keywords recur from edit to edit (summaries do not): one string each
+        state.entries[entry_key] = [sys.intern(c.trailers.get(T.KEYWORDS) or ""),
                                     c.trailers.get(T.SUMMARY) or ""]
     for ch in c.changes:
         folder, _, name = ch.path.partition("/")

@@ -20,6 +20,7 @@ It reports and never judges: exit status 0 whatever the figures are::
 
     .venv/bin/python benchmarks/bench_scale.py                    # 1k, 10k, 100k
     .venv/bin/python benchmarks/bench_scale.py --sizes 10000      # one size
+    .venv/bin/python benchmarks/bench_scale.py --only-reindex --sync-commits 0  # reindex rows
 """
 
 from __future__ import annotations
@@ -180,13 +181,16 @@ def run_size(n_commits: int, args: argparse.Namespace, work: Path) -> list[Row]:
     here.mkdir()
     with MemoryRepo(src) as repo:  # main's caches as any `gitmem index` leaves them (not timed)
         index.rendered(repo, "main")
-    rows = bench_edit(src, here, projects, args.edits)
-    rows += bench_session_start(core.copy_repo(src, here / "start"), args.runs)
-    rows += bench_refresh(core.copy_repo(src, here / "refresh"), projects, args.rounds)
-    if not args.no_turns:
-        rows += bench_turn(core.copy_repo(src, here / "turn"), args.turns)
-    rows += bench_reindex(core.copy_repo(src, here / "reindex"), args.runs)
-    rows += bench_hooks(core.copy_repo(src, here / "hooks"), projects, args.runs)
+    if args.only_reindex:
+        rows = bench_reindex(core.copy_repo(src, here / "reindex"), args.runs)
+    else:
+        rows = bench_edit(src, here, projects, args.edits)
+        rows += bench_session_start(core.copy_repo(src, here / "start"), args.runs)
+        rows += bench_refresh(core.copy_repo(src, here / "refresh"), projects, args.rounds)
+        if not args.no_turns:
+            rows += bench_turn(core.copy_repo(src, here / "turn"), args.turns)
+        rows += bench_reindex(core.copy_repo(src, here / "reindex"), args.runs)
+        rows += bench_hooks(core.copy_repo(src, here / "hooks"), projects, args.runs)
     for r in rows:
         r.metric = f"{n_commits // 1000}k: {r.metric}"
     return rows
@@ -200,6 +204,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--turns", type=int, default=30)
     ap.add_argument("--no-turns", action="store_true", help="skip the chat-turn rows")
+    ap.add_argument("--only-reindex", action="store_true",
+                    help="only the reindex rows (its time and peak memory)")
     ap.add_argument("--sync-commits", type=int, default=1000)
     ap.add_argument("--sync-repeat", type=int, default=5)
     ap.add_argument("--cache-dir", default=None)

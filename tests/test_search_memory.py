@@ -179,3 +179,45 @@ def test_the_rebuild_reads_blobs_through_a_git_with_bounded_caches(
 
     cats = [a for a in started if "cat-file" in a]
     assert any(bounded(a) for a in cats), cats
+
+
+def _posting_count(state: search_index.SearchState) -> int:
+    """How many (term, document) postings the state's documents make, counted from the
+    documents themselves (a past value's text read back)."""
+    total = 0
+    for d in state.docs:
+        if d[search_index.KIND] != search_index.GONE:
+            doc = list(d)
+            doc[search_index.TEXT] = search_index.text_of(state, d)
+            total += len(search_index._weighted(doc))
+    return total
+
+
+def test_a_posting_takes_four_bytes(client: Path) -> None:
+    # a doc id and its count in one 32-bit number (the old lists interleaved them: 8 bytes)
+    append_history(client, card_edits=300, vocab=400)
+    with MemoryRepo(client) as repo:
+        state = search_index.current(repo)
+        count = _posting_count(state)
+        held = sum(len(p) * p.itemsize for p in state.postings.values())
+    assert count > 10_000
+    assert held <= 4 * count, (held, count)
+
+
+def test_a_count_too_large_for_a_small_posting_is_kept_whole(client: Path) -> None:
+    # "zebra" 200 times in a section's text weighs 400 (a 4-byte posting holds up to 255)
+    rng = random.Random(3)
+    text = _card(rng, 0).replace("## Timeline\n", "## Timeline\n" + "zebra " * 200 + "\n")
+    out = [b"reset refs/heads/main\nfrom refs/heads/main^0\n", b"commit refs/heads/main\n",
+           b"author A <a@example.com> 1700000000 +0000\n",
+           b"committer A <a@example.com> 1700000000 +0000\n",
+           _data("Edit client-0\n\nGitmem-Card: client-0\n"),
+           b"M 100644 inline cards/client-0.md\n", _data(text)]
+    git(client, "fast-import", "--quiet", "--force", input=b"".join(out))
+    append_history(client, card_edits=30, seed=4)  # client-0 rewritten: the value is past
+    with MemoryRepo(client) as repo:
+        state = search_index.current(repo)
+        got = dict(search_index.pairs(state.postings["zebra"]))
+        hits = search_history(repo, "zebra", limit=3)
+    assert list(got.values()) == [200 * search_index.W_TEXT]
+    assert [(h.card, h.section, h.state) for h in hits] == [("client-0", "timeline", "past")]

@@ -31,7 +31,7 @@ import sys
 from array import array
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,7 +45,7 @@ from gitmem.memory.names import is_slug
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.search.terms import terms
 
-CACHE_VERSION = 3
+CACHE_VERSION = 4
 _DIGEST = 20
 SAVE_EVERY = 256  # commits folded in memory before the file on disk is rewritten
 ZERO = "0" * 40
@@ -57,7 +57,11 @@ CURRENT, PAST, TURN, GONE = 0, 1, 2, 3
 # the value; origin is where a section value was read: the card blob's raw id and the
 # section's place among the card's sections (4 bytes, big-endian); b"" for a turn. A past
 # value's text is "" (``text_of`` reads it back through its origin).
-POSTING = "I"  # a doc id or a count: unsigned 32-bit
+# A posting: a doc id and its count in one number, count << shift | doc. A term's postings
+# are 4 bytes each ("I": 8 bits of count, 24 of doc) while they fit, else 8 ("Q": 32 + 32).
+POSTING, WIDE = "I", "Q"
+_SHIFT = {POSTING: 24, WIDE: 32}
+_LITTLE = sys.byteorder == "little"  # a posting's low bytes (its doc) come first
 (KIND, CARD, SECTION, HEADING, TEXT, KEYWORDS, SUMMARY, DATE, UNTIL, REF, LENGTH, COMMIT,
  ORIGIN) = range(13)
 # Field weights (integers, so a rebuild and an incremental fold add up to the same state).
@@ -68,8 +72,8 @@ W_CARD, W_HEADING, W_KEYWORDS, W_SUMMARY, W_TEXT = 6, 4, 4, 3, 2
 class SearchState:
     commit: str | None = None
     docs: list[list[Any]] = field(default_factory=list)
-    # term -> doc ids and counts, interleaved ([doc, count, doc, count, ...], docs ascending):
-    # 8 bytes a posting, where a dict of dicts took ~60
+    # term -> its postings (count << shift | doc, docs ascending): 4 bytes a posting where
+    # they fit (``POSTING``), 8 where not (``WIDE``); a dict of dicts took ~60
     postings: dict[str, array[int]] = field(default_factory=dict)
     live: int = 0  # documents not GONE
     total: int = 0  # sum of their weighted lengths
@@ -96,6 +100,7 @@ class SearchState:
             "commit": self.commit,
             "docs": self.docs,
             "postings": {t: a.tobytes() for t, a in self.postings.items()},
+            "wide": [t for t, a in self.postings.items() if a.typecode == WIDE],
             "live": self.live,
             "total": self.total,
             "cards": self.cards,
@@ -110,22 +115,49 @@ class SearchState:
         keys = ("commit", "docs", "postings", "live", "total", "cards", "titles", "entries",
                 "past", "sessions")
         state = cls(**{k: data[k] for k in keys})
-        state.postings = {t: _postings(b) for t, b in data["postings"].items()}
+        wide = set(data["wide"])
+        state.postings = {t: _postings(b, WIDE if t in wide else POSTING)
+                          for t, b in data["postings"].items()}
         return state
 
 
-def _postings(raw: bytes) -> array[int]:
-    got = array(POSTING)
+def _postings(raw: bytes, typecode: str) -> array[int]:
+    got = array(typecode)
     got.frombytes(raw)
-    if len(got) % 2:
-        raise ValueError("a posting list of odd length")
     return got
+
+
+def _split(post: array[int]) -> tuple[Sequence[int], Sequence[int]]:
+    """A term's doc ids and counts, as two sequences (cut apart by C loops: a ranking
+    reads every posting of the query's terms)."""
+    s = _SHIFT[post.typecode]
+    if post.typecode == POSTING and _LITTLE:
+        raw = bytearray(memoryview(post).cast("B"))
+        counts = raw[3::4]
+        raw[3::4] = bytes(len(post))
+        return memoryview(raw).cast("I"), counts
+    mask = (1 << s) - 1
+    return [p & mask for p in post], [p >> s for p in post]
+
+
+def docs_of(post: array[int]) -> Sequence[int]:
+    """A term's doc ids, ascending."""
+    return _split(post)[0]
 
 
 def pairs(post: array[int]) -> Iterator[tuple[int, int]]:
     """A term's (doc, count) pairs."""
-    it = iter(post)
-    return zip(it, it, strict=False)  # an even length: checked when loaded
+    docs, counts = _split(post)
+    return zip(docs, counts, strict=True)
+
+
+def _append(post: dict[str, array[int]], term: str, n: int, count: int) -> None:
+    got = post.get(term)
+    if got is None:
+        got = post[term] = array(POSTING)
+    if got.typecode == POSTING and (count > 0xFF or n > 0xFFFFFF):
+        got = post[term] = array(WIDE, ((c << 32) | d for d, c in pairs(got)))
+    got.append((count << _SHIFT[got.typecode]) | n)
 
 
 # -- documents ---------------------------------------------------------------------
@@ -152,12 +184,7 @@ def _add(state: SearchState, doc: list[Any]) -> int:
     state.docs.append(doc)
     post = state.postings
     for term, count in counts.items():
-        got = post.get(term)
-        if got is None:
-            post[term] = array(POSTING, (n, count))
-        else:
-            got.append(n)
-            got.append(count)
+        _append(post, term, n, count)
     state.live += 1
     state.total += doc[LENGTH]
     return n
@@ -170,9 +197,10 @@ def _drop(state: SearchState, n: int) -> None:
     for term in _weighted(doc):
         got = state.postings.get(term)
         if got is not None:
-            at = 2 * bisect_left(got[0::2], n)
-            if at < len(got) and got[at] == n:
-                del got[at : at + 2]
+            docs = docs_of(got)
+            at = bisect_left(docs, n)
+            if at < len(docs) and docs[at] == n:
+                del got[at]
             if not got:
                 del state.postings[term]
     state.live -= 1
@@ -539,7 +567,7 @@ def fingerprint(state: SearchState) -> bytes:
         h.update(repr(doc).encode())
     h.update(b"\x00postings")
     for term, post in state.postings.items():
-        h.update(b"%d %s " % (len(post), repr(term).encode()))
+        h.update(b"%d %s %s " % (len(post), post.typecode.encode(), repr(term).encode()))
         h.update(post.tobytes())
     for part in (state.cards, state.titles, state.entries, state.past, state.sessions):
         h.update(b"\x00part")
@@ -594,7 +622,7 @@ def _stored_fingerprint(repo: MemoryRepo, branch: str) -> bytes | None:
             digest, check = fh.read(_DIGEST), hashlib.sha1()
             mark = fh.read(_DIGEST)
             check.update(mark)
-            while chunk := fh.read(1 << 20):
+            while chunk := fh.read(1 << 16):  # a read allocates its whole size at once
                 check.update(chunk)
     except OSError:
         return None

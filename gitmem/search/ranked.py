@@ -154,14 +154,13 @@ def rank(state: S.SearchState, query: str, limit: int = 10,
         d[S.LENGTH] = sum(counts.values())
     for term, qw in weighted.items():
         post = state.postings.get(term)
-        found = S.pairs(post) if post is not None else ()
-        df = (len(post) // 2 if post is not None else 0) + sum(1 for _, c in side if term in c)
+        df = (len(post) if post is not None else 0) + sum(1 for _, c in side if term in c)
         if not df:
             continue
         idf = qw * math.log(1 + (n - df + 0.5) / (df + 0.5))
         lift = idf * (K1 + 1)
         get = scores.get
-        for doc_id, tf in found:
+        for doc_id, tf in S.pairs(post) if post is not None else ():
             scores[doc_id] = get(doc_id, 0.0) + lift * tf / (tf + norms[doc_id])
         for i, (d, counts) in enumerate(side):
             tf = counts.get(term, 0)

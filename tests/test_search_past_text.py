@@ -27,9 +27,10 @@ queries = st.lists(st.sampled_from(["budget", "launch", "value", "hand", "bob", 
 def _with_texts(state: S.SearchState) -> S.SearchState:
     """The state as it was kept before: every past value's text in its document."""
     old = S.SearchState.from_data(state.to_data())
-    for d in old.docs:
+    for n, d in enumerate(old.docs):
         if d[S.KIND] == S.PAST:
-            d[S.TEXT], d[S.ORIGIN] = S.text_of(state, d), b""
+            old.docs.set(n, S.TEXT, S.text_of(state, d))
+            old.docs.set(n, S.ORIGIN, b"")
     return old
 
 

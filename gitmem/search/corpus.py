@@ -68,10 +68,89 @@ _LITTLE = sys.byteorder == "little"  # a posting's low bytes (its doc) come firs
 W_CARD, W_HEADING, W_KEYWORDS, W_SUMMARY, W_TEXT = 6, 4, 4, 3, 2
 
 
+class Docs:
+    """The documents, kept in columns (a list of 13-field lists took ~230 bytes a document
+    beside its values): ``docs[n]`` is document n as a list (a copy: ``set`` changes it), the
+    kind and length are arrays, a commit id and an origin fixed-width bytes in one bytearray
+    each (all zero for none), the strings lists of shared values."""
+
+    _STR = (CARD, SECTION, HEADING, TEXT, KEYWORDS, SUMMARY, DATE, UNTIL, REF)
+
+    def __init__(self) -> None:
+        self.kind = bytearray()
+        self.length: array[int] = array("I")
+        self.strs: list[list[str]] = [[] for _ in self._STR]
+        self.commits = bytearray()
+        self.origins = bytearray()
+        self.width = 0  # bytes of a commit id (20, or 32 in a sha256 repo); 0 before the first
+
+    def __len__(self) -> int:
+        return len(self.kind)
+
+    def __getitem__(self, n: int) -> list[Any]:
+        w = self.width
+        st = self.strs
+        commit = self.commits[n * w : (n + 1) * w]
+        origin = bytes(self.origins[n * (w + 4) : (n + 1) * (w + 4)])
+        return [self.kind[n], st[0][n], st[1][n], st[2][n], st[3][n], st[4][n], st[5][n],
+                st[6][n], st[7][n], st[8][n], self.length[n],
+                commit.hex() if any(commit) else "", origin if any(origin) else b""]
+
+    def __iter__(self) -> Iterator[list[Any]]:
+        return (self[n] for n in range(len(self)))
+
+    def _widen(self, commit: str, origin: bytes) -> None:
+        w = len(commit) // 2 or max(len(origin) - 4, 0)
+        if not self.width and w:
+            self.width = w
+            self.commits = bytearray(w * len(self))
+            self.origins = bytearray((w + 4) * len(self))
+        if (commit and len(commit) != 2 * self.width) or (origin and len(origin) != self.width + 4):
+            raise ValueError("commit ids of two widths")
+
+    def append(self, doc: list[Any]) -> None:
+        self._widen(doc[COMMIT], doc[ORIGIN])
+        self.kind.append(doc[KIND])
+        self.length.append(doc[LENGTH])
+        for col, f in zip(self.strs, self._STR, strict=True):
+            col.append(doc[f])
+        w = self.width
+        self.commits += bytes.fromhex(doc[COMMIT]) if doc[COMMIT] else bytes(w)
+        self.origins += doc[ORIGIN] or bytes(w + 4 if w else 0)
+
+    def set(self, n: int, f: int, value: Any) -> None:
+        """Change field ``f`` of document n (its kind, a string, or its origin)."""
+        if f == KIND:
+            self.kind[n] = value
+        elif f == ORIGIN:
+            w = self.width + 4
+            self.origins[n * w : (n + 1) * w] = value or bytes(w)
+        else:
+            self.strs[self._STR.index(f)][n] = value
+
+    def to_data(self) -> list[Any]:
+        return [bytes(self.kind), self.length.tobytes(), self.strs, bytes(self.commits),
+                bytes(self.origins), self.width]
+
+    @classmethod
+    def from_data(cls, data: list[Any]) -> Docs:
+        docs = cls()
+        kind, length, strs, commits, origins, docs.width = data
+        docs.kind, docs.commits, docs.origins = (bytearray(kind), bytearray(commits),
+                                                 bytearray(origins))
+        docs.length.frombytes(length)
+        docs.strs = strs
+        n, w = len(docs.kind), docs.width
+        if (len(docs.length) != n or len(strs) != len(cls._STR) or any(len(c) != n for c in strs)
+                or len(commits) != n * w or len(origins) != (n * (w + 4) if w else 0)):
+            raise ValueError("document columns of different lengths")
+        return docs
+
+
 @dataclass
 class SearchState:
     commit: str | None = None
-    docs: list[list[Any]] = field(default_factory=list)
+    docs: Docs = field(default_factory=Docs)
     # term -> its postings (count << shift | doc, docs ascending): 4 bytes a posting where
     # they fit (``POSTING``), 8 where not (``WIDE``); a dict of dicts took ~60
     postings: dict[str, array[int]] = field(default_factory=dict)
@@ -91,14 +170,14 @@ class SearchState:
         key = (len(self.docs), self.live, self.total)
         if self.norms is None or self.norms[0] != key:
             avg = self.total / max(self.live, 1) or 1.0
-            self.norms = (key, [k1 * (1 - b + b * d[LENGTH] / avg) for d in self.docs])
+            self.norms = (key, [k1 * (1 - b + b * n / avg) for n in self.docs.length])
         return self.norms[1]
 
     def to_data(self) -> dict[str, Any]:
         return {
             "version": CACHE_VERSION,
             "commit": self.commit,
-            "docs": self.docs,
+            "docs": self.docs.to_data(),
             "postings": {t: a.tobytes() for t, a in self.postings.items()},
             "wide": [t for t, a in self.postings.items() if a.typecode == WIDE],
             "live": self.live,
@@ -115,6 +194,7 @@ class SearchState:
         keys = ("commit", "docs", "postings", "live", "total", "cards", "titles", "entries",
                 "past", "sessions")
         state = cls(**{k: data[k] for k in keys})
+        state.docs = Docs.from_data(data["docs"])
         wide = set(data["wide"])
         state.postings = {t: _postings(b, WIDE if t in wide else POSTING)
                           for t, b in data["postings"].items()}
@@ -205,15 +285,15 @@ def _drop(state: SearchState, n: int) -> None:
                 del state.postings[term]
     state.live -= 1
     state.total -= doc[LENGTH]
-    doc[KIND] = GONE
-    doc[TEXT] = ""
+    state.docs.set(n, KIND, GONE)
+    state.docs.set(n, TEXT, "")
 
 
 def _retire(state: SearchState, key: str, n: int, date: str) -> None:
     """A section value replaced at ``date``: it stays searchable as a past value (its terms
     stay in the postings; its text is let go, read back through its origin when needed)."""
-    doc = state.docs[n]
-    doc[KIND], doc[UNTIL], doc[TEXT] = PAST, date, ""
+    for f, value in ((KIND, PAST), (UNTIL, date), (TEXT, "")):
+        state.docs.set(n, f, value)
     state.past.setdefault(key, []).append(n)
 
 
@@ -292,8 +372,9 @@ def _fold_card(state: SearchState, c: LogCommit, card: str, blob: str, entry_key
             _retire(state, key, n, c.date)
         if c.reverts:  # an undone edit brings back the entry that described this text
             for old in reversed(state.past.get(key, [])):
-                if text_of(state, state.docs[old], read) == text:
-                    state.entries[key] = [state.docs[old][KEYWORDS], state.docs[old][SUMMARY]]
+                was = state.docs[old]
+                if text_of(state, was, read) == text:
+                    state.entries[key] = [was[KEYWORDS], was[SUMMARY]]
                     break
         kw, summary = state.entries.get(key, ["", ""])
         now[sid] = _add(state, [CURRENT, card, sid, heading, text, kw, summary, c.date, "",

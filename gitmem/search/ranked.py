@@ -171,9 +171,10 @@ def rank(state: S.SearchState, query: str, limit: int = 10,
     past_w = PAST_ASKED if past_asked else PAST_DEFAULT
     factor = {S.PAST: past_w, S.TURN: TURN_WEIGHT}
     ranked: list[tuple[float, int]] = []
+    kinds = docs.kind
     for doc_id, score in scores.items():
-        d = docs[doc_id] if doc_id >= 0 else side[-1 - doc_id][0]
-        ranked.append((-score * factor.get(d[S.KIND], 1.0), doc_id))
+        kind = kinds[doc_id] if doc_id >= 0 else side[-1 - doc_id][0][S.KIND]
+        ranked.append((-score * factor.get(kind, 1.0), doc_id))
     stems = set(weighted)
     hits: list[Hit] = []
     seen: set[tuple[str, str, int]] = set()

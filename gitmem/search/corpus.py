@@ -33,7 +33,7 @@ from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from typing import Any
 
 from gitmem.errors import GitmemError
 from gitmem.git.objects import ObjectStore
@@ -45,7 +45,7 @@ from gitmem.memory.names import is_slug
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.search.terms import terms
 
-CACHE_VERSION = 6
+CACHE_VERSION = 5
 _DIGEST = 20
 SAVE_EVERY = 256  # commits folded in memory before the file on disk is rewritten
 ZERO = "0" * 40
@@ -62,9 +62,6 @@ CURRENT, PAST, TURN, GONE = 0, 1, 2, 3
 POSTING, WIDE = "I", "Q"
 _SHIFT = {POSTING: 24, WIDE: 32}
 _LITTLE = sys.byteorder == "little"  # a posting's low bytes (its doc) come first
-# Most terms are met once (a number, a name): a term's only 4-byte posting is kept as the
-# number itself (28 bytes), not an array of one (~100).
-Postings: TypeAlias = "array[int] | int"
 (KIND, CARD, SECTION, HEADING, TEXT, KEYWORDS, SUMMARY, DATE, UNTIL, REF, LENGTH, COMMIT,
  ORIGIN) = range(13)
 # Field weights (integers, so a rebuild and an incremental fold add up to the same state).
@@ -156,7 +153,7 @@ class SearchState:
     docs: Docs = field(default_factory=Docs)
     # term -> its postings (count << shift | doc, docs ascending): 4 bytes a posting where
     # they fit (``POSTING``), 8 where not (``WIDE``); a dict of dicts took ~60
-    postings: dict[str, Postings] = field(default_factory=dict)
+    postings: dict[str, array[int]] = field(default_factory=dict)
     live: int = 0  # documents not GONE
     total: int = 0  # sum of their weighted lengths
     cards: dict[str, dict[str, int]] = field(default_factory=dict)  # card -> section -> doc
@@ -181,10 +178,8 @@ class SearchState:
             "version": CACHE_VERSION,
             "commit": self.commit,
             "docs": self.docs.to_data(),
-            "postings": {t: a if isinstance(a, int) else a.tobytes()
-                         for t, a in self.postings.items()},
-            "wide": [t for t, a in self.postings.items()
-                     if not isinstance(a, int) and a.typecode == WIDE],
+            "postings": {t: a.tobytes() for t, a in self.postings.items()},
+            "wide": [t for t, a in self.postings.items() if a.typecode == WIDE],
             "live": self.live,
             "total": self.total,
             "cards": self.cards,
@@ -206,26 +201,15 @@ class SearchState:
         return state
 
 
-def _postings(raw: bytes | int, typecode: str) -> Postings:
-    if isinstance(raw, int):
-        if not 0 <= raw <= 0xFFFFFFFF:
-            raise ValueError("a posting out of range")
-        return raw
+def _postings(raw: bytes, typecode: str) -> array[int]:
     got = array(typecode)
     got.frombytes(raw)
     return got
 
 
-def size(post: Postings) -> int:
-    """How many documents a term's postings name."""
-    return 1 if isinstance(post, int) else len(post)
-
-
-def _split(post: Postings) -> tuple[Sequence[int], Sequence[int]]:
+def _split(post: array[int]) -> tuple[Sequence[int], Sequence[int]]:
     """A term's doc ids and counts, as two sequences (cut apart by C loops: a ranking
     reads every posting of the query's terms)."""
-    if isinstance(post, int):
-        return (post & 0xFFFFFF,), (post >> 24,)
     s = _SHIFT[post.typecode]
     if post.typecode == POSTING and _LITTLE:
         raw = bytearray(memoryview(post).cast("B"))
@@ -236,26 +220,22 @@ def _split(post: Postings) -> tuple[Sequence[int], Sequence[int]]:
     return [p & mask for p in post], [p >> s for p in post]
 
 
-def docs_of(post: Postings) -> Sequence[int]:
+def docs_of(post: array[int]) -> Sequence[int]:
     """A term's doc ids, ascending."""
     return _split(post)[0]
 
 
-def pairs(post: Postings) -> Iterator[tuple[int, int]]:
+def pairs(post: array[int]) -> Iterator[tuple[int, int]]:
     """A term's (doc, count) pairs."""
     docs, counts = _split(post)
     return zip(docs, counts, strict=True)
 
 
-def _append(post: dict[str, Postings], term: str, n: int, count: int) -> None:
+def _append(post: dict[str, array[int]], term: str, n: int, count: int) -> None:
     got = post.get(term)
-    small = count <= 0xFF and n <= 0xFFFFFF
-    if got is None and small:
-        post[term] = (count << _SHIFT[POSTING]) | n
-        return
-    if got is None or isinstance(got, int):
-        got = post[term] = array(POSTING, () if got is None else (got,))
-    if got.typecode == POSTING and not small:
+    if got is None:
+        got = post[term] = array(POSTING)
+    if got.typecode == POSTING and (count > 0xFF or n > 0xFFFFFF):
         got = post[term] = array(WIDE, ((c << 32) | d for d, c in pairs(got)))
     got.append((count << _SHIFT[got.typecode]) | n)
 
@@ -296,10 +276,7 @@ def _drop(state: SearchState, n: int) -> None:
         return
     for term in _weighted(doc):
         got = state.postings.get(term)
-        if isinstance(got, int):
-            if got & 0xFFFFFF == n:
-                del state.postings[term]
-        elif got is not None:
+        if got is not None:
             docs = docs_of(got)
             at = bisect_left(docs, n)
             if at < len(docs) and docs[at] == n:
@@ -671,9 +648,6 @@ def fingerprint(state: SearchState) -> bytes:
         h.update(repr(doc).encode())
     h.update(b"\x00postings")
     for term, post in state.postings.items():
-        if isinstance(post, int):
-            h.update(b"1 %s %d " % (repr(term).encode(), post))
-            continue
         h.update(b"%d %s %s " % (len(post), post.typecode.encode(), repr(term).encode()))
         h.update(post.tobytes())
     for part in (state.cards, state.titles, state.entries, state.past, state.sessions):

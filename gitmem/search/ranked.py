@@ -154,7 +154,7 @@ def rank(state: S.SearchState, query: str, limit: int = 10,
         d[S.LENGTH] = sum(counts.values())
     for term, qw in weighted.items():
         post = state.postings.get(term)
-        df = (S.size(post) if post is not None else 0) + sum(1 for _, c in side if term in c)
+        df = (len(post) if post is not None else 0) + sum(1 for _, c in side if term in c)
         if not df:
             continue
         idf = qw * math.log(1 + (n - df + 0.5) / (df + 0.5))

@@ -91,7 +91,7 @@ def bm25s_figures(state: S.SearchState, qs: list[str]) -> dict[str, float]:
     live = [d for d in state.docs if d[S.KIND] != S.GONE]
     t0 = time.perf_counter()
     corpus = [terms(f"{d[S.CARD]} {d[S.REF]} {d[S.HEADING]} {d[S.KEYWORDS]} {d[S.SUMMARY]} "
-                    f"{d[S.TEXT]}") for d in live]
+                    f"{S.text_of(state, d)}") for d in live]
     t1 = time.perf_counter()
     vocab: dict[str, int] = {}
     ids = [[vocab.setdefault(t, len(vocab)) for t in doc] for doc in corpus]
@@ -123,7 +123,7 @@ def tantivy_figures(state: S.SearchState, qs: list[str], where: Path) -> dict[st
     t0 = time.perf_counter()
     for n, d in live:
         body = " ".join(terms(f"{d[S.CARD]} {d[S.REF]} {d[S.HEADING]} {d[S.KEYWORDS]} "
-                              f"{d[S.SUMMARY]} {d[S.TEXT]}"))
+                              f"{d[S.SUMMARY]} {S.text_of(state, d)}"))
         writer.add_document(tantivy.Document(body=body, id=n))
     writer.commit()
     idx.reload()

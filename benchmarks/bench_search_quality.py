@@ -146,7 +146,7 @@ def bm25s_ranker(repo: MemoryRepo) -> Ranker:
     state = S.current(repo)
     live = [d for d in state.docs if d[S.KIND] != S.GONE]
     corpus = [terms(f"{d[S.CARD]} {d[S.REF]} {d[S.HEADING]} {d[S.KEYWORDS]} {d[S.SUMMARY]} "
-                    f"{d[S.TEXT]}") for d in live]
+                    f"{S.text_of(state, d)}") for d in live]
     vocab: dict[str, int] = {}
     ids = [[vocab.setdefault(t, len(vocab)) for t in doc] for doc in corpus]
     retriever = bm25s.BM25()

@@ -5,7 +5,9 @@ at a time (``fold``): each card a commit writes is compared section by section w
 values in force; a changed or removed section's value becomes *past* (with the date it
 was replaced) and its new text becomes the *current* document, carrying the section's
 index entry (keywords, summary). Committed transcripts (``sessions/<id>.jsonl``) add one
-document per turn. Documents are kept as weighted term counts in an inverted index, so
+document per turn. A past value's text is not kept: its document names where it was read
+(the card's blob and the section's place in it) and the text is read from git when a hit
+shows it, so the state grows with the number of values, not with their text. Documents are kept as weighted term counts in an inverted index, so
 a new commit costs only its own documents (``advance``), and ranking reads the postings
 of the query's terms only.
 
@@ -25,14 +27,17 @@ import hashlib
 import json
 import marshal
 import os
+import sys
 from array import array
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from gitmem.errors import GitmemError
+from gitmem.git.objects import ObjectStore
+from gitmem.git.runner import Git
 from gitmem.index.replay import no_gc
 from gitmem.memory import trailers as T
 from gitmem.memory.cards import sections
@@ -40,7 +45,7 @@ from gitmem.memory.names import is_slug
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.search.terms import terms
 
-CACHE_VERSION = 2
+CACHE_VERSION = 5
 _DIGEST = 20
 SAVE_EVERY = 256  # commits folded in memory before the file on disk is rewritten
 ZERO = "0" * 40
@@ -48,19 +53,106 @@ TREE = b"40000"
 
 CURRENT, PAST, TURN, GONE = 0, 1, 2, 3
 # A document: [kind, card, section, heading, text, keywords, summary, date, until, ref, length,
-# commit]; ref is a section's card title, or a turn's "<session>#<n>"; commit wrote the value.
-POSTING = "I"  # a doc id or a count: unsigned 32-bit
-KIND, CARD, SECTION, HEADING, TEXT, KEYWORDS, SUMMARY, DATE, UNTIL, REF, LENGTH, COMMIT = range(12)
+# commit, origin]; ref is a section's card title, or a turn's "<session>#<n>"; commit wrote
+# the value; origin is where a section value was read: the card blob's raw id and the
+# section's place among the card's sections (4 bytes, big-endian); b"" for a turn. A past
+# value's text is "" (``text_of`` reads it back through its origin).
+# A posting: a doc id and its count in one number, count << shift | doc. A term's postings
+# are 4 bytes each ("I": 8 bits of count, 24 of doc) while they fit, else 8 ("Q": 32 + 32).
+POSTING, WIDE = "I", "Q"
+_SHIFT = {POSTING: 24, WIDE: 32}
+_LITTLE = sys.byteorder == "little"  # a posting's low bytes (its doc) come first
+(KIND, CARD, SECTION, HEADING, TEXT, KEYWORDS, SUMMARY, DATE, UNTIL, REF, LENGTH, COMMIT,
+ ORIGIN) = range(13)
 # Field weights (integers, so a rebuild and an incremental fold add up to the same state).
 W_CARD, W_HEADING, W_KEYWORDS, W_SUMMARY, W_TEXT = 6, 4, 4, 3, 2
+
+
+class Docs:
+    """The documents, kept in columns (a list of 13-field lists took ~230 bytes a document
+    beside its values): ``docs[n]`` is document n as a list (a copy: ``set`` changes it), the
+    kind and length are arrays, a commit id and an origin fixed-width bytes in one bytearray
+    each (all zero for none), the strings lists of shared values."""
+
+    _STR = (CARD, SECTION, HEADING, TEXT, KEYWORDS, SUMMARY, DATE, UNTIL, REF)
+
+    def __init__(self) -> None:
+        self.kind = bytearray()
+        self.length: array[int] = array("I")
+        self.strs: list[list[str]] = [[] for _ in self._STR]
+        self.commits = bytearray()
+        self.origins = bytearray()
+        self.width = 0  # bytes of a commit id (20, or 32 in a sha256 repo); 0 before the first
+
+    def __len__(self) -> int:
+        return len(self.kind)
+
+    def __getitem__(self, n: int) -> list[Any]:
+        w = self.width
+        st = self.strs
+        commit = self.commits[n * w : (n + 1) * w]
+        origin = bytes(self.origins[n * (w + 4) : (n + 1) * (w + 4)])
+        return [self.kind[n], st[0][n], st[1][n], st[2][n], st[3][n], st[4][n], st[5][n],
+                st[6][n], st[7][n], st[8][n], self.length[n],
+                commit.hex() if any(commit) else "", origin if any(origin) else b""]
+
+    def __iter__(self) -> Iterator[list[Any]]:
+        return (self[n] for n in range(len(self)))
+
+    def _widen(self, commit: str, origin: bytes) -> None:
+        w = len(commit) // 2 or max(len(origin) - 4, 0)
+        if not self.width and w:
+            self.width = w
+            self.commits = bytearray(w * len(self))
+            self.origins = bytearray((w + 4) * len(self))
+        if (commit and len(commit) != 2 * self.width) or (origin and len(origin) != self.width + 4):
+            raise ValueError("commit ids of two widths")
+
+    def append(self, doc: list[Any]) -> None:
+        self._widen(doc[COMMIT], doc[ORIGIN])
+        self.kind.append(doc[KIND])
+        self.length.append(doc[LENGTH])
+        for col, f in zip(self.strs, self._STR, strict=True):
+            col.append(doc[f])
+        w = self.width
+        self.commits += bytes.fromhex(doc[COMMIT]) if doc[COMMIT] else bytes(w)
+        self.origins += doc[ORIGIN] or bytes(w + 4 if w else 0)
+
+    def set(self, n: int, f: int, value: Any) -> None:
+        """Change field ``f`` of document n (its kind, a string, or its origin)."""
+        if f == KIND:
+            self.kind[n] = value
+        elif f == ORIGIN:
+            w = self.width + 4
+            self.origins[n * w : (n + 1) * w] = value or bytes(w)
+        else:
+            self.strs[self._STR.index(f)][n] = value
+
+    def to_data(self) -> list[Any]:
+        return [bytes(self.kind), self.length.tobytes(), self.strs, bytes(self.commits),
+                bytes(self.origins), self.width]
+
+    @classmethod
+    def from_data(cls, data: list[Any]) -> Docs:
+        docs = cls()
+        kind, length, strs, commits, origins, docs.width = data
+        docs.kind, docs.commits, docs.origins = (bytearray(kind), bytearray(commits),
+                                                 bytearray(origins))
+        docs.length.frombytes(length)
+        docs.strs = strs
+        n, w = len(docs.kind), docs.width
+        if (len(docs.length) != n or len(strs) != len(cls._STR) or any(len(c) != n for c in strs)
+                or len(commits) != n * w or len(origins) != (n * (w + 4) if w else 0)):
+            raise ValueError("document columns of different lengths")
+        return docs
 
 
 @dataclass
 class SearchState:
     commit: str | None = None
-    docs: list[list[Any]] = field(default_factory=list)
-    # term -> doc ids and counts, interleaved ([doc, count, doc, count, ...], docs ascending):
-    # 8 bytes a posting, where a dict of dicts took ~60
+    docs: Docs = field(default_factory=Docs)
+    # term -> its postings (count << shift | doc, docs ascending): 4 bytes a posting where
+    # they fit (``POSTING``), 8 where not (``WIDE``); a dict of dicts took ~60
     postings: dict[str, array[int]] = field(default_factory=dict)
     live: int = 0  # documents not GONE
     total: int = 0  # sum of their weighted lengths
@@ -71,21 +163,23 @@ class SearchState:
     sessions: dict[str, list[Any]] = field(default_factory=dict)  # id -> [lines, sha1, [docs]]
     unsaved: int = 0  # commits folded since the file on disk (not part of the state)
     norms: tuple[tuple[int, int, int], list[float]] | None = None  # ranking's, derived
+    read: Any = None  # blob id -> bytes: where past texts are read from (not part of the state)
 
     def length_norms(self, k1: float, b: float) -> list[float]:
         """BM25's length normalisation of every document, k1 * (1 - b + b * len / avg)."""
         key = (len(self.docs), self.live, self.total)
         if self.norms is None or self.norms[0] != key:
             avg = self.total / max(self.live, 1) or 1.0
-            self.norms = (key, [k1 * (1 - b + b * d[LENGTH] / avg) for d in self.docs])
+            self.norms = (key, [k1 * (1 - b + b * n / avg) for n in self.docs.length])
         return self.norms[1]
 
     def to_data(self) -> dict[str, Any]:
         return {
             "version": CACHE_VERSION,
             "commit": self.commit,
-            "docs": self.docs,
+            "docs": self.docs.to_data(),
             "postings": {t: a.tobytes() for t, a in self.postings.items()},
+            "wide": [t for t, a in self.postings.items() if a.typecode == WIDE],
             "live": self.live,
             "total": self.total,
             "cards": self.cards,
@@ -100,22 +194,50 @@ class SearchState:
         keys = ("commit", "docs", "postings", "live", "total", "cards", "titles", "entries",
                 "past", "sessions")
         state = cls(**{k: data[k] for k in keys})
-        state.postings = {t: _postings(b) for t, b in data["postings"].items()}
+        state.docs = Docs.from_data(data["docs"])
+        wide = set(data["wide"])
+        state.postings = {t: _postings(b, WIDE if t in wide else POSTING)
+                          for t, b in data["postings"].items()}
         return state
 
 
-def _postings(raw: bytes) -> array[int]:
-    got = array(POSTING)
+def _postings(raw: bytes, typecode: str) -> array[int]:
+    got = array(typecode)
     got.frombytes(raw)
-    if len(got) % 2:
-        raise ValueError("a posting list of odd length")
     return got
+
+
+def _split(post: array[int]) -> tuple[Sequence[int], Sequence[int]]:
+    """A term's doc ids and counts, as two sequences (cut apart by C loops: a ranking
+    reads every posting of the query's terms)."""
+    s = _SHIFT[post.typecode]
+    if post.typecode == POSTING and _LITTLE:
+        raw = bytearray(memoryview(post).cast("B"))
+        counts = raw[3::4]
+        raw[3::4] = bytes(len(post))
+        return memoryview(raw).cast("I"), counts
+    mask = (1 << s) - 1
+    return [p & mask for p in post], [p >> s for p in post]
+
+
+def docs_of(post: array[int]) -> Sequence[int]:
+    """A term's doc ids, ascending."""
+    return _split(post)[0]
 
 
 def pairs(post: array[int]) -> Iterator[tuple[int, int]]:
     """A term's (doc, count) pairs."""
-    it = iter(post)
-    return zip(it, it, strict=False)  # an even length: checked when loaded
+    docs, counts = _split(post)
+    return zip(docs, counts, strict=True)
+
+
+def _append(post: dict[str, array[int]], term: str, n: int, count: int) -> None:
+    got = post.get(term)
+    if got is None:
+        got = post[term] = array(POSTING)
+    if got.typecode == POSTING and (count > 0xFF or n > 0xFFFFFF):
+        got = post[term] = array(WIDE, ((c << 32) | d for d, c in pairs(got)))
+    got.append((count << _SHIFT[got.typecode]) | n)
 
 
 # -- documents ---------------------------------------------------------------------
@@ -142,12 +264,7 @@ def _add(state: SearchState, doc: list[Any]) -> int:
     state.docs.append(doc)
     post = state.postings
     for term, count in counts.items():
-        got = post.get(term)
-        if got is None:
-            post[term] = array(POSTING, (n, count))
-        else:
-            got.append(n)
-            got.append(count)
+        _append(post, term, n, count)
     state.live += 1
     state.total += doc[LENGTH]
     return n
@@ -160,22 +277,40 @@ def _drop(state: SearchState, n: int) -> None:
     for term in _weighted(doc):
         got = state.postings.get(term)
         if got is not None:
-            at = 2 * bisect_left(got[0::2], n)
-            if at < len(got) and got[at] == n:
-                del got[at : at + 2]
+            docs = docs_of(got)
+            at = bisect_left(docs, n)
+            if at < len(docs) and docs[at] == n:
+                del got[at]
             if not got:
                 del state.postings[term]
     state.live -= 1
     state.total -= doc[LENGTH]
-    doc[KIND] = GONE
-    doc[TEXT] = ""
+    state.docs.set(n, KIND, GONE)
+    state.docs.set(n, TEXT, "")
 
 
 def _retire(state: SearchState, key: str, n: int, date: str) -> None:
-    """A section value replaced at ``date``: it stays searchable as a past value."""
-    doc = state.docs[n]
-    doc[KIND], doc[UNTIL] = PAST, date
+    """A section value replaced at ``date``: it stays searchable as a past value (its terms
+    stay in the postings; its text is let go, read back through its origin when needed)."""
+    for f, value in ((KIND, PAST), (UNTIL, date), (TEXT, "")):
+        state.docs.set(n, f, value)
     state.past.setdefault(key, []).append(n)
+
+
+def origin_text(read: Any, origin: bytes) -> str:
+    """The text of the section an origin names: the card blob read and cut as a fold does."""
+    raw: bytes = read(origin[:-4].hex()) or b""
+    secs = _card_sections(raw.decode("utf-8", "replace"))[1]
+    pos = int.from_bytes(origin[-4:], "big")
+    return secs[pos][2] if pos < len(secs) else ""
+
+
+def text_of(state: SearchState, doc: list[Any], read: Any = None) -> str:
+    """A document's text: a past section value's read from git (``read``, else the
+    state's), any other document's from the document."""
+    if doc[KIND] != PAST or not doc[ORIGIN]:
+        return str(doc[TEXT])
+    return origin_text(read or state.read, doc[ORIGIN])
 
 
 # -- folding one commit ------------------------------------------------------------
@@ -200,9 +335,10 @@ class LogCommit:
 def _card_sections(text: str) -> tuple[str, list[tuple[str, str, str]]]:
     lines = text.split("\n")
     title = next((ln[2:].strip() for ln in lines if ln.startswith("# ")), "")
-    out = [(s.id, s.heading, "\n".join(lines[s.start + 1 : s.end]).strip())
-           for s in sections(text)]
-    return title, out
+    # ids, headings and titles recur in every value of a section: one string each
+    out = [(sys.intern(s.id), sys.intern(s.heading),
+            "\n".join(lines[s.start + 1 : s.end]).strip()) for s in sections(text)]
+    return sys.intern(title), out
 
 
 def _fold_card(state: SearchState, c: LogCommit, card: str, blob: str, entry_key: str | None,
@@ -217,8 +353,9 @@ def _fold_card(state: SearchState, c: LogCommit, card: str, blob: str, entry_key
     raw: bytes = read(blob) or b""
     title, secs = _card_sections(raw.decode("utf-8", "replace"))
     state.titles[card] = title
+    blob_id = bytes.fromhex(blob)
     now: dict[str, int] = {}
-    for sid, heading, text in secs:
+    for pos, (sid, heading, text) in enumerate(secs):
         key = f"{card}/{sid}"
         n = have.get(sid)
         doc = state.docs[n] if n is not None else None
@@ -227,7 +364,7 @@ def _fold_card(state: SearchState, c: LogCommit, card: str, blob: str, entry_key
             if key == entry_key and entry and [doc[KEYWORDS], doc[SUMMARY]] != entry:
                 _drop(state, n)  # the index entry changed, the text did not
                 doc = [CURRENT, card, sid, heading, text, entry[0], entry[1], doc[DATE], "",
-                       title, 0, doc[COMMIT]]
+                       title, 0, doc[COMMIT], doc[ORIGIN]]
                 n = _add(state, doc)
             now[sid] = n
             continue
@@ -235,12 +372,13 @@ def _fold_card(state: SearchState, c: LogCommit, card: str, blob: str, entry_key
             _retire(state, key, n, c.date)
         if c.reverts:  # an undone edit brings back the entry that described this text
             for old in reversed(state.past.get(key, [])):
-                if state.docs[old][TEXT] == text:
-                    state.entries[key] = [state.docs[old][KEYWORDS], state.docs[old][SUMMARY]]
+                was = state.docs[old]
+                if text_of(state, was, read) == text:
+                    state.entries[key] = [was[KEYWORDS], was[SUMMARY]]
                     break
         kw, summary = state.entries.get(key, ["", ""])
         now[sid] = _add(state, [CURRENT, card, sid, heading, text, kw, summary, c.date, "",
-                                title, 0, c.sha])
+                                title, 0, c.sha, blob_id + pos.to_bytes(4, "big")])
     for sid, gone in have.items():
         if sid not in now:
             _retire(state, f"{card}/{sid}", gone, c.date)
@@ -283,7 +421,8 @@ def turn_doc(session: str, n: int, line: bytes) -> list[Any] | None:
     if not isinstance(text, str) or not text.strip():
         return None
     role = str(rec.get("role", "?"))
-    return [TURN, "", "", role, text, "", "", str(rec.get("at", "")), "", f"{session}#{n}", 0, ""]
+    return [TURN, "", "", role, text, "", "", str(rec.get("at", "")), "", f"{session}#{n}", 0, "",
+            b""]
 
 
 def fold(state: SearchState, c: LogCommit, read: Any) -> None:
@@ -292,12 +431,13 @@ def fold(state: SearchState, c: LogCommit, read: Any) -> None:
     card, section = c.trailers.get(T.CARD), c.trailers.get(T.SECTION)
     if card and section and not c.reverts and T.LAYER not in c.trailers:
         entry_key = f"{card}/{section}"
-        state.entries[entry_key] = [c.trailers.get(T.KEYWORDS) or "",
+        # a section's keywords recur from edit to edit (summaries do not): one string each
+        state.entries[entry_key] = [sys.intern(c.trailers.get(T.KEYWORDS) or ""),
                                     c.trailers.get(T.SUMMARY) or ""]
     for ch in c.changes:
         folder, _, name = ch.path.partition("/")
         if folder == "cards" and name.endswith(".md") and is_slug(name[:-3]):
-            _fold_card(state, c, name[:-3], ch.blob, entry_key, read)
+            _fold_card(state, c, sys.intern(name[:-3]), ch.blob, entry_key, read)
         elif folder == "sessions" and name.endswith(".jsonl") and "/" not in name:
             _fold_session(state, name[:-6], ch.blob, read)
     state.commit = c.sha
@@ -450,12 +590,25 @@ def _read_fast(repo: MemoryRepo, base: str, tip: str) -> list[LogCommit] | None:
     return out
 
 
+class _WalkGit(Git):
+    """git whose ``cat-file --batch`` keeps ``_WALK``'s bounded caches: reading every card
+    blob of history, an unbounded one maps the whole pack and grows as large as it."""
+
+    def popen(self, *args: str) -> Any:
+        return super().popen(*_WALK, *args)
+
+
 def build(repo: MemoryRepo, tip: str) -> SearchState:
     state = SearchState()
-    with no_gc():
-        for c in iter_commits(repo, tip):
-            fold(state, c, repo.store.read_blob)
+    store = ObjectStore(_WalkGit(repo.git.cwd), repo.git_dir)
+    try:
+        with no_gc():
+            for c in iter_commits(repo, tip):
+                fold(state, c, store.read_blob)
+    finally:
+        store.close()
     state.commit = tip
+    state.read = repo.store.read_blob
     return state
 
 
@@ -495,7 +648,7 @@ def fingerprint(state: SearchState) -> bytes:
         h.update(repr(doc).encode())
     h.update(b"\x00postings")
     for term, post in state.postings.items():
-        h.update(b"%d %s " % (len(post), repr(term).encode()))
+        h.update(b"%d %s %s " % (len(post), post.typecode.encode(), repr(term).encode()))
         h.update(post.tobytes())
     for part in (state.cards, state.titles, state.entries, state.past, state.sessions):
         h.update(b"\x00part")
@@ -516,7 +669,9 @@ def load(repo: MemoryRepo, branch: str) -> SearchState | None:
             data = marshal.loads(rest[_DIGEST:])
         if not isinstance(data, dict) or data.get("version") != CACHE_VERSION:
             return None
-        return SearchState.from_data(data)
+        state = SearchState.from_data(data)
+        state.read = repo.store.read_blob
+        return state
     except (OSError, ValueError, KeyError, TypeError, EOFError):
         return None
 
@@ -548,7 +703,7 @@ def _stored_fingerprint(repo: MemoryRepo, branch: str) -> bytes | None:
             digest, check = fh.read(_DIGEST), hashlib.sha1()
             mark = fh.read(_DIGEST)
             check.update(mark)
-            while chunk := fh.read(1 << 20):
+            while chunk := fh.read(1 << 16):  # a read allocates its whole size at once
                 check.update(chunk)
     except OSError:
         return None

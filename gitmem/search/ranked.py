@@ -154,14 +154,13 @@ def rank(state: S.SearchState, query: str, limit: int = 10,
         d[S.LENGTH] = sum(counts.values())
     for term, qw in weighted.items():
         post = state.postings.get(term)
-        found = S.pairs(post) if post is not None else ()
-        df = (len(post) // 2 if post is not None else 0) + sum(1 for _, c in side if term in c)
+        df = (len(post) if post is not None else 0) + sum(1 for _, c in side if term in c)
         if not df:
             continue
         idf = qw * math.log(1 + (n - df + 0.5) / (df + 0.5))
         lift = idf * (K1 + 1)
         get = scores.get
-        for doc_id, tf in found:
+        for doc_id, tf in S.pairs(post) if post is not None else ():
             scores[doc_id] = get(doc_id, 0.0) + lift * tf / (tf + norms[doc_id])
         for i, (d, counts) in enumerate(side):
             tf = counts.get(term, 0)
@@ -172,9 +171,10 @@ def rank(state: S.SearchState, query: str, limit: int = 10,
     past_w = PAST_ASKED if past_asked else PAST_DEFAULT
     factor = {S.PAST: past_w, S.TURN: TURN_WEIGHT}
     ranked: list[tuple[float, int]] = []
+    kinds = docs.kind
     for doc_id, score in scores.items():
-        d = docs[doc_id] if doc_id >= 0 else side[-1 - doc_id][0]
-        ranked.append((-score * factor.get(d[S.KIND], 1.0), doc_id))
+        kind = kinds[doc_id] if doc_id >= 0 else side[-1 - doc_id][0][S.KIND]
+        ranked.append((-score * factor.get(kind, 1.0), doc_id))
     stems = set(weighted)
     hits: list[Hit] = []
     seen: set[tuple[str, str, int]] = set()
@@ -192,7 +192,7 @@ def rank(state: S.SearchState, query: str, limit: int = 10,
             if kind == S.PAST and not past_asked and (d[S.CARD], d[S.SECTION], S.CURRENT) in seen:
                 continue  # the section is named already, by its value in force
             seen.add(value)
-            body = d[S.TEXT] or d[S.SUMMARY]
+            body = S.text_of(state, d) or d[S.SUMMARY]  # a past value's: read from git
             hits.append(Hit("section", d[S.CARD], d[S.SECTION],
                             "past" if kind == S.PAST else "current", d[S.DATE], d[S.UNTIL],
                             _snippet(f"{d[S.HEADING]}: {body}", stems), round(score, 3),

@@ -99,7 +99,7 @@ def fold(text: str) -> str:
     return _APOSTROPHE.sub("", _APOSTROPHE_S.sub("", text))
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=4096)  # a word's stem is asked for once: _terms_of keeps it
 def stem(word: str) -> str:
     if _NUMBER.fullmatch(word):
         return word
@@ -115,8 +115,23 @@ def words(text: str) -> list[str]:
     return _WORD.findall(fold(text))
 
 
-@lru_cache(maxsize=65536)
+# A word's terms, cached in a plain dict emptied when full: a rebuild of a large history
+# meets ~100k distinct words, and an LRU's bookkeeping took as much memory as the terms.
+_TERMS: dict[str, tuple[str, ...]] = {}
+_TERMS_MAX = 65536
+
+
 def _terms_of(word: str) -> tuple[str, ...]:
+    got = _TERMS.get(word)
+    if got is None:
+        got = _word_terms(word)
+        if len(_TERMS) >= _TERMS_MAX:
+            _TERMS.clear()
+        _TERMS[word] = got
+    return got
+
+
+def _word_terms(word: str) -> tuple[str, ...]:
     if word in STOP_WORDS:
         return ()
     if _THOUSANDS.match(word):
@@ -132,8 +147,10 @@ def _terms_of(word: str) -> tuple[str, ...]:
 def terms(text: str) -> list[str]:
     """The terms of a document's text, in order, repeated as often as they occur."""
     out: list[str] = []
+    get = _TERMS.get
     for word in words(text):
-        out.extend(_terms_of(word))
+        got = get(word)
+        out.extend(_terms_of(word) if got is None else got)
     return out
 
 

@@ -1,0 +1,92 @@
+"""Past section values are read back from git: the text a fold saw, the hits the old
+state (every past text held in memory) gave."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_index_property import do_edit, do_hand, do_revert, edit, hand, revert
+
+from gitmem.memory.cards import sections
+from gitmem.memory.repo import MemoryRepo
+from gitmem.search import corpus as S
+from gitmem.search.ranked import rank
+from gitmem.setup.init import init_repo
+
+from helpers import git
+
+steps = st.lists(st.one_of(edit, edit, hand, revert), min_size=1, max_size=10)
+queries = st.lists(st.sampled_from(["budget", "launch", "value", "hand", "bob", "before",
+                                    "previously", "alpha", "beta", "gamma", "note", "x"]),
+                   min_size=1, max_size=3).map(" ".join)
+
+
+def _with_texts(state: S.SearchState) -> S.SearchState:
+    """The state as it was kept before: every past value's text in its document."""
+    old = S.SearchState.from_data(state.to_data())
+    for n, d in enumerate(old.docs):
+        if d[S.KIND] == S.PAST:
+            old.docs.set(n, S.TEXT, S.text_of(state, d))
+            old.docs.set(n, S.ORIGIN, b"")
+    return old
+
+
+def _section_texts(root: Path, commit: str, card: str) -> dict[str, list[str]]:
+    text = git(root, "show", f"{commit}:cards/{card}.md")
+    lines = text.split("\n")
+    out: dict[str, list[str]] = {}
+    for s in sections(text):
+        out.setdefault(s.id, []).append("\n".join(lines[s.start + 1 : s.end]).strip())
+    return out
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps, st.lists(queries, min_size=1, max_size=4))
+def test_hits_with_past_texts_read_from_git_equal_the_state_that_held_them(
+    plan: list[tuple[object, ...]], asked: list[str],
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "c"
+        init_repo(root)
+        with MemoryRepo(root) as repo:
+            for step in plan:
+                kind = step[0]
+                if kind == "edit":
+                    do_edit(repo, *step[1:])  # type: ignore[arg-type]
+                elif kind == "hand":
+                    do_hand(repo, *step[1:])  # type: ignore[arg-type]
+                else:
+                    do_revert(repo, step[1])  # type: ignore[arg-type]
+            state = S.current(repo)
+            for d in state.docs:
+                if d[S.KIND] == S.PAST:
+                    assert d[S.TEXT] == ""
+                    # the value the commit that wrote it holds in that section
+                    got = _section_texts(root, d[S.COMMIT], d[S.CARD])[d[S.SECTION]]
+                    assert S.text_of(state, d) in got
+            old = _with_texts(state)
+            for q in asked:
+                for limit in (3, 10, 50):
+                    assert rank(state, q, limit) == rank(old, q, limit)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(st.sampled_from("ab-c1 ,.'é"), max_size=12), min_size=1, max_size=6))
+def test_terms_are_the_same_whatever_the_term_cache_holds(texts: list[str]) -> None:
+    from gitmem.search import terms as T
+
+    cold = []
+    for text in texts:
+        T._TERMS.clear()
+        cold.append(T.terms(text))
+    saved = T._TERMS_MAX
+    T._TERMS.clear()
+    T._TERMS_MAX = 2  # emptied again and again while these texts are read
+    try:
+        assert [T.terms(text) for text in texts] == cold
+        assert len(T._TERMS) <= 2
+    finally:
+        T._TERMS_MAX = saved

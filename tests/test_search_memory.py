@@ -161,6 +161,7 @@ def test_the_rebuild_reads_blobs_through_a_git_with_bounded_caches(
     # git's cat-file, reading every card blob of history, otherwise maps the whole pack and
     # keeps 96 MiB of delta bases: at 100k commits it grew to the size of the pack
     append_history(client, card_edits=20)
+    git(client, "repack", "-adq")  # packed, as a long history is: loose objects need no git
     started: list[tuple[str, ...]] = []
     popen = Git.popen
 

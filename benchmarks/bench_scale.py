@@ -169,7 +169,7 @@ def bench_hooks(root: Path, projects: list[str], runs: int) -> list[Row]:
 
 
 def bench_receive(work: Path, commits: int, repeat: int) -> list[Row]:
-    g, p = bench_sync.receive(work, commits, repeat)
+    g, p, _ = bench_sync.receive(work, commits, repeat)
     return [ratio_row(f"receive {commits} commits + 1 local: sync", g * 1000, p * 1000,
                       "git pull --rebase && git push", 1.3)]
 

@@ -203,7 +203,7 @@ def test_a_session_branch_search_starts_from_mains_cache(memory: MemoryRepo) -> 
         assert top(fresh, "vercel") == []
         state = search_index.current(fresh, "gitmem/session/x")
         built = search_index.build(fresh, str(fresh.tip("gitmem/session/x")))
-        assert state.to_data() == built.to_data()
+        assert state.comparable() == built.comparable()
     # no cache file of its own: sessions would leave one each behind
     assert sorted(p.name for p in (memory.git_dir / "gitmem").glob("search-*")) == [
         "search-main.marshal"]

@@ -131,7 +131,7 @@ def test_equal_states_have_one_fingerprint_however_they_were_made(client: Path) 
         assert search_index.advance(repo, folded, tip)
         search_index.save(repo, "main", folded)
         loaded = search_index.load(repo, "main")
-        assert loaded is not None and loaded.to_data() == built.to_data()
+        assert loaded is not None and loaded.comparable() == built.comparable()
         marks = {search_index.fingerprint(s) for s in (built, folded, loaded)}
         assert len(marks) == 1
         assert search_index.fingerprint(search_index.build(repo, base)) not in marks
@@ -239,3 +239,43 @@ def test_a_document_costs_its_columns_not_a_list_of_its_fields(client: Path) -> 
     assert count == 6000 and past > 5900
     assert hits and all(h.commit for h in hits)
     assert retained < 330 * count, (retained, retained / count)
+
+
+def test_a_documents_dates_are_packed_not_kept_as_strings(client: Path) -> None:
+    # one ISO date per commit was ~75 bytes as a str object: 7 MB of a 100k-commit state
+    append_history(client, card_edits=60)
+    with MemoryRepo(client) as repo:
+        tip = repo.tip("main")
+        assert tip is not None
+        state = search_index.build(repo, tip)
+    docs = state.docs
+    dates = {d for n in range(len(docs))
+             for d in docs[n][search_index.DATE : search_index.UNTIL + 1]}
+    dates.discard("")
+    assert len(dates) >= 50  # a date for each commit, as git wrote it
+    assert all(len(d) == 25 and d[10] == "T" for d in dates)
+    held = {v for col in docs.strs for v in col}
+    assert not dates & held  # no column of strings keeps them
+    assert len(docs.dtext) <= 25 * (len(dates) + 1)  # each written once, packed
+
+
+def test_reindex_lets_go_of_the_search_rebuilds_word_caches_before_the_index(
+        client: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the index is rebuilt on top of whatever the search rebuild left: its word caches
+    # (~30 MB at 100k commits) must be gone by then
+    from gitmem.index import build
+    from gitmem.rebuild import reindex
+    from gitmem.search import terms
+
+    append_history(client, card_edits=30)
+    seen: list[int] = []
+    rebuild = build.rebuild
+
+    def spy(repo: MemoryRepo, branch: str = "main") -> Any:
+        seen.append(len(terms._TERMS) + terms.stem.cache_info().currsize)
+        return rebuild(repo, branch)
+
+    monkeypatch.setattr(build, "rebuild", spy)
+    with MemoryRepo(client) as repo:
+        reindex(repo)
+    assert seen == [0]

@@ -33,7 +33,7 @@ from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from gitmem.errors import GitmemError
 from gitmem.git.objects import ObjectStore
@@ -45,7 +45,7 @@ from gitmem.memory.names import is_slug
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.search.terms import terms
 
-CACHE_VERSION = 5
+CACHE_VERSION = 6  # 6: the dates packed in one buffer
 _DIGEST = 20
 SAVE_EVERY = 256  # commits folded in memory before the file on disk is rewritten
 ZERO = "0" * 40
@@ -72,9 +72,12 @@ class Docs:
     """The documents, kept in columns (a list of 13-field lists took ~230 bytes a document
     beside its values): ``docs[n]`` is document n as a list (a copy: ``set`` changes it), the
     kind and length are arrays, a commit id and an origin fixed-width bytes in one bytearray
-    each (all zero for none), the strings lists of shared values."""
+    each (all zero for none), the strings lists of shared values, and the dates (one per
+    commit, ~75 bytes each as str objects) packed in one buffer the date and until columns
+    point into."""
 
-    _STR = (CARD, SECTION, HEADING, TEXT, KEYWORDS, SUMMARY, DATE, UNTIL, REF)
+    _STR = (CARD, SECTION, HEADING, TEXT, KEYWORDS, SUMMARY, REF)
+    _AT: ClassVar[dict[int, int]] = {f: i for i, f in enumerate(_STR)}
 
     def __init__(self) -> None:
         self.kind = bytearray()
@@ -83,9 +86,29 @@ class Docs:
         self.commits = bytearray()
         self.origins = bytearray()
         self.width = 0  # bytes of a commit id (20, or 32 in a sha256 repo); 0 before the first
+        # dates: value i is dtext[doff[i]:doff[i + 1]] (value 0 is ""); date, until: value ids
+        self.dtext = bytearray()
+        self.doff: array[int] = array("I", [0, 0])
+        self.date: array[int] = array("I")
+        self.until: array[int] = array("I")
+        self._last = ("", 0)  # the date value added last (a commit's documents share it)
 
     def __len__(self) -> int:
         return len(self.kind)
+
+    def _date_text(self, i: int) -> str:
+        off = self.doff
+        return self.dtext[off[i] : off[i + 1]].decode("utf-8", "surrogatepass")
+
+    def _date_id(self, value: str) -> int:
+        if value == "":
+            return 0
+        if value == self._last[0]:
+            return self._last[1]
+        self.dtext += value.encode("utf-8", "surrogatepass")
+        self.doff.append(len(self.dtext))
+        self._last = (value, len(self.doff) - 2)
+        return self._last[1]
 
     def __getitem__(self, n: int) -> list[Any]:
         w = self.width
@@ -93,8 +116,8 @@ class Docs:
         commit = self.commits[n * w : (n + 1) * w]
         origin = bytes(self.origins[n * (w + 4) : (n + 1) * (w + 4)])
         return [self.kind[n], st[0][n], st[1][n], st[2][n], st[3][n], st[4][n], st[5][n],
-                st[6][n], st[7][n], st[8][n], self.length[n],
-                commit.hex() if any(commit) else "", origin if any(origin) else b""]
+                self._date_text(self.date[n]), self._date_text(self.until[n]), st[6][n],
+                self.length[n], commit.hex() if any(commit) else "", origin if any(origin) else b""]
 
     def __iter__(self) -> Iterator[list[Any]]:
         return (self[n] for n in range(len(self)))
@@ -114,6 +137,8 @@ class Docs:
         self.length.append(doc[LENGTH])
         for col, f in zip(self.strs, self._STR, strict=True):
             col.append(doc[f])
+        self.date.append(self._date_id(doc[DATE]))
+        self.until.append(self._date_id(doc[UNTIL]))
         w = self.width
         self.commits += bytes.fromhex(doc[COMMIT]) if doc[COMMIT] else bytes(w)
         self.origins += doc[ORIGIN] or bytes(w + 4 if w else 0)
@@ -125,24 +150,38 @@ class Docs:
         elif f == ORIGIN:
             w = self.width + 4
             self.origins[n * w : (n + 1) * w] = value or bytes(w)
+        elif f == DATE:
+            self.date[n] = self._date_id(value)
+        elif f == UNTIL:
+            self.until[n] = self._date_id(value)
         else:
-            self.strs[self._STR.index(f)][n] = value
+            self.strs[self._AT[f]][n] = value
 
     def to_data(self) -> list[Any]:
         return [bytes(self.kind), self.length.tobytes(), self.strs, bytes(self.commits),
-                bytes(self.origins), self.width]
+                bytes(self.origins), self.width, bytes(self.dtext), self.doff.tobytes(),
+                self.date.tobytes(), self.until.tobytes()]
 
     @classmethod
     def from_data(cls, data: list[Any]) -> Docs:
         docs = cls()
-        kind, length, strs, commits, origins, docs.width = data
+        kind, length, strs, commits, origins, docs.width, dtext, doff, date, until = data
         docs.kind, docs.commits, docs.origins = (bytearray(kind), bytearray(commits),
                                                  bytearray(origins))
         docs.length.frombytes(length)
         docs.strs = strs
-        n, w = len(docs.kind), docs.width
+        docs.dtext = bytearray(dtext)
+        docs.doff = array("I")
+        docs.doff.frombytes(doff)
+        docs.date.frombytes(date)
+        docs.until.frombytes(until)
+        n, w, values = len(docs.kind), docs.width, len(docs.doff) - 1
         if (len(docs.length) != n or len(strs) != len(cls._STR) or any(len(c) != n for c in strs)
-                or len(commits) != n * w or len(origins) != (n * (w + 4) if w else 0)):
+                or len(commits) != n * w or len(origins) != (n * (w + 4) if w else 0)
+                or len(docs.date) != n or len(docs.until) != n or values < 1
+                or docs.doff[0] != 0 or docs.doff[1] != 0 or docs.doff[-1] != len(dtext)
+                or any(a > b for a, b in zip(docs.doff, docs.doff[1:], strict=False))
+                or (n and max(max(docs.date), max(docs.until)) >= values)):
             raise ValueError("document columns of different lengths")
         return docs
 
@@ -188,6 +227,15 @@ class SearchState:
             "past": self.past,
             "sessions": self.sessions,
         }
+
+    def comparable(self) -> dict[str, Any]:
+        """``to_data`` with each document's dates as values rather than where they are
+        packed (which depends on the order they were met): equal for equal states."""
+        data = self.to_data()
+        docs, text = self.docs, self.docs._date_text
+        data["docs"] = [*data["docs"][:6],
+                        [(text(a), text(b)) for a, b in zip(docs.date, docs.until, strict=True)]]
+        return data
 
     @classmethod
     def from_data(cls, data: dict[str, Any]) -> SearchState:
@@ -757,7 +805,7 @@ def rebuild(repo: MemoryRepo, branch: str = MAIN) -> tuple[SearchState, bool | N
         if cached is not None:
             if tip is not None and cached.commit != tip:
                 advance(repo, cached, tip)
-            same = cached.to_data() == fresh.to_data()
+            same = cached.comparable() == fresh.comparable()
             del cached
         if same is not True:
             save(repo, branch, fresh, mark)

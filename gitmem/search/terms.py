@@ -121,6 +121,12 @@ _TERMS: dict[str, tuple[str, ...]] = {}
 _TERMS_MAX = 65536
 
 
+def forget() -> None:
+    """Empty the word caches (a rebuild's words: what a large history's rebuild leaves)."""
+    _TERMS.clear()
+    stem.cache_clear()
+
+
 def _terms_of(word: str) -> tuple[str, ...]:
     got = _TERMS.get(word)
     if got is None:

@@ -131,3 +131,31 @@ def test_a_replayed_state_is_left_in_the_gcs_oldest_generation(repo: MemoryRepo)
     built = [v for values in state.entries.values() for v in (values, *values)]
     assert len(built) == 4
     assert not [v for v in built if id(v) in young]
+
+
+def test_a_reindex_reads_the_stale_marks_facts_while_git_walks(
+    client: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the facts file is read before the log is folded (the fold waits on git's walk
+    # anyway), not after it, where it would add to the rebuild's time
+    from gitmem.index import freshness
+
+    with MemoryRepo(client) as repo:
+        write_card(repo, "acme", "", CARD, IndexEntry.make("people", ["pm"], "Dana is PM"))
+        index.refresh(repo, "main")
+    order: list[str] = []
+    load, fold = freshness._load, replay.fold
+
+    def spy_load(repo: MemoryRepo, branch: str) -> freshness.Memo:
+        order.append("facts")
+        return load(repo, branch)
+
+    def spy_fold(records: object) -> object:
+        order.append("fold")
+        return fold(records)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(freshness, "_load", spy_load)
+    monkeypatch.setattr(replay, "fold", spy_fold)
+    with MemoryRepo(client) as repo:
+        index.rebuild(repo, "main")
+    assert order == ["facts", "fold"]

@@ -378,6 +378,7 @@ def rebuild(repo: MemoryRepo, branch: str = MAIN) -> tuple[Index, Index | None]:
         tip = repo.tip(branch)
         used: Headings = {}
         cards = layout(repo, tip, headings, used) if tip else []
+        freshness.memo_for(repo, branch)  # the stale marks' facts, read while git walks too
         state = full.result()
     finally:
         full.close()

@@ -103,6 +103,17 @@ def do_revert(repo: MemoryRepo, pick: int) -> None:
         revert_commit(repo, shas[pick % len(shas)])
 
 
+def do_step(repo: MemoryRepo, step: tuple[object, ...]) -> None:
+    """One step of a plan drawn from ``steps``: an edit, a hand edit or a revert."""
+    kind = step[0]
+    if kind == "edit":
+        do_edit(repo, *step[1:])  # type: ignore[arg-type]
+    elif kind == "hand":
+        do_hand(repo, *step[1:])  # type: ignore[arg-type]
+    else:
+        do_revert(repo, step[1])  # type: ignore[arg-type]
+
+
 def section_as_written(repo: MemoryRepo, rev: str, project: str, section: str) -> str | None:
     """The section's text at ``rev`` as git shows it, blanks at line ends left out."""
     from gitmem.memory.cards import section_text
@@ -134,13 +145,7 @@ def test_incremental_index_equals_reindex_after_every_step(plan: list[tuple[obje
         init_repo(root)
         with MemoryRepo(root) as repo:
             for step in plan:
-                kind = step[0]
-                if kind == "edit":
-                    do_edit(repo, *step[1:])  # type: ignore[arg-type]
-                elif kind == "hand":
-                    do_hand(repo, *step[1:])  # type: ignore[arg-type]
-                else:
-                    do_revert(repo, step[1])  # type: ignore[arg-type]
+                do_step(repo, step)
                 incremental = index.refresh(repo)
                 assert incremental == full_replay(repo)
                 check_stale_marks(repo, incremental)

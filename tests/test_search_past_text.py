@@ -8,7 +8,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_index_property import do_edit, do_hand, do_revert, edit, hand, revert
+from test_index_property import do_step, edit, hand, revert
 
 from gitmem.memory.cards import sections
 from gitmem.memory.repo import MemoryRepo
@@ -53,13 +53,7 @@ def test_hits_with_past_texts_read_from_git_equal_the_state_that_held_them(
         init_repo(root)
         with MemoryRepo(root) as repo:
             for step in plan:
-                kind = step[0]
-                if kind == "edit":
-                    do_edit(repo, *step[1:])  # type: ignore[arg-type]
-                elif kind == "hand":
-                    do_hand(repo, *step[1:])  # type: ignore[arg-type]
-                else:
-                    do_revert(repo, step[1])  # type: ignore[arg-type]
+                do_step(repo, step)
             state = S.current(repo)
             for d in state.docs:
                 if d[S.KIND] == S.PAST:

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from gitmem.errors import CorruptObject
 from gitmem.memory.repo import MemoryRepo
 
-from helpers import git
+from helpers import git, gm
 
 
 def _cat(root: Path, sha: str) -> tuple[str, bytes]:
@@ -78,3 +79,30 @@ def test_replacements_kept_under_another_ref_base_are_left_to_git(
     with MemoryRepo(client) as repo:
         got = repo.store.read(one)
         assert got is not None and got.data == shown
+
+
+def test_a_truncated_loose_object_is_corrupt_never_empty(client: Path) -> None:
+    # a crash or a full disk while git wrote it: git's cat-file prints the object's
+    # header, then dies; what it sent is not the card (an empty card would then be shown,
+    # exported, and an edit on it would commit the card without its sections)
+    import random
+
+    words = [f"{random.Random(i).getrandbits(64):x}" for i in range(300)]
+    (client / "cards").mkdir(exist_ok=True)
+    (client / "cards" / "big.md").write_text("# Big\n\n## Notes\n" + " ".join(words) + "\n")
+    git(client, "add", "cards/big.md")
+    git(client, "commit", "-qm", "big card")
+    blob = git(client, "rev-parse", "HEAD:cards/big.md").strip()
+    path = client / ".git" / "objects" / blob[:2] / blob[2:]
+    whole = path.read_bytes()
+    os.chmod(path, 0o644)
+    path.write_bytes(whole[: len(whole) // 2])
+    with MemoryRepo(client) as repo:
+        with pytest.raises(CorruptObject):
+            repo.store.read(blob)
+        with pytest.raises(CorruptObject):  # and again: the store's git was started anew
+            repo.store.read("HEAD:cards/big.md")
+    shown = gm("-C", str(client), "show", "big")
+    assert shown.code == 5, shown
+    assert "is missing or corrupt" in shown.err and "Traceback" not in shown.err
+    assert shown.out == ""  # no empty card shown

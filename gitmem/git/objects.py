@@ -234,8 +234,13 @@ class ObjectStore:
         if len(parts) != 3:
             raise GitError(["git", "cat-file", "--batch"], 0, f"unexpected reply {header!r}")
         size = int(parts[2])
-        data = proc.stdout.read(size + 1)[:size]
-        return GitObject(Sha(parts[0].decode()), parts[1].decode(), data)
+        got = proc.stdout.read(size + 1)
+        if len(got) != size + 1 or got[size:] != b"\n":  # git died inside the object
+            proc.kill()  # (its stderr is not waited for: git may not have ended)
+            proc.wait()
+            self._proc = None
+            raise CorruptObject(parts[0].decode(), path, "git could read only part of it")
+        return GitObject(Sha(parts[0].decode()), parts[1].decode(), got[:size])
 
     def _ref_exists(self, name: str) -> bool:
         """Whether the ref in ``refs/...^{commit}`` is set, read from the files (no process)."""

@@ -33,10 +33,10 @@ FINDER = "find-gitmem.sh"  # spliced into each hook at install: finds gitmem whe
 
 @dataclass(frozen=True)
 class HookAction:
-    """One hook and what installing did to it (installed, up to date, or a foreign hook kept
-    as ``.legacy``)."""
+    """One hook and what installing did to it (installed, updated, already up to date, or a
+    foreign hook kept as ``.legacy``)."""
     hook: str
-    action: str  # "installed", "updated", "kept-legacy", "removed", "restored-legacy"
+    action: str  # "installed", "updated", "up-to-date", "kept-legacy", "removed", "restored-legacy"
 
     @property
     def in_place(self) -> bool:
@@ -88,9 +88,16 @@ def install(root: Path) -> list[HookAction]:
                     hint=f"merge them by hand, then remove {dest} and run `gitmem install-hooks`",
                 )
             planned.append((dest, text, "kept-legacy"))
+        elif not dest.exists():
+            planned.append((dest, text, "installed"))
+        elif dest.read_text(errors="replace") == text and os.access(dest, os.X_OK):
+            planned.append((dest, text, "up-to-date"))
         else:
-            planned.append((dest, text, "updated" if dest.exists() else "installed"))
+            planned.append((dest, text, "updated"))
     for dest, text, action in planned:  # only after every hook was checked: all or nothing
+        if action == "up-to-date":
+            actions.append(HookAction(dest.name, action))
+            continue
         if action == "kept-legacy":
             dest.rename(dest.with_name(f"{dest.name}.legacy"))
         dest.write_text(text)

@@ -178,14 +178,15 @@ def test_old_hooks_keep_working_and_installing_again_upgrades_them(client: Path)
     target = _install_old(client)
     _refuses_secret_and_claim(client, "30k")  # the old set, with this gitmem's Python
     actions = {a.hook: a.action for a in hooks.install(client)}
-    assert actions == {"commit-msg": "updated", "post-checkout": "updated",
-                       "post-merge": "updated", "post-rewrite": "updated",
+    # the old set's post-* hooks are the ones shipped now: only commit-msg changed
+    assert actions == {"commit-msg": "updated", "post-checkout": "up-to-date",
+                       "post-merge": "up-to-date", "post-rewrite": "up-to-date",
                        "pre-commit": "removed"}
     assert not (target / "pre-commit").exists()
     assert (target / "commit-msg").read_text() == hooks.render_hook(shipped("hooks"),
                                                                     "commit-msg")
     _refuses_secret_and_claim(client, "40k")
-    assert hooks.install(client) == [hooks.HookAction(h, "updated") for h in hooks.HOOKS]
+    assert hooks.install(client) == [hooks.HookAction(h, "up-to-date") for h in hooks.HOOKS]
 
 
 def test_a_persons_pre_commit_kept_by_old_hooks_is_put_back(client: Path, tmp_path: Path) -> None:
@@ -220,7 +221,10 @@ def test_gitmem_install_hooks_says_what_it_did_to_old_hooks(client: Path) -> Non
     target = _install_old(client)
     done = gm("-C", str(client), "install-hooks")
     assert done.code == 0, done.err
-    assert done.out.splitlines() == [f"{h}: updated" for h in hooks.HOOKS] + ["pre-commit: removed"]
+    assert done.out.splitlines() == ["commit-msg: updated", "post-checkout: up-to-date",
+                                     "post-merge: up-to-date", "post-rewrite: up-to-date",
+                                     "pre-commit: removed"]
     assert not (target / "pre-commit").exists()
     again = gm("-C", str(client), "install-hooks", "--json")
-    assert [a["hook"] for a in json.loads(again.out)] == list(hooks.HOOKS)
+    assert [(a["hook"], a["action"]) for a in json.loads(again.out)] == [
+        (h, "up-to-date") for h in hooks.HOOKS]  # nothing left to do: it says so

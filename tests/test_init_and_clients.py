@@ -52,7 +52,7 @@ def test_foreign_hook_is_kept_as_legacy_and_still_runs(client: Path, tmp_path: P
     res = gm("-C", str(client), "install-hooks", "--json")
     assert res.code == 0, res.err
     actions = {a["hook"]: a["action"] for a in json.loads(res.out)}
-    assert actions["commit-msg"] == "kept-legacy" and actions["post-merge"] == "updated"
+    assert actions["commit-msg"] == "kept-legacy" and actions["post-merge"] == "up-to-date"
     assert (client / ".git/hooks/commit-msg.legacy").read_text().startswith("#!/bin/sh\necho legacy")
     (client / "x.txt").write_text("x")
     git(client, "add", "x.txt")

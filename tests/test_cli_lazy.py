@@ -1,5 +1,5 @@
 """The CLI imports a command's module only when that command runs: the table in
-gitmem/cli/__init__.py names, for every command, the module that registers it."""
+gitmem/cli/app.py names, for every command, the module that registers it."""
 
 from __future__ import annotations
 
@@ -8,17 +8,18 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gitmem import cli as cli_pkg
+from gitmem.cli import app as cli_pkg
 
 # Each command module in turn, in a fresh interpreter: which commands it registers.
 _REGISTERED = """
 import importlib, json, pkgutil, sys
 import gitmem.cli as c
+from gitmem.cli import app
 found = {}
 for info in pkgutil.iter_modules(c.__path__):
-    before = set(c.cli.commands)
+    before = set(app.cli.commands)
     importlib.import_module(f"gitmem.cli.{info.name}")
-    for name in set(c.cli.commands) - before:
+    for name in set(app.cli.commands) - before:
         found[name] = info.name
 print(json.dumps(found))
 """
@@ -39,7 +40,7 @@ try:
     main(["-C", sys.argv[1], sys.argv[2]])
 except SystemExit as done:
     code = done.code
-print(code, *sorted(m for m in sys.modules if m.startswith("gitmem.cli.")))
+print(code, *sorted(m for m in sys.modules if m.startswith("gitmem.cli.") and m != "gitmem.cli.app"))
 """
 
 

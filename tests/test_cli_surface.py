@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.cli import all_commands
+from gitmem.cli.app import all_commands
 from gitmem.memory.workspace import client_path
 from gitmem.setup.init import init_repo
 

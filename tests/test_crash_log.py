@@ -66,7 +66,7 @@ def test_without_xdg_cache_home_the_report_goes_under_home(
 
 
 def test_command_words_keep_names_and_drop_values() -> None:
-    from gitmem.cli import cli
+    from gitmem.cli.app import cli
 
     assert command_words(cli, ["--client", "chat", "chat", "--resume=abc", "--json"]) == [
         "--client", "…", "chat", "--resume=…", "--json"

@@ -11,7 +11,7 @@ from typing import Any
 import click
 import pytest
 
-from gitmem.cli import all_commands
+from gitmem.cli.app import all_commands
 from gitmem.fakeapi import FakeAnthropicServer, RuleModel
 
 from helpers import Result, git, gm

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from . import Ctx, cli, emit, json_option, pass_ctx
+from .app import Ctx, cli, emit, json_option, pass_ctx
 
 
 def _write(text: str) -> None:

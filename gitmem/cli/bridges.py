@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from . import Ctx, cli, pass_ctx
+from .app import Ctx, cli, pass_ctx
 
 
 @cli.command()

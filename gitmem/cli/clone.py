@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ..errors import InvalidInput
-from . import Ctx, cli, emit, json_option, pass_ctx
+from .app import Ctx, cli, emit, json_option, pass_ctx
 
 
 @cli.command()

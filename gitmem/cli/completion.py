@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from . import COMPLETE_VAR, cli
+from .app import COMPLETE_VAR, cli
 
 SHELLS = ("bash", "zsh", "fish")
 

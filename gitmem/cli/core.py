@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from ..errors import InvalidInput
-from . import Ctx, cli, emit, json_option, pass_ctx
+from .app import Ctx, cli, emit, json_option, pass_ctx
 
 
 def _read_text_file(path: str, what: str) -> str:

@@ -7,7 +7,7 @@ import sys
 import click
 
 from ..errors import GitmemError, InvalidInput
-from . import Ctx, cli, emit, json_option, pass_ctx
+from .app import Ctx, cli, emit, json_option, pass_ctx
 
 
 def _ask(label: str, default: str | None) -> str:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from . import Ctx, cli, emit, json_option, pass_ctx
+from .app import Ctx, cli, emit, json_option, pass_ctx
 
 _KINDS = ("markdown", "claude-code", "memory-tool", "basic-memory")
 

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from ..errors import EXIT_CONFLICT, InvalidInput
-from . import Ctx, cli, emit, json_option, pass_ctx
+from .app import Ctx, cli, emit, json_option, pass_ctx
 
 _ASK = "ask"
 _HELP = """y - accept this hunk

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..errors import InvalidInput
-from . import Ctx, cli, emit, json_option, pass_ctx
+from .app import Ctx, cli, emit, json_option, pass_ctx
 
 
 @cli.command()

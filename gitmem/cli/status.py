@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import Ctx, cli, emit, json_option, pass_ctx
+from .app import Ctx, cli, emit, json_option, pass_ctx
 
 
 @cli.command()

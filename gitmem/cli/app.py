@@ -1,0 +1,284 @@
+"""The ``gitmem`` command's click application. Only parsing and printing live here; every command calls a
+plain function that takes values and returns a result. A command's module is imported
+only when it runs, and heavy modules inside the commands that need them, so ``gitmem
+index`` starts fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from ..errors import (
+    EXIT_BUG,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    GitmemError,
+    InvalidInput,
+    from_os_error,
+)
+
+F = TypeVar("F", bound=Callable[..., Any])
+COMPLETE_VAR = "_GITMEM_COMPLETE"
+
+
+class Ctx:
+    def __init__(self, path: str | None = None, client: str | None = None) -> None:
+        self.path = path
+        self.client = client
+        self.json = False
+
+    def repo_root(self) -> Path:
+        from gitmem import find_repo
+
+        if self.path and self.client:
+            raise InvalidInput("give either -C PATH or --client NAME, not both")
+        return find_repo(self.path or None, client=self.client)
+
+    def repo_open(self) -> Any:
+        """The repo as it is on disk."""
+        from gitmem import MemoryRepo
+
+        return MemoryRepo(self.repo_root())
+
+    def repo(self) -> Any:
+        """The repo, with any follow a crash interrupted finished first (see worktree.py)."""
+        from gitmem import recover
+
+        repo = self.repo_open()
+        repo.store.clean_temporaries()
+        done = recover(repo)
+        if done:
+            click.echo(f"gitmem: finished an interrupted update of {', '.join(done)}", err=True)
+        return repo
+
+
+def json_option(f: F) -> F:
+    def set_json(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+        if value:
+            ctx.find_object(Ctx).json = True  # type: ignore[union-attr]
+        return value
+
+    return click.option(
+        "--json",
+        "as_json",
+        is_flag=True,
+        expose_value=False,
+        callback=set_json,
+        is_eager=True,
+        help="Print machine-readable JSON instead of text.",
+    )(f)
+
+
+def emit(ctx: Ctx, data: Any, text: str | Callable[[], str]) -> None:
+    """Print ``text`` for people, or ``data`` as JSON with --json (either may be a callable,
+    so the form that is not printed is never built)."""
+    if ctx.json:
+        payload = data() if callable(data) else data
+        click.echo(json.dumps(payload, indent=2, ensure_ascii=False, sort_keys=True))
+    else:
+        out = text() if callable(text) else text
+        if out:
+            click.echo(out, nl=not out.endswith("\n"))
+
+
+pass_ctx = click.make_pass_decorator(Ctx)
+
+
+def _repo_options(cmd: click.Command) -> None:
+    """-C PATH and --client NAME after the subcommand too (`gitmem mcp -C PATH`), as
+    before it; a command that has its own option of that name keeps it."""
+
+    def setter(attr: str) -> Callable[[click.Context, click.Parameter, str | None], None]:
+        def store(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+            state = ctx.find_object(Ctx)
+            if value is not None and state is not None:
+                setattr(state, attr, value)
+
+        return store
+
+    taken = {opt for p in cmd.params for opt in getattr(p, "opts", [])}
+    if "-C" not in taken:
+        cmd.params.append(click.Option(
+            ["-C", "path_opt"], metavar="PATH", type=click.Path(file_okay=False),
+            expose_value=False, callback=setter("path"),
+            help="The client memory repo (default: the current directory).",
+        ))
+    if "--client" not in taken:
+        cmd.params.append(click.Option(
+            ["--client", "client_name"], metavar="NAME", expose_value=False,
+            callback=setter("client"), help="A client in the workspace ($GITMEM_HOME).",
+        ))
+
+
+# Which module defines each command. A command's module is imported when the command
+# runs (or when help lists them all), so `gitmem index` imports core.py and no other
+# command module. tests/test_cli_lazy.py checks this table against what each module
+# registers.
+COMMANDS = {
+    "ask": "agent", "chat": "agent", "demo": "agent", "usage": "agent",
+    "mcp": "bridges",
+    "cards": "cards",
+    "clone": "clone",
+    "completion": "completion",
+    "consolidate": "consolidate",
+    "clients": "core", "index": "core", "init": "core", "install-hooks": "core",
+    "log": "core", "recover": "core", "reindex": "core", "revert": "core", "show": "core",
+    "write": "core",
+    "edit": "edit",
+    "export": "notes", "import": "notes",
+    "review": "review", "sync": "review",
+    "redact": "secrets", "scan": "secrets",
+    "search": "search",
+    "stale": "stale",
+    "status": "status",
+}
+
+
+class _Group(click.Group):
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        _repo_options(cmd)
+        super().add_command(cmd, name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(self.commands) | set(COMMANDS))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            importlib.import_module(f"gitmem.cli.{COMMANDS[cmd_name]}")  # registers it
+        return self.commands.get(cmd_name)
+
+
+def all_commands() -> dict[str, click.Command]:
+    """Every command by name, each one's module imported (help, completion, tests)."""
+    ctx = click.Context(cli)
+    found = {name: cli.get_command(ctx, name) for name in cli.list_commands(ctx)}
+    return {name: cmd for name, cmd in found.items() if cmd is not None}
+
+
+@click.group(
+    cls=_Group,
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+@click.option(
+    "-C", "path", metavar="PATH", help="The client memory repo (default: the current directory)."
+)
+@click.option(
+    "--client", metavar="NAME", help="A client in the workspace ($GITMEM_HOME, default ~/gitmem)."
+)
+@click.version_option(package_name="vibrating-memory", prog_name="gitmem")
+@click.pass_context
+def cli(ctx: click.Context, path: str | None, client: str | None) -> None:
+    """Long-term memory for Claude agents, kept as Markdown cards in git.
+
+    Every edit to memory is one commit whose trailers carry the index entry for
+    what changed. Start with `gitmem init PATH`, then `gitmem write`, `gitmem index`
+    and `gitmem log`. Every command takes -C PATH (or --client NAME) and --json.
+    """
+    state = ctx.ensure_object(Ctx)
+    state.path, state.client = path, client
+    if ctx.invoked_subcommand is None:  # bare `gitmem`: the help, and success
+        click.echo(ctx.get_help())
+
+
+def _report_bug(exc: BaseException, args: list[str] | None = None) -> str:
+    """Keep the traceback in the user's own crash log; where it is, for the message."""
+    from ..crash import write_report
+    from .crash import command_words
+
+    words = command_words(cli, list(sys.argv[1:] if args is None else args))
+    path = write_report(words, exc)
+    return str(path) if path else "no crash log: the cache directory is not writable"
+
+
+def _fail(state: Ctx, err: GitmemError) -> int:
+    if state.json:
+        payload = {
+            "error": {"type": type(err).__name__, "message": str(err), "exit_code": err.exit_code}
+        }
+        click.echo(json.dumps(payload, sort_keys=True))
+    click.echo(f"gitmem: error: {err}", err=True)
+    if err.hint and sys.stderr.isatty():
+        click.echo(f"hint: {err.hint}", err=True)
+    return err.exit_code
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: the one place that maps errors to exit codes and one-line messages."""
+    state = Ctx(None, None)
+    instruction = os.environ.get(COMPLETE_VAR)
+    if instruction:  # the shell asking for completions (see `gitmem completion`)
+        from click.shell_completion import shell_complete
+
+        sys.exit(shell_complete(cli, {"obj": state}, "gitmem", COMPLETE_VAR, instruction))
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        with cli.make_context("gitmem", list(args), obj=state) as ctx:
+            cli.invoke(ctx)
+        code = 0
+    except click.exceptions.Exit as exc:
+        code = exc.exit_code
+    except click.UsageError as exc:  # one line, like every other error
+        where = exc.ctx.command_path if exc.ctx else "gitmem"
+        click.echo(f"gitmem: error: {exc.format_message()} (see `{where} --help`)", err=True)
+        code = exc.exit_code
+    except click.ClickException as exc:
+        click.echo(f"gitmem: error: {exc.format_message()}", err=True)
+        code = exc.exit_code
+    except (KeyboardInterrupt, click.exceptions.Abort):
+        click.echo("gitmem: interrupted", err=True)
+        code = EXIT_INTERRUPTED
+    except GitmemError as err:
+        code = _fail(state, err)
+    except Exception as exc:
+        known = from_os_error(exc)
+        if known is not None:
+            code = _fail(state, known)
+        else:  # a bug: say so, keep the traceback for the report
+            where = _report_bug(exc, args)
+            click.echo(
+                f"gitmem: unexpected error: {type(exc).__name__}: {exc} (details in {where})",
+                err=True,
+            )
+            code = EXIT_BUG
+    if argv is None and _console_script():  # its process ends here
+        _end_process(code)
+    sys.exit(code)
+
+
+def _console_script() -> bool:
+    """Whether this process is the ``gitmem`` console script (not a program that calls
+    ``main`` and goes on)."""
+    started = getattr(sys.modules.get("__main__"), "__file__", None)
+    return started is not None and Path(started).name == "gitmem"
+
+
+def _end_process(code: int) -> None:
+    """End the process now, as ``sys.exit`` would but without the interpreter's teardown
+    (every module and object freed one by one: tens of ms after a sync): the exit
+    handlers run (``atexit``, ``weakref.finalize``) and stdout and stderr are flushed
+    first. Returns (``sys.exit`` then ends it) when another thread still runs or a stream
+    cannot be flushed: the ordinary exit handles those as it always has."""
+    import atexit
+    import threading
+
+    if threading.active_count() > 1:
+        return
+    atexit._run_exitfuncs()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        return
+    os._exit(code)
+
+
+__all__ = ["EXIT_USAGE", "Ctx", "cli", "emit", "json_option", "main", "pass_ctx"]

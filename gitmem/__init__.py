@@ -84,6 +84,7 @@ if TYPE_CHECKING:
     from gitmem.memory.editor import run_editor as run_editor
     from gitmem.memory.editor import save as save_edit
     from gitmem.memory.remote import RemoteError as RemoteError
+    from gitmem.memory.remote import StartedFetch as StartedFetch
     from gitmem.memory.repo import MemoryRepo as MemoryRepo
     from gitmem.memory.revert import RevertResult as RevertResult
     from gitmem.memory.revert import revert_commit as revert_commit
@@ -182,6 +183,7 @@ _EXPORTS = {
     # sync
     "sync_repo": ("gitmem.sync.exchange", "sync"),
     "start_sync_fetch": ("gitmem.sync.first_fetch", "start"),
+    "StartedFetch": ("gitmem.memory.remote", "StartedFetch"),
     "continue_sync": ("gitmem.sync.exchange", "continue_sync"),
     "abort_sync": ("gitmem.sync.exchange", "abort_sync"),
     "SyncResult": ("gitmem.sync.exchange", "SyncResult"),
@@ -320,6 +322,7 @@ __all__ = [
     "SessionView",
     "StaleLock",
     "StaleReport",
+    "StartedFetch",
     "StorageError",
     "SyncResult",
     "TokenSizes",

@@ -24,9 +24,9 @@ from ..errors import (
     InvalidInput,
     from_os_error,
 )
+from . import COMPLETE_VAR
 
 F = TypeVar("F", bound=Callable[..., Any])
-COMPLETE_VAR = "_GITMEM_COMPLETE"
 
 
 class Ctx:

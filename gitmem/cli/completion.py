@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from .app import COMPLETE_VAR, cli
+from . import COMPLETE_VAR
+from .app import cli
 
 SHELLS = ("bash", "zsh", "fish")
 

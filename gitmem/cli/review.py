@@ -251,7 +251,10 @@ def sync(ctx: Ctx, remote: str, cont: bool, abort: bool, accept_redaction: bool)
         else:
             from gitmem import start_sync_fetch
 
-            started = start_sync_fetch(repo, remote)  # git fetches while the sync is loaded
+            from . import early
+
+            # git fetches while the sync is loaded: begun before click was (early.py), or now
+            started = early.take(repo, remote) or start_sync_fetch(repo, remote)
             from gitmem import sync_repo
 
             res = sync_repo(repo, remote, accept_redaction=accept_redaction, started=started)

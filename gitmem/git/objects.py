@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import bisect
 import contextlib
-import hashlib
 import os
 import re
 import subprocess
@@ -312,6 +311,8 @@ class ObjectStore:
     # -- writing ------------------------------------------------------------
     def write(self, kind: str, data: bytes) -> Sha:
         """Store a loose object as git would (temp file, then rename); its id."""
+        import hashlib
+
         raw = f"{kind} {len(data)}\0".encode() + data
         digest = (hashlib.sha256(raw) if self._sha256 else hashlib.sha1(raw)).hexdigest()
         folder = f"{self.objects_dir}/{digest[:2]}"

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -130,6 +129,8 @@ class Stream:
 
     def __init__(self, cmd: list[str], cwd: Path, env: Mapping[str, str]) -> None:
         self._cmd = cmd
+        import tempfile  # only here: the streaming reader's files
+
         with contextlib.ExitStack() as files:
             self._out = files.enter_context(tempfile.TemporaryFile())
             self._err = files.enter_context(tempfile.TemporaryFile())

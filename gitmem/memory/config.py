@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -98,6 +97,8 @@ def _secrets_allow(data: dict[str, Any]) -> tuple[str, ...]:
 
 
 def load(root: Path) -> Config:
+    import tomllib  # here, not on every command's import: few commands read the file
+
     path = root / FILENAME
     try:
         data = tomllib.loads(path.read_text("utf-8")) if path.exists() else {}

@@ -117,6 +117,13 @@ class StartedFetch:
         done = subprocess.CompletedProcess(self.proc.args, self.proc.returncode, out, err)
         return _fetched(self.repo, self.name, self.into, self.where, self.extra, done)
 
+    def abandon(self) -> None:
+        """Let the fetch end, and delete the private ref it fetched into: nothing is left
+        but the objects it brought."""
+        if self.proc.returncode is None:
+            self.proc.communicate()
+        self.repo.git.run("update-ref", "-d", self.into, check=False)
+
 
 def start_fetch_main(
     repo: MemoryRepo, name: str, into: str, where: str, extra: Sequence[str] = ()

@@ -8,9 +8,9 @@ import os
 import re
 import time
 from collections.abc import Iterator
-from datetime import datetime
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gitmem.errors import NotARepo, NotFound
 from gitmem.git import identity
@@ -20,8 +20,12 @@ from gitmem.git.runner import Git, Sha
 from gitmem.memory import config as config_mod
 from gitmem.memory import names
 
+if TYPE_CHECKING:
+    from datetime import datetime
+
 MAIN = "main"
 SESSION_PREFIX = "gitmem/session/"
+ARCHIVE_PREFIX = "refs/gitmem/archive/"  # decided sessions' branches, kept
 OWN_COMMITS = "own-commits"  # under .git/gitmem/: one sha per line, appended
 
 
@@ -54,6 +58,8 @@ def _parse_date(value: str) -> str | None:
     if m:
         return f"{m.group(1)} {m.group(2) or '+0000'}"
     try:
+        from datetime import datetime
+
         when = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         from email.utils import parsedate_to_datetime  # rare: RFC 2822 dates only
@@ -243,6 +249,8 @@ class MemoryRepo:
             else None
         )
         if date is None:
+            from datetime import datetime
+
             now = datetime.now().astimezone()
             date = f"{int(time.time())} {_tz(now)}"
         clean = re.sub(r"[<>\n]", "", name).strip() or "gitmem"

@@ -23,9 +23,7 @@ from gitmem.memory import trailers as T
 from gitmem.memory.land import commits_between, land
 from gitmem.memory.publish import PlannedCommit, commit_plan, publish
 from gitmem.memory.refs import cas
-from gitmem.memory.repo import MAIN, SESSION_PREFIX, MemoryRepo
-
-ARCHIVE_PREFIX = "refs/gitmem/archive/"
+from gitmem.memory.repo import ARCHIVE_PREFIX, MAIN, SESSION_PREFIX, MemoryRepo
 
 
 def new_id(now: datetime | None = None) -> str:

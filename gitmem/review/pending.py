@@ -26,8 +26,7 @@ from gitmem.memory import names
 from gitmem.memory import trailers as T
 from gitmem.memory.history import Commit, read_log
 from gitmem.memory.hunks import FileDiff, Hunk, commit_diffs
-from gitmem.memory.repo import MAIN, SESSION_PREFIX, MemoryRepo
-from gitmem.memory.session_branches import ARCHIVE_PREFIX
+from gitmem.memory.repo import ARCHIVE_PREFIX, MAIN, SESSION_PREFIX, MemoryRepo
 
 PARTIAL_PREFIX = "refs/gitmem/partial/"
 REJECTED_PREFIX = "refs/gitmem/rejected/"

@@ -25,7 +25,6 @@ reach the remote wins; a later one is refused before anything lands here.
 
 from __future__ import annotations
 
-import socket
 from dataclasses import asdict, dataclass, field
 
 from gitmem.errors import Conflict, InvalidInput
@@ -33,8 +32,7 @@ from gitmem.git.runner import Sha
 from gitmem.memory import names
 from gitmem.memory import remote as remote_mod
 from gitmem.memory.remote import RemoteError, Update
-from gitmem.memory.repo import SESSION_PREFIX, MemoryRepo
-from gitmem.memory.session_branches import ARCHIVE_PREFIX
+from gitmem.memory.repo import ARCHIVE_PREFIX, SESSION_PREFIX, MemoryRepo
 
 MACHINE_KEY = "gitmem.machine"
 DECISION_PREFIX = {
@@ -55,7 +53,11 @@ def machine(repo: MemoryRepo) -> str:
         return known
     proc = repo.git.run("config", "--get", MACHINE_KEY, check=False)
     name = proc.stdout.decode("utf-8", "replace").strip() if proc.returncode == 0 else ""
-    got = names.slugify(name or socket.gethostname()) or "machine"
+    if not name:
+        import socket
+
+        name = socket.gethostname()
+    got = names.slugify(name) or "machine"
     repo.memo[("machine", "")] = got
     return got
 

@@ -439,14 +439,13 @@ def sync(
         return _sync(repo, remote, accept_redaction, started)
     finally:
         if started is not None and started.proc.returncode is None:  # refused before its round
-            started.proc.communicate()
-            repo.git.run("update-ref", "-d", sync_ref(remote, "fetched"), check=False)
+            started.abandon()
 
 
 def _sync(
     repo: MemoryRepo, remote: str, accept_redaction: bool, started: remote_mod.StartedFetch | None
 ) -> SyncResult:
-    where = remote_mod.url(repo, remote)
+    where = started.where if started is not None else remote_mod.url(repo, remote)
     state = sync_state.load(repo)
     if state is not None:
         raise Conflict(

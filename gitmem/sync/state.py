@@ -13,13 +13,15 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gitmem.errors import InvalidInput
 from gitmem.git import safe_files
 from gitmem.git.runner import Sha
-from gitmem.memory.merge import Merged, has_markers
 from gitmem.memory.repo import MemoryRepo
+
+if TYPE_CHECKING:  # the merge code is loaded by the syncs that merge, not by every sync's start
+    from gitmem.memory.merge import Merged
 
 LOCAL_REF = "refs/gitmem/conflict/local"
 REMOTE_REF = "refs/gitmem/conflict/remote"
@@ -76,6 +78,8 @@ def resolutions(
     repo: MemoryRepo, state: dict[str, Any], ours: Sha, live: bool
 ) -> dict[str, bytes | None]:
     """Each conflicted path as the person settled it: in the working tree, or committed on main."""
+    from gitmem.memory.merge import has_markers
+
     out: dict[str, bytes | None] = {}
     for c in state["conflicts"]:
         path = c["path"]

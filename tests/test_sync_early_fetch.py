@@ -1,0 +1,236 @@
+"""A plain `gitmem sync` begins its fetch before click is loaded (gitmem/cli/early.py): the
+command line is read without click only to recognise a plain sync, the fetch it starts is
+the one the sync then takes, and any other command line starts nothing."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_sync import make_pair, sync, write
+
+from gitmem.cli import early
+from gitmem.cli.app import Ctx, all_commands, cli
+from gitmem.errors import EXIT_NOT_FOUND
+from gitmem.memory.repo import MemoryRepo
+
+from helpers import git, gm, snapshot
+
+FETCHED = "refs/gitmem/sync/origin/fetched"
+
+
+def test_the_plain_sync_command_lines() -> None:
+    P = early.PlainSync
+    assert early.plain_sync(["sync"]) == P(None, None, "origin", False)
+    assert early.plain_sync(["-C", "/m", "sync"]) == P("/m", None, "origin", False)
+    assert early.plain_sync(["sync", "backup", "--json"]) == P(None, None, "backup", True)
+    assert early.plain_sync(["sync", "-C", "/m", "--json", "b"]) == P("/m", None, "b", True)
+    assert early.plain_sync(["--client", "acme", "sync"]) == P(None, "acme", "origin", False)
+    assert early.plain_sync(["--client=acme", "sync"]) == P(None, "acme", "origin", False)
+    for doubtful in (
+        [], ["index"], ["sync", "--continue"], ["sync", "--abort"], ["sync", "--help"],
+        ["sync", "-h"], ["sync", "--accept-redaction"], ["sync", "a", "b"], ["-C"],
+        ["sync", "-C"], ["-C", "", "sync"], ["-C", "a", "-C", "b", "sync"], ["-Ca", "sync"],
+        ["-C", "a", "--client", "b", "sync"], ["sync", "--"], ["--version", "sync"],
+        ["sync", "--json=1"], ["-C", "-x", "sync"], ["log", "sync"], ["sync", ""],
+    ):
+        assert early.plain_sync(doubtful) is None, doubtful
+
+
+def _as_click_reads(args: list[str]) -> tuple[str, dict[str, Any], Ctx] | None:
+    """(command, its parameters, the group's Ctx) as click parses ``args``; None when
+    click refuses them or stops before a command (--help, --version)."""
+    all_commands()  # every command registered
+    seen: list[tuple[str, dict[str, Any]]] = []
+    state = Ctx()
+    sync_cmd = cli.commands["sync"]
+    real = sync_cmd.callback
+
+    def record(**params: Any) -> None:
+        seen.append(("sync", params))
+
+    sync_cmd.callback = record
+    try:
+        cli.main(args=list(args), prog_name="gitmem", obj=state, standalone_mode=False)
+    except (click.exceptions.Exit, click.ClickException, SystemExit):
+        return None
+    finally:
+        sync_cmd.callback = real
+    return (*seen[0], state) if seen else None
+
+
+WORDS = st.sampled_from([
+    "sync", "index", "-C", "--client", "--client=acme", "--json", "origin", "backup", "/m",
+    "acme", "--continue", "--abort", "--accept-redaction", "--help", "-h", "--", "", "-Cm",
+    "--version", "-x",
+])
+
+
+# Command lines shaped like a sync's (options, `sync`, then its own words), so that most
+# are near the edge of what the reading accepts; and any words at all.
+_OPTION = st.sampled_from([["-C", "/m"], ["--client", "acme"], ["--client=acme"], ["-C"],
+                           ["-C", ""], ["-Cm"], ["--help"], ["--version"]])
+_AFTER = st.sampled_from([["--json"], ["origin"], ["backup"], ["-C", "/m"], ["--client", "acme"],
+                          ["--continue"], ["--abort"], ["--accept-redaction"], ["-h"], ["--"],
+                          [""], ["-x"], ["sync"], ["--json=1"], ["-C"]])
+SHAPED = st.builds(
+    lambda pre, word, post: [w for ws in pre for w in ws] + [word] + [w for ws in post for w in ws],
+    st.lists(_OPTION, max_size=2), st.sampled_from(["sync", "sync", "sync", "index"]),
+    st.lists(_AFTER, max_size=3),
+)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.one_of(SHAPED, st.lists(WORDS, max_size=7)))
+def test_a_command_line_read_as_a_plain_sync_is_one_click_reads_the_same(args: list[str]) -> None:
+    wanted = early.plain_sync(args)
+    if wanted is None:
+        return  # nothing is started: click alone decides what the command line means
+    got = _as_click_reads(args)
+    assert got is not None, args
+    name, params, state = got
+    assert name == "sync"
+    assert (params["remote"], params["cont"], params["abort"], params["accept_redaction"]) == (
+        wanted.remote, False, False, False)
+    assert (state.path, state.client, state.json) == (wanted.path, wanted.client, wanted.as_json)
+
+
+def test_the_plain_forms_are_read_by_click_as_this_reading_says() -> None:
+    """The property above holds for these in particular (so it is never vacuous)."""
+    for args in (["sync"], ["-C", "/m", "sync", "--json"], ["sync", "backup", "-C", "/m"],
+                 ["--client=acme", "sync", "origin"]):
+        wanted = early.plain_sync(args)
+        got = _as_click_reads(args)
+        assert wanted is not None and got is not None
+        assert (got[1]["remote"], got[2].path, got[2].client, got[2].json) == (
+            wanted.remote, wanted.path, wanted.client, wanted.as_json)
+
+
+# A process running `gitmem ARGS` through the entry point; it reports, on stderr's last
+# line, whether click was loaded when each `git fetch` began.
+_SPY = """
+import json, subprocess, sys
+seen = []
+real = subprocess.Popen.__init__
+def spy(self, args, *a, **k):
+    if list(args[:2]) == ["git", "fetch"]:
+        seen.append("click" in sys.modules)
+    real(self, args, *a, **k)
+subprocess.Popen.__init__ = spy
+from gitmem.cli import main
+code = 0
+try:
+    main(sys.argv[1:])
+except SystemExit as done:
+    code = done.code or 0
+print(json.dumps([code, seen]), file=sys.stderr)
+"""
+
+
+def _run(*args: str) -> tuple[int, list[bool], str]:
+    proc = subprocess.run([sys.executable, "-c", _SPY, *args], capture_output=True, text=True,
+                          check=False)
+    code, seen = json.loads(proc.stderr.splitlines()[-1])
+    return int(code), list(seen), proc.stdout
+
+
+def _receiving(tmp_path: Path) -> tuple[Path, Path]:
+    _bare, laptop, desktop = make_pair(tmp_path)
+    write(laptop, "beta", "Ship v2", "Ship v2 in May", "goals", "Ship v2 in May")
+    assert sync(laptop)[0] == 0
+    write(desktop, "acme-website", "Call Bob", "Call Bob today", "next-steps", "Call Bob today")
+    return laptop, desktop
+
+
+def test_a_plain_sync_fetches_before_click_is_loaded(tmp_path: Path) -> None:
+    laptop, desktop = _receiving(tmp_path)
+    code, seen, out = _run("-C", str(desktop), "sync", "--json")
+    assert code == 0
+    assert seen == [False]  # one fetch, begun before click was imported
+    res = json.loads(out)
+    assert (res["status"], res["received"], res["merged"]) == ("synced", 1, True)
+    assert subprocess.run(["git", "merge-base", "--is-ancestor", git(laptop, "rev-parse", "main").strip(),
+                           "main"], cwd=desktop, check=False).returncode == 0
+    assert git(desktop, "for-each-ref", FETCHED) == ""  # the private ref is gone
+    assert "Ship v2 in May" in (desktop / "cards" / "beta.md").read_text()
+
+
+def test_other_sync_command_lines_fetch_only_once_the_command_runs(tmp_path: Path) -> None:
+    _laptop, desktop = _receiving(tmp_path)
+    code, seen, _ = _run("-C", str(desktop), "sync", "origin", "--accept-redaction")
+    assert code != 0  # nothing was redacted: refused, as before
+    assert seen == [True]
+    code, seen, _ = _run("-C", str(desktop), "sync", "--continue")
+    assert code != 0 and seen == []  # no sync waits: no fetch at all
+
+
+def test_a_bad_command_line_fetches_nothing_and_changes_nothing(tmp_path: Path) -> None:
+    _laptop, desktop = _receiving(tmp_path)
+    before = snapshot(desktop)
+    for args in (("sync", "--bogus"), ("sync", "a", "b"), ("sync", "--json", "-x")):
+        code, seen, _ = _run("-C", str(desktop), *args)
+        assert code == 2 and seen == [], args
+    code, seen, _ = _run("-C", str(desktop), "sync", "nowhere")
+    assert code == EXIT_NOT_FOUND and seen == []  # no such remote: refused before fetching
+    assert snapshot(desktop) == before
+
+
+def test_a_started_fetch_nobody_takes_is_waited_for_and_its_ref_deleted(tmp_path: Path) -> None:
+    _laptop, desktop = _receiving(tmp_path)
+    early.start(["-C", str(desktop), "sync"])
+    started = early._started
+    assert started is not None
+    proc = started.fetch.proc
+    early.discard()
+    assert proc.returncode == 0 and early._started is None
+    assert git(desktop, "for-each-ref", FETCHED) == ""
+
+
+def test_a_fetch_for_another_remote_or_repo_is_not_taken(tmp_path: Path) -> None:
+    _laptop, desktop = _receiving(tmp_path)
+    git(desktop, "remote", "add", "backup", git(desktop, "remote", "get-url", "origin").strip())
+    early.start(["-C", str(desktop), "sync"])
+    with MemoryRepo(desktop) as repo:
+        assert early.take(repo, "backup") is None
+    assert early._started is None
+    assert git(desktop, "for-each-ref", FETCHED) == ""
+    early.start(["-C", str(desktop), "sync", "backup"])
+    with MemoryRepo(desktop) as repo:
+        got = early.take(repo, "backup")
+        assert got is not None and got.repo is repo
+        assert got.result() is not None  # backup's main, fetched
+        got.abandon()
+
+
+def test_a_sync_on_a_terminal_leaves_the_fetch_to_the_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where a person watches, the sync draws its fetch's progress: nothing starts early."""
+    _laptop, desktop = _receiving(tmp_path)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    early.start(["-C", str(desktop), "sync"])
+    assert early._started is None
+    early.start(["-C", str(desktop), "sync", "--json"])  # JSON draws no progress
+    assert early._started is not None
+    early.discard()
+
+
+def test_an_early_sync_refused_after_its_fetch_leaves_no_ref(tmp_path: Path) -> None:
+    """The sync takes the early fetch and is refused (uncommitted edits to a card the
+    remote changed): the private ref goes, main and the card stay as they were."""
+    _laptop, desktop = _receiving(tmp_path)
+    card = desktop / "cards" / "beta.md"
+    card.write_text(card.read_text() + "my own note\n")
+    main = git(desktop, "rev-parse", "main")
+    res = gm("-C", str(desktop), "sync")
+    assert res.code != 0 and "uncommitted" in res.err
+    assert git(desktop, "rev-parse", "main") == main
+    assert card.read_text().endswith("my own note\n")
+    assert git(desktop, "for-each-ref", FETCHED) == ""

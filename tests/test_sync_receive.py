@@ -163,7 +163,12 @@ def test_the_index_is_refreshed_while_git_pushes(
 # -- the check for symlinks and submodules: the fast look equals the full reading ----------
 
 modes = st.sampled_from(["000000", "100644", "100755", "120000", "160000", "040000"])
-names = st.text(alphabet="ab 12060.md/", min_size=1, max_size=14)
+names = st.builds(
+    lambda top, rest: top + rest,
+    st.sampled_from(["", "cards", "cards/", "cardsx/", "logs/", "sessions/", "persona.md",
+                     "persona.md/", "gitmem.toml", "README", "x/cards/"]),
+    st.text(alphabet="ab 12060.md/", max_size=10),
+).filter(bool)
 commit_ids = st.sampled_from(["a" * 40, "b" * 40, "c" * 64])
 entry = st.tuples(modes, modes, names)
 
@@ -187,7 +192,7 @@ def test_the_unsafe_mode_look_finds_what_the_full_reading_finds(
     expected = exchange._read_unsafe(out)
     assert exchange._unsafe(out) == expected
     wanted = [(p, n) for _sha, entries in commits for _o, n, p in entries
-              if n in ("120000", "160000")]
+              if n in ("120000", "160000") and p.split("/")[0] in exchange.MEMORY_PATHS]
     assert (expected is None) == (not wanted)
     if expected is not None:
         assert (expected[0], expected[1]) == (wanted[0][0], {"120000": "a symlink",
@@ -211,6 +216,36 @@ def test_a_card_named_like_a_mode_is_received_and_a_symlink_is_refused(tmp_path:
     before = git(desktop, "rev-parse", "main")
     code, _out, err = sync(desktop)
     assert code == 4 and "cards/link.md as a symlink" in err, err
+    assert git(desktop, "rev-parse", "main") == before
+
+
+def test_a_symlink_outside_memory_is_received(tmp_path: Path) -> None:
+    """git lists every path of the received commits; only those where memory lives count:
+    a symlink in docs/, or beside cards/ under another name, is the remote's business."""
+    _bare, laptop, desktop = make_pair(tmp_path)
+    (laptop / "docs").mkdir()
+    os.symlink("/etc", laptop / "docs" / "etc")
+    os.symlink("/etc", laptop / "cards-and-more")
+    git(laptop, "add", "docs/etc", "cards-and-more")
+    git(laptop, "commit", "-qm", "links outside memory", "--no-verify")
+    git(laptop, "push", "-q", "origin", "main")
+    code, _out, err = sync(desktop)
+    assert code == 0, err
+    assert git(desktop, "rev-parse", "main") == git(laptop, "rev-parse", "main")
+
+
+def test_a_symlink_inside_a_memory_folder_on_the_way_is_refused(tmp_path: Path) -> None:
+    _bare, laptop, desktop = make_pair(tmp_path)
+    (laptop / "sessions" / "x").mkdir(parents=True)
+    os.symlink("/etc", laptop / "sessions" / "x" / "y")
+    git(laptop, "add", "sessions/x/y")
+    git(laptop, "commit", "-qm", "a link in memory", "--no-verify")
+    git(laptop, "rm", "-q", "sessions/x/y")
+    git(laptop, "commit", "-qm", "and gone again", "--no-verify")
+    git(laptop, "push", "-q", "origin", "main")
+    before = git(desktop, "rev-parse", "main")
+    code, _out, err = sync(desktop)
+    assert code == 4 and "sessions/x/y as a symlink" in err, err  # in a commit on the way
     assert git(desktop, "rev-parse", "main") == before
 
 

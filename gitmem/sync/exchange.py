@@ -22,6 +22,7 @@ last sync), ``refs/gitmem/sync/<remote>/fetched`` (only during a round).
 
 from __future__ import annotations
 
+import importlib
 import random
 import time
 from collections.abc import Callable
@@ -29,7 +30,7 @@ from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 
 from gitmem.errors import Conflict, GitError, GitmemError, InvalidInput, NotFound, UnsafePath
-from gitmem.git.runner import Sha
+from gitmem.git.runner import Running, Sha
 from gitmem.index import build as index
 from gitmem.memory import remote as remote_mod
 from gitmem.memory.merge import FileConflict, Merged, merge_trees
@@ -176,21 +177,50 @@ def _count(repo: MemoryRepo, a: str, b: str) -> int:
     return int(repo.git.out("rev-list", "--count", f"{a}..{b}") or 0)
 
 
-def _divergence(repo: MemoryRepo, ours: str, theirs: str | None) -> tuple[int, int, Sha | None]:
+def _divergence(
+    repo: MemoryRepo, ours: str, theirs: str | None, walk: _Walk | None = None
+) -> tuple[int, int, Sha | None]:
     """(commits only we have, commits only they have, their merge base when one walk shows
     it), from one ``git rev-list``. The base is given when both sides have commits of
     their own and one commit bounds them (``--boundary``): every way down from either tip
     into the shared history passes through it, so it descends from every common ancestor
-    and is what ``git merge-base`` says. Otherwise None (ask ``_merge_base``)."""
+    and is what ``git merge-base`` says. Otherwise None (ask ``_merge_base``). ``walk``:
+    that rev-list, begun earlier; taken when it walked these very tips."""
     if theirs is None:
         return int(repo.git.out("rev-list", "--count", ours) or 0), 0, None
-    out = repo.git.out("rev-list", "--left-right", "--boundary", f"{ours}...{theirs}")
+    begun = walk.take(ours, theirs) if walk is not None else None
+    out = (begun or repo.git.start(*_walk_args(ours, theirs))).out()
     lines = out.split("\n") if out else []
     left = sum(1 for line in lines if line.startswith("<"))
     right = sum(1 for line in lines if line.startswith(">"))
     bounds = [line[1:] for line in lines if line.startswith("-")]
     base = Sha(bounds[0]) if left and right and len(bounds) == 1 else None
     return left, right, base
+
+
+def _walk_args(ours: str, theirs: str) -> list[str]:
+    return ["rev-list", "--left-right", "--boundary", f"{ours}...{theirs}"]
+
+
+class _Walk:
+    """``_divergence``'s walk of main's tip and the fetched one, begun while the round's
+    checks run (git walks as they do); taken only for the same two tips."""
+
+    def __init__(self, repo: MemoryRepo, ours: Sha | None, theirs: Sha | None) -> None:
+        self.tips = (ours, theirs)
+        self.running = repo.git.start(*_walk_args(ours, theirs)) if ours and theirs else None
+
+    def take(self, ours: str, theirs: str) -> Running | None:
+        running, self.running = self.running, None
+        if running is not None and self.tips != (ours, theirs):
+            running.stop()  # main moved meanwhile: walk again
+            return None
+        return running
+
+    def stop(self) -> None:
+        if self.running is not None:
+            self.running.stop()
+            self.running = None
 
 
 # -- one round ---------------------------------------------------------------------
@@ -236,14 +266,16 @@ def _check_both(
     outgoing_check: Callable[[], None],
 ) -> None:
     """Refuse a remote history that puts a symlink or submodule where memory lives (one
-    ``git log --raw`` over the commits we would receive), with ``outgoing_check`` (the
+    ``git log --raw`` over the commits we would receive; without a pathspec, which would
+    make git compare each commit with its parent twice, once to simplify history and once
+    for the diff, so the paths are picked here), with ``outgoing_check`` (the
     secret scan of what leaves) run while git lists them. Both refuse before anything
     changes here, and the incoming refusal is the one reported when both would refuse."""
     if theirs is None:
         outgoing_check()
         return
     args = ["log", "-m", "--raw", "-z", "--no-renames", "--no-abbrev", "--format=%x00%H",
-            theirs, *([f"^{ours}"] if ours else []), "--", *MEMORY_PATHS]
+            theirs, *([f"^{ours}"] if ours else [])]
     proc = repo.git.popen(*args)
     try:
         outgoing_check()
@@ -263,8 +295,8 @@ def _check_both(
 
 
 def _unsafe(out: str) -> tuple[str, str, str] | None:
-    """The first (path, "a symlink" or "a submodule", commit) in ``git log --raw -z``'s
-    ``out``, or None. An entry's new mode stands between two spaces (":100644 120000
+    """The first (path, "a symlink" or "a submodule", commit) where memory lives in
+    ``git log --raw -z``'s ``out``, or None. An entry's new mode stands between two spaces (":100644 120000
     <sha> <sha> T"): when neither unsafe mode does anywhere in ``out``, no entry has one,
     and a path that holds one only sends ``out`` through the full reading."""
     if not any(f" {mode} " in out for mode in _UNSAFE_MODES):
@@ -280,10 +312,15 @@ def _read_unsafe(out: str) -> tuple[str, str, str] | None:
         if len(item) in (40, 64) and all(c in "0123456789abcdef" for c in item):
             commit = item
         elif item.startswith(":") and i + 1 < len(items):
-            mode = item[1:].split(" ")[1]
-            if mode in _UNSAFE_MODES:
-                return items[i + 1], _UNSAFE_MODES[mode], commit
+            mode, path = item[1:].split(" ")[1], items[i + 1]
+            if mode in _UNSAFE_MODES and _where_memory_lives(path):
+                return path, _UNSAFE_MODES[mode], commit
     return None
+
+
+def _where_memory_lives(path: str) -> bool:
+    """Whether ``path`` is one of MEMORY_PATHS or inside one (as a pathspec of them matches)."""
+    return any(path == top or path.startswith(top + "/") for top in MEMORY_PATHS)
 
 
 def _check_outgoing(repo: MemoryRepo, remote: str, theirs: Sha | None) -> None:
@@ -305,6 +342,15 @@ def _check_sessions_outgoing(
         if update.new and update.ref.startswith("refs/heads/gitmem/session/"):
             base = [b for b in (update.old, theirs) if b]
             refuse_secrets(repo, remote, update.new, base[0] if base else None)
+
+
+def _load_while_fetching(repo: MemoryRepo) -> None:
+    """Load, while a started fetch runs, what each round would load only once it has
+    fetched: the secret scan's modules and gitmem.toml (its allow list). The round's work
+    after the fetch is then git's and the merge's. A gitmem.toml that cannot be read is
+    refused here, as the scan would refuse it, before anything changed."""
+    importlib.import_module("gitmem.memory.scan")
+    _ = repo.config
 
 
 def _refresh_index(repo: MemoryRepo) -> None:
@@ -394,12 +440,15 @@ class _Round:
     sent: int  # what main has that the remote has not, after integrating
 
 
-def _integrate(repo: MemoryRepo, remote: str, theirs: Sha | None) -> SyncResult | _Round:
-    """Bring main up to ``theirs``; a SyncResult when the round stops at a conflict."""
+def _integrate(
+    repo: MemoryRepo, remote: str, theirs: Sha | None, walk: _Walk | None = None
+) -> SyncResult | _Round:
+    """Bring main up to ``theirs``; a SyncResult when the round stops at a conflict.
+    ``walk``: ``_divergence``'s walk, begun earlier."""
     ours = repo.tip(MAIN)
     if ours is None:
         raise NotFound("no main branch")
-    ahead, behind, base = _divergence(repo, ours, theirs)
+    ahead, behind, base = _divergence(repo, ours, theirs, walk)
     if theirs is None or behind == 0:
         return _Round("none", 0, ahead)
     if ahead == 0:
@@ -455,6 +504,8 @@ def _sync(
     if repo.tip(MAIN) is None:
         raise NotFound("no main branch")
     fetched = sync_ref(remote, "fetched")
+    if started is not None:
+        _load_while_fetching(repo)
     received, merged = 0, False
     start = repo.tip(MAIN)
     settled: list[str] = []
@@ -470,16 +521,19 @@ def _sync(
                                            started=None if attempt else started)
             _check_history(repo, remote, theirs, accept_redaction)
             accept_redaction = False  # accepted: the next rounds are ordinary ones
-            _check_both(repo, remote, repo.tip(MAIN), theirs,
-                        partial(_check_outgoing, repo, remote, theirs))
-            finished += _finish_interrupted(repo, remote)
-            seen = team.view(repo, remote)  # the remote's sessions and decisions, as fetched
-            got, notes = team.settle(repo, remote, seen)
-            settled += got
+            walk = _Walk(repo, repo.tip(MAIN), theirs)  # git walks while the checks run
             try:
-                step = _integrate(repo, remote, theirs)
+                _check_both(repo, remote, walk.tips[0], theirs,
+                            partial(_check_outgoing, repo, remote, theirs))
+                finished += _finish_interrupted(repo, remote)
+                seen = team.view(repo, remote)  # the remote's sessions and decisions, as fetched
+                got, notes = team.settle(repo, remote, seen)
+                settled += got
+                step = _integrate(repo, remote, theirs, walk)
             except _MainMoved:
                 continue
+            finally:
+                walk.stop()
             if isinstance(step, SyncResult):
                 return step
             received, merged = received + step.received, merged or step.how == "merge"

@@ -21,7 +21,7 @@ from test_sync import make_pair, sync, write
 from test_sync_cost import _commit_on, _merge, step
 
 from gitmem.errors import EXIT_CONFLICT
-from gitmem.git.runner import Git
+from gitmem.git.runner import Git, Sha
 from gitmem.index import build as index
 from gitmem.index import freshness, replay
 from gitmem.memory.repo import MAIN, MemoryRepo
@@ -341,13 +341,15 @@ dag = st.lists(st.lists(st.integers(min_value=0, max_value=40), max_size=3), min
 
 
 @settings(max_examples=60, deadline=None)
-@given(parents=dag, pick=st.tuples(st.integers(min_value=0), st.integers(min_value=0)))
+@given(parents=dag, pick=st.tuples(st.integers(min_value=0), st.integers(min_value=0)),
+       begun=st.tuples(st.integers(min_value=0), st.integers(min_value=0)))
 def test_the_merge_base_from_the_counting_walk_is_git_merge_bases(
-    parents: list[list[int]], pick: tuple[int, int]
+    parents: list[list[int]], pick: tuple[int, int], begun: tuple[int, int]
 ) -> None:
     """Any history (each commit's parents among the commits before it, roots anywhere): the
     counts are `rev-list --count`'s, and a base, given when both sides have commits and one
-    commit bounds them, is the only one `git merge-base --all` names."""
+    commit bounds them, is the only one `git merge-base --all` names. The same with the
+    walk begun earlier, on these tips or on others (main moved meanwhile: walked again)."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "c"
         init_repo(root)
@@ -360,6 +362,10 @@ def test_the_merge_base_from_the_counting_walk_is_git_merge_bases(
         ours, theirs = shas[pick[0] % len(shas)], shas[pick[1] % len(shas)]
         with MemoryRepo(root) as repo:
             ahead, behind, base = exchange._divergence(repo, ours, theirs)
+            for tips in ((ours, theirs), (shas[begun[0] % len(shas)], shas[begun[1] % len(shas)])):
+                walk = exchange._Walk(repo, Sha(tips[0]), Sha(tips[1]))
+                assert exchange._divergence(repo, ours, theirs, walk) == (ahead, behind, base)
+                assert walk.running is None  # taken, or stopped when its tips differ
         assert ahead == int(git(root, "rev-list", "--count", f"{theirs}..{ours}"))
         assert behind == int(git(root, "rev-list", "--count", f"{ours}..{theirs}"))
         found = git(root, "merge-base", "--all", ours, theirs, check=False).split()

@@ -21,7 +21,7 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -165,6 +165,9 @@ def _untouched(repo: MemoryRepo, path: str, old: Sha, tip: Sha) -> bool:
 class Moved:
     moved: bool  # the compare-and-swap succeeded
     behind: str | None = None  # why the working tree did not follow (the next command will)
+    # ``later``: the follow, for the caller to run with the working-tree lock still held;
+    # it returns what ``behind`` would say (None: followed)
+    follow: Callable[[], str | None] | None = None
 
 
 def move_and_follow(
@@ -177,9 +180,13 @@ def move_and_follow(
     live: bool,
     reason: str | None = None,
     known: dict[str, tuple[Sha, bytes]] | None = None,
+    later: bool = False,
 ) -> Moved:
     """Compare-and-swap ``branch`` from ``old`` to ``new``; when it is checked out
-    (``live``, the working-tree lock held), make ``paths`` follow, crash-safely."""
+    (``live``, the working-tree lock held), make ``paths`` follow, crash-safely. With
+    ``later`` the follow is returned (``Moved.follow``) for the caller to run while it
+    still holds the lock, once it has started something that waits (a push): until then
+    the intent stays recorded, so a crash in between is finished like any other."""
     ref = f"refs/heads/{branch}"
     if live:
         check_index_lock(repo)
@@ -196,16 +203,25 @@ def move_and_follow(
         return Moved(False)
     if not live:
         return Moved(True)
+    if later:
+        return Moved(True, follow=lambda: _follow(repo, new, paths, known))
+    return Moved(True, _follow(repo, new, paths, known))
+
+
+def _follow(
+    repo: MemoryRepo, new: Sha, paths: list[str], known: dict[str, tuple[Sha, bytes]] | None
+) -> str | None:
+    """Bring ``paths`` to ``new`` and forget the intent; why not, when they could not."""
     try:
         sync_worktree(repo, new, paths, known)
     except (OSError, GitmemError) as exc:
         err = exc if isinstance(exc, GitmemError) else from_os_error(exc)
         if err is None:
             raise
-        return Moved(True, f"the commit landed but the working tree did not follow ({err}); "
-                     "the next gitmem command finishes it")
+        return (f"the commit landed but the working tree did not follow ({err}); "
+                "the next gitmem command finishes it")
     _clear(repo)
-    return Moved(True)
+    return None
 
 
 def check_index_lock(repo: MemoryRepo) -> None:

@@ -22,6 +22,7 @@ last sync), ``refs/gitmem/sync/<remote>/fetched`` (only during a round).
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import random
 import time
@@ -30,11 +31,12 @@ from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 
 from gitmem.errors import Conflict, GitError, GitmemError, InvalidInput, NotFound, UnsafePath
+from gitmem.git import progress
 from gitmem.git.runner import Running, Sha
 from gitmem.index import build as index
 from gitmem.memory import remote as remote_mod
 from gitmem.memory.merge import FileConflict, Merged, merge_trees
-from gitmem.memory.publish import PlannedCommit, publish_once
+from gitmem.memory.publish import PlannedCommit, Published, publish_once
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.memory.transplant import changed_paths
 from gitmem.memory.worktree import ensure_clean, worktree_guard
@@ -353,10 +355,12 @@ def _load_while_fetching(repo: MemoryRepo) -> None:
     _ = repo.config
 
 
-def _refresh_index(repo: MemoryRepo) -> None:
-    """The index at main's new tip, refreshed while git pushes: it depends on main here
-    only, whatever the push's outcome (a lost push's next round folds in its own merge).
-    A failure is left to the refresh once the round is done, which reports it."""
+def _while_pushing(repo: MemoryRepo, held: contextlib.ExitStack) -> None:
+    """While git pushes: the working tree follows main (``held`` closes: the follow, then
+    the lock let go), then the index at main's new tip is refreshed. Both depend on main
+    here only, whatever the push's outcome (a lost push's next round folds in its own
+    merge). A failed refresh is left to the one once the round is done, which reports it."""
+    held.close()
     try:
         index.refresh(repo, MAIN)
     except GitmemError:
@@ -374,15 +378,33 @@ def _finish_interrupted(repo: MemoryRepo, remote: str) -> list[str]:
     return decision_intent.finish_interrupted(repo, remote)
 
 
-def _fast_forward(repo: MemoryRepo, ours: Sha, theirs: Sha) -> None:
+def _guard(held: contextlib.ExitStack | None, mine: contextlib.ExitStack, repo: MemoryRepo) -> bool:
+    """Take the working-tree lock for main (``worktree_guard``) until ``held`` closes, or
+    without ``held`` until ``mine`` does; whether main is checked out."""
+    return (held or mine).enter_context(worktree_guard(repo, MAIN))
+
+
+def _follow_later(held: contextlib.ExitStack | None, done: Published) -> None:
+    """The deferred follow runs when ``held`` closes, before the lock is let go."""
+    if held is not None and done.follow is not None:
+        held.callback(done.follow)
+
+
+def _fast_forward(
+    repo: MemoryRepo, ours: Sha, theirs: Sha, held: contextlib.ExitStack | None = None
+) -> None:
     paths = changed_paths(repo, ours, theirs)
-    with worktree_guard(repo, MAIN) as live:
+    with contextlib.ExitStack() as mine:
+        live = _guard(held, mine, repo)
         if live:
             ensure_clean(repo, paths)
         planned = PlannedCommit(paths, lambda: (theirs, {}))
         reason = "gitmem sync: fast-forward"
-        if publish_once(repo, MAIN, ours, planned, live=live, reason=reason) is None:
+        done = publish_once(repo, MAIN, ours, planned, live=live, reason=reason,
+                            later=held is not None)
+        if done is None:
             raise _MainMoved
+        _follow_later(held, done)
 
 
 def _merge_base(repo: MemoryRepo, ours: Sha, theirs: Sha, remote: str) -> Sha:
@@ -404,6 +426,7 @@ def _commit_merge(
     live: bool,
     extra: list[str],
     n: int,
+    held: contextlib.ExitStack | None = None,
 ) -> Sha:
     tree = merged.tree
     assert tree is not None
@@ -415,9 +438,10 @@ def _commit_merge(
     paths = sorted(set(merged.touched) | set(extra))
     planned = PlannedCommit(paths, lambda: (repo.write_commit(tree, [ours, theirs], message), {}))
     reason = f"gitmem sync: merge {remote}/main"
-    done = publish_once(repo, MAIN, ours, planned, live=live, reason=reason)
+    done = publish_once(repo, MAIN, ours, planned, live=live, reason=reason, later=held is not None)
     if done is None:
         raise _MainMoved
+    _follow_later(held, done)
     return done.commit
 
 
@@ -441,10 +465,15 @@ class _Round:
 
 
 def _integrate(
-    repo: MemoryRepo, remote: str, theirs: Sha | None, walk: _Walk | None = None
+    repo: MemoryRepo,
+    remote: str,
+    theirs: Sha | None,
+    walk: _Walk | None = None,
+    held: contextlib.ExitStack | None = None,
 ) -> SyncResult | _Round:
     """Bring main up to ``theirs``; a SyncResult when the round stops at a conflict.
-    ``walk``: ``_divergence``'s walk, begun earlier."""
+    ``walk``: ``_divergence``'s walk, begun earlier. ``held``: the working-tree lock stays
+    held, and the working tree's follow waits, until ``held`` closes (while git pushes)."""
     ours = repo.tip(MAIN)
     if ours is None:
         raise NotFound("no main branch")
@@ -452,11 +481,12 @@ def _integrate(
     if theirs is None or behind == 0:
         return _Round("none", 0, ahead)
     if ahead == 0:
-        _fast_forward(repo, ours, theirs)
+        _fast_forward(repo, ours, theirs, held)
         return _Round("fast-forward", behind, 0)
     base = base or _merge_base(repo, ours, theirs, remote)
     labels = (f"{MAIN} (this machine)", f"{remote}/main")
-    with worktree_guard(repo, MAIN) as live:
+    with contextlib.ExitStack() as mine:
+        live = _guard(held, mine, repo)
         changed = changed_paths(repo, base, theirs)
         if live:
             ensure_clean(repo, changed)
@@ -465,7 +495,7 @@ def _integrate(
         merged = merge_trees(repo, base, ours, theirs, labels, changed=changed)
         if merged.conflicts:
             return _stop(repo, remote, ours, theirs, merged, live)
-        _commit_merge(repo, remote, ours, theirs, merged, live, [], behind)
+        _commit_merge(repo, remote, ours, theirs, merged, live, [], behind, held)
     return _Round("merge", behind, ahead + 1)
 
 
@@ -521,30 +551,34 @@ def _sync(
                                            started=None if attempt else started)
             _check_history(repo, remote, theirs, accept_redaction)
             accept_redaction = False  # accepted: the next rounds are ordinary ones
-            walk = _Walk(repo, repo.tip(MAIN), theirs)  # git walks while the checks run
-            try:
-                _check_both(repo, remote, walk.tips[0], theirs,
-                            partial(_check_outgoing, repo, remote, theirs))
-                finished += _finish_interrupted(repo, remote)
-                seen = team.view(repo, remote)  # the remote's sessions and decisions, as fetched
-                got, notes = team.settle(repo, remote, seen)
-                settled += got
-                step = _integrate(repo, remote, theirs, walk)
-            except _MainMoved:
-                continue
-            finally:
-                walk.stop()
-            if isinstance(step, SyncResult):
-                return step
-            received, merged = received + step.received, merged or step.how == "merge"
-            ours = repo.tip(MAIN)
-            assert ours is not None
-            out = outgoing(repo, remote, ours if step.sent else None, seen)
-            _check_sessions_outgoing(repo, remote, out, theirs)
-            pushed = None
-            if out.updates:
-                with remote_mod.meanwhile(lambda: _refresh_index(repo)):
-                    pushed = remote_mod.push_updates(repo, remote, out.updates, where)
+            # Where git pushes in the background, main's working tree follows the round's
+            # merge once the push has started, the lock held till then (``held``).
+            with contextlib.ExitStack() as held:
+                walk = _Walk(repo, repo.tip(MAIN), theirs)  # git walks while the checks run
+                try:
+                    _check_both(repo, remote, walk.tips[0], theirs,
+                                partial(_check_outgoing, repo, remote, theirs))
+                    finished += _finish_interrupted(repo, remote)
+                    seen = team.view(repo, remote)  # the remote's sessions and decisions, as fetched
+                    got, notes = team.settle(repo, remote, seen)
+                    settled += got
+                    step = _integrate(repo, remote, theirs, walk,
+                                      None if progress.wanted() else held)
+                except _MainMoved:
+                    continue
+                finally:
+                    walk.stop()
+                if isinstance(step, SyncResult):
+                    return step
+                received, merged = received + step.received, merged or step.how == "merge"
+                ours = repo.tip(MAIN)
+                assert ours is not None
+                out = outgoing(repo, remote, ours if step.sent else None, seen)
+                _check_sessions_outgoing(repo, remote, out, theirs)
+                pushed = None
+                if out.updates:
+                    with remote_mod.meanwhile(partial(_while_pushing, repo, held)):
+                        pushed = remote_mod.push_updates(repo, remote, out.updates, where)
             if pushed is not None and not pushed.ok:
                 lost = pushed.rejected or lost
                 continue  # someone pushed first: fetch and integrate again

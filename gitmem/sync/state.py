@@ -9,8 +9,6 @@ markers. Undoing puts back exactly those files and drops the refs and the state.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,12 +30,17 @@ def _path(repo: MemoryRepo) -> Path:
     return repo.gitmem_dir / STATE_FILE
 
 
+# Every sync loads this module before its first fetch, which starts as soon as it can:
+# json and hashlib are imported where a stopped sync's state is read or written.
 def load(repo: MemoryRepo) -> dict[str, Any] | None:
     try:
-        data: dict[str, Any] = json.loads(_path(repo).read_text("utf-8"))
-        return data
+        text = _path(repo).read_text("utf-8")
     except FileNotFoundError:
         return None
+    import json
+
+    data: dict[str, Any] = json.loads(text)
+    return data
 
 
 def worktree_file(repo: MemoryRepo, path: str) -> bytes | None:
@@ -56,6 +59,9 @@ def keep(
     repo: MemoryRepo, remote: str, ours: Sha, theirs: Sha, merged: Merged, live: bool
 ) -> list[str]:
     """Record the stop; returns the working-tree files now showing both versions."""
+    import hashlib
+    import json
+
     both = f"update {LOCAL_REF} {ours}\nupdate {REMOTE_REF} {theirs}\n"
     repo.git.run("update-ref", "-m", "gitmem sync: conflict", "--stdin", input=both.encode())
     written = {p: hashlib.sha1(d).hexdigest() for p, d in merged.marked.items()} if live else {}
@@ -101,6 +107,8 @@ def clear(repo: MemoryRepo) -> None:
 
 def undo(repo: MemoryRepo, state: dict[str, Any], tip: Sha | None, live: bool) -> str:
     """Put back the working-tree files the stop wrote; a note when the person had edited one."""
+    import hashlib
+
     note = ""
     for path, digest in state["written"].items() if live else ():
         now = worktree_file(repo, path)

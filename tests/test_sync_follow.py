@@ -6,6 +6,7 @@ person watches progress the follow comes before the push, as it always did."""
 from __future__ import annotations
 
 import fcntl
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -108,6 +109,26 @@ def test_a_sync_killed_before_the_files_follow_is_finished_by_the_next_command(
     assert code == 0, err
     assert sync(laptop)[0] == 0
     assert git(laptop, "rev-parse", "main") == git(desktop, "rev-parse", "main")
+
+
+def test_a_killed_follow_of_a_symlink_outside_memory_is_finished_by_git(tmp_path: Path) -> None:
+    _bare, laptop, desktop = make_pair(tmp_path)
+    (laptop / "docs").mkdir()
+    os.symlink("/etc", laptop / "docs" / "etc")
+    git(laptop, "add", "docs/etc")
+    git(laptop, "commit", "-qm", "a link outside memory", "--no-verify")
+    write(laptop, "acme-website", "30k", "Budget is 40k", "budget", "Budget is 40k")
+    assert sync(laptop)[0] == 0
+    write(desktop, "beta", "Ship v2", "Ship v2 in May", "goals", "Ship v2 in May")
+    proc = subprocess.run([sys.executable, "-c", _KILLED, str(desktop)], capture_output=True,
+                          check=False)
+    assert proc.returncode == -9, proc.stderr
+    assert not os.path.lexists(desktop / "docs" / "etc")
+    res = gm("-C", str(desktop), "status")
+    assert res.code == 0 and "finished an interrupted update" in res.err, res.err
+    assert os.readlink(desktop / "docs" / "etc") == "/etc"
+    assert (desktop / CARD).read_text() == git(desktop, "show", f"main:{CARD}")
+    assert git(desktop, "status", "--porcelain") == ""
 
 
 def test_where_a_person_watches_progress_the_files_follow_before_the_push(

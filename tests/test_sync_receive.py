@@ -24,7 +24,7 @@ from gitmem.errors import EXIT_CONFLICT
 from gitmem.git.runner import Git, Sha
 from gitmem.index import build as index
 from gitmem.index import freshness, replay
-from gitmem.memory.repo import MAIN, MemoryRepo
+from gitmem.memory.repo import MAIN, MEMORY_PATHS, MemoryRepo
 from gitmem.setup.init import init_repo
 from gitmem.sync import exchange
 
@@ -192,7 +192,7 @@ def test_the_unsafe_mode_look_finds_what_the_full_reading_finds(
     expected = exchange._read_unsafe(out)
     assert exchange._unsafe(out) == expected
     wanted = [(p, n) for _sha, entries in commits for _o, n, p in entries
-              if n in ("120000", "160000") and p.split("/")[0] in exchange.MEMORY_PATHS]
+              if n in ("120000", "160000") and p.split("/")[0] in MEMORY_PATHS]
     assert (expected is None) == (not wanted)
     if expected is not None:
         assert (expected[0], expected[1]) == (wanted[0][0], {"120000": "a symlink",
@@ -221,7 +221,9 @@ def test_a_card_named_like_a_mode_is_received_and_a_symlink_is_refused(tmp_path:
 
 def test_a_symlink_outside_memory_is_received(tmp_path: Path) -> None:
     """git lists every path of the received commits; only those where memory lives count:
-    a symlink in docs/, or beside cards/ under another name, is the remote's business."""
+    a symlink in docs/, or beside cards/ under another name, is the remote's business, and
+    git, not gitmem, brings it into the working tree (merged, changed, deleted), so the
+    index never shows it deleted."""
     _bare, laptop, desktop = make_pair(tmp_path)
     (laptop / "docs").mkdir()
     os.symlink("/etc", laptop / "docs" / "etc")
@@ -229,9 +231,49 @@ def test_a_symlink_outside_memory_is_received(tmp_path: Path) -> None:
     git(laptop, "add", "docs/etc", "cards-and-more")
     git(laptop, "commit", "-qm", "links outside memory", "--no-verify")
     git(laptop, "push", "-q", "origin", "main")
+    write(desktop, "beta", "Ship v2", "Ship v2 in May", "goals", "Ship v2 in May")  # a merge
     code, _out, err = sync(desktop)
     assert code == 0, err
+    assert os.readlink(desktop / "docs" / "etc") == "/etc"
+    assert os.readlink(desktop / "cards-and-more") == "/etc"
+    assert git(desktop, "status", "--porcelain") == ""  # the index holds them too
+    assert git(desktop, "ls-tree", "main", "docs/etc").split()[0] == "120000"  # merged as a link
+    assert sync(laptop)[0] == 0
+    os.remove(laptop / "docs" / "etc")
+    os.symlink("/usr", laptop / "docs" / "etc")
+    git(laptop, "rm", "-q", "cards-and-more")
+    git(laptop, "add", "docs/etc")
+    git(laptop, "commit", "-qm", "one link changed, one gone", "--no-verify")
+    git(laptop, "push", "-q", "origin", "main")
+    code, _out, err = sync(desktop)  # a fast-forward
+    assert code == 0, err
+    assert os.readlink(desktop / "docs" / "etc") == "/usr"
+    assert not os.path.lexists(desktop / "cards-and-more")
+    assert git(desktop, "status", "--porcelain") == ""
     assert git(desktop, "rev-parse", "main") == git(laptop, "rev-parse", "main")
+
+
+def test_a_symlink_changed_on_both_sides_stops_the_sync_and_changes_nothing(
+    tmp_path: Path,
+) -> None:
+    _bare, laptop, desktop = make_pair(tmp_path)
+    os.symlink("/etc", laptop / "link")
+    git(laptop, "add", "link")
+    git(laptop, "commit", "-qm", "a link", "--no-verify")
+    assert sync(laptop)[0] == 0
+    assert sync(desktop)[0] == 0
+    for side, target in ((laptop, "/usr"), (desktop, "/var")):
+        os.remove(side / "link")
+        os.symlink(target, side / "link")
+        git(side, "add", "link")
+        git(side, "commit", "-qm", f"link to {target}", "--no-verify")
+    assert sync(laptop)[0] == 0
+    before = git(desktop, "rev-parse", "main")
+    code, _out, err = sync(desktop)
+    assert code == 4 and "link was changed here and on the other side" in err, err
+    assert git(desktop, "rev-parse", "main") == before
+    assert os.readlink(desktop / "link") == "/var"
+    assert git(desktop, "status", "--porcelain") == ""
 
 
 def test_a_symlink_inside_a_memory_folder_on_the_way_is_refused(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -140,6 +141,19 @@ class ObjectStore:
         return self._cat(name)
 
     def _read_path(self, rev: str, path: str) -> GitObject | None:
+        got = self._walk(rev, path, leaf=False)
+        assert not isinstance(got, TreeEntry)
+        return got
+
+    def entry(self, rev: str, path: str) -> TreeEntry | None:
+        """The tree entry of ``path`` in ``rev`` (its mode and object), or None when there
+        is none: a symlink or submodule there is given, not refused (one on the way is)."""
+        got = self._walk(rev, path, leaf=True)
+        assert got is None or isinstance(got, TreeEntry)
+        return got
+
+    def _walk(self, rev: str, path: str, leaf: bool) -> GitObject | TreeEntry | None:
+        """``REV:PATH``'s object, or with ``leaf`` its tree entry."""
         got = self.read(f"{rev}^{{tree}}")
         if got is None:
             if _FULL_SHA.fullmatch(rev):
@@ -156,6 +170,8 @@ class ObjectStore:
             entry = next((e for e in entries if e.name == raw), None)
             if entry is None:
                 return None
+            if leaf and depth == len(parts) - 1:
+                return entry
             here = "/".join(parts[: depth + 1])
             if entry.mode in (LINK_MODE, GITLINK_MODE):
                 what = "a symlink" if entry.mode == LINK_MODE else "a submodule"
@@ -374,8 +390,11 @@ class ObjectStore:
             text += "\n"
         return self.write("commit", text.encode("utf-8"))
 
-    def update_path(self, root: Sha | None, path: str, blob: Sha | None) -> Sha | None:
-        """The tree ``root`` with the file at ``path`` set to ``blob`` (None removes it).
+    def update_path(
+        self, root: Sha | None, path: str, blob: Sha | TreeEntry | None
+    ) -> Sha | None:
+        """The tree ``root`` with the file at ``path`` set to ``blob`` (None removes it; a
+        ``TreeEntry`` puts that entry there as it is, a symlink or a submodule too).
 
         Returns None when the result is empty (git stores no empty subtrees). Only the
         changed entry is re-serialised: a 1,000-card folder costs one list splice.
@@ -386,7 +405,8 @@ class ObjectStore:
         at = next((i for i, e in enumerate(entries) if e.name == name), None)
         entries, chunks = list(entries), list(chunks)
         old = entries[at] if at is not None else None
-        _refuse_link(head, old)
+        if rest or not isinstance(blob, TreeEntry):
+            _refuse_link(head, old)
         if at is not None:
             del entries[at], chunks[at]
         new: TreeEntry | None = None
@@ -401,10 +421,12 @@ class ObjectStore:
             _insert(entries, chunks, new)
         return self._write_tree(entries, chunks) if entries else None
 
-    def update_paths(self, root: Sha | None, changes: dict[str, Sha | None]) -> Sha | None:
+    def update_paths(
+        self, root: Sha | None, changes: Mapping[str, Sha | TreeEntry | None]
+    ) -> Sha | None:
         """``update_path`` for each of ``changes`` (path -> blob, None removes it), each
         changed tree written once instead of once per path: the same tree."""
-        groups: dict[bytes, dict[str, Sha | None]] = {}
+        groups: dict[bytes, dict[str, Sha | TreeEntry | None]] = {}
         for path, blob in sorted(changes.items()):
             head, _, rest = path.partition("/")
             groups.setdefault(head.encode(), {})[rest] = blob
@@ -421,7 +443,8 @@ class ObjectStore:
         entries, chunks = list(entries), list(chunks)
         for name, group in groups.items():
             old = named.get(name)
-            _refuse_link(name.decode(), old)
+            if len(group) > 1 or not isinstance(group.get(""), TreeEntry):
+                _refuse_link(name.decode(), old)
             if old is not None:
                 at = entries.index(old)
                 del entries[at], chunks[at]
@@ -436,8 +459,12 @@ class ObjectStore:
         return self._write_tree(entries, chunks) if entries else None
 
 
-def _file_entry(name: bytes, old: TreeEntry | None, blob: Sha | None) -> TreeEntry | None:
+def _file_entry(
+    name: bytes, old: TreeEntry | None, blob: Sha | TreeEntry | None
+) -> TreeEntry | None:
     """The entry a file at ``name`` becomes (``blob`` None removes it)."""
+    if isinstance(blob, TreeEntry):
+        return TreeEntry(blob.mode, name, blob.sha)
     if blob is not None:
         keep = old is not None and old.mode == EXEC_MODE  # an executable card stays one
         return TreeEntry(EXEC_MODE if keep else BLOB_MODE, name, blob)

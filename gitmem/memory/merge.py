@@ -13,10 +13,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from gitmem.errors import Conflict
+from gitmem.git.objects import GITLINK_MODE, LINK_MODE, TreeEntry
 from gitmem.git.runner import Sha
 from gitmem.memory.cards import card_of, sections
 from gitmem.memory.hunks import split_lines
-from gitmem.memory.repo import MemoryRepo
+from gitmem.memory.repo import MemoryRepo, where_memory_lives
 from gitmem.memory.transplant import changed_paths, merge_contents, merge_text
 
 TOP = "(top)"  # the part of a card before its first section: the title
@@ -156,6 +157,20 @@ def merge_file(
         return _merge_marked(repo, ours, base or b"", theirs, labels), FileConflict(path, None, ())
 
 
+def _links(
+    repo: MemoryRepo, path: str, base: Sha, ours: Sha, theirs: Sha
+) -> tuple[TreeEntry | None, TreeEntry | None, TreeEntry | None] | None:
+    """The (base, ours, theirs) entries of ``path`` when it is not where memory lives and
+    one of them is a symlink or a submodule: merged as entries, never read as text."""
+    if where_memory_lives(path):
+        return None
+    got = (repo.store.entry(base, path), repo.store.entry(ours, path),
+           repo.store.entry(theirs, path))
+    if any(e is not None and e.mode in (LINK_MODE, GITLINK_MODE) for e in got):
+        return got
+    return None
+
+
 def merge_trees(
     repo: MemoryRepo,
     base: Sha,
@@ -175,7 +190,19 @@ def merge_trees(
     result = Merged(None)
     updates: dict[str, bytes | None] = {}
     theirs_blob: dict[str, Sha] = {}  # updates that are their blob as it is: stored already
+    as_is: dict[str, TreeEntry | None] = {}  # their symlinks and submodules outside memory
     for path in changed if changed is not None else changed_paths(repo, base, theirs):
+        kept = _links(repo, path, base, ours, theirs)
+        if kept is not None:
+            b_e, o_e, t_e = kept
+            if o_e == b_e and t_e != b_e:
+                as_is[path] = t_e
+            elif t_e not in (b_e, o_e):
+                raise Conflict(
+                    f"{path} was changed here and on the other side, and is a symlink or a "
+                    "submodule, which gitmem does not merge: settle it with git (`git merge`)"
+                )
+            continue
         o = repo.store.read_blob(f"{ours}:{path}")
         got = repo.store.read(f"{theirs}:{path}")
         t = got.data if got is not None and got.kind == "blob" else None
@@ -197,10 +224,10 @@ def merge_trees(
             result.marked[path] = merged or b""
         elif merged != o:
             updates[path] = merged
-    result.touched = sorted(updates)
+    result.touched = sorted([*updates, *as_is])
     if result.conflicts:
         return result
-    blobs: dict[str, Sha | None] = {}
+    blobs: dict[str, Sha | TreeEntry | None] = dict(as_is)
     for path, data in sorted(updates.items()):
         blobs[path] = theirs_blob.get(path) or (
             repo.store.write("blob", data) if data is not None else None

@@ -27,6 +27,14 @@ MAIN = "main"
 SESSION_PREFIX = "gitmem/session/"
 ARCHIVE_PREFIX = "refs/gitmem/archive/"  # decided sessions' branches, kept
 OWN_COMMITS = "own-commits"  # under .git/gitmem/: one sha per line, appended
+# Where gitmem keeps memory: gitmem writes these itself and never through a symlink; a
+# symlink or submodule there is never brought in by a sync.
+MEMORY_PATHS = ("cards", "sessions", "logs", "persona.md", "synthesis.md", "gitmem.toml")
+
+
+def where_memory_lives(path: str) -> bool:
+    """Whether ``path`` is one of MEMORY_PATHS or inside one (as a pathspec of them matches)."""
+    return any(path == top or path.startswith(top + "/") for top in MEMORY_PATHS)
 
 
 def find_root(start: Path) -> Path:

@@ -12,7 +12,9 @@ the old tip or the new one had is brought to the branch's tip; a path a person h
 edited since is left alone.
 
 No file is ever written through a symlink (``safe_files``), and no temporary file is
-left in ``cards/``.
+left in ``cards/``. Outside where memory lives (``MEMORY_PATHS``) a commit may hold a
+symlink or a submodule (a remote's ``docs/``); gitmem does not write those paths itself
+but lets git bring them to the commit (``git restore``), as a checkout would.
 """
 
 from __future__ import annotations
@@ -25,13 +27,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from gitmem.errors import DirtyCard, GitError, GitmemError, StaleLock, from_os_error
+from gitmem.errors import DirtyCard, GitError, GitmemError, StaleLock, UnsafePath, from_os_error
 from gitmem.git import safe_files
 from gitmem.git.index_file import restage, staged
-from gitmem.git.objects import GitObject
+from gitmem.git.objects import GITLINK_MODE, LINK_MODE, GitObject
 from gitmem.git.runner import Sha
 from gitmem.memory.refs import LOCK_PATIENCE_S, cas, cas_fast, lock_files, wait_for_locks
-from gitmem.memory.repo import MemoryRepo
+from gitmem.memory.repo import MemoryRepo, where_memory_lives
 
 INTENT = "follow"
 
@@ -151,6 +153,10 @@ def _finish(repo: MemoryRepo) -> list[str]:
 def _untouched(repo: MemoryRepo, path: str, old: Sha, tip: Sha) -> bool:
     """Whether ``path`` in the working tree and index still holds ``old``'s or ``tip``'s
     version (so gitmem left it there); False when a person has edited it since."""
+    if _for_git(repo, (old, tip), path):
+        entries = staged(repo.git_dir / "index", path, repo.store.sha_bytes)
+        tree = [repo.store.entry(rev, path) for rev in (old, tip)]
+        return entries is None or any(entries == ([(0, e.sha)] if e else []) for e in tree)
     versions = [repo.store.read(f"{rev}:{path}") for rev in (old, tip)]
     blobs = {got.sha if got else None for got in versions}
     contents = {got.data if got else None for got in versions}
@@ -307,6 +313,9 @@ def sync_worktree(
     updates: dict[str, tuple[str, os.stat_result]] = {}
     contents: dict[str, tuple[Sha, bytes]] = {}
     removed = False
+    by_git = [p for p in paths if not (known and p in known) and _for_git(repo, (commit,), p)]
+    if by_git:
+        paths = [p for p in paths if p not in by_git]
     for path in paths:
         got = (
             GitObject(known[path][0], "blob", known[path][1])
@@ -322,9 +331,38 @@ def sync_worktree(
     for path, (blob, data) in contents.items():
         updates[path] = (blob, safe_files.write(repo.root, path, data))
     sha_len = repo.store.sha_bytes
-    if not removed and restage(repo.git_dir / "index", updates, sha_len, _index_next(repo)):
-        return  # the common case: no git process at all
-    _update_index(repo, paths)
+    if removed or not restage(repo.git_dir / "index", updates, sha_len, _index_next(repo)):
+        _update_index(repo, paths)
+    if by_git:
+        _restore(repo, commit, by_git)
+
+
+def _for_git(repo: MemoryRepo, revs: tuple[Sha, ...], path: str) -> bool:
+    """Whether git rather than gitmem brings ``path`` to a commit: it is not where memory
+    lives, and one of ``revs`` holds it as a symlink or a submodule, or the working tree
+    does (a symlink)."""
+    if where_memory_lives(path):
+        return False
+    for rev in revs:
+        entry = repo.store.entry(rev, path)
+        if entry is not None and entry.mode in (LINK_MODE, GITLINK_MODE):
+            return True
+    try:
+        st = safe_files.stat(repo.root, path)
+    except UnsafePath:
+        return True  # a symlinked folder on the way: git's own checks decide
+    return st is not None and (st.st_mode & 0o170000) == 0o120000
+
+
+def _restore(repo: MemoryRepo, commit: Sha, paths: list[str]) -> None:
+    """git brings ``paths`` in the index and working tree to ``commit``: created, changed
+    or deleted as there (a path neither has is left alone, as git would leave it)."""
+    index = repo.git_dir / "index"
+    tracked = [p for p in paths
+               if repo.store.entry(commit, p) is not None or staged(index, p, repo.store.sha_bytes)]
+    if tracked:
+        repo.git.run("--literal-pathspecs", "restore", f"--source={commit}", "--staged",
+                     "--worktree", "--", *tracked)
 
 
 def _update_index(repo: MemoryRepo, paths: list[str]) -> None:

@@ -37,7 +37,7 @@ from gitmem.index import build as index
 from gitmem.memory import remote as remote_mod
 from gitmem.memory.merge import FileConflict, Merged, merge_trees
 from gitmem.memory.publish import PlannedCommit, Published, publish_once
-from gitmem.memory.repo import MAIN, MemoryRepo
+from gitmem.memory.repo import MAIN, MemoryRepo, where_memory_lives
 from gitmem.memory.transplant import changed_paths
 from gitmem.memory.worktree import ensure_clean, worktree_guard
 from gitmem.review import team
@@ -258,8 +258,6 @@ def _check_history(
     )
 
 
-# Where gitmem keeps memory: a symlink or submodule there is never brought in.
-MEMORY_PATHS = ("cards", "sessions", "logs", "persona.md", "synthesis.md", "gitmem.toml")
 _UNSAFE_MODES = {"120000": "a symlink", "160000": "a submodule"}
 
 
@@ -315,14 +313,10 @@ def _read_unsafe(out: str) -> tuple[str, str, str] | None:
             commit = item
         elif item.startswith(":") and i + 1 < len(items):
             mode, path = item[1:].split(" ")[1], items[i + 1]
-            if mode in _UNSAFE_MODES and _where_memory_lives(path):
+            if mode in _UNSAFE_MODES and where_memory_lives(path):
                 return path, _UNSAFE_MODES[mode], commit
     return None
 
-
-def _where_memory_lives(path: str) -> bool:
-    """Whether ``path`` is one of MEMORY_PATHS or inside one (as a pathspec of them matches)."""
-    return any(path == top or path.startswith(top + "/") for top in MEMORY_PATHS)
 
 
 def _check_outgoing(repo: MemoryRepo, remote: str, theirs: Sha | None) -> None:

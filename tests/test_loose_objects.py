@@ -106,3 +106,38 @@ def test_a_truncated_loose_object_is_corrupt_never_empty(client: Path) -> None:
     assert shown.code == 5, shown
     assert "is missing or corrupt" in shown.err and "Traceback" not in shown.err
     assert shown.out == ""  # no empty card shown
+
+
+def test_paths_of_one_commit_ask_git_for_its_tree_once_unless_objects_are_replaced(
+    client: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gitmem.git.objects import ObjectStore
+
+    git(client, "gc", "-q")  # packed: every read that is not remembered goes to git
+    tip = git(client, "rev-parse", "HEAD").strip()
+    paths = git(client, "ls-tree", "-r", "--name-only", "HEAD").split()
+    asked: list[str] = []
+    real = ObjectStore._cat
+
+    def cat(self: ObjectStore, name: str, path: str | None = None) -> object:
+        asked.append(name)
+        return real(self, name, path)
+
+    monkeypatch.setattr(ObjectStore, "_cat", cat)
+    with MemoryRepo(client) as repo:
+        for _ in range(2):
+            for path in paths:
+                got = repo.store.read(f"{tip}:{path}")
+                assert got is not None and got.data == _cat(client, git(
+                    client, "rev-parse", f"HEAD:{path}").strip())[1]
+                assert repo.store.entry(tip, path) is not None
+    assert asked.count(f"{tip}^{{tree}}") == 1
+    # a replaced tree: git's answer is taken every time
+    tree = git(client, "rev-parse", "HEAD^{tree}").strip()
+    other = git(client, "mktree", input=b"").strip()
+    git(client, "replace", tree, other)
+    asked.clear()
+    with MemoryRepo(client) as repo:
+        assert repo.store.read(f"{tip}:{paths[0]}") is None  # the replacement is empty
+        assert repo.store.read(f"{tip}:{paths[0]}") is None
+    assert asked.count(f"{tip}^{{tree}}") == 2

@@ -16,6 +16,7 @@ from test_objects import ops
 from test_sync import make_pair, sync, write
 
 from gitmem.errors import GitmemError
+from gitmem.git.runner import Sha
 from gitmem.index import build as index
 from gitmem.index import replay
 from gitmem.memory.edit import write_card
@@ -184,3 +185,51 @@ def test_the_index_after_any_merge_is_the_full_replays(
             _same_as_full_replay(repo)
         with MemoryRepo(root) as repo:  # and from the cache, in a new process's way
             _same_as_full_replay(repo)
+
+
+# -- the merge reads no file only one side changed: the trees' ids say who changed it ------------
+
+_FILES = st.sampled_from(["cards/a.md", "cards/b.md", "logs/l.log", "notes.txt", "x/y"])
+_TEXTS = st.one_of(st.none(), st.sampled_from([
+    "# A\n\n## One\n1\n", "# A\n\n## One\n2\n", "# A\n\n## One\n1\n\n## Two\n2\n", "line\n",
+    "line\nmore\n",
+]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(base=st.dictionaries(_FILES, _TEXTS, max_size=5),
+       ours=st.dictionaries(_FILES, _TEXTS, max_size=4),
+       theirs=st.dictionaries(_FILES, _TEXTS, max_size=4))
+def test_a_merge_by_tree_ids_is_the_merge_by_contents(
+    base: dict[str, str | None], ours: dict[str, str | None], theirs: dict[str, str | None]
+) -> None:
+    """Any three versions of a few files (cards, logs, others; added, changed, removed):
+    the merge that compares blob ids gives the tree, touched paths and conflicts of the
+    merge that reads every changed file's contents."""
+    from gitmem.memory import merge
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "c"
+        init_repo(root)
+        with MemoryRepo(root) as repo:
+            def commit(tree: Sha | None, changes: dict[str, str | None], parent: Sha) -> Sha:
+                blobs = {p: repo.store.write("blob", t.encode()) if t is not None else None
+                         for p, t in changes.items()}
+                new = repo.store.update_paths(tree, blobs) or repo.store.write_tree([])
+                return repo.write_commit(new, [parent], "c")
+
+            head = repo.store.resolve("HEAD")
+            assert head is not None
+            b = commit(repo.store.resolve("HEAD^{tree}"), base, head)
+            o = commit(repo.store.resolve(f"{b}^{{tree}}"), ours, b)
+            t = commit(repo.store.resolve(f"{b}^{{tree}}"), theirs, b)
+            labels = ("ours", "theirs")
+            by_ids = merge.merge_trees(repo, b, o, t, labels)
+            real = merge._blob_ids
+            merge._blob_ids = lambda *a: None
+            try:
+                by_contents = merge.merge_trees(repo, b, o, t, labels)
+            finally:
+                merge._blob_ids = real
+            assert (by_ids.tree, by_ids.touched, by_ids.conflicts) == (
+                by_contents.tree, by_contents.touched, by_contents.conflicts)

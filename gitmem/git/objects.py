@@ -85,6 +85,7 @@ class ObjectStore:
         self._raw_len = 32 if self._sha256 else 20
         self._proc: subprocess.Popen[bytes] | None = None
         self._trees: dict[str, tuple[list[TreeEntry], list[bytes]]] = {}
+        self._root_of: dict[str, Sha] = {}  # a commit's full id -> its tree's (``_root``)
         # Small commits and blobs this store wrote, by id (ids name content: always right),
         # so what was just written is read back without a round trip to git.
         self._written: dict[str, tuple[str, bytes]] = {}
@@ -152,9 +153,23 @@ class ObjectStore:
         assert got is None or isinstance(got, TreeEntry)
         return got
 
+    def _root(self, rev: str) -> GitObject | None:
+        """``rev``'s tree. For a commit named by its full id the tree's id is kept: the
+        next path read in that commit asks git nothing when the tree is parsed already
+        (unless objects may be replaced, when git's answer is the one to take)."""
+        known = self._root_of.get(rev)
+        if known is not None and known in self._trees:
+            return GitObject(known, "tree", b"")
+        got = self.read(f"{rev}^{{tree}}")
+        if got is not None and _FULL_SHA.fullmatch(rev) and not self._replaces():
+            while len(self._root_of) >= 256:
+                del self._root_of[next(iter(self._root_of))]
+            self._root_of[rev] = got.sha
+        return got
+
     def _walk(self, rev: str, path: str, leaf: bool) -> GitObject | TreeEntry | None:
         """``REV:PATH``'s object, or with ``leaf`` its tree entry."""
-        got = self.read(f"{rev}^{{tree}}")
+        got = self._root(rev)
         if got is None:
             if _FULL_SHA.fullmatch(rev):
                 raise CorruptObject(rev, path)

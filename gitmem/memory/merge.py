@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from gitmem.errors import Conflict
-from gitmem.git.objects import GITLINK_MODE, LINK_MODE, TreeEntry
+from gitmem.git.objects import BLOB_MODE, EXEC_MODE, GITLINK_MODE, LINK_MODE, TreeEntry
 from gitmem.git.runner import Sha
 from gitmem.memory.cards import card_of, sections
 from gitmem.memory.hunks import split_lines
@@ -157,6 +157,21 @@ def merge_file(
         return _merge_marked(repo, ours, base or b"", theirs, labels), FileConflict(path, None, ())
 
 
+def _blob_ids(
+    repo: MemoryRepo, path: str, base: Sha, ours: Sha, theirs: Sha
+) -> tuple[Sha | None, Sha | None, Sha | None] | None:
+    """The (base, ours, theirs) blob ids of the file ``path`` (None where it is missing),
+    read from the trees alone; None when one side holds something else there (a folder, a
+    symlink, a submodule), which the reading of contents then handles."""
+    ids: list[Sha | None] = []
+    for rev in (base, ours, theirs):
+        entry = repo.store.entry(rev, path)
+        if entry is not None and entry.mode not in (BLOB_MODE, EXEC_MODE):
+            return None
+        ids.append(entry.sha if entry is not None else None)
+    return ids[0], ids[1], ids[2]
+
+
 def _links(
     repo: MemoryRepo, path: str, base: Sha, ours: Sha, theirs: Sha
 ) -> tuple[TreeEntry | None, TreeEntry | None, TreeEntry | None] | None:
@@ -191,7 +206,16 @@ def merge_trees(
     updates: dict[str, bytes | None] = {}
     theirs_blob: dict[str, Sha] = {}  # updates that are their blob as it is: stored already
     as_is: dict[str, TreeEntry | None] = {}  # their symlinks and submodules outside memory
+    taken: dict[str, Sha | None] = {}  # their blob, where only they changed the file
     for path in changed if changed is not None else changed_paths(repo, base, theirs):
+        ids = None if path in resolved else _blob_ids(repo, path, base, ours, theirs)
+        if ids is not None:  # a file on each side (or none): its ids say who changed it
+            b_id, o_id, t_id = ids
+            if o_id == t_id or t_id == b_id:
+                continue
+            if o_id == b_id:
+                taken[path] = t_id
+                continue
         kept = _links(repo, path, base, ours, theirs)
         if kept is not None:
             b_e, o_e, t_e = kept
@@ -224,10 +248,10 @@ def merge_trees(
             result.marked[path] = merged or b""
         elif merged != o:
             updates[path] = merged
-    result.touched = sorted([*updates, *as_is])
+    result.touched = sorted([*updates, *as_is, *taken])
     if result.conflicts:
         return result
-    blobs: dict[str, Sha | TreeEntry | None] = dict(as_is)
+    blobs: dict[str, Sha | TreeEntry | None] = {**as_is, **taken}
     for path, data in sorted(updates.items()):
         blobs[path] = theirs_blob.get(path) or (
             repo.store.write("blob", data) if data is not None else None

@@ -82,7 +82,7 @@ def test_the_working_tree_follows_the_merge_while_git_pushes(
 _KILLED = """
 import os, signal, sys
 from gitmem.sync import exchange
-def killed(repo, held):
+def killed(*args):
     os.kill(os.getpid(), signal.SIGKILL)
 exchange._while_pushing = killed
 from gitmem.cli import main

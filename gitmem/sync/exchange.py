@@ -151,11 +151,18 @@ def _joined(paths: list[str]) -> str:
 
 
 def behaviour_changes(repo: MemoryRepo, before: str | None, after: str | None) -> list[str]:
-    """The behaviour files that differ between ``before`` and ``after`` (main's tips)."""
+    """The behaviour files that differ between ``before`` and ``after`` (main's tips);
+    kept for the open repo (two commits' trees never change)."""
     if before is None or after is None or before == after:
         return []
+    key = ("behaviour", f"{before}..{after}")
+    known = repo.memo.get(key)
+    if isinstance(known, list):
+        return list(known)
     out = repo.git.out("diff", "--name-only", "-z", before, after, "--", *BEHAVIOUR_FILES)
-    return [p for p in BEHAVIOUR_FILES if p in out.split("\0")]
+    found = [p for p in BEHAVIOUR_FILES if p in out.split("\0")]
+    repo.memo[key] = found
+    return list(found)
 
 
 def conflict_report(remote: str, conflicts: list[FileConflict], note: str) -> str:
@@ -342,21 +349,27 @@ def _check_sessions_outgoing(
 
 def _load_while_fetching(repo: MemoryRepo) -> None:
     """Load, while a started fetch runs, what each round would load only once it has
-    fetched: the secret scan's modules and gitmem.toml (its allow list). The round's work
-    after the fetch is then git's and the merge's. A gitmem.toml that cannot be read is
-    refused here, as the scan would refuse it, before anything changed."""
+    fetched: the secret scan's modules, gitmem.toml (its allow list) and who commits a
+    merge. The round's work after the fetch is then git's and the merge's. A gitmem.toml
+    that cannot be read is refused here, as the scan would refuse it, before anything
+    changed."""
     importlib.import_module("gitmem.memory.scan")
     _ = repo.config
+    repo.load_identity()
 
 
-def _while_pushing(repo: MemoryRepo, held: contextlib.ExitStack) -> None:
+def _while_pushing(
+    repo: MemoryRepo, held: contextlib.ExitStack, before: Sha | None, after: Sha
+) -> None:
     """While git pushes: the working tree follows main (``held`` closes: the follow, then
-    the lock let go), then the index at main's new tip is refreshed. Both depend on main
-    here only, whatever the push's outcome (a lost push's next round folds in its own
-    merge). A failed refresh is left to the one once the round is done, which reports it."""
+    the lock let go), then the index at main's new tip is refreshed and the behaviour
+    files changed since ``before`` are found. They depend on main here only, whatever the
+    push's outcome (a lost push's next round folds in its own merge). A failure is left to
+    the same work once the round is done, which reports it."""
     held.close()
     try:
         index.refresh(repo, MAIN)
+        behaviour_changes(repo, before, after)
     except GitmemError:
         return
 
@@ -571,7 +584,8 @@ def _sync(
                 _check_sessions_outgoing(repo, remote, out, theirs)
                 pushed = None
                 if out.updates:
-                    with remote_mod.meanwhile(partial(_while_pushing, repo, held)):
+                    meanwhile = partial(_while_pushing, repo, held, start if received else None, ours)
+                    with remote_mod.meanwhile(meanwhile):
                         pushed = remote_mod.push_updates(repo, remote, out.updates, where)
             if pushed is not None and not pushed.ok:
                 lost = pushed.rejected or lost

@@ -241,3 +241,83 @@ def test_an_early_sync_refused_after_its_fetch_leaves_no_ref(tmp_path: Path) -> 
     assert git(desktop, "rev-parse", "main") == main
     assert card.read_text().endswith("my own note\n")
     assert git(desktop, "for-each-ref", FETCHED) == ""
+
+
+# -- what leaves is scanned for secrets during the fetch --------------------------------------
+
+def _spy_scans(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...]]:
+    from gitmem.memory import scan
+
+    seen: list[tuple[str, ...]] = []
+    real = scan.scan_log
+
+    def scan_log(repo: Any, *revs: str) -> Any:
+        seen.append(revs)
+        return real(repo, *revs)
+
+    monkeypatch.setattr(scan, "scan_log", scan_log)
+    return seen
+
+
+def _secret_commit(path: Path) -> str:
+    from test_redact import AWS
+
+    card = path / "cards" / "beta.md"
+    card.write_text(card.read_text() + f"- key {AWS}\n")
+    git(path, "commit", "-qam", "beta: a key", "--no-verify")
+    return git(path, "rev-parse", "main").strip()
+
+
+def test_what_leaves_is_scanned_while_git_fetches_and_not_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _laptop, desktop = _receiving(tmp_path)
+    seen = _spy_scans(monkeypatch)
+    res = gm("-C", str(desktop), "sync")
+    assert res.code == 0 and "merged" in res.out, res.err
+    assert len(seen) == 1 and seen[0][1].startswith("^")  # one scan: the early one
+
+
+def test_a_secret_in_what_would_leave_is_still_refused(tmp_path: Path) -> None:
+    _laptop, desktop = _receiving(tmp_path)
+    tip = _secret_commit(desktop)
+    res = gm("-C", str(desktop), "sync")
+    assert res.code == 4 and "carry a secret" in res.err and tip[:7] in res.err, res.err
+    assert git(desktop, "for-each-ref", FETCHED) == ""
+
+
+def test_a_secret_the_remote_has_already_is_not_a_reason_to_refuse(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The early scan reaches back to the remote as last seen: a commit the remote got
+    since (from another machine) is scanned there, but it does not leave from here."""
+    laptop, desktop = _receiving(tmp_path)
+    assert sync(desktop)[0] == 0 and sync(laptop)[0] == 0  # both synced: the last sync known
+    _secret_commit(laptop)
+    git(laptop, "push", "-q", "origin", "main")  # on the remote, past gitmem's checks
+    git(desktop, "-c", "core.hooksPath=/dev/null", "pull", "-q", "--no-rebase", "--no-edit",
+        "origin", "main")  # here too, by plain git: main holds it, the last sync does not
+    write(desktop, "acme-website", "Call Bob today", "Call Bob now", "next-steps", "Call Bob now")
+    seen = _spy_scans(monkeypatch)
+    res = gm("-C", str(desktop), "sync")
+    assert res.code == 0, res.err
+    assert len(seen) == 2  # the early scan found it; the exact one, of what leaves, did not
+
+
+def test_a_secret_committed_during_the_fetch_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gitmem.sync import exchange
+
+    _laptop, desktop = _receiving(tmp_path)
+    real = exchange._scan_early
+    made: list[str] = []
+
+    def scan_then_commit(repo: Any, remote: str) -> Any:
+        got = real(repo, remote)
+        made.append(_secret_commit(desktop))  # main moves after the early scan
+        return got
+
+    monkeypatch.setattr(exchange, "_scan_early", scan_then_commit)
+    res = gm("-C", str(desktop), "sync")
+    assert res.code == 4 and made and made[0][:7] in res.err, res.err

@@ -23,7 +23,6 @@ last sync), ``refs/gitmem/sync/<remote>/fetched`` (only during a round).
 from __future__ import annotations
 
 import contextlib
-import importlib
 import random
 import time
 from collections.abc import Callable
@@ -32,7 +31,7 @@ from functools import partial
 
 from gitmem.errors import Conflict, GitError, GitmemError, InvalidInput, NotFound, UnsafePath
 from gitmem.git import progress
-from gitmem.git.runner import Running, Sha
+from gitmem.git.runner import Sha
 from gitmem.index import build as index
 from gitmem.memory import remote as remote_mod
 from gitmem.memory.merge import FileConflict, Merged, merge_trees
@@ -197,8 +196,9 @@ def _divergence(
     that rev-list, begun earlier; taken when it walked these very tips."""
     if theirs is None:
         return int(repo.git.out("rev-list", "--count", ours) or 0), 0, None
-    begun = walk.take(ours, theirs) if walk is not None else None
-    out = (begun or repo.git.start(*_walk_args(ours, theirs))).out()
+    out = walk.out(ours, theirs) if walk is not None else None
+    if out is None:
+        out = repo.git.out(*_walk_args(ours, theirs))
     lines = out.split("\n") if out else []
     left = sum(1 for line in lines if line.startswith("<"))
     right = sum(1 for line in lines if line.startswith(">"))
@@ -213,18 +213,24 @@ def _walk_args(ours: str, theirs: str) -> list[str]:
 
 class _Walk:
     """``_divergence``'s walk of main's tip and the fetched one, begun while the round's
-    checks run (git walks as they do); taken only for the same two tips."""
+    checks run (git walks as they do); its output is read once and given only for the
+    same two tips."""
 
     def __init__(self, repo: MemoryRepo, ours: Sha | None, theirs: Sha | None) -> None:
         self.tips = (ours, theirs)
         self.running = repo.git.start(*_walk_args(ours, theirs)) if ours and theirs else None
+        self._out: str | None = None
 
-    def take(self, ours: str, theirs: str) -> Running | None:
-        running, self.running = self.running, None
-        if running is not None and self.tips != (ours, theirs):
-            running.stop()  # main moved meanwhile: walk again
+    def out(self, ours: str, theirs: str) -> str | None:
+        """What ``rev-list --left-right --boundary ours...theirs`` says, when this walk
+        walked those tips; None otherwise (main moved meanwhile: walk again)."""
+        if self.tips != (ours, theirs):
+            self.stop()
             return None
-        return running
+        if self._out is None and self.running is not None:
+            running, self.running = self.running, None
+            self._out = running.out()
+        return self._out
 
     def stop(self) -> None:
         if self.running is not None:
@@ -326,13 +332,56 @@ def _read_unsafe(out: str) -> tuple[str, str, str] | None:
 
 
 
-def _check_outgoing(repo: MemoryRepo, remote: str, theirs: Sha | None) -> None:
-    """Refuse, before anything changes here, to send commits that carry a secret."""
+@dataclass(frozen=True)
+class _Scanned:
+    """During the fetch, main (at ``ours``) had ``commits`` beyond what the remote had
+    when last seen; scanned, they carry no secret."""
+
+    ours: Sha
+    commits: frozenset[str]
+
+
+def _scan_early(repo: MemoryRepo, remote: str) -> _Scanned | None:
+    """The secret scan of what main has beyond the remote as last seen (the last sync,
+    else the remote-tracking main), run while the fetch runs; None when there is no such
+    commit or the scan found something (the exact scan after the fetch then decides)."""
+    from gitmem.memory.scan import scan_log
+
+    ours = repo.tip(MAIN)
+    since = (repo.store.resolve(sync_ref(remote, "last-synced"))
+             or repo.store.resolve(f"refs/remotes/{remote}/main"))
+    if ours is None or since is None:
+        return None
+    try:
+        if scan_log(repo, ours, f"^{since}"):
+            return None
+        return _Scanned(ours, frozenset(repo.git.out("rev-list", ours, f"^{since}").split()))
+    except GitmemError:
+        return None
+
+
+def _check_outgoing(
+    repo: MemoryRepo,
+    remote: str,
+    theirs: Sha | None,
+    early: _Scanned | None = None,
+    walk: _Walk | None = None,
+) -> None:
+    """Refuse, before anything changes here, to send commits that carry a secret: those
+    main has and ``theirs`` has not. ``early``: clean commits scanned during the fetch;
+    when main is still where it was and every commit that would leave (the left side of
+    the round's ``walk``) is among them, nothing is scanned again."""
     from gitmem.memory.scan import outgoing
 
     ours = repo.tip(MAIN)
-    if ours is not None and ours != theirs:
-        outgoing(repo, remote, ours, theirs)
+    if ours is None or ours == theirs:
+        return
+    if early is not None and early.ours == ours and theirs is not None and walk is not None:
+        out = walk.out(ours, theirs)
+        leaving = {line[1:] for line in (out or "").split("\n") if line.startswith("<")}
+        if out is not None and leaving <= early.commits:
+            return
+    outgoing(repo, remote, ours, theirs)
 
 
 def _check_sessions_outgoing(
@@ -347,15 +396,15 @@ def _check_sessions_outgoing(
             refuse_secrets(repo, remote, update.new, base[0] if base else None)
 
 
-def _load_while_fetching(repo: MemoryRepo) -> None:
-    """Load, while a started fetch runs, what each round would load only once it has
-    fetched: the secret scan's modules, gitmem.toml (its allow list) and who commits a
-    merge. The round's work after the fetch is then git's and the merge's. A gitmem.toml
-    that cannot be read is refused here, as the scan would refuse it, before anything
-    changed."""
-    importlib.import_module("gitmem.memory.scan")
+def _while_fetching(repo: MemoryRepo, remote: str) -> _Scanned | None:
+    """Do, while a started fetch runs, what each round would do only once it has
+    fetched: load the secret scan's modules, gitmem.toml (its allow list) and who commits
+    a merge, and scan what main has beyond the remote as last seen (``_scan_early``). The
+    round's work after the fetch is then git's and the merge's. A gitmem.toml that cannot
+    be read is refused here, as the scan would refuse it, before anything changed."""
     _ = repo.config
     repo.load_identity()
+    return _scan_early(repo, remote)
 
 
 def _while_pushing(
@@ -541,8 +590,7 @@ def _sync(
     if repo.tip(MAIN) is None:
         raise NotFound("no main branch")
     fetched = sync_ref(remote, "fetched")
-    if started is not None:
-        _load_while_fetching(repo)
+    early = _while_fetching(repo, remote) if started is not None else None
     received, merged = 0, False
     start = repo.tip(MAIN)
     settled: list[str] = []
@@ -564,7 +612,8 @@ def _sync(
                 walk = _Walk(repo, repo.tip(MAIN), theirs)  # git walks while the checks run
                 try:
                     _check_both(repo, remote, walk.tips[0], theirs,
-                                partial(_check_outgoing, repo, remote, theirs))
+                                partial(_check_outgoing, repo, remote, theirs,
+                                        None if attempt else early, walk))
                     finished += _finish_interrupted(repo, remote)
                     seen = team.view(repo, remote)  # the remote's sessions and decisions, as fetched
                     got, notes = team.settle(repo, remote, seen)

@@ -213,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rows", default=",".join(ROWS),
                     help=f"the rows of each size to measure, comma-separated (of {','.join(ROWS)})")
     ap.add_argument("--sync-commits", type=int, default=1000)
-    ap.add_argument("--sync-repeat", type=int, default=5)
+    ap.add_argument("--sync-repeat", type=int, default=9)
     ap.add_argument("--cache-dir", default=None)
     ap.add_argument("--json", dest="json_out", default=None)
     args = ap.parse_args(argv)

@@ -28,11 +28,12 @@ def find_repo(path: str | Path | None = None, *, client: str | None = None) -> P
     """
     from gitmem.errors import InvalidInput
     from gitmem.memory.repo import find_root
-    from gitmem.memory.workspace import find_client
 
     if path is not None and client:
         raise InvalidInput("give either -C PATH or --client NAME, not both")
     if client:
+        from gitmem.memory.workspace import find_client
+
         return find_client(client)
     return find_root(Path(path or "."))
 

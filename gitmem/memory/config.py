@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from gitmem.errors import ConfigError
+from gitmem.memory.repo import CONFIG_FILE
 
-FILENAME = "gitmem.toml"
+FILENAME = CONFIG_FILE
 
 
 @dataclass(frozen=True)

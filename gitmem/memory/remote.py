@@ -12,7 +12,7 @@ import subprocess
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from gitmem.errors import EXIT_GIT, GitmemError, NotFound
 from gitmem.git import progress
@@ -100,17 +100,17 @@ def _fetch_args(name: str, specs: Sequence[str]) -> list[str]:
             *specs]
 
 
-@dataclass
+# No dataclasses in this module: a sync's first fetch starts before they are loaded.
 class StartedFetch:
     """``fetch_main`` begun in the background (``start_fetch_main``): ``result()`` waits for
     git and gives what ``fetch_main`` returns (or raises)."""
 
-    repo: MemoryRepo
-    name: str
-    into: str
-    where: str
-    extra: tuple[str, ...]
-    proc: subprocess.Popen[bytes]
+    def __init__(
+        self, repo: MemoryRepo, name: str, into: str, where: str, extra: tuple[str, ...],
+        proc: subprocess.Popen[bytes],
+    ) -> None:
+        self.repo, self.name, self.into, self.where = repo, name, into, where
+        self.extra, self.proc = extra, proc
 
     def result(self) -> Sha | None:
         out, err = self.proc.communicate()
@@ -136,8 +136,7 @@ def start_fetch_main(
     return StartedFetch(repo, name, into, where, tuple(extra), proc)
 
 
-@dataclass(frozen=True)
-class Pushed:
+class Pushed(NamedTuple):
     ok: bool
     rejected: str | None  # why the remote refused, when it did
 
@@ -200,8 +199,7 @@ _RACE = (
 )
 
 
-@dataclass(frozen=True)
-class Update:
+class Update(NamedTuple):
     """One ref the push changes on the remote: ``new`` None deletes it, under the lease ``old``."""
 
     ref: str

@@ -14,19 +14,23 @@ from typing import TYPE_CHECKING
 
 from gitmem.errors import NotARepo, NotFound
 from gitmem.git import identity
-from gitmem.git.objects import ObjectStore
-from gitmem.git.ref_transaction import RefTransactions
 from gitmem.git.runner import Git, Sha
-from gitmem.memory import config as config_mod
 from gitmem.memory import names
 
+# The object store and gitmem.toml's reading are imported where first used: finding a
+# repo and starting a sync's fetch need neither.
 if TYPE_CHECKING:
     from datetime import datetime
+
+    from gitmem.git.objects import ObjectStore
+    from gitmem.git.ref_transaction import RefTransactions
+    from gitmem.memory.config import Config
 
 MAIN = "main"
 SESSION_PREFIX = "gitmem/session/"
 ARCHIVE_PREFIX = "refs/gitmem/archive/"  # decided sessions' branches, kept
 OWN_COMMITS = "own-commits"  # under .git/gitmem/: one sha per line, appended
+CONFIG_FILE = "gitmem.toml"  # at the top of every memory repo (``config.py`` reads it)
 # Where gitmem keeps memory: gitmem writes these itself and never through a symlink; a
 # symlink or submodule there is never brought in by a sync.
 MEMORY_PATHS = ("cards", "sessions", "logs", "persona.md", "synthesis.md", "gitmem.toml")
@@ -43,7 +47,7 @@ def find_root(start: Path) -> Path:
     if not here.exists():
         raise NotARepo(f"no such directory: {start}")
     for candidate in (here, *here.parents):
-        if (candidate / config_mod.FILENAME).is_file() and (candidate / ".git").exists():
+        if (candidate / CONFIG_FILE).is_file() and (candidate / ".git").exists():
             return candidate
     raise NotARepo(
         f"not a gitmem memory repo: {start}",
@@ -109,16 +113,22 @@ class MemoryRepo:
 
     @cached_property
     def store(self) -> ObjectStore:
+        from gitmem.git.objects import ObjectStore
+
         return ObjectStore(self.git, self.git_dir)
 
     @cached_property
     def ref_tx(self) -> RefTransactions:
         """Compare-and-swap ref updates without a process each (the edit hot path)."""
+        from gitmem.git.ref_transaction import RefTransactions
+
         return RefTransactions(self.git, "gitmem write")
 
     @cached_property
-    def config(self) -> config_mod.Config:
-        return config_mod.load(self.root)
+    def config(self) -> Config:
+        from gitmem.memory import config
+
+        return config.load(self.root)
 
     def close(self) -> None:
         if "store" in self.__dict__:

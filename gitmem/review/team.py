@@ -32,17 +32,17 @@ from gitmem.git.runner import Sha
 from gitmem.memory import names
 from gitmem.memory import remote as remote_mod
 from gitmem.memory.remote import RemoteError, Update
-from gitmem.memory.repo import ARCHIVE_PREFIX, SESSION_PREFIX, MemoryRepo
+from gitmem.memory.repo import SESSION_PREFIX, MemoryRepo
+from gitmem.review.team_refs import (
+    BRANCH_PREFIX,
+    BY_PREFIX,
+    DECISION_PREFIX,
+    FROM_PREFIX,
+    fetch_specs,
+    tracking,
+)
 
 MACHINE_KEY = "gitmem.machine"
-DECISION_PREFIX = {
-    "accepted": ARCHIVE_PREFIX,
-    "partial": "refs/gitmem/partial/",
-    "rejected": "refs/gitmem/rejected/",
-}
-FROM_PREFIX = "refs/gitmem/from/"
-BY_PREFIX = "refs/gitmem/by/"
-BRANCH_PREFIX = "refs/heads/" + SESSION_PREFIX
 SAID = {"accepted": "accepted", "partial": "accepted in part", "rejected": "rejected"}
 
 
@@ -60,22 +60,6 @@ def machine(repo: MemoryRepo) -> str:
     got = names.slugify(name) or "machine"
     repo.memo[("machine", "")] = got
     return got
-
-
-def tracking(remote: str, what: str) -> str:
-    """Where a sync keeps the remote's ``what`` refs (never a local branch)."""
-    if what == "session":
-        return f"refs/remotes/{remote}/{SESSION_PREFIX}"
-    return f"refs/gitmem/remotes/{remote}/{what}/"
-
-
-def fetch_specs(remote: str) -> list[str]:
-    """The refspecs a sync fetches beside main (pruned: a decided session's branch goes)."""
-    specs = [f"+{BRANCH_PREFIX}*:{tracking(remote, 'session')}*"]
-    specs += [f"+{FROM_PREFIX}*:{tracking(remote, 'from')}*", f"+{BY_PREFIX}*:{tracking(remote, 'by')}*"]
-    for action, prefix in DECISION_PREFIX.items():
-        specs.append(f"+{prefix}*:{tracking(remote, action)}*")
-    return specs
 
 
 @dataclass

@@ -39,7 +39,7 @@ from gitmem.memory.publish import PlannedCommit, Published, publish_once
 from gitmem.memory.repo import MAIN, MemoryRepo, where_memory_lives
 from gitmem.memory.transplant import changed_paths
 from gitmem.memory.worktree import ensure_clean, worktree_guard
-from gitmem.review import team
+from gitmem.review import team, team_refs
 from gitmem.sync import state as sync_state
 from gitmem.sync.first_fetch import sync_ref as sync_ref
 from gitmem.wording import count
@@ -602,7 +602,7 @@ def _sync(
             _sleep(_jitter(0, min(BACKOFF_CAP, BACKOFF * 2**attempt)))
         done = False
         try:
-            theirs = remote_mod.fetch_main(repo, remote, fetched, where, team.fetch_specs(remote),
+            theirs = remote_mod.fetch_main(repo, remote, fetched, where, team_refs.fetch_specs(remote),
                                            started=None if attempt else started)
             _check_history(repo, remote, theirs, accept_redaction)
             accept_redaction = False  # accepted: the next rounds are ordinary ones
@@ -650,7 +650,7 @@ def _sync(
             if not done:
                 repo.git.run("update-ref", "-d", fetched, check=False)
         if out.published or out.decided:  # pushed: the tracking refs say so now
-            remote_mod.fetch_refs(repo, remote, team.fetch_specs(remote), where)
+            remote_mod.fetch_refs(repo, remote, team_refs.fetch_specs(remote), where)
             seen = team.view(repo, remote)
         index.refresh(repo, MAIN)
         done_notes = [f"finished the interrupted decision on {sid}" for sid in finished]

@@ -14,7 +14,7 @@ from __future__ import annotations
 from gitmem.errors import GitmemError
 from gitmem.memory import remote as remote_mod
 from gitmem.memory.repo import MAIN, MemoryRepo
-from gitmem.review import team
+from gitmem.review import team_refs
 from gitmem.sync import state as sync_state
 
 
@@ -22,14 +22,22 @@ def sync_ref(remote: str, what: str) -> str:
     return f"refs/gitmem/sync/{remote}/{what}"
 
 
+def _has_main(repo: MemoryRepo) -> bool:
+    """Whether main names a commit, as ``repo.tip(MAIN)`` says, asked of git directly: the
+    object store's code is loaded while the fetch runs."""
+    proc = repo.git.run("rev-parse", "--verify", "--quiet", f"refs/heads/{MAIN}^{{commit}}",
+                        check=False)
+    return proc.returncode == 0
+
+
 def start(repo: MemoryRepo, remote: str) -> remote_mod.StartedFetch | None:
     """The first round's fetch of ``exchange.sync(repo, remote)``, started; None when that
     sync would refuse before fetching, or draws progress (it then fetches itself)."""
     try:
         where = remote_mod.url(repo, remote)
-        if sync_state.load(repo) is not None or repo.tip(MAIN) is None:
+        if sync_state.load(repo) is not None or not _has_main(repo):
             return None
     except GitmemError:
         return None
     fetched = sync_ref(remote, "fetched")
-    return remote_mod.start_fetch_main(repo, remote, fetched, where, team.fetch_specs(remote))
+    return remote_mod.start_fetch_main(repo, remote, fetched, where, team_refs.fetch_specs(remote))

@@ -4,8 +4,8 @@ Prints a table (metric, value, baseline, ratio, goal, met) and the goals missed.
 It reports and never judges: the exit status is 0 whatever the figures are.
 On a shared, noisy machine compare ratios, not absolute times::
 
-    /work/venv/bin/python benchmarks/bench_core.py            # 1,000 cards, 10,000 commits
-    /work/venv/bin/python benchmarks/bench_core.py --quick    # a small smoke run
+    .venv/bin/python benchmarks/bench_core.py            # 1,000 cards, 10,000 commits
+    .venv/bin/python benchmarks/bench_core.py --quick    # a small smoke run
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A scripted agent session against the fake Messages API: what the cache layout saves.
 
-    /work/venv/bin/python benchmarks/bench_session.py            # 60 turns, 50 and 1,000 cards
-    /work/venv/bin/python benchmarks/bench_session.py --quick    # a smoke run
+    .venv/bin/python benchmarks/bench_session.py            # 60 turns, 50 and 1,000 cards
+    .venv/bin/python benchmarks/bench_session.py --quick    # a smoke run
 
 Prints, for a 60-turn session on a generated 50-card client:
   * input cost against the same requests sent uncached (goal <= 0.15x), and against a

@@ -14,8 +14,8 @@ repetition makes fresh copies: a bare remote served by ``git daemon`` on 127.0.0
 The baseline runs with hooks off (``core.hooksPath=/dev/null``): plain git, without the
 index refresh gitmem's hooks would add to it. It reports and never judges: exit status 0.
 
-    /work/venv/bin/python benchmarks/bench_sync.py [--commits 1000] [--repeat 5]
-    /work/venv/bin/python benchmarks/bench_sync.py --receive [--against OTHER/bin/gitmem]
+    .venv/bin/python benchmarks/bench_sync.py [--commits 1000] [--repeat 5]
+    .venv/bin/python benchmarks/bench_sync.py --receive [--against OTHER/bin/gitmem]
 """
 
 from __future__ import annotations

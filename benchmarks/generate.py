@@ -15,7 +15,7 @@ Before the repo is cached, a sample of the generated commits is re-made with
 must come out with the very same commit ids. Repos are cached by parameters, so
 reruns are fast::
 
-    /work/venv/bin/python benchmarks/generate.py --cards 1000 --commits 10000
+    .venv/bin/python benchmarks/generate.py --cards 1000 --commits 10000
 """
 
 from __future__ import annotations

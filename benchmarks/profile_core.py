@@ -3,8 +3,8 @@
 Runs on a scratch copy of the generated repo and prints the top functions by
 cumulative and by own time::
 
-    /work/venv/bin/python benchmarks/profile_core.py write-session
-    /work/venv/bin/python benchmarks/profile_core.py log --top 40
+    .venv/bin/python benchmarks/profile_core.py write-session
+    .venv/bin/python benchmarks/profile_core.py log --top 40
 
 CLI workloads run ``gitmem.cli.main`` in-process (imports are not included; see
 ``python -X importtime`` for those).

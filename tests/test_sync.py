@@ -75,6 +75,16 @@ def make_pair(tmp_path: Path, url: str | None = None) -> tuple[Path, Path, Path]
     return bare, laptop, desktop
 
 
+def diverged(tmp_path: Path) -> tuple[Path, Path]:
+    """(laptop, desktop): the laptop's edit of beta is on the remote, the desktop has its
+    own edit of acme-website: the desktop's next sync receives one commit and merges."""
+    _bare, laptop, desktop = make_pair(tmp_path)
+    write(laptop, "beta", "Ship v2", "Ship v2 in May", "goals", "Ship v2 in May")
+    assert sync(laptop)[0] == 0
+    write(desktop, "acme-website", "Call Bob", "Call Bob today", "next-steps", "Call Bob today")
+    return laptop, desktop
+
+
 @pytest.fixture
 def pair(tmp_path: Path) -> tuple[Path, Path, Path]:
     return make_pair(tmp_path)

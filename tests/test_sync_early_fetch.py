@@ -14,7 +14,7 @@ import click
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_sync import make_pair, sync, write
+from test_sync import diverged, sync, write
 
 from gitmem.cli import early
 from gitmem.cli.app import Ctx, all_commands, cli
@@ -150,16 +150,8 @@ def _run(*args: str) -> tuple[int, list[list[str]], str]:
     return int(code), list(seen), proc.stdout
 
 
-def _receiving(tmp_path: Path) -> tuple[Path, Path]:
-    _bare, laptop, desktop = make_pair(tmp_path)
-    write(laptop, "beta", "Ship v2", "Ship v2 in May", "goals", "Ship v2 in May")
-    assert sync(laptop)[0] == 0
-    write(desktop, "acme-website", "Call Bob", "Call Bob today", "next-steps", "Call Bob today")
-    return laptop, desktop
-
-
 def test_a_plain_sync_fetches_before_click_is_loaded(tmp_path: Path) -> None:
-    laptop, desktop = _receiving(tmp_path)
+    laptop, desktop = diverged(tmp_path)
     code, seen, out = _run("-C", str(desktop), "sync", "--json")
     assert code == 0
     assert seen == [[]]  # one fetch, begun before any of those was imported
@@ -172,7 +164,7 @@ def test_a_plain_sync_fetches_before_click_is_loaded(tmp_path: Path) -> None:
 
 
 def test_other_sync_command_lines_fetch_only_once_the_command_runs(tmp_path: Path) -> None:
-    _laptop, desktop = _receiving(tmp_path)
+    _laptop, desktop = diverged(tmp_path)
     code, seen, _ = _run("-C", str(desktop), "sync", "origin", "--accept-redaction")
     assert code != 0  # nothing was redacted: refused, as before
     assert len(seen) == 1 and "click" in seen[0]
@@ -181,7 +173,7 @@ def test_other_sync_command_lines_fetch_only_once_the_command_runs(tmp_path: Pat
 
 
 def test_a_bad_command_line_fetches_nothing_and_changes_nothing(tmp_path: Path) -> None:
-    _laptop, desktop = _receiving(tmp_path)
+    _laptop, desktop = diverged(tmp_path)
     before = snapshot(desktop)
     for args in (("sync", "--bogus"), ("sync", "a", "b"), ("sync", "--json", "-x")):
         code, seen, _ = _run("-C", str(desktop), *args)
@@ -192,7 +184,7 @@ def test_a_bad_command_line_fetches_nothing_and_changes_nothing(tmp_path: Path) 
 
 
 def test_a_started_fetch_nobody_takes_is_waited_for_and_its_ref_deleted(tmp_path: Path) -> None:
-    _laptop, desktop = _receiving(tmp_path)
+    _laptop, desktop = diverged(tmp_path)
     early.start(["-C", str(desktop), "sync"])
     started = early._started
     assert started is not None
@@ -203,7 +195,7 @@ def test_a_started_fetch_nobody_takes_is_waited_for_and_its_ref_deleted(tmp_path
 
 
 def test_a_fetch_for_another_remote_or_repo_is_not_taken(tmp_path: Path) -> None:
-    _laptop, desktop = _receiving(tmp_path)
+    _laptop, desktop = diverged(tmp_path)
     git(desktop, "remote", "add", "backup", git(desktop, "remote", "get-url", "origin").strip())
     early.start(["-C", str(desktop), "sync"])
     with MemoryRepo(desktop) as repo:
@@ -222,7 +214,7 @@ def test_a_sync_on_a_terminal_leaves_the_fetch_to_the_command(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Where a person watches, the sync draws its fetch's progress: nothing starts early."""
-    _laptop, desktop = _receiving(tmp_path)
+    _laptop, desktop = diverged(tmp_path)
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
     early.start(["-C", str(desktop), "sync"])
     assert early._started is None
@@ -234,7 +226,7 @@ def test_a_sync_on_a_terminal_leaves_the_fetch_to_the_command(
 def test_an_early_sync_refused_after_its_fetch_leaves_no_ref(tmp_path: Path) -> None:
     """The sync takes the early fetch and is refused (uncommitted edits to a card the
     remote changed): the private ref goes, main and the card stay as they were."""
-    _laptop, desktop = _receiving(tmp_path)
+    _laptop, desktop = diverged(tmp_path)
     card = desktop / "cards" / "beta.md"
     card.write_text(card.read_text() + "my own note\n")
     main = git(desktop, "rev-parse", "main")
@@ -273,7 +265,7 @@ def _secret_commit(path: Path) -> str:
 def test_what_leaves_is_scanned_while_git_fetches_and_not_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _laptop, desktop = _receiving(tmp_path)
+    _laptop, desktop = diverged(tmp_path)
     seen = _spy_scans(monkeypatch)
     res = gm("-C", str(desktop), "sync")
     assert res.code == 0 and "merged" in res.out, res.err
@@ -281,7 +273,7 @@ def test_what_leaves_is_scanned_while_git_fetches_and_not_again(
 
 
 def test_a_secret_in_what_would_leave_is_still_refused(tmp_path: Path) -> None:
-    _laptop, desktop = _receiving(tmp_path)
+    _laptop, desktop = diverged(tmp_path)
     tip = _secret_commit(desktop)
     res = gm("-C", str(desktop), "sync")
     assert res.code == 4 and "carry a secret" in res.err and tip[:7] in res.err, res.err
@@ -293,7 +285,7 @@ def test_a_secret_the_remote_has_already_is_not_a_reason_to_refuse(
 ) -> None:
     """The early scan reaches back to the remote as last seen: a commit the remote got
     since (from another machine) is scanned there, but it does not leave from here."""
-    laptop, desktop = _receiving(tmp_path)
+    laptop, desktop = diverged(tmp_path)
     assert sync(desktop)[0] == 0 and sync(laptop)[0] == 0  # both synced: the last sync known
     _secret_commit(laptop)
     git(laptop, "push", "-q", "origin", "main")  # on the remote, past gitmem's checks
@@ -311,7 +303,7 @@ def test_a_secret_committed_during_the_fetch_is_refused(
 ) -> None:
     from gitmem.sync import exchange
 
-    _laptop, desktop = _receiving(tmp_path)
+    _laptop, desktop = diverged(tmp_path)
     real = exchange._scan_early
     made: list[str] = []
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_sync import make_pair, sync, write
+from test_sync import diverged, make_pair, sync, write
 
 from gitmem.git import progress
 from gitmem.memory import remote as remote_mod
@@ -23,16 +23,7 @@ from gitmem.sync import exchange
 
 from helpers import git, gm
 
-CARD = "cards/acme-website.md"
-
-
-def _merging(tmp_path: Path) -> tuple[Path, Path]:
-    """A desktop whose next sync merges the laptop's edit of acme-website with its own."""
-    _bare, laptop, desktop = make_pair(tmp_path)
-    write(laptop, "acme-website", "30k", "Budget is 40k", "budget", "Budget is 40k")
-    assert sync(laptop)[0] == 0
-    write(desktop, "beta", "Ship v2", "Ship v2 in May", "goals", "Ship v2 in May")
-    return laptop, desktop
+CARD = "cards/beta.md"  # the laptop changed it: the desktop's sync brings it
 
 
 def _lock_free(desktop: Path) -> bool:
@@ -48,7 +39,7 @@ def _lock_free(desktop: Path) -> bool:
 def test_the_working_tree_follows_the_merge_while_git_pushes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    laptop, desktop = _merging(tmp_path)
+    laptop, desktop = diverged(tmp_path)
     seen: dict[str, Any] = {}
     real = remote_mod._run_while
 
@@ -70,7 +61,7 @@ def test_the_working_tree_follows_the_merge_while_git_pushes(
     assert code == 0 and "merged" in out, err
     merge = git(desktop, "rev-parse", "main").strip()
     assert seen["pushing"] and seen["main"] == merge  # main had moved, git was pushing
-    assert "40k" not in seen["card_before"] and seen["intent"]  # the files not yet...
+    assert "in May" not in seen["card_before"] and seen["intent"]  # the files not yet...
     assert not seen["lock_free_before"]  # ...and nobody else could write them
     assert seen["card_after"] == git(desktop, "show", f"main:{CARD}")
     assert seen["lock_free_after"]
@@ -93,12 +84,12 @@ main(["-C", sys.argv[1], "sync"])
 def test_a_sync_killed_before_the_files_follow_is_finished_by_the_next_command(
     tmp_path: Path,
 ) -> None:
-    laptop, desktop = _merging(tmp_path)
+    laptop, desktop = diverged(tmp_path)
     proc = subprocess.run([sys.executable, "-c", _KILLED, str(desktop)], capture_output=True,
                           check=False)
     assert proc.returncode == -9, proc.stderr
-    assert "Budget is 40k" in git(desktop, "show", f"main:{CARD}")  # main moved...
-    assert "40k" not in (desktop / CARD).read_text()  # ...its files not yet
+    assert "Ship v2 in May" in git(desktop, "show", f"main:{CARD}")  # main moved...
+    assert "in May" not in (desktop / CARD).read_text()  # ...its files not yet
     assert git(desktop, "status", "--porcelain") != ""
     res = gm("-C", str(desktop), "status")
     assert res.code == 0, res.err
@@ -117,9 +108,9 @@ def test_a_killed_follow_of_a_symlink_outside_memory_is_finished_by_git(tmp_path
     os.symlink("/etc", laptop / "docs" / "etc")
     git(laptop, "add", "docs/etc")
     git(laptop, "commit", "-qm", "a link outside memory", "--no-verify")
-    write(laptop, "acme-website", "30k", "Budget is 40k", "budget", "Budget is 40k")
+    write(laptop, "beta", "Ship v2", "Ship v2 in May", "goals", "Ship v2 in May")
     assert sync(laptop)[0] == 0
-    write(desktop, "beta", "Ship v2", "Ship v2 in May", "goals", "Ship v2 in May")
+    write(desktop, "acme-website", "Call Bob", "Call Bob today", "next-steps", "Call Bob today")
     proc = subprocess.run([sys.executable, "-c", _KILLED, str(desktop)], capture_output=True,
                           check=False)
     assert proc.returncode == -9, proc.stderr
@@ -136,7 +127,7 @@ def test_where_a_person_watches_progress_the_files_follow_before_the_push(
 ) -> None:
     """With progress drawn, the push runs in the foreground and its side work after it:
     the lock is never held for the push, so the follow comes first."""
-    _laptop, desktop = _merging(tmp_path)
+    _laptop, desktop = diverged(tmp_path)
     order: list[str] = []
     real_follow, real_push = worktree._follow, remote_mod.push_updates
 

@@ -315,3 +315,27 @@ def test_a_secret_committed_during_the_fetch_is_refused(
     monkeypatch.setattr(exchange, "_scan_early", scan_then_commit)
     res = gm("-C", str(desktop), "sync")
     assert res.code == 4 and made and made[0][:7] in res.err, res.err
+
+
+@pytest.mark.parametrize("damage", ["json", "folder", "bytes", "list"])
+def test_a_damaged_stopped_sync_state_is_one_line_and_nothing_changes(
+    tmp_path: Path, damage: str
+) -> None:
+    """Before the fetch as in the command: the state of a stopped sync that cannot be read
+    is a one-line refusal (exit 4) naming the file, never a traceback or an exit 70."""
+    _laptop, desktop = diverged(tmp_path)
+    state = desktop / ".git" / "gitmem" / "sync-state.json"
+    if damage == "folder":
+        state.mkdir()
+    else:
+        state.write_bytes({"json": b"{broken", "bytes": b"\xff\xfe\x00", "list": b"[1, 2]"}[damage])
+    before = snapshot(desktop)
+    for args in (("sync",), ("sync", "--json"), ("sync", "--abort"), ("sync", "--continue")):
+        code, seen, out = _run("-C", str(desktop), *args)
+        assert code == 4 and seen == [], (args, out)
+        res = gm("-C", str(desktop), *args)
+        assert res.code == 4 and "sync-state.json cannot be read" in res.err, res.err
+        assert len(res.err.strip().splitlines()) == 1
+        if "--json" in args:
+            assert json.loads(res.out)["error"]["exit_code"] == 4
+    assert snapshot(desktop) == before

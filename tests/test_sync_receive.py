@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_sync import make_pair, sync, write
+from test_sync import diverged, make_pair, sync, write
 from test_sync_cost import _commit_on, _merge, step
 
 from gitmem.errors import EXIT_CONFLICT
@@ -28,7 +28,7 @@ from gitmem.memory.repo import MAIN, MEMORY_PATHS, MemoryRepo
 from gitmem.setup.init import init_repo
 from gitmem.sync import exchange
 
-from helpers import git
+from helpers import git, gm
 
 
 def _spy_logs(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...]]:
@@ -251,6 +251,15 @@ def test_a_symlink_outside_memory_is_received(tmp_path: Path) -> None:
     assert not os.path.lexists(desktop / "cards-and-more")
     assert git(desktop, "status", "--porcelain") == ""
     assert git(desktop, "rev-parse", "main") == git(laptop, "rev-parse", "main")
+    git(laptop, "rm", "-q", "docs/etc")
+    git(laptop, "commit", "-qm", "the other link gone", "--no-verify")
+    git(laptop, "push", "-q", "origin", "main")
+    write(desktop, "beta", "Ship v2 in May", "Ship v2 in June", "goals", "Ship v2 in June")
+    code, _out, err = sync(desktop)  # a merge that removes a link
+    assert code == 0, err
+    assert not os.path.lexists(desktop / "docs" / "etc")
+    assert git(desktop, "ls-tree", "main", "docs/etc") == ""
+    assert git(desktop, "status", "--porcelain") == ""
 
 
 def test_a_symlink_changed_on_both_sides_stops_the_sync_and_changes_nothing(
@@ -434,3 +443,57 @@ def test_a_merging_sync_starts_no_merge_base(
     with MemoryRepo(desktop) as repo:
         assert exchange.sync(repo).merged
     assert [a for a in started if a[:1] == ("merge-base",) and "--is-ancestor" not in a] == []
+
+
+def test_a_symlink_outside_memory_syncs_into_a_clone_with_gitmems_hooks(tmp_path: Path) -> None:
+    """git brings the link in without running hooks: gitmem's own post-checkout hook would
+    wait for the working-tree lock the sync holds (it hung for good)."""
+    laptop, desktop = diverged(tmp_path)
+    assert gm("-C", str(desktop), "install-hooks").code == 0
+    (laptop / "docs").mkdir()
+    os.symlink("/etc", laptop / "docs" / "link")
+    git(laptop, "add", "docs/link")
+    git(laptop, "commit", "-qm", "a link outside memory", "--no-verify")
+    git(laptop, "push", "-q", "origin", "main")
+    def gitmem_sync() -> None:  # a process, with a deadline: a hang fails, never stalls
+        proc = subprocess.run([sys.executable, "-c", "from gitmem.cli import main; main()", "-C",
+                               str(desktop), "sync"], capture_output=True, text=True, timeout=60,
+                              check=False)
+        assert proc.returncode == 0, proc.stderr
+        assert git(desktop, "status", "--porcelain") == ""
+
+    gitmem_sync()  # a merge: the desktop has an edit of its own
+    assert os.readlink(desktop / "docs" / "link") == "/etc"
+    assert sync(laptop)[0] == 0
+    os.remove(laptop / "docs" / "link")
+    os.symlink("/usr", laptop / "docs" / "link")
+    git(laptop, "commit", "-qam", "the link changed", "--no-verify")
+    git(laptop, "push", "-q", "origin", "main")
+    gitmem_sync()  # a fast-forward
+    assert os.readlink(desktop / "docs" / "link") == "/usr"
+
+
+def test_a_linked_folder_outside_memory_that_becomes_a_real_one_is_received(
+    tmp_path: Path,
+) -> None:
+    _bare, laptop, desktop = make_pair(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    os.symlink(outside, laptop / "docs")
+    git(laptop, "add", "docs")
+    git(laptop, "commit", "-qm", "docs is a link", "--no-verify")
+    git(laptop, "push", "-q", "origin", "main")
+    assert sync(desktop)[0] == 0
+    assert os.path.islink(desktop / "docs")
+    git(laptop, "rm", "-q", "docs")
+    (laptop / "docs").mkdir()
+    (laptop / "docs" / "f.txt").write_text("a real file\n")
+    git(laptop, "add", "docs/f.txt")
+    git(laptop, "commit", "-qm", "docs is a folder", "--no-verify")
+    git(laptop, "push", "-q", "origin", "main")
+    code, _out, err = sync(desktop)
+    assert code == 0, err
+    assert not os.path.islink(desktop / "docs")
+    assert (desktop / "docs" / "f.txt").read_text() == "a real file\n"
+    assert list(outside.iterdir()) == []  # nothing written through the old link
+    assert git(desktop, "status", "--porcelain") == ""

@@ -102,12 +102,16 @@ def start(args: list[str]) -> None:
         return  # a person watches: the sync draws its fetch's progress itself
     from gitmem import MemoryRepo, find_repo, start_sync_fetch
 
+    # Whatever goes wrong here is the command's to report: it meets the same and says so.
     try:
         root = find_repo(wanted.path, client=wanted.client)
         repo = MemoryRepo(root)
-    except (GitmemError, OSError):
+    except Exception:
         return
-    fetch = start_sync_fetch(repo, wanted.remote)
+    try:
+        fetch = start_sync_fetch(repo, wanted.remote)
+    except Exception:
+        fetch = None
     if fetch is None:
         repo.close()
         return

@@ -420,7 +420,7 @@ class ObjectStore:
         at = next((i for i, e in enumerate(entries) if e.name == name), None)
         entries, chunks = list(entries), list(chunks)
         old = entries[at] if at is not None else None
-        if rest or not isinstance(blob, TreeEntry):
+        if rest or isinstance(blob, str):  # removing a link, or setting an entry, writes none
             _refuse_link(head, old)
         if at is not None:
             del entries[at], chunks[at]
@@ -458,7 +458,7 @@ class ObjectStore:
         entries, chunks = list(entries), list(chunks)
         for name, group in groups.items():
             old = named.get(name)
-            if len(group) > 1 or not isinstance(group.get(""), TreeEntry):
+            if len(group) > 1 or "" not in group or isinstance(group[""], str):
                 _refuse_link(name.decode(), old)
             if old is not None:
                 at = entries.index(old)

@@ -290,7 +290,8 @@ def ensure_clean(
     for path in paths:
         if known and path in known and card_is_clean(repo, path, *known[path]):
             continue
-        safe_files.stat(repo.root, path)  # UnsafePath through a symlinked folder
+        if where_memory_lives(path):  # outside, a symlinked folder is git's (``_restore``)
+            safe_files.stat(repo.root, path)  # UnsafePath through a symlinked folder
         rest.append(path)
     dirty = dirty_paths(repo, rest)
     if dirty:
@@ -360,9 +361,9 @@ def _restore(repo: MemoryRepo, commit: Sha, paths: list[str]) -> None:
     index = repo.git_dir / "index"
     tracked = [p for p in paths
                if repo.store.entry(commit, p) is not None or staged(index, p, repo.store.sha_bytes)]
-    if tracked:
-        repo.git.run("--literal-pathspecs", "restore", f"--source={commit}", "--staged",
-                     "--worktree", "--", *tracked)
+    if tracked:  # no hooks: gitmem's post-checkout would wait for the lock held here
+        repo.git.run("-c", "core.hooksPath=/dev/null", "--literal-pathspecs", "restore",
+                     f"--source={commit}", "--staged", "--worktree", "--", *tracked)
 
 
 def _update_index(repo: MemoryRepo, paths: list[str]) -> None:

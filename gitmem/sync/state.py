@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gitmem.errors import InvalidInput
+from gitmem.errors import Conflict, InvalidInput
 from gitmem.git import safe_files
 from gitmem.git.runner import Sha
 from gitmem.memory.repo import MemoryRepo
@@ -33,14 +33,32 @@ def _path(repo: MemoryRepo) -> Path:
 # Every sync loads this module before its first fetch, which starts as soon as it can:
 # json and hashlib are imported where a stopped sync's state is read or written.
 def load(repo: MemoryRepo) -> dict[str, Any] | None:
+    """The state of a sync stopped at a conflict, None when none is; ``Conflict`` when
+    the file cannot be read as one (what a stopped sync kept is then for a person)."""
+    path = _path(repo)
     try:
-        text = _path(repo).read_text("utf-8")
+        text = path.read_text("utf-8")
     except FileNotFoundError:
         return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _damaged(path, exc) from None
     import json
 
-    data: dict[str, Any] = json.loads(text)
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise _damaged(path, exc) from None
+    if not isinstance(data, dict) or not {"remote", "theirs", "conflicts"} <= data.keys():
+        raise _damaged(path, ValueError("not the state of a stopped sync"))
     return data
+
+
+def _damaged(path: Path, exc: Exception) -> Conflict:
+    return Conflict(
+        f"{path} cannot be read ({type(exc).__name__}: {exc}); it holds a sync stopped at a "
+        f"conflict. Both versions stay in {LOCAL_REF} and {REMOTE_REF}: remove the file "
+        "and run `gitmem sync` again",
+    )
 
 
 def worktree_file(repo: MemoryRepo, path: str) -> bytes | None:

@@ -339,3 +339,25 @@ def test_a_damaged_stopped_sync_state_is_one_line_and_nothing_changes(
         if "--json" in args:
             assert json.loads(res.out)["error"]["exit_code"] == 4
     assert snapshot(desktop) == before
+
+
+def test_a_fetch_older_than_another_syncs_push_is_fetched_again_not_called_a_rewrite(
+    tmp_path: Path,
+) -> None:
+    """Two syncs of one clone at once: the second's fetch predates the first's push and
+    record, so what it fetched lacks what was synced last. That is no rewritten remote."""
+    from gitmem import start_sync_fetch, sync_repo
+
+    laptop, desktop = diverged(tmp_path)
+    with MemoryRepo(desktop) as repo:
+        started = start_sync_fetch(repo, "origin")  # a sync's fetch, done...
+        assert started is not None
+        started.proc.wait()
+        res = gm("-C", str(desktop), "sync")  # ...another sync pushes and records first
+        assert res.code == 0 and "merged" in res.out, res.err
+        write(desktop, "acme-website", "Call Bob today", "Call Bob now", "next-steps",
+              "Call Bob now")
+        done = sync_repo(repo, "origin", started=started)
+    assert done.status == "synced" and done.rounds == 2
+    assert git(laptop, "ls-remote", "origin", "main").split()[0] == git(
+        desktop, "rev-parse", "main").strip()

@@ -597,6 +597,7 @@ def _sync(
     notes: list[str] = []
     lost = "main moved here"
     finished: list[str] = []  # interrupted decisions finished here
+    fetched_again = False  # after a fetch older than the last sync (``RemoteRewritten``)
     for attempt in range(MAX_ROUNDS):
         if attempt:
             _sleep(_jitter(0, min(BACKOFF_CAP, BACKOFF * 2**attempt)))
@@ -604,7 +605,15 @@ def _sync(
         try:
             theirs = remote_mod.fetch_main(repo, remote, fetched, where, team_refs.fetch_specs(remote),
                                            started=None if attempt else started)
-            _check_history(repo, remote, theirs, accept_redaction)
+            try:
+                _check_history(repo, remote, theirs, accept_redaction)
+            except RemoteRewritten:
+                if fetched_again:
+                    raise
+                # Another sync of this clone may have pushed and recorded its merge since
+                # this round fetched: what we synced last is then newer than the fetch.
+                fetched_again = True
+                continue
             accept_redaction = False  # accepted: the next rounds are ordinary ones
             # Where git pushes in the background, main's working tree follows the round's
             # merge once the push has started, the lock held till then (``held``).

@@ -107,12 +107,17 @@ def test_a_full_replay_reads_plain_blocks_in_its_own_loop(
     assert parsed == []  # no continuation lines: no block handed to gitmem_trailers
 
 
-def test_a_reindex_starts_git_log_and_git_cat_file_only(
-    client: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _one_card_indexed(client: Path) -> None:
+    """acme with one section, and main's index cache as `gitmem index` leaves it."""
     with MemoryRepo(client) as repo:
         write_card(repo, "acme", "", CARD, IndexEntry.make("people", ["pm"], "Dana is PM"))
         index.refresh(repo, "main")
+
+
+def test_a_reindex_starts_git_log_and_git_cat_file_only(
+    client: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _one_card_indexed(client)
     started = spy_git_processes(monkeypatch)
     with MemoryRepo(client) as repo:  # a new process's: nothing running yet
         rebuilt, cached = index.rebuild(repo, "main")
@@ -140,9 +145,7 @@ def test_a_reindex_reads_the_stale_marks_facts_while_git_walks(
     # anyway), not after it, where it would add to the rebuild's time
     from gitmem.index import freshness
 
-    with MemoryRepo(client) as repo:
-        write_card(repo, "acme", "", CARD, IndexEntry.make("people", ["pm"], "Dana is PM"))
-        index.refresh(repo, "main")
+    _one_card_indexed(client)
     order: list[str] = []
     load, fold = freshness._load, replay.fold
 

@@ -20,29 +20,25 @@ from __future__ import annotations
 import atexit
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
 from gitmem import GitmemError
 
 from . import COMPLETE_VAR
 
-# Before the fetch starts every import counts: no ``typing`` or ``dataclasses`` here (type
-# checkers treat any name TYPE_CHECKING as true).
-TYPE_CHECKING = False
+# Before the fetch starts every import counts: records here are NamedTuples (``typing``
+# is loaded for git's runner anyway), not dataclasses, which load ``inspect``.
 if TYPE_CHECKING:
     from gitmem import MemoryRepo, StartedFetch
 
 
-class PlainSync:
+class PlainSync(NamedTuple):
     """What a plain sync's command line says."""
 
-    def __init__(self, path: str | None, client: str | None, remote: str, as_json: bool) -> None:
-        self.path, self.client, self.remote, self.as_json = path, client, remote, as_json
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, PlainSync) and vars(self) == vars(other)
-
-    def __repr__(self) -> str:
-        return f"PlainSync({self.path!r}, {self.client!r}, {self.remote!r}, {self.as_json!r})"
+    path: str | None
+    client: str | None
+    remote: str
+    as_json: bool
 
 
 def plain_sync(args: list[str]) -> PlainSync | None:
@@ -77,9 +73,10 @@ def plain_sync(args: list[str]) -> PlainSync | None:
     return PlainSync(path, client, remote or "origin", as_json)
 
 
-class _Early:
-    def __init__(self, root: Path, remote: str, fetch: StartedFetch) -> None:
-        self.root, self.remote, self.fetch = root, remote, fetch
+class _Early(NamedTuple):
+    root: Path
+    remote: str
+    fetch: StartedFetch
 
 
 _started: _Early | None = None

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 
-from gitmem.errors import Conflict, GitError, GitmemError, InvalidInput, NotFound, UnsafePath
+from gitmem.errors import Conflict, GitmemError, InvalidInput, NotFound, UnsafePath
 from gitmem.git import progress
 from gitmem.git.runner import Sha
 from gitmem.index import build as index
@@ -289,15 +289,11 @@ def _check_both(
         return
     args = ["log", "-m", "--raw", "-z", "--no-renames", "--no-abbrev", "--format=%x00%H",
             theirs, *([f"^{ours}"] if ours else [])]
-    proc = repo.git.popen(*args)
+    listing = repo.git.start(*args)
     try:
         outgoing_check()
     finally:
-        raw, err = proc.communicate()  # read first: a refusal of what comes in goes first
-        if proc.returncode:
-            raise GitError(["git", *args], proc.returncode, err.decode("utf-8", "replace"),
-                           raw.decode("utf-8", "replace"))
-        found = _unsafe(raw.decode("utf-8", "surrogateescape"))
+        found = _unsafe(listing.out())  # read first: a refusal of what comes in goes first
         if found is not None:
             path, what, commit = found
             raise UnsafePath(

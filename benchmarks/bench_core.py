@@ -459,8 +459,10 @@ def main(argv: list[str] | None = None) -> int:
         rows += bench_rebuild(shared, args.runs)
         rows += bench_refresh(shared, projects, args.rounds, args.seed)
         rows += bench_cli(shared, plan[0].project, args.runs)
-        print(f"load after: {os.getloadavg()[0]:.2f}; "
-              f"scratch file create after: {file_create_ms(work):.3f} ms\n")
+        print(
+            f"load after: {os.getloadavg()[0]:.2f}; "
+            f"scratch file create after: {file_create_ms(work):.3f} ms\n"
+        )
         report(rows, args.json_out)
     finally:
         if not args.keep:

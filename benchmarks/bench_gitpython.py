@@ -67,8 +67,11 @@ print(json.dumps([round(statistics.median(tm) * 1000, 2), round(statistics.media
 
 def _py(code: str, *args: str, tree: Path | str = HERE) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", code, *args], env={**ENV, "PYTHONPATH": str(tree)},
-        capture_output=True, text=True, check=False,
+        [sys.executable, "-c", code, *args],
+        env={**ENV, "PYTHONPATH": str(tree)},
+        capture_output=True,
+        text=True,
+        check=False,
     )
 
 

@@ -51,8 +51,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=30)
     args = parser.parse_args()
-    env = {"GIT_AUTHOR_NAME": "Bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
-           "GIT_COMMITTER_NAME": "Bench", "GIT_COMMITTER_EMAIL": "bench@example.com"}
+    env = {
+        "GIT_AUTHOR_NAME": "Bench",
+        "GIT_AUTHOR_EMAIL": "bench@example.com",
+        "GIT_COMMITTER_NAME": "Bench",
+        "GIT_COMMITTER_EMAIL": "bench@example.com",
+    }
     os.environ.update(env)
     kinds = ("no hooks", "gitmem hooks", "gitmem trailers")
     times: dict[str, list[float]] = {k: [] for k in kinds}
@@ -65,12 +69,15 @@ def main() -> None:
             for kind in kinds:
                 times[kind].append(_commit(root, n, kind))
     git = subprocess.run(["git", "--version"], capture_output=True, text=True).stdout.strip()
-    print(f"{args.repeat} commits each, interleaved; Python {platform.python_version()}, {git}, "
-          f"load average {os.getloadavg()[0]:.2f}")
+    print(
+        f"{args.repeat} commits each, interleaved; Python {platform.python_version()}, {git}, "
+        f"load average {os.getloadavg()[0]:.2f}"
+    )
     for kind in kinds:
         t = sorted(times[kind])
-        print(f"{kind:16} median {statistics.median(t):6.1f} ms   "
-              f"min {t[0]:6.1f}   max {t[-1]:6.1f}")
+        print(
+            f"{kind:16} median {statistics.median(t):6.1f} ms   min {t[0]:6.1f}   max {t[-1]:6.1f}"
+        )
 
 
 if __name__ == "__main__":

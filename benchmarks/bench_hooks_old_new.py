@@ -42,11 +42,12 @@ def _install_old(root: Path) -> None:
 
 
 def run_size(n_commits: int, runs: int, work: Path) -> dict[str, float]:
-    src = cached_repo(Params(1000 if n_commits >= 10_000 else 100, n_commits, 1),
-                      cache_root(None))
+    src = cached_repo(Params(1000 if n_commits >= 10_000 else 100, n_commits, 1), cache_root(None))
     projects: list[str] = meta_of(src)["projects"]
-    roots = {"old": core.copy_repo(src, work / f"{n_commits}-old"),
-             "new": core.copy_repo(src, work / f"{n_commits}-new")}
+    roots = {
+        "old": core.copy_repo(src, work / f"{n_commits}-old"),
+        "new": core.copy_repo(src, work / f"{n_commits}-new"),
+    }
     _install_old(roots["old"])
     hooks.install(roots["new"])
     env = core.CLI_ENV | {k: v for k, v in core.clean_env().items() if k.startswith("GIT_")}
@@ -58,10 +59,17 @@ def run_size(n_commits: int, runs: int, work: Path) -> dict[str, float]:
             path = root / card_path(project)
             path.write_text(path.read_text("utf-8") + f"\nA note from a meeting, round {i}.\n")
             subprocess.run(["git", "add", card_path(project)], cwd=root, env=env, check=True)
-            cmd = ["git", *(["-c", "core.hooksPath=/dev/null"] if "no hooks" in kind else []),
-                   "commit", "-q", "-m", f"meeting notes {i}"]
-            times[kind].append(core.timed(lambda c=cmd, r=root: subprocess.run(
-                c, cwd=r, env=env, check=True)))
+            cmd = [
+                "git",
+                *(["-c", "core.hooksPath=/dev/null"] if "no hooks" in kind else []),
+                "commit",
+                "-q",
+                "-m",
+                f"meeting notes {i}",
+            ]
+            times[kind].append(
+                core.timed(lambda c=cmd, r=root: subprocess.run(c, cwd=r, env=env, check=True))
+            )
     for root in roots.values():
         shutil.rmtree(root)
     return {k: core.median_ms(v) for k, v in times.items()}
@@ -79,9 +87,12 @@ def main(argv: list[str] | None = None) -> int:
         for size in (int(s) for s in args.sizes.split(",") if s):
             m = run_size(size, args.runs, work)
             old, new = m["old"] / m["old, no hooks"], m["new"] / m["new, no hooks"]
-            print(f"{size // 1000}k: old hooks {m['old']:.1f} vs {m['old, no hooks']:.1f} ms "
-                  f"= {old:.2f}x; new {m['new']:.1f} vs {m['new, no hooks']:.1f} ms = {new:.2f}x "
-                  f"(load {os.getloadavg()[0]:.2f})", flush=True)
+            print(
+                f"{size // 1000}k: old hooks {m['old']:.1f} vs {m['old, no hooks']:.1f} ms "
+                f"= {old:.2f}x; new {m['new']:.1f} vs {m['new, no hooks']:.1f} ms = {new:.2f}x "
+                f"(load {os.getloadavg()[0]:.2f})",
+                flush=True,
+            )
         print(f"# load after {os.getloadavg()[0]:.2f}")
     finally:
         shutil.rmtree(work, ignore_errors=True)

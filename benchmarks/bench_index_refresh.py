@@ -62,8 +62,13 @@ def _run(rounds: int, versions: dict[str, str], src: Path, here: str, work: Path
 
     def index(name: str) -> float:
         began = time.perf_counter()
-        subprocess.run([GITMEM, "-C", str(roots[name]), "index"], stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, check=True, env=env(name))
+        subprocess.run(
+            [GITMEM, "-C", str(roots[name]), "index"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            check=True,
+            env=env(name),
+        )
         return time.perf_counter() - began
 
     for name in versions:  # caches written, bytecode compiled
@@ -75,14 +80,19 @@ def _run(rounds: int, versions: dict[str, str], src: Path, here: str, work: Path
     names = list(versions)
     for r in range(rounds):
         for name in names if r % 2 == 0 else names[::-1]:
-            subprocess.run([sys.executable, "-c", _EDIT, str(roots[name]), str(9000 + r), here,
-                            str(src)], check=True, env=env(name))
+            subprocess.run(
+                [sys.executable, "-c", _EDIT, str(roots[name]), str(9000 + r), here, str(src)],
+                check=True,
+                env=env(name),
+            )
             cold[name].append(index(name))
             cached[name].append(index(name))
     for name in versions:
         c, k = statistics.median(cold[name]) * 1000, statistics.median(cached[name]) * 1000
-        print(f"{name}: `gitmem index` after 10 commits {c:.0f} ms vs cached {k:.0f} ms "
-              f"({c / k:.2f}x)")
+        print(
+            f"{name}: `gitmem index` after 10 commits {c:.0f} ms vs cached {k:.0f} ms "
+            f"({c / k:.2f}x)"
+        )
     print(f"load {os.getloadavg()[0]:.2f} at {time.strftime('%H:%M:%S')}")
     return 0
 

@@ -53,11 +53,18 @@ ROWS = ("edit", "start", "refresh", "turn", "reindex", "hooks")  # --rows: each 
 Row = core.Row
 
 
-def ratio_row(metric: str, ours: float, base: float, base_name: str, goal: float,
-              unit: str = "ms") -> Row:
+def ratio_row(
+    metric: str, ours: float, base: float, base_name: str, goal: float, unit: str = "ms"
+) -> Row:
     r = ours / base
-    return Row(metric, f"{ours:.1f} {unit}", f"{base_name} {base:.1f} {unit}", f"{r:.2f}x",
-               f"<= {goal}x", r <= goal)
+    return Row(
+        metric,
+        f"{ours:.1f} {unit}",
+        f"{base_name} {base:.1f} {unit}",
+        f"{r:.2f}x",
+        f"<= {goal}x",
+        r <= goal,
+    )
 
 
 def time_row(metric: str, ours: float, goal: float) -> Row:
@@ -68,8 +75,15 @@ def bench_edit(src: Path, work: Path, projects: list[str], n: int) -> list[Row]:
     with MemoryRepo(src) as repo:
         plan = core.plan_edits(repo, projects, n, 7)
     times = core.bench_edits(src, work, plan)
-    return [ratio_row("edit on a session branch, p50", core.median_ms(times.session),
-                      core.median_ms(times.git), "git add+commit", 1.0)]
+    return [
+        ratio_row(
+            "edit on a session branch, p50",
+            core.median_ms(times.session),
+            core.median_ms(times.git),
+            "git add+commit",
+            1.0,
+        )
+    ]
 
 
 def bench_session_start(root: Path, runs: int) -> list[Row]:
@@ -104,8 +118,13 @@ def bench_refresh(root: Path, projects: list[str], rounds: int) -> list[Row]:
             cached.append(core.timed(lambda: core.run_quiet(cmd, root)))
     return [
         time_row("refresh after 10 commits, in-process", core.median_ms(after), 50),
-        ratio_row("`gitmem index` after 10 commits", core.median_ms(cold),
-                  core.median_ms(cached), "cached `gitmem index`", 1.3),
+        ratio_row(
+            "`gitmem index` after 10 commits",
+            core.median_ms(cold),
+            core.median_ms(cached),
+            "cached `gitmem index`",
+            1.3,
+        ),
     ]
 
 
@@ -118,8 +137,14 @@ def _peak_mb(cmd: list[str], cwd: Path) -> float:
     """Peak RSS (MB) of ``cmd`` as a process, measured by /usr/bin/time: its child is
     forked from a small process (a child forked from this one would count our pages)."""
     with tempfile.NamedTemporaryFile(suffix=".rss") as out:
-        subprocess.run(["/usr/bin/time", "-f", "%M", "-o", out.name, *cmd], cwd=cwd, check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=core.CLI_ENV)
+        subprocess.run(
+            ["/usr/bin/time", "-f", "%M", "-o", out.name, *cmd],
+            cwd=cwd,
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=core.CLI_ENV,
+        )
         return int(Path(out.name).read_text().split()[-1]) / 1024
 
 
@@ -139,10 +164,21 @@ def bench_reindex(root: Path, runs: int) -> list[Row]:
         o_m.append(_peak_mb([GITMEM, "-C", str(root), "reindex"], root))
         b_m.append(_peak_mb(log, root))
     return [
-        ratio_row("reindex (index.rebuild) vs git log", core.median_ms(ours),
-                  core.median_ms(base), "git log %(trailers)", 1.5),
-        ratio_row("`gitmem reindex` peak memory", statistics.median(o_m),
-                  statistics.median(b_m), "git log", 2.0, unit="MB"),
+        ratio_row(
+            "reindex (index.rebuild) vs git log",
+            core.median_ms(ours),
+            core.median_ms(base),
+            "git log %(trailers)",
+            1.5,
+        ),
+        ratio_row(
+            "`gitmem reindex` peak memory",
+            statistics.median(o_m),
+            statistics.median(b_m),
+            "git log",
+            2.0,
+            unit="MB",
+        ),
     ]
 
 
@@ -161,17 +197,37 @@ def bench_hooks(root: Path, projects: list[str], runs: int) -> list[Row]:
             path = root / card_path(project)
             path.write_text(path.read_text("utf-8") + f"\nA note from a meeting, round {i}.\n")
             subprocess.run(["git", "add", card_path(project)], cwd=root, env=env, check=True)
-            cmd = ["git", *([] if hooks else ["-c", "core.hooksPath=/dev/null"]),
-                   "commit", "-q", "-m", f"meeting notes {i}"]
+            cmd = [
+                "git",
+                *([] if hooks else ["-c", "core.hooksPath=/dev/null"]),
+                "commit",
+                "-q",
+                "-m",
+                f"meeting notes {i}",
+            ]
             out.append(core.timed(lambda c=cmd: subprocess.run(c, cwd=root, env=env, check=True)))
-    return [ratio_row("plain `git commit` with gitmem's hooks", core.median_ms(with_h),
-                      core.median_ms(without), "without hooks", 1.5)]
+    return [
+        ratio_row(
+            "plain `git commit` with gitmem's hooks",
+            core.median_ms(with_h),
+            core.median_ms(without),
+            "without hooks",
+            1.5,
+        )
+    ]
 
 
 def bench_receive(work: Path, commits: int, repeat: int) -> list[Row]:
     g, p, _ = bench_sync.receive(work, commits, repeat)
-    return [ratio_row(f"receive {commits} commits + 1 local: sync", g * 1000, p * 1000,
-                      "git pull --rebase && git push", 1.3)]
+    return [
+        ratio_row(
+            f"receive {commits} commits + 1 local: sync",
+            g * 1000,
+            p * 1000,
+            "git pull --rebase && git push",
+            1.3,
+        )
+    ]
 
 
 def run_size(n_commits: int, args: argparse.Namespace, work: Path) -> list[Row]:
@@ -210,8 +266,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--turns", type=int, default=30)
     ap.add_argument("--no-turns", action="store_true", help="skip the chat-turn rows")
-    ap.add_argument("--rows", default=",".join(ROWS),
-                    help=f"the rows of each size to measure, comma-separated (of {','.join(ROWS)})")
+    ap.add_argument(
+        "--rows",
+        default=",".join(ROWS),
+        help=f"the rows of each size to measure, comma-separated (of {','.join(ROWS)})",
+    )
     ap.add_argument("--sync-commits", type=int, default=1000)
     ap.add_argument("--sync-repeat", type=int, default=9)
     ap.add_argument("--cache-dir", default=None)
@@ -221,8 +280,10 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         ap.error(f"--rows: no such row {', '.join(sorted(unknown))} (of {','.join(ROWS)})")
     work = Path(tempfile.mkdtemp(prefix="gitmem-bench-scale."))
-    print(f"# gitmem scale benchmarks; gitmem {core.gitmem_revision()}; "
-          f"load {os.getloadavg()[0]:.2f}; {os.cpu_count()} cores")
+    print(
+        f"# gitmem scale benchmarks; gitmem {core.gitmem_revision()}; "
+        f"load {os.getloadavg()[0]:.2f}; {os.cpu_count()} cores"
+    )
     try:
         rows: list[Row] = []
         for size in (int(s) for s in args.sizes.split(",") if s):

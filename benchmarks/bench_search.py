@@ -35,8 +35,18 @@ from gitmem.search import corpus as S
 from gitmem.search.ranked import search_history
 from gitmem.search.terms import query_terms, terms
 
-TOPICS = ["budget", "deadline", "who is the contact for", "risks", "next steps", "invoice",
-          "what was decided about", "launch date", "scope of", "meeting notes"]
+TOPICS = [
+    "budget",
+    "deadline",
+    "who is the contact for",
+    "risks",
+    "next steps",
+    "invoice",
+    "what was decided about",
+    "launch date",
+    "scope of",
+    "meeting notes",
+]
 
 
 def ms(xs: list[float]) -> str:
@@ -53,8 +63,15 @@ def queries(state: S.SearchState, n: int, rng: random.Random) -> list[str]:
     for _ in range(n):
         card = rng.choice(cards)
         topic = rng.choice(TOPICS)
-        out.append(rng.choice([f"{card} {topic}", f"{topic} {card.replace('-', ' ')}?",
-                               f"what is the {topic} for {card.split('-')[0]}"]))
+        out.append(
+            rng.choice(
+                [
+                    f"{card} {topic}",
+                    f"{topic} {card.replace('-', ' ')}?",
+                    f"what is the {topic} for {card.split('-')[0]}",
+                ]
+            )
+        )
     return out
 
 
@@ -69,8 +86,13 @@ def edit_cost(repo: MemoryRepo, rng: random.Random, rounds: int) -> dict[str, li
         sid = next(iter(S.current(repo).cards[card]))
         head = next(ln for ln in text.split("\n") if ln.startswith("## "))
         t0 = time.perf_counter()
-        write_card(repo, card, head, f"{head}\nbench note {k}",
-                   IndexEntry.make(sid, ["bench"], f"bench note {k}"))
+        write_card(
+            repo,
+            card,
+            head,
+            f"{head}\nbench note {k}",
+            IndexEntry.make(sid, ["bench"], f"bench note {k}"),
+        )
         t1 = time.perf_counter()
         state = S.current(repo)
         t2 = time.perf_counter()
@@ -90,8 +112,13 @@ def bm25s_figures(state: S.SearchState, qs: list[str]) -> dict[str, float]:
 
     live = [d for d in state.docs if d[S.KIND] != S.GONE]
     t0 = time.perf_counter()
-    corpus = [terms(f"{d[S.CARD]} {d[S.REF]} {d[S.HEADING]} {d[S.KEYWORDS]} {d[S.SUMMARY]} "
-                    f"{S.text_of(state, d)}") for d in live]
+    corpus = [
+        terms(
+            f"{d[S.CARD]} {d[S.REF]} {d[S.HEADING]} {d[S.KEYWORDS]} {d[S.SUMMARY]} "
+            f"{S.text_of(state, d)}"
+        )
+        for d in live
+    ]
     t1 = time.perf_counter()
     vocab: dict[str, int] = {}
     ids = [[vocab.setdefault(t, len(vocab)) for t in doc] for doc in corpus]
@@ -122,8 +149,12 @@ def tantivy_figures(state: S.SearchState, qs: list[str], where: Path) -> dict[st
     live = [(n, d) for n, d in enumerate(state.docs) if d[S.KIND] != S.GONE]
     t0 = time.perf_counter()
     for n, d in live:
-        body = " ".join(terms(f"{d[S.CARD]} {d[S.REF]} {d[S.HEADING]} {d[S.KEYWORDS]} "
-                              f"{d[S.SUMMARY]} {S.text_of(state, d)}"))
+        body = " ".join(
+            terms(
+                f"{d[S.CARD]} {d[S.REF]} {d[S.HEADING]} {d[S.KEYWORDS]} "
+                f"{d[S.SUMMARY]} {S.text_of(state, d)}"
+            )
+        )
         writer.add_document(tantivy.Document(body=body, id=n))
     writer.commit()
     idx.reload()
@@ -139,12 +170,17 @@ def tantivy_figures(state: S.SearchState, qs: list[str], where: Path) -> dict[st
     times = []
     for q in qs:
         t = time.perf_counter()
-        parts = [(tantivy.Occur.Should, tantivy.Query.term_query(schema, "body", term))
-                 for term in query_terms(q)[0]]
+        parts = [
+            (tantivy.Occur.Should, tantivy.Query.term_query(schema, "body", term))
+            for term in query_terms(q)[0]
+        ]
         searcher.search(tantivy.Query.boolean_query(parts), 10)
         times.append(time.perf_counter() - t)
-    return {"index": t1 - t0, "add_p50": statistics.median(adds),
-            "query_p50": statistics.median(times)}
+    return {
+        "index": t1 - t0,
+        "add_p50": statistics.median(adds),
+        "query_p50": statistics.median(times),
+    }
 
 
 def main() -> None:
@@ -166,8 +202,13 @@ def main() -> None:
         build = time.perf_counter() - t0
         live = sum(1 for d in state.docs if d[S.KIND] != S.GONE)
         kinds = [sum(1 for d in state.docs if d[S.KIND] == k) for k in (S.CURRENT, S.PAST, S.TURN)]
-        rows.append(("search index build (no cache; what reindex does)", f"{build * 1000:.0f} ms",
-                     f"{live} documents: {kinds[0]} current, {kinds[1]} past, {kinds[2]} turns"))
+        rows.append(
+            (
+                "search index build (no cache; what reindex does)",
+                f"{build * 1000:.0f} ms",
+                f"{live} documents: {kinds[0]} current, {kinds[1]} past, {kinds[2]} turns",
+            )
+        )
         qs = queries(state, 200, rng)
         for q in qs[:10]:
             search_history(repo, q)
@@ -180,31 +221,60 @@ def main() -> None:
         rows.append(("search_history p95 (in-process)", p95(times), ""))
         cost = edit_cost(repo, rng, 40 if args.quick else 100)
         rows.append(("write_card on main p50", ms(cost["plain"]), ""))
-        rows.append(("search index: fold one new commit p50", ms(cost["fold"]),
-                     "added to an edit; goal <= 2 ms"))
+        rows.append(
+            (
+                "search index: fold one new commit p50",
+                ms(cost["fold"]),
+                "added to an edit; goal <= 2 ms",
+            )
+        )
         rows.append(("search index: fold one new commit p95", p95(cost["fold"]), ""))
         save = statistics.median(cost["save"])
         every = S.SAVE_EVERY
         mean = statistics.mean(cost["fold"]) + save / every
-        rows.append(("search index: cache file rewrite p50", f"{save * 1000:.0f} ms",
-                     f"once every {every} commits"))
-        rows.append(("search index per edit, amortized (mean fold + rewrite/every)",
-                     f"{mean * 1000:.2f} ms", "goal <= 2 ms"))
+        rows.append(
+            (
+                "search index: cache file rewrite p50",
+                f"{save * 1000:.0f} ms",
+                f"once every {every} commits",
+            )
+        )
+        rows.append(
+            (
+                "search index per edit, amortized (mean fold + rewrite/every)",
+                f"{mean * 1000:.2f} ms",
+                "goal <= 2 ms",
+            )
+        )
     with MemoryRepo(root) as fresh:
         t = time.perf_counter()
         search_history(fresh, qs[0])
-        rows.append(("cold start: load the cache file + first search", f"{(time.perf_counter() - t) * 1000:.0f} ms",
-                     "a new process (gitmem search)"))
+        rows.append(
+            (
+                "cold start: load the cache file + first search",
+                f"{(time.perf_counter() - t) * 1000:.0f} ms",
+                "a new process (gitmem search)",
+            )
+        )
         state = S.current(fresh)
         b = bm25s_figures(state, qs)
-        rows.append(("bm25s: tokenize + index all documents",
-                     f"{(b['tokenize'] + b['index']) * 1000:.0f} ms",
-                     "no incremental add: every new commit re-indexes"))
+        rows.append(
+            (
+                "bm25s: tokenize + index all documents",
+                f"{(b['tokenize'] + b['index']) * 1000:.0f} ms",
+                "no incremental add: every new commit re-indexes",
+            )
+        )
         rows.append(("bm25s: query p50", f"{b['query_p50'] * 1000:.2f} ms", ""))
         tv = tantivy_figures(state, qs, work / "tantivy")
         rows.append(("tantivy: index all documents", f"{tv['index'] * 1000:.0f} ms", ""))
-        rows.append(("tantivy: add one document + commit + reload p50",
-                     f"{tv['add_p50'] * 1000:.2f} ms", "what one edit would add"))
+        rows.append(
+            (
+                "tantivy: add one document + commit + reload p50",
+                f"{tv['add_p50'] * 1000:.2f} ms",
+                "what one edit would add",
+            )
+        )
         rows.append(("tantivy: query p50", f"{tv['query_p50'] * 1000:.2f} ms", ""))
     width = max(len(r[0]) for r in rows)
     print(f"{params.cards} cards, {params.commits} commits")

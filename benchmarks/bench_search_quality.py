@@ -109,9 +109,17 @@ def sections_at_tip(repo: MemoryRepo) -> list[dict[str, Any]]:
     for card, secs in sorted(state.cards.items()):
         for sid, n in secs.items():
             d = state.docs[n]
-            out.append({"card": card, "section": sid, "title": state.titles.get(card, ""),
-                        "heading": d[S.HEADING], "text": d[S.TEXT], "keywords": d[S.KEYWORDS],
-                        "summary": d[S.SUMMARY]})
+            out.append(
+                {
+                    "card": card,
+                    "section": sid,
+                    "title": state.titles.get(card, ""),
+                    "heading": d[S.HEADING],
+                    "text": d[S.TEXT],
+                    "keywords": d[S.KEYWORDS],
+                    "summary": d[S.SUMMARY],
+                }
+            )
     return out
 
 
@@ -145,8 +153,13 @@ def bm25s_ranker(repo: MemoryRepo) -> Ranker:
 
     state = S.current(repo)
     live = [d for d in state.docs if d[S.KIND] != S.GONE]
-    corpus = [terms(f"{d[S.CARD]} {d[S.REF]} {d[S.HEADING]} {d[S.KEYWORDS]} {d[S.SUMMARY]} "
-                    f"{S.text_of(state, d)}") for d in live]
+    corpus = [
+        terms(
+            f"{d[S.CARD]} {d[S.REF]} {d[S.HEADING]} {d[S.KEYWORDS]} {d[S.SUMMARY]} "
+            f"{S.text_of(state, d)}"
+        )
+        for d in live
+    ]
     vocab: dict[str, int] = {}
     ids = [[vocab.setdefault(t, len(vocab)) for t in doc] for doc in corpus]
     retriever = bm25s.BM25()
@@ -174,12 +187,26 @@ def memgit_python(explicit: str | None) -> Path:
     return py
 
 
-def memgit_rankings(py: Path, secs: list[dict[str, Any]], qs: list[str]) -> list[list[tuple[str, str]]]:
-    docs = [{"slug": f"{s['card']}--{s['section']}", "rule": s["summary"] or s["heading"],
-             "tags": [k.strip() for k in s["keywords"].split(",") if k.strip()],
-             "desc": s["heading"], "body": s["text"], "project": s["card"]} for s in secs]
-    proc = subprocess.run([str(py), "-c", MEMGIT_RUNNER], input=json.dumps(
-        {"docs": docs, "queries": qs}).encode(), capture_output=True, check=True)
+def memgit_rankings(
+    py: Path, secs: list[dict[str, Any]], qs: list[str]
+) -> list[list[tuple[str, str]]]:
+    docs = [
+        {
+            "slug": f"{s['card']}--{s['section']}",
+            "rule": s["summary"] or s["heading"],
+            "tags": [k.strip() for k in s["keywords"].split(",") if k.strip()],
+            "desc": s["heading"],
+            "body": s["text"],
+            "project": s["card"],
+        }
+        for s in secs
+    ]
+    proc = subprocess.run(
+        [str(py), "-c", MEMGIT_RUNNER],
+        input=json.dumps({"docs": docs, "queries": qs}).encode(),
+        capture_output=True,
+        check=True,
+    )
     out = json.loads(proc.stdout)
     return [[tuple(slug.split("--", 1)) for slug in ranked] for ranked in out]  # type: ignore[misc]
 
@@ -210,9 +237,11 @@ def main() -> None:
         secs = sections_at_tip(repo)
         systems: dict[str, list[list[tuple[str, str]]]] = {}
         lat: dict[str, float] = {}
-        for name, make in [("gitmem", lambda: gitmem_ranker(repo)),
-                           ("bm25s", lambda: bm25s_ranker(repo)),
-                           ("baseline", lambda: baseline_ranker(secs))]:
+        for name, make in [
+            ("gitmem", lambda: gitmem_ranker(repo)),
+            ("bm25s", lambda: bm25s_ranker(repo)),
+            ("baseline", lambda: baseline_ranker(secs)),
+        ]:
             ranker = make()
             times, out = [], []
             for q in texts:
@@ -226,14 +255,17 @@ def main() -> None:
             lat["memgit"] = (time.perf_counter() - t) * 1000 / len(texts)
         except (subprocess.CalledProcessError, OSError) as exc:
             print(f"memgit could not run: {exc}", file=sys.stderr)
-    n_commits = subprocess.run(["git", "rev-list", "--count", "main"], cwd=work,
-                               capture_output=True, text=True).stdout.strip()
+    n_commits = subprocess.run(
+        ["git", "rev-list", "--count", "main"], cwd=work, capture_output=True, text=True
+    ).stdout.strip()
     updated = sum(len(c.updated) for c in cards)
-    print(f"memory: {len(cards)} cards, {len(secs)} sections, {n_commits} commits, "
-          f"{updated} knowledge updates; {len(qs)} questions "
-          f"({sum(q.style == 'natural' for q in qs)} natural, "
-          f"{sum(q.style == 'keyword' for q in qs)} keyword, {sum(q.past for q in qs)} about "
-          f"past values); search index built in {build_ms:.0f} ms")
+    print(
+        f"memory: {len(cards)} cards, {len(secs)} sections, {n_commits} commits, "
+        f"{updated} knowledge updates; {len(qs)} questions "
+        f"({sum(q.style == 'natural' for q in qs)} natural, "
+        f"{sum(q.style == 'keyword' for q in qs)} keyword, {sum(q.past for q in qs)} about "
+        f"past values); search index built in {build_ms:.0f} ms"
+    )
     subsets = {
         "all": list(range(len(qs))),
         "natural": [i for i, q in enumerate(qs) if q.style == "natural"],
@@ -251,7 +283,10 @@ def main() -> None:
         row = [label, str(len(idx))]
         for s in names:
             ranks = [systems[s][i] for i in idx]
-            row += [f"{hits(ranks, sub, 1) / len(idx):.2f}", f"{hits(ranks, sub, 3) / len(idx):.2f}"]
+            row += [
+                f"{hits(ranks, sub, 1) / len(idx):.2f}",
+                f"{hits(ranks, sub, 3) / len(idx):.2f}",
+            ]
         print("| " + " | ".join(row) + " |")
     allq = list(range(len(qs)))
     g3 = hits(systems["gitmem"], qs, 3)
@@ -262,8 +297,10 @@ def main() -> None:
     if args.show_misses:
         for i in allq:  # the development set only: validation misses stay unseen
             if i % 3 != 2 and (qs[i].card, qs[i].section) not in systems["gitmem"][i][:3]:
-                print(f"miss [{qs[i].style}] {qs[i].text!r} -> {qs[i].card} § {qs[i].section}; "
-                      f"got {systems['gitmem'][i][:3]}")
+                print(
+                    f"miss [{qs[i].style}] {qs[i].text!r} -> {qs[i].card} § {qs[i].section}; "
+                    f"got {systems['gitmem'][i][:3]}"
+                )
     shutil.rmtree(work.parent, ignore_errors=True)
 
 

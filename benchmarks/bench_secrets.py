@@ -56,8 +56,11 @@ def _first_scan_ms() -> float:
         "secrets.scan_texts([('t', 'the key account')]); print(time.perf_counter() - t)"
     )
     runs = [
-        float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                             check=True).stdout)
+        float(
+            subprocess.run(
+                [sys.executable, "-c", code], capture_output=True, text=True, check=True
+            ).stdout
+        )
         for _ in range(5)
     ]
     return statistics.median(runs) * 1000
@@ -96,14 +99,19 @@ def main() -> None:
         start = time.perf_counter()
         secrets.check(what)
         alone.append(time.perf_counter() - start)
-    sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                         cwd=Path(__file__).parent, check=False).stdout.strip()
+    sha = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).parent,
+        check=False,
+    ).stdout.strip()
     med_on, med_off = statistics.median(on) * 1000, statistics.median(off) * 1000
     report = {
         "when": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "gitmem": sha,
         "machine": f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}, "
-                   f"{platform.system()} {platform.release()}, Python {platform.python_version()}",
+        f"{platform.system()} {platform.release()}, Python {platform.python_version()}",
         "rounds": args.rounds,
         "edit_median_ms_scanning": round(med_on, 3),
         "edit_median_ms_without_scanning": round(med_off, 3),

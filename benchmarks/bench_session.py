@@ -73,8 +73,11 @@ def timed_lines(lines: list[str], clock: ManualClock, gap: float) -> Iterator[st
 def layer_bounds(body: dict[str, Any]) -> dict[str, int]:
     tools = sum(tool_tokens(t) for t in body["tools"])
     sys_blocks = [block_tokens(b) for b in body["system"]]
-    return {"AB": tools + sys_blocks[0], "I": tools + sum(sys_blocks[:2]),
-            "S": tools + sum(sys_blocks[:3])}
+    return {
+        "AB": tools + sys_blocks[0],
+        "I": tools + sum(sys_blocks[:2]),
+        "S": tools + sum(sys_blocks[:3]),
+    }
 
 
 def cache_writes(reqs: list[Any]) -> tuple[dict[str, int], dict[str, int]]:
@@ -89,7 +92,10 @@ def cache_writes(reqs: list[Any]) -> tuple[dict[str, int], dict[str, int]]:
         texts["I"] = texts["AB"] + body["system"][1]["text"]
         texts["S"] = texts["I"] + body["system"][2]["text"]
         for layer in writes:
-            if use["cache_read_input_tokens"] < bounds[layer] and use["cache_creation_input_tokens"]:
+            if (
+                use["cache_read_input_tokens"] < bounds[layer]
+                and use["cache_creation_input_tokens"]
+            ):
                 writes[layer] += 1
             if prev.get(layer) != texts[layer]:
                 minimum[layer] += 1
@@ -103,8 +109,9 @@ def naive_tokens(sdk: anthropic.Anthropic, body: dict[str, Any], cards: str) -> 
     for m in body["messages"]:
         content = [{k: v for k, v in b.items() if k != "cache_control"} for b in m["content"]]
         msgs.append({"role": m["role"], "content": content})
-    got = sdk.messages.count_tokens(model=body["model"], system=system, tools=body["tools"],
-                                    messages=msgs)
+    got = sdk.messages.count_tokens(
+        model=body["model"], system=system, tools=body["tools"], messages=msgs
+    )
     return int(got.input_tokens)
 
 
@@ -113,33 +120,53 @@ def cost_session(root: Path, turns: int) -> None:
     with FakeAnthropicServer(RuleModel(), clock=clock) as api, MemoryRepo(root) as repo:
         sdk = anthropic.Anthropic(api_key="bench", base_url=api.base_url, max_retries=0)
         lines = script(repo, turns)
-        res = run_chat(repo, timed_lines(lines, clock, 30.0), client=sdk, write=lambda _t: None,
-                       warn=lambda m: print("warning:", m), clock=clock)
+        res = run_chat(
+            repo,
+            timed_lines(lines, clock, 30.0),
+            client=sdk,
+            write=lambda _t: None,
+            warn=lambda m: print("warning:", m),
+            clock=clock,
+        )
         assert res.failed_turns == 0
-        reqs = [r for r in api.requests if r.path.endswith("/v1/messages") and r.status == 200
-                and len(r.body.get("system") or []) == 3]
+        reqs = [
+            r
+            for r in api.requests
+            if r.path.endswith("/v1/messages")
+            and r.status == 200
+            and len(r.body.get("system") or []) == 3
+        ]
         recs = [r for r in usage.load(repo) if r["session"] == res.session]
         price = repo.config.price(repo.config.model)
         assert price is not None
         inp = sum(r["input_tokens"] for r in recs) * price.input
         inp += sum(r["cache_creation_input_tokens"] for r in recs) * price.cache_write_5m
         inp += sum(r["cache_read_input_tokens"] for r in recs) * price.cache_read
-        total = sum(r["input_tokens"] + r["cache_creation_input_tokens"] + r["cache_read_input_tokens"]
-                    for r in recs)
+        total = sum(
+            r["input_tokens"] + r["cache_creation_input_tokens"] + r["cache_read_input_tokens"]
+            for r in recs
+        )
         uncached = total * price.input
         cards = "\n\n".join(
             (repo.store.read_blob(e.sha) or b"").decode()
-            for e in repo.store.read_tree("refs/heads/main:cards"))
+            for e in repo.store.read_tree("refs/heads/main:cards")
+        )
         naive = sum(naive_tokens(sdk, r.body, cards) for r in reqs) * price.input
         writes, minimum = cache_writes(reqs)
         sdk.close()
-    print(f"session: {turns} turns, {len(reqs)} agent requests, {len(recs)} usage lines "
-          f"(incl. synthesis), model {repo.config.model}")
+    print(
+        f"session: {turns} turns, {len(reqs)} agent requests, {len(recs)} usage lines "
+        f"(incl. synthesis), model {repo.config.model}"
+    )
     print(f"  input tokens sent: {total:,}; input cost ${inp / 1e6:.4f}")
-    print(f"  vs the same requests uncached: ${uncached / 1e6:.4f}  ratio {inp / uncached:.3f}x "
-          f"(goal <= 0.15x: {'met' if inp / uncached <= 0.15 else 'MISSED'})")
-    print(f"  vs a naive layout with every card in the system prompt, uncached: "
-          f"${naive / 1e6:.4f}  ratio {inp / naive:.3f}x")
+    print(
+        f"  vs the same requests uncached: ${uncached / 1e6:.4f}  ratio {inp / uncached:.3f}x "
+        f"(goal <= 0.15x: {'met' if inp / uncached <= 0.15 else 'MISSED'})"
+    )
+    print(
+        f"  vs a naive layout with every card in the system prompt, uncached: "
+        f"${naive / 1e6:.4f}  ratio {inp / naive:.3f}x"
+    )
     for layer in writes:
         print(f"  cache writes of {layer:<2}: {writes[layer]} (minimum possible {minimum[layer]})")
 
@@ -147,10 +174,12 @@ def cost_session(root: Path, turns: int) -> None:
 def overhead_session(root: Path, turns: int) -> None:
     fig = overhead_figures(root, turns)
     p50 = fig["p50"]
-    print(f"gitmem's own time per turn, model excluded, {fig['cards']:,.0f} cards, {turns} turns: "
-          f"p50 {p50:.1f} ms, p95 {fig['p95']:.1f} ms, first turn {fig['first']:.1f} ms "
-          f"(goal p50 <= 30 ms: {'met' if p50 <= 30 else 'MISSED'}); whole session "
-          f"{fig['wall']:.1f} s")
+    print(
+        f"gitmem's own time per turn, model excluded, {fig['cards']:,.0f} cards, {turns} turns: "
+        f"p50 {p50:.1f} ms, p95 {fig['p95']:.1f} ms, first turn {fig['first']:.1f} ms "
+        f"(goal p50 <= 30 ms: {'met' if p50 <= 30 else 'MISSED'}); whole session "
+        f"{fig['wall']:.1f} s"
+    )
 
 
 def overhead_figures(root: Path, turns: int) -> dict[str, float]:
@@ -167,6 +196,7 @@ def overhead_figures(root: Path, turns: int) -> dict[str, float]:
                     return fn(*a, **k)
                 finally:
                     in_api[0] += time.perf_counter() - t0
+
             return wrapped
 
         class TimedStream:
@@ -200,7 +230,9 @@ def overhead_figures(root: Path, turns: int) -> dict[str, float]:
                 per_turn.append((time.perf_counter() - t0 - in_api[0]) * 1000)
 
         t_start = time.perf_counter()
-        run_chat(repo, measured(), client=sdk, write=lambda _t: None, warn=lambda _m: None, clock=clock)
+        run_chat(
+            repo, measured(), client=sdk, write=lambda _t: None, warn=lambda _m: None, clock=clock
+        )
         wall = time.perf_counter() - t_start
         n_cards = len(index.refresh(repo).cards)
         sdk.close()

@@ -44,8 +44,11 @@ import daemon  # noqa: E402
 
 # As a user's gitmem runs: bytecode caching on (bench_core.CLI_ENV says why).
 ENV = {
-    **{k: v for k, v in os.environ.items()
-       if not k.startswith("GIT_") and k != "PYTHONDONTWRITEBYTECODE"},
+    **{
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("GIT_") and k != "PYTHONDONTWRITEBYTECODE"
+    },
     "GIT_AUTHOR_NAME": "Bench",
     "GIT_AUTHOR_EMAIL": "bench@example.com",
     "GIT_COMMITTER_NAME": "Bench",
@@ -67,7 +70,9 @@ def timed(cmd: list[str], cwd: Path) -> float:
     proc = subprocess.run(cmd, cwd=cwd, env=ENV, capture_output=True, check=False)
     took = time.perf_counter() - start
     if proc.returncode:
-        raise SystemExit(f"{' '.join(cmd)} failed in {cwd}: {proc.stderr.decode()}{proc.stdout.decode()}")
+        raise SystemExit(
+            f"{' '.join(cmd)} failed in {cwd}: {proc.stderr.decode()}{proc.stdout.decode()}"
+        )
     return took
 
 
@@ -76,8 +81,15 @@ def gitmem_sync(path: Path, exe: str = GITMEM) -> float:
 
 
 def plain_sync(path: Path) -> float:
-    return timed(["sh", "-c", "git -c core.hooksPath=/dev/null pull -q --rebase && "
-                  "git -c core.hooksPath=/dev/null push -q"], path)
+    return timed(
+        [
+            "sh",
+            "-c",
+            "git -c core.hooksPath=/dev/null pull -q --rebase && "
+            "git -c core.hooksPath=/dev/null push -q",
+        ],
+        path,
+    )
 
 
 def edit(repo: MemoryRepo, card: int, n: int, branch: str = "main") -> None:
@@ -85,8 +97,16 @@ def edit(repo: MemoryRepo, card: int, n: int, branch: str = "main") -> None:
     old = repo.store.read_blob(f"refs/heads/{branch}:cards/{project}.md")
     assert old is not None
     line = old.decode().split("\n")[3]
-    write_card(repo, project, line, f"value {n}", IndexEntry.make("notes", ["bench", f"k{n % 7}"],
-               f"{project} notes now {n}"), session="20261130-bench", actor="agent", branch=branch)
+    write_card(
+        repo,
+        project,
+        line,
+        f"value {n}",
+        IndexEntry.make("notes", ["bench", f"k{n % 7}"], f"{project} notes now {n}"),
+        session="20261130-bench",
+        actor="agent",
+        branch=branch,
+    )
 
 
 @contextmanager
@@ -103,7 +123,9 @@ def prepare(work: Path, commits: int) -> Path:
     with MemoryRepo(base) as repo:
         for card in range(50):
             text = f"# Card {card}\n\n## Notes\nvalue start\n\n## Other\nkeep\n"
-            write_card(repo, f"card-{card:03d}", "", text, IndexEntry.make("notes", ["bench"], "created"))
+            write_card(
+                repo, f"card-{card:03d}", "", text, IndexEntry.make("notes", ["bench"], "created")
+            )
     git(base, "branch", "new")
     git(base, "branch", "own")
     with MemoryRepo(base) as repo:
@@ -130,16 +152,24 @@ def fresh(work: Path, base: Path, name: str, url_root: str, gitmem_side: bool) -
     git(laptop, *PLAIN, "merge", "-q", "--ff-only", "new")
     git(work, "clone", "-q", url, str(desktop))
     if gitmem_side:
-        subprocess.run([GITMEM, "-C", str(laptop), "index"], env=ENV, capture_output=True, check=True)
-        subprocess.run([GITMEM, "-C", str(desktop), "index"], env=ENV, capture_output=True, check=True)
+        subprocess.run(
+            [GITMEM, "-C", str(laptop), "index"], env=ENV, capture_output=True, check=True
+        )
+        subprocess.run(
+            [GITMEM, "-C", str(desktop), "index"], env=ENV, capture_output=True, check=True
+        )
     return laptop, desktop
 
 
-def one_round(work: Path, base: Path, url_root: str, rep: int, both: bool) -> tuple[float, float, str, str]:
+def one_round(
+    work: Path, base: Path, url_root: str, rep: int, both: bool
+) -> tuple[float, float, str, str]:
     times = []
     tips = []
     for side, run in (("g", gitmem_sync), ("p", plain_sync)):
-        laptop, desktop = fresh(work, base, f"{side}{rep}{'b' if both else 'o'}", url_root, side == "g")
+        laptop, desktop = fresh(
+            work, base, f"{side}{rep}{'b' if both else 'o'}", url_root, side == "g"
+        )
         if both:
             git(desktop, "fetch", "-q", str(base), "own")
             git(desktop, *PLAIN, "merge", "-q", "--ff-only", "FETCH_HEAD")
@@ -150,7 +180,9 @@ def one_round(work: Path, base: Path, url_root: str, rep: int, both: bool) -> tu
         tips.append(git(desktop, "rev-parse", "main").strip())
         assert git(laptop, "rev-parse", "main") == git(desktop, "rev-parse", "main")
         if both:
-            assert (desktop / "cards/card-045.md").read_text() == (laptop / "cards/card-045.md").read_text()
+            assert (desktop / "cards/card-045.md").read_text() == (
+                laptop / "cards/card-045.md"
+            ).read_text()
     return times[0], times[1], tips[0], tips[1]
 
 
@@ -178,31 +210,43 @@ def receive(
                 with MemoryRepo(desktop) as repo:
                     edit(repo, 45, 1)  # the desktop's own commit, on another card
                 if exe is not None:
-                    subprocess.run([exe, "-C", str(desktop), "index"], env=ENV,
-                                   capture_output=True, check=True)
+                    subprocess.run(
+                        [exe, "-C", str(desktop), "index"], env=ENV, capture_output=True, check=True
+                    )
                 out.append(gitmem_sync(desktop, exe) if exe is not None else plain_sync(desktop))
                 assert git(laptop, "rev-parse", "main") != git(desktop, "rev-parse", "main")
     for name, runs in (("gitmem sync", ours), ("plain git", plain), ("against", other)):
         if runs:
             print(f"  {name} runs (ms): {' '.join(f'{x * 1000:.0f}' for x in runs)}")
-    return (statistics.median(ours), statistics.median(plain),
-            statistics.median(other) if other else None)
+    return (
+        statistics.median(ours),
+        statistics.median(plain),
+        statistics.median(other) if other else None,
+    )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--commits", type=int, default=1000)
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--receive", action="store_true",
-                    help="only the receiving side's sync, with one local commit")
-    ap.add_argument("--against", metavar="GITMEM",
-                    help="with --receive: also time this other install's gitmem, in turn")
+    ap.add_argument(
+        "--receive",
+        action="store_true",
+        help="only the receiving side's sync, with one local commit",
+    )
+    ap.add_argument(
+        "--against",
+        metavar="GITMEM",
+        help="with --receive: also time this other install's gitmem, in turn",
+    )
     args = ap.parse_args()
     if args.receive:
         with tempfile.TemporaryDirectory(prefix="gitmem-bench-sync-") as tmp:
             g, p, a = receive(Path(tmp), args.commits, args.repeat, args.against)
-        print(f"receive {args.commits} + 1 local: gitmem sync {g * 1000:.0f} ms; "
-              f"git pull --rebase && git push {p * 1000:.0f} ms; ratio {g / p:.2f}x (goal <= 1.3x)")
+        print(
+            f"receive {args.commits} + 1 local: gitmem sync {g * 1000:.0f} ms; "
+            f"git pull --rebase && git push {p * 1000:.0f} ms; ratio {g / p:.2f}x (goal <= 1.3x)"
+        )
         if a is not None:
             print(f"  {args.against}: gitmem sync {a * 1000:.0f} ms; ratio {a / p:.2f}x")
         print(f"  load {os.getloadavg()[0]:.2f}")
@@ -222,15 +266,21 @@ def main() -> None:
                     plain.append(p)
                 gm, pm = statistics.median(ours), statistics.median(plain)
                 label = "both sides (10 own commits on desktop)" if both else "one side"
-                print(f"{label}: gitmem sync median {gm * 1000:.0f} ms "
-                      f"(runs {', '.join(f'{x * 1000:.0f}' for x in ours)}); "
-                      f"git pull --rebase && git push median {pm * 1000:.0f} ms "
-                      f"(runs {', '.join(f'{x * 1000:.0f}' for x in plain)}); ratio {gm / pm:.2f}x "
-                      f"(goal <= 1.5x)")
+                print(
+                    f"{label}: gitmem sync median {gm * 1000:.0f} ms "
+                    f"(runs {', '.join(f'{x * 1000:.0f}' for x in ours)}); "
+                    f"git pull --rebase && git push median {pm * 1000:.0f} ms "
+                    f"(runs {', '.join(f'{x * 1000:.0f}' for x in plain)}); ratio {gm / pm:.2f}x "
+                    f"(goal <= 1.5x)"
+                )
     load = os.getloadavg()
-    git_version = subprocess.run(["git", "--version"], capture_output=True, text=True, check=False).stdout.strip()
-    print(f"machine: {os.cpu_count()} cores, load {load[0]:.2f}, {platform.system()} {platform.release()}, "
-          f"Python {platform.python_version()}, {git_version}")
+    git_version = subprocess.run(
+        ["git", "--version"], capture_output=True, text=True, check=False
+    ).stdout.strip()
+    print(
+        f"machine: {os.cpu_count()} cores, load {load[0]:.2f}, {platform.system()} {platform.release()}, "
+        f"Python {platform.python_version()}, {git_version}"
+    )
 
 
 if __name__ == "__main__":

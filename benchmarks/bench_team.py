@@ -45,7 +45,9 @@ ENV = {
 }
 
 
-def run(cwd: Path, *cmd: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run(
+    cwd: Path, *cmd: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(cmd, cwd=cwd, env=env or ENV, capture_output=True, text=True, check=False)
 
 
@@ -64,7 +66,11 @@ def baseline(rev: str, into: Path) -> Gitmem:
     """gitmem as of ``rev`` of this repository (``git archive``), run from its source."""
     here = Path(__file__).resolve().parent.parent
     into.mkdir()
-    tar = subprocess.run(["git", "-C", str(here), "archive", rev, "gitmem", "template-repo", "hooks"], capture_output=True, check=True)
+    tar = subprocess.run(
+        ["git", "-C", str(here), "archive", rev, "gitmem", "template-repo", "hooks"],
+        capture_output=True,
+        check=True,
+    )
     subprocess.run(["tar", "-x", "-C", str(into)], input=tar.stdout, check=True)
     env = {**ENV, "PYTHONPATH": str(into)}
     return Gitmem((sys.executable, "-c", "from gitmem.cli import main; main()"), env)
@@ -99,12 +105,32 @@ class Figures:
     messages: list[str] = field(default_factory=list)
 
 
-def _machine(gm: Gitmem, path: Path, me: int, rounds: int, figs: Figures, lock: threading.Lock,
-             written: list[str]) -> None:
+def _machine(
+    gm: Gitmem,
+    path: Path,
+    me: int,
+    rounds: int,
+    figs: Figures,
+    lock: threading.Lock,
+    written: list[str],
+) -> None:
     for r in range(rounds):
         new = f"# Card {me}\n\n## Notes\nround 0\n" if r == 0 else f"round {r}\n"
-        w = gm(path, "write", f"card-{me}", "--old", "", "--new", new, "--section",
-                "notes", "--keywords", "notes", "--summary", f"card {me} at round {r}")
+        w = gm(
+            path,
+            "write",
+            f"card-{me}",
+            "--old",
+            "",
+            "--new",
+            new,
+            "--section",
+            "notes",
+            "--keywords",
+            "notes",
+            "--summary",
+            f"card {me} at round {r}",
+        )
         s = gm(path, "sync", "--json")
         with lock:
             if w.returncode:
@@ -181,7 +207,9 @@ def report(title: str, figs: Figures) -> None:
     print(title)
     print(f"  edits                        {figs.edits}")
     print(f"  syncs                        {figs.syncs}")
-    print(f"  refusals reaching the caller {figs.refusals} ({figs.refusals / max(figs.syncs, 1):.1%})")
+    print(
+        f"  refusals reaching the caller {figs.refusals} ({figs.refusals / max(figs.syncs, 1):.1%})"
+    )
     print(f"  syncs retried (>1 round)     {figs.retried}")
     print(f"  most rounds in one sync      {figs.max_rounds}")
     print(f"  wall time                    {figs.wall_s} s")
@@ -196,7 +224,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--clones", type=int, default=4)
     ap.add_argument("--rounds", type=int, default=15)
-    ap.add_argument("--baseline", metavar="REV", help="also run the load on gitmem as of REV, first")
+    ap.add_argument(
+        "--baseline", metavar="REV", help="also run the load on gitmem as of REV, first"
+    )
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = ap.parse_args()
     runs: list[tuple[str, Figures]] = []
@@ -204,14 +234,19 @@ def main() -> int:
         if args.baseline:
             (Path(tmp) / "base").mkdir()
             old = baseline(args.baseline, Path(tmp) / "src")
-            runs.append((f"gitmem {args.baseline}", load(Path(tmp) / "base", args.clones, args.rounds, old)))
+            runs.append(
+                (f"gitmem {args.baseline}", load(Path(tmp) / "base", args.clones, args.rounds, old))
+            )
         (Path(tmp) / "now").mkdir()
         runs.append(("this gitmem", load(Path(tmp) / "now", args.clones, args.rounds)))
     if args.json:
         print(json.dumps({name: asdict(f) for name, f in runs}, indent=2))
     else:
         for name, figs in runs:
-            report(f"{name}: {figs.clones} clones x {figs.rounds} rounds of write + sync through git daemon", figs)
+            report(
+                f"{name}: {figs.clones} clones x {figs.rounds} rounds of write + sync through git daemon",
+                figs,
+            )
     figs = runs[-1][1]
     return 0 if figs.lost == 0 and figs.remote_forward and figs.converged else 1
 

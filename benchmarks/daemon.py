@@ -18,9 +18,20 @@ def git_daemon(base: Path, env: Mapping[str, str]) -> Iterator[int]:
         s.bind(("127.0.0.1", 0))
         port = int(s.getsockname()[1])
     proc = subprocess.Popen(
-        ["git", "daemon", "--reuseaddr", f"--base-path={base}", "--export-all",
-         "--enable=receive-pack", "--listen=127.0.0.1", f"--port={port}", str(base)],
-        env=dict(env), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            "git",
+            "daemon",
+            "--reuseaddr",
+            f"--base-path={base}",
+            "--export-all",
+            "--enable=receive-pack",
+            "--listen=127.0.0.1",
+            f"--port={port}",
+            str(base),
+        ],
+        env=dict(env),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         deadline = time.monotonic() + 10

@@ -55,9 +55,8 @@ def github_token(rng: random.Random) -> str:
 
 def slack_token(rng: random.Random) -> str:
     kind = rng.choice(["xoxb", "xoxp", "xoxa", "xoxs"])
-    return (
-        f"{kind}-{_pick(rng, string.digits, 12)}-{_pick(rng, string.digits, 13)}-"
-        + _pick(rng, ALNUM, 24)
+    return f"{kind}-{_pick(rng, string.digits, 12)}-{_pick(rng, string.digits, 13)}-" + _pick(
+        rng, ALNUM, 24
     )
 
 
@@ -83,7 +82,10 @@ def password_word(rng: random.Random) -> str:
 
 # kind -> line templates; {k} is the generated value
 POSITIVE_FORMS: dict[str, tuple[Callable[[random.Random], str], tuple[str, ...]]] = {
-    "aws-access-key": (aws_access_key, ("- AWS key for the staging bucket: {k}", "aws_access_key_id = {k}")),
+    "aws-access-key": (
+        aws_access_key,
+        ("- AWS key for the staging bucket: {k}", "aws_access_key_id = {k}"),
+    ),
     "aws-secret-key": (aws_secret, ("aws_secret_access_key = {k}", "AWS_SECRET_ACCESS_KEY={k}")),
     "anthropic-key": (anthropic_key, ("- their Anthropic key is {k}", "ANTHROPIC_API_KEY={k}")),
     "openai-key": (openai_key, ("- OpenAI key (prod): {k}", "OPENAI_API_KEY={k}")),
@@ -131,20 +133,28 @@ NEGATIVE_FORMS: dict[str, tuple[Callable[[random.Random], str], ...]] = {
         lambda r: f"- ticket {str(uuid.UUID(int=r.getrandbits(128), version=4)).upper()} is open",
     ),
     "url without credentials": (
-        lambda r: f"- staging: https://staging.example.com/{_pick(r, ALNUM, 8)}?page={r.randrange(99)}",
+        lambda r: (
+            f"- staging: https://staging.example.com/{_pick(r, ALNUM, 8)}?page={r.randrange(99)}"
+        ),
         lambda r: f"- docs at https://docs.example.org/v{r.randrange(9)}/api#auth",
         lambda r: f"- repo git@github.com:acme/site-{r.randrange(999)}.git",
     ),
     "date": (
-        lambda r: f"- call on 2026-{r.randrange(1, 13):02}-{r.randrange(1, 29):02} at 10:{r.randrange(60):02}",
+        lambda r: (
+            f"- call on 2026-{r.randrange(1, 13):02}-{r.randrange(1, 29):02} at 10:{r.randrange(60):02}"
+        ),
         lambda r: f"- Dana leaves on {r.randrange(1, 29)} January {r.randrange(2025, 2029)}",
     ),
     "amount": (
         lambda r: f"- budget raised to ${r.randrange(10, 99)},{r.randrange(1000):03} for Q3",
-        lambda r: f"- invoice #{r.randrange(10000)}: EUR {r.randrange(100, 9999)}.{r.randrange(100):02} paid",
+        lambda r: (
+            f"- invoice #{r.randrange(10000)}: EUR {r.randrange(100, 9999)}.{r.randrange(100):02} paid"
+        ),
     ),
     "version": (
-        lambda r: f"- upgrade to v{r.randrange(1, 9)}.{r.randrange(30)}.{r.randrange(30)} next sprint",
+        lambda r: (
+            f"- upgrade to v{r.randrange(1, 9)}.{r.randrange(30)}.{r.randrange(30)} next sprint"
+        ),
         lambda r: f"- pinned django=={r.randrange(3, 6)}.{r.randrange(3)}.{r.randrange(20)}rc1",
     ),
     "id in prose": (

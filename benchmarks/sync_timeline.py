@@ -60,12 +60,21 @@ def one_run(work: Path, base: Path, url_root: str, n: int) -> tuple[float, list[
     bench_sync.gitmem_sync(laptop)
     with MemoryRepo(desktop) as repo:
         bench_sync.edit(repo, 45, 1)
-    subprocess.run([bench_sync.GITMEM, "-C", str(desktop), "index"], env=bench_sync.ENV,
-                   capture_output=True, check=True)
+    subprocess.run(
+        [bench_sync.GITMEM, "-C", str(desktop), "index"],
+        env=bench_sync.ENV,
+        capture_output=True,
+        check=True,
+    )
     out = work / f"t{n}.json"
     # run from the temporary folder: `python -c` puts the current one first on sys.path
-    subprocess.run([sys.executable, "-c", _WATCHED, str(out), "-C", str(desktop), "sync"],
-                   env=bench_sync.ENV, capture_output=True, check=True, cwd=work)
+    subprocess.run(
+        [sys.executable, "-c", _WATCHED, str(out), "-C", str(desktop), "sync"],
+        env=bench_sync.ENV,
+        capture_output=True,
+        check=True,
+        cwd=work,
+    )
     data = json.loads(out.read_text())
     rows = [(t * 1000, e * 1000 if e is not None else None, w) for t, e, w in data["rows"]]
     return data["end"] * 1000, rows
@@ -75,9 +84,13 @@ def phases(rows: list[Row], end: float) -> dict[str, float]:
     fetch = next(r for r in rows if r[2].startswith("git fetch"))
     push = next(r for r in rows if r[2].startswith("git push"))
     assert fetch[1] is not None and push[1] is not None
-    return {"first fetch begins": fetch[0], "git fetch": fetch[1] - fetch[0],
-            "from the fetch's end to the push's start": push[0] - fetch[1],
-            "git push": push[1] - push[0], "after the push": end - push[1]}
+    return {
+        "first fetch begins": fetch[0],
+        "git fetch": fetch[1] - fetch[0],
+        "from the fetch's end to the push's start": push[0] - fetch[1],
+        "git push": push[1] - push[0],
+        "after the push": end - push[1],
+    }
 
 
 def main() -> None:
@@ -92,8 +105,10 @@ def main() -> None:
             runs = [one_run(work, base, f"git://127.0.0.1:{port}", n) for n in range(args.runs)]
     runs.sort(key=lambda run: run[0])
     end, rows = runs[len(runs) // 2]
-    print(f"receive {args.commits} + 1 local: the run with the median total of {args.runs} "
-          f"({end:.1f} ms in-process; all: {' '.join(f'{r[0]:.0f}' for r in runs)})")
+    print(
+        f"receive {args.commits} + 1 local: the run with the median total of {args.runs} "
+        f"({end:.1f} ms in-process; all: {' '.join(f'{r[0]:.0f}' for r in runs)})"
+    )
     for start, stop, words in rows:
         print(f"  {start:7.1f} {f'{stop:7.1f}' if stop is not None else '      -'}  {words}")
     for name, ms in phases(rows, end).items():

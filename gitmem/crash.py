@@ -53,9 +53,7 @@ def report_text(command: list[str], exc: BaseException) -> str:
         f"gitmem: {_version()}\n"
         f"python: {platform.python_version()} ({platform.python_implementation()}, "
         f"{platform.system()})\n"
-        f"git: {_git_version()}\n"
-        + "".join(traceback.format_exception(exc))
-        + "\n"
+        f"git: {_git_version()}\n" + "".join(traceback.format_exception(exc)) + "\n"
     )
 
 

@@ -84,8 +84,9 @@ class DemoEvents(AgentEvents):
                 self.write(f"  │ {line}\n")
 
 
-def _session(repo: MemoryRepo, client: Any, write: Write, lines: Iterable[str],
-             policy: str | None = None) -> ChatResult:
+def _session(
+    repo: MemoryRepo, client: Any, write: Write, lines: Iterable[str], policy: str | None = None
+) -> ChatResult:
     script = list(lines)
     shown = iter(script)
 
@@ -94,8 +95,16 @@ def _session(repo: MemoryRepo, client: Any, write: Write, lines: Iterable[str],
         if nxt is not None:
             write(f"you> {nxt}\n")
 
-    return run_chat(repo, script, client=client, write=write, prompt=prompt, policy=policy,
-                    warn=lambda m: write(f"warning: {m}\n"), events=DemoEvents(write))
+    return run_chat(
+        repo,
+        script,
+        client=client,
+        write=write,
+        prompt=prompt,
+        policy=policy,
+        warn=lambda m: write(f"warning: {m}\n"),
+        events=DemoEvents(write),
+    )
 
 
 def _stage(write: Write, title: str, why: str) -> None:
@@ -103,8 +112,11 @@ def _stage(write: Write, title: str, why: str) -> None:
 
 
 def _edits(repo: MemoryRepo, session: str) -> list[Any]:
-    return [c for c in read_log(repo.git, MAIN, reverse=True)
-            if c.get(T.SESSION) == session and c.get(T.CARD)]
+    return [
+        c
+        for c in read_log(repo.git, MAIN, reverse=True)
+        if c.get(T.SESSION) == session and c.get(T.CARD)
+    ]
 
 
 def run_demo(write: Write, keep: Path | None = None) -> Path:
@@ -121,8 +133,11 @@ def run_demo(write: Write, keep: Path | None = None) -> Path:
     with FakeAnthropicServer(RuleModel()) as server, MemoryRepo(root) as repo:
         client = anthropic.Anthropic(api_key="simulated", base_url=server.base_url, max_retries=0)
 
-        _stage(write, "1. A session writes memory",
-               "Each edit is one git commit; its index entry rides in the commit's trailers.")
+        _stage(
+            write,
+            "1. A session writes memory",
+            "Each edit is one git commit; its index entry rides in the commit's trailers.",
+        )
         first = _session(repo, client, write, FIRST)
         write(f"\nsession {first.session} ended; its edits landed on main:\n")
         for c in _edits(repo, first.session):
@@ -130,14 +145,20 @@ def run_demo(write: Write, keep: Path | None = None) -> Path:
             for key in (T.CARD, T.SECTION, T.SUMMARY):
                 write(f"          {key}: {c.get(key)}\n")
 
-        _stage(write, "2. A new session, a fresh context: the memory is used",
-               "The model is sent only this index, not the cards (the prompt stays small):")
+        _stage(
+            write,
+            "2. A new session, a fresh context: the memory is used",
+            "The model is sent only this index, not the cards (the prompt stays small):",
+        )
         write(index.refresh(repo).render())
         write("\n")
         _session(repo, client, write, [QUESTION])
 
-        _stage(write, "3. A session under review, like a pull request",
-               "With review policy \"review\", a session's edits wait on its branch.")
+        _stage(
+            write,
+            "3. A session under review, like a pull request",
+            'With review policy "review", a session\'s edits wait on its branch.',
+        )
         pending = _session(repo, client, write, UNDER_REVIEW, policy="review")
         write("\n$ gitmem review " + pending.session + "\n")
         view = review.load(repo, pending.session)
@@ -147,8 +168,11 @@ def run_demo(write: Write, keep: Path | None = None) -> Path:
         write(f"$ gitmem review {pending.session} --accept --commit {keep_sha[:7]}\n")
         write(decide.accept(repo, pending.session, commits=[keep_sha]).text())
 
-        _stage(write, "4. A revert",
-               "Dana writes that the budget is still 30k: undo the edit that raised it.")
+        _stage(
+            write,
+            "4. A revert",
+            "Dana writes that the budget is still 30k: undo the edit that raised it.",
+        )
         raised = next(c for c in _edits(repo, first.session) if "40k" in (c.get(T.SUMMARY) or ""))
         done = revert_commit(repo, raised.sha)
         write(f"$ gitmem revert {raised.sha[:7]}\n")
@@ -157,14 +181,19 @@ def run_demo(write: Write, keep: Path | None = None) -> Path:
             write(f"  │ {line}\n")
         write("\n" + index.refresh(repo).render())
 
-        _stage(write, "5. What it cost",
-               "Every request's tokens are logged; the stable prompt prefix is read from cache.")
+        _stage(
+            write,
+            "5. What it cost",
+            "Every request's tokens are logged; the stable prompt prefix is read from cache.",
+        )
         reports = usage_report.report(usage.load(repo))
         write(usage_report.render(reports))
         cost = sum(r.cost_usd for r in reports)
         uncached = sum(r.uncached_cost_usd for r in reports)
         saved = 1 - cost / uncached if uncached else 0.0
-        write(f"\nall {len(reports)} sessions: ${cost:.4f} with the prompt cache, "
-              f"${uncached:.4f} without it ({saved:.0%} saved)\n")
+        write(
+            f"\nall {len(reports)} sessions: ${cost:.4f} with the prompt cache, "
+            f"${uncached:.4f} without it ({saved:.0%} saved)\n"
+        )
     write(f"\nThe demo repo is at {root}; try `gitmem -C {shlex.quote(str(root))} log`.\n")
     return root

@@ -35,6 +35,7 @@ FINDER = "find-gitmem.sh"  # spliced into each hook at install: finds gitmem whe
 class HookAction:
     """One hook and what installing did to it (installed, updated, already up to date, or a
     foreign hook kept as ``.legacy``)."""
+
     hook: str
     action: str  # "installed", "updated", "up-to-date", "kept-legacy", "removed", "restored-legacy"
 
@@ -132,7 +133,10 @@ def check_commit_message(root: Path, message: str) -> None:
     git = Git(root)
     # The block as git log finds it for the index: past a "---" line, default separators.
     parsed = git.run(
-        *T.DEFAULT_BLOCKS, "interpret-trailers", "--parse", "--no-divider",
+        *T.DEFAULT_BLOCKS,
+        "interpret-trailers",
+        "--parse",
+        "--no-divider",
         input=_strip_comments(message).encode(),
     )
     pairs = []
@@ -221,8 +225,17 @@ def scan_staged(root: Path, message_path: str | None = None) -> int:
     try:
         allow = load(root).secrets_allow
         diff = git.run(
-            "diff", "--cached", "-U0", "--no-color", "--no-renames", "--no-ext-diff",
-            "--", "cards", "persona.md", "synthesis.md", env=env,
+            "diff",
+            "--cached",
+            "-U0",
+            "--no-color",
+            "--no-renames",
+            "--no-ext-diff",
+            "--",
+            "cards",
+            "persona.md",
+            "synthesis.md",
+            env=env,
         ).stdout.decode("utf-8", "surrogateescape")
     except GitmemError as err:
         print(f"gitmem: commit refused: {err}", file=sys.stderr)
@@ -286,9 +299,7 @@ def check_commit(root: Path, message_path: str) -> int:
 
 def main(argv: list[str]) -> int:
     if not argv:
-        print(
-            "usage: python -m gitmem.hooks commit FILE | refresh [HOOK ARGS]", file=sys.stderr
-        )
+        print("usage: python -m gitmem.hooks commit FILE | refresh [HOOK ARGS]", file=sys.stderr)
         return 2
     root = Path.cwd()
     if argv[0] == "commit":

@@ -38,8 +38,10 @@ class ReindexResult:
         msg = f"Reindexed {count(self.cards, 'card')}, {count(self.sections, 'section')}: "
         if self.matches_cache:
             return msg + ("cache matched." if self.had_cache else "no cache before.")
-        return msg + "cache differed and was replaced:\n" + "\n".join(
-            f"  {d}" for d in self.differences
+        return (
+            msg
+            + "cache differed and was replaced:\n"
+            + "\n".join(f"  {d}" for d in self.differences)
         )
 
 

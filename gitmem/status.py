@@ -51,6 +51,7 @@ class Status:
     """The repo's state (``gitmem status``): branch, uncommitted edits, pending sessions,
     unindexed sections, the index's size and budget, stale entries, and per remote what
     main has to send."""
+
     branch: str | None  # None: a detached HEAD
     main: str | None
     uncommitted: tuple[Change, ...]
@@ -173,17 +174,23 @@ def lines(st: Status) -> list[str]:
         out.append(f"Unindexed sections ({len(st.unindexed)}): no index entry says what they hold")
         out += [f"  {u}" for u in st.unindexed]
     if st.stale:
-        out.append(f"Stale entries ({len(st.stale)}): the section changed after its summary; "
-                   "`gitmem stale` for more")
+        out.append(
+            f"Stale entries ({len(st.stale)}): the section changed after its summary; "
+            "`gitmem stale` for more"
+        )
         out += [f"  {u}" for u in st.stale]
     b = st.index_budget
     how = "estimated" if b.get("estimated", True) else "count_tokens"
     share = float(str(b.get("share", 0.0)))
-    out.append(f"Index: {size(st.index_bytes)}, about {count(st.index_tokens, 'token')} ({how}), "
-               f"{share:.0%} of its {int(str(b.get('limit', 0))):,}-token budget")
+    out.append(
+        f"Index: {size(st.index_bytes)}, about {count(st.index_tokens, 'token')} ({how}), "
+        f"{share:.0%} of its {int(str(b.get('limit', 0))):,}-token budget"
+    )
     if b.get("state") == "over":
-        out.append("  over budget: the agent is told, nothing is cut; `gitmem consolidate` "
-                   "proposes a compaction for review")
+        out.append(
+            "  over budget: the agent is told, nothing is cut; `gitmem consolidate` "
+            "proposes a compaction for review"
+        )
     elif b.get("state") == "warn":
         out.append("  above 80 % of the budget: `gitmem consolidate` proposes a compaction")
     if not st.remotes:
@@ -194,11 +201,15 @@ def lines(st: Status) -> list[str]:
             out.append(f"  never synced with gitmem: `gitmem sync {r.name}`")
         else:
             when = (r.last_synced_date or "")[:16].replace("T", " ")
-            out.append(f"  last synced at {r.last_synced[:7]} (a commit of {when}); main has "
-                       f"{count(r.ahead, 'commit')} to send"
-                       + (f" and lacks {count(r.behind or 0, 'commit')} it had" if r.behind else ""))
+            out.append(
+                f"  last synced at {r.last_synced[:7]} (a commit of {when}); main has "
+                f"{count(r.ahead, 'commit')} to send"
+                + (f" and lacks {count(r.behind or 0, 'commit')} it had" if r.behind else "")
+            )
         if r.tracking is not None and r.tracking_behind:
-            out.append(f"  {r.name}/main (from a git fetch) has "
-                       f"{count(r.tracking_behind, 'commit')} main has not")
+            out.append(
+                f"  {r.name}/main (from a git fetch) has "
+                f"{count(r.tracking_behind, 'commit')} main has not"
+            )
     out.append(f"({st.note})")
     return out

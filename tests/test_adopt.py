@@ -56,8 +56,13 @@ def test_folder_of_notes_is_adopted_and_the_notes_are_left_as_they_were(tmp_path
     assert git(target, "rev-list", "--count", "main").strip() == "1"
     added = _committed(target)
     assert "persona.md" not in added and not any(p.startswith("cards/") for p in added)
-    assert set(added) == {".gitattributes", "gitmem.toml", "logs/.gitkeep", "sessions/.gitkeep",
-                          "synthesis.md"}
+    assert set(added) == {
+        ".gitattributes",
+        "gitmem.toml",
+        "logs/.gitkeep",
+        "sessions/.gitkeep",
+        "synthesis.md",
+    }
     untracked = git(target, "status", "--porcelain").split("\n")
     assert "?? acme.md" in untracked and "?? persona.md" in untracked
     assert gm("-C", str(target), "index").code == 0
@@ -78,7 +83,10 @@ def test_repo_on_master_keeps_history_and_gets_main(tmp_path: Path) -> None:
     assert git(target, "rev-parse", "master").strip() == old_tip  # left as it was
     assert git(target, "rev-parse", "main~1").strip() == old_tip  # one commit on top
     assert git(target, "log", "--format=%s", "main").split("\n")[:3] == [
-        "gitmem: adopt proj as memory for client proj", "second", "first"]
+        "gitmem: adopt proj as memory for client proj",
+        "second",
+        "first",
+    ]
     assert "persona.md" in _committed(target) and "README.md" not in _committed(target)
     assert (target / ".git/hooks/commit-msg.legacy").read_text().startswith("#!/bin/sh\necho mine")
     assert "gitmem-hook v1" in hook.read_text()
@@ -87,8 +95,22 @@ def test_repo_on_master_keeps_history_and_gets_main(tmp_path: Path) -> None:
     git(target, "add", "x.txt")
     git(target, "commit", "-qm", "a plain commit")
     assert (tmp_path / "ran").read_text() == "mine\n"  # the person's hook still runs
-    res = gm("-C", str(target), "write", "proj", "--old", "", "--new", "## Plan\nship\n",
-             "--section", "plan", "--keywords", "plan", "--summary", "the plan")
+    res = gm(
+        "-C",
+        str(target),
+        "write",
+        "proj",
+        "--old",
+        "",
+        "--new",
+        "## Plan\nship\n",
+        "--section",
+        "plan",
+        "--keywords",
+        "plan",
+        "--summary",
+        "the plan",
+    )
     assert res.code == 0, res.err
     with MemoryRepo(target) as repo:
         assert repo.tip("main") == git(target, "rev-parse", "HEAD").strip()
@@ -166,8 +188,9 @@ def test_a_failed_commit_undoes_everything_adoption_wrote(tmp_path: Path) -> Non
     # fail after the files were written, staged and the branch switched: all of it must
     # be undone. (Loose objects git add wrote stay: unreachable, they are not the repo's.)
     hook = target / ".git/hooks/reference-transaction"
-    hook.write_text(f'#!/bin/sh\n[ "$1" = prepared ] && grep -q "^{old_tip} .* HEAD$" && exit 1\n'
-                    "exit 0\n")
+    hook.write_text(
+        f'#!/bin/sh\n[ "$1" = prepared ] && grep -q "^{old_tip} .* HEAD$" && exit 1\nexit 0\n'
+    )
     hook.chmod(0o755)
 
     def state() -> dict[str, str]:

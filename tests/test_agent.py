@@ -39,8 +39,14 @@ def sdk(api: FakeAnthropicServer) -> Iterator[anthropic.Anthropic]:
     made.close()
 
 
-def chat(repo: MemoryRepo, sdk: anthropic.Anthropic, lines: list[str], clock: ManualClock,
-         step: float = 10.0, **kw: Any) -> tuple[ChatResult, list[str], list[str]]:
+def chat(
+    repo: MemoryRepo,
+    sdk: anthropic.Anthropic,
+    lines: list[str],
+    clock: ManualClock,
+    step: float = 10.0,
+    **kw: Any,
+) -> tuple[ChatResult, list[str], list[str]]:
     out: list[str] = []
     warnings: list[str] = []
 
@@ -49,7 +55,9 @@ def chat(repo: MemoryRepo, sdk: anthropic.Anthropic, lines: list[str], clock: Ma
             clock.advance(step)
             yield line
 
-    res = run_chat(repo, timed(), client=sdk, write=out.append, warn=warnings.append, clock=clock, **kw)
+    res = run_chat(
+        repo, timed(), client=sdk, write=out.append, warn=warnings.append, clock=clock, **kw
+    )
     return res, out, warnings
 
 
@@ -65,13 +73,20 @@ def configure(client: Path, *changes: tuple[str, str]) -> None:
 
 
 def message_requests(api: FakeAnthropicServer) -> list[Any]:
-    return [r for r in api.requests if r.path.endswith("/v1/messages") and r.status == 200
-            and r.body.get("system") and "<<synthesis>>" not in json.dumps(r.body["system"])]
+    return [
+        r
+        for r in api.requests
+        if r.path.endswith("/v1/messages")
+        and r.status == 200
+        and r.body.get("system")
+        and "<<synthesis>>" not in json.dumps(r.body["system"])
+    ]
 
 
 def prefix_tokens(body: dict[str, Any], system_blocks: int) -> int:
     return sum(tool_tokens(t) for t in body["tools"]) + sum(
-        block_tokens(b) for b in body["system"][:system_blocks])
+        block_tokens(b) for b in body["system"][:system_blocks]
+    )
 
 
 def breakpoints(body: dict[str, Any]) -> int:
@@ -84,8 +99,12 @@ def breakpoints(body: dict[str, Any]) -> int:
 def test_forty_turns_read_rules_and_index_from_the_cache(
     repo: MemoryRepo, api: FakeAnthropicServer, sdk: anthropic.Anthropic, clock: ManualClock
 ) -> None:
-    lines = [f"remember proj{i % 5} Topic {i}: fact number {i} about the client" if i % 4 == 0
-             else f"How is item {i} going?" for i in range(40)]
+    lines = [
+        f"remember proj{i % 5} Topic {i}: fact number {i} about the client"
+        if i % 4 == 0
+        else f"How is item {i} going?"
+        for i in range(40)
+    ]
     res, out, warnings = chat(repo, sdk, lines, clock)
     assert res.turns == 40 and res.failed_turns == 0 and warnings == []
     reqs = message_requests(api)
@@ -142,7 +161,9 @@ def test_synthesis_every_n_exchanges_is_committed_and_shown(
 ) -> None:
     configure(client, ("synthesis_every = 30", "synthesis_every = 3"))
     with MemoryRepo(client) as repo:
-        _res, _, _ = chat(repo, sdk, ["first point", "second point", "third point", "fourth"], clock)
+        _res, _, _ = chat(
+            repo, sdk, ["first point", "second point", "third point", "fourth"], clock
+        )
     log = git(client, "log", "--format=%s%n%(trailers:key=Gitmem-Layer)", "main")
     assert "synthesis: through turn 3" in log and "Gitmem-Layer: synthesis" in log
     assert (client / "synthesis.md").read_text().startswith("## Synthesis")
@@ -191,8 +212,16 @@ def test_review_policy_leaves_the_session_pending(
         assert res.finish.pending and res.finish.commits == 2  # the edit and the transcript
         branch = sessions.branch_of(res.session)
         assert "40k" in git(client, "show", f"{branch}:cards/acme.md")
-        assert git(client, "log", "-1", "--format=%(trailers:key=Gitmem-Actor,valueonly)",
-                   f"{branch}~1").strip() == "agent"
+        assert (
+            git(
+                client,
+                "log",
+                "-1",
+                "--format=%(trailers:key=Gitmem-Actor,valueonly)",
+                f"{branch}~1",
+            ).strip()
+            == "agent"
+        )
         # main only gained the usage log (cost is never held back for review)
         assert git(client, "diff", "--name-only", main, "main").split() == ["logs/usage.jsonl"]
         assert not (client / "cards/acme.md").exists()
@@ -203,21 +232,39 @@ def test_failed_tool_calls_are_is_error_results_and_change_nothing(
 ) -> None:
     calls: list[tuple[str, dict[str, Any]]] = [
         ("read_memory_card", {"project": "nope"}),
-        ("write_memory_card", {"project": "../x", "old_text": "", "new_text": "## A\nb\n",
-                               "index_entry": {"section_id": "a", "keywords": ["k"], "summary": "s"}}),
-        ("write_memory_card", {"project": "acme", "old_text": "", "new_text": "## A\nb\n",
-                               "index_entry": {"section_id": "zzz", "keywords": ["k"], "summary": "s"}}),
+        (
+            "write_memory_card",
+            {
+                "project": "../x",
+                "old_text": "",
+                "new_text": "## A\nb\n",
+                "index_entry": {"section_id": "a", "keywords": ["k"], "summary": "s"},
+            },
+        ),
+        (
+            "write_memory_card",
+            {
+                "project": "acme",
+                "old_text": "",
+                "new_text": "## A\nb\n",
+                "index_entry": {"section_id": "zzz", "keywords": ["k"], "summary": "s"},
+            },
+        ),
         ("write_memory_card", {"project": "acme"}),
         ("search_history", {"query": "x", "limit": "ten"}),
         ("no_such_tool", {}),
     ]
-    model = QueueModel([Reply.tool_use(n, i, id=f"toolu_{k}") for k, (n, i) in enumerate(calls)]
-                       + [Reply.text("done")])
+    model = QueueModel(
+        [Reply.tool_use(n, i, id=f"toolu_{k}") for k, (n, i) in enumerate(calls)]
+        + [Reply.text("done")]
+    )
     api.model = model
     before = repo.tip("main")
     _res, _, _ = chat(repo, sdk, ["try things"], clock)
     reqs = message_requests(api)
-    results = [b for r in reqs[1:] for b in r.body["messages"][-1]["content"] if b["type"] == "tool_result"]
+    results = [
+        b for r in reqs[1:] for b in r.body["messages"][-1]["content"] if b["type"] == "tool_result"
+    ]
     assert len(results) == len(calls) and all(b.get("is_error") for b in results)
     texts = [b["content"] for b in results]
     assert "no card 'nope'" in texts[0]
@@ -247,23 +294,38 @@ def test_an_oversized_search_is_a_tool_error_and_the_chat_goes_on(
         "words (client or project name and the topic)",
         'Noted: "hello" (I saw 3 system blocks and 3 tools.)',
     ]
-    results = [b for r in message_requests(api) for b in r.body["messages"][-1]["content"]
-               if b["type"] == "tool_result"]
+    results = [
+        b
+        for r in message_requests(api)
+        for b in r.body["messages"][-1]["content"]
+        if b["type"] == "tool_result"
+    ]
     assert len(results) == 2 and all(b.get("is_error") for b in results)
 
 
 def test_usage_lines_have_layers_tools_cost_and_miss_reason(
     repo: MemoryRepo, api: FakeAnthropicServer, sdk: anthropic.Anthropic, clock: ManualClock
 ) -> None:
-    chat(repo, sdk, ["remember acme Budget: 40k", "recall acme", "recall acme", "recall acme"], clock)
+    chat(
+        repo, sdk, ["remember acme Budget: 40k", "recall acme", "recall acme", "recall acme"], clock
+    )
     recs = usage_mod.load(repo)
     first = recs[0]
-    for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens"):
+    for key in (
+        "input_tokens",
+        "cache_creation_input_tokens",
+        "cache_read_input_tokens",
+        "output_tokens",
+    ):
         assert isinstance(first[key], int)
     assert set(first["layers"]) == set("ABISCE") and first["layers"]["B"] > 1000
     assert first["estimated"] is False
     assert first["tools"] == ["write_memory_card"] and first["cost_usd"] > 0
-    total = first["input_tokens"] + first["cache_creation_input_tokens"] + first["cache_read_input_tokens"]
+    total = (
+        first["input_tokens"]
+        + first["cache_creation_input_tokens"]
+        + first["cache_read_input_tokens"]
+    )
     assert sum(first["layers"].values()) == total
     reads = [r for r in recs if r["tools"] == ["read_memory_card"]]
     assert reads and reads[0]["full_card_reads"] == 1
@@ -333,8 +395,11 @@ def test_demo_runs_without_a_key(tmp_path: Path) -> None:
 def test_old_turns_leave_the_window_only_once_the_synthesis_covers_them(
     client: Path, api: FakeAnthropicServer, sdk: anthropic.Anthropic, clock: ManualClock
 ) -> None:
-    configure(client, ("synthesis_every = 30", "synthesis_every = 3"),
-              ("chat_budget_tokens = 20000", "chat_budget_tokens = 30"))
+    configure(
+        client,
+        ("synthesis_every = 30", "synthesis_every = 3"),
+        ("chat_budget_tokens = 20000", "chat_budget_tokens = 30"),
+    )
     turns = [f"turn {i}: " + "words " * 20 for i in range(1, 6)]
     with MemoryRepo(client) as repo:
         chat(repo, sdk, turns, clock)

@@ -21,7 +21,11 @@ DOC = Path(__file__).resolve().parent.parent / "docs" / "api.md"
 _FENCE = re.compile(r"^```(\w*)\n(.*?)^```\n", re.S | re.M)
 # A name in __all__ that is a subpackage or module too would be shadowed by it (or shadow
 # it) depending on what was imported first.
-_MODULES = {p.stem for p in Path(gitmem.__file__).parent.iterdir() if p.suffix == ".py" or (p / "__init__.py").exists()}
+_MODULES = {
+    p.stem
+    for p in Path(gitmem.__file__).parent.iterdir()
+    if p.suffix == ".py" or (p / "__init__.py").exists()
+}
 
 
 def examples(text: str) -> list[tuple[str, str | None]]:
@@ -32,7 +36,9 @@ def examples(text: str) -> list[tuple[str, str | None]]:
         if lang != "python":
             continue
         after = blocks[i + 1] if i + 1 < len(blocks) else None
-        shown = after[1] if after and after[0] == "text" and not text[end : after[2]].strip() else None
+        shown = (
+            after[1] if after and after[0] == "text" and not text[end : after[2]].strip() else None
+        )
         out.append((body, shown))
     return out
 
@@ -95,7 +101,11 @@ def test_the_names_carry_their_types(client: Path) -> None:
     with open_repo(client / "cards") as repo:
         assert isinstance(repo, MemoryRepo)
         res: EditResult = write_card(
-            repo, "acme", "", "## Team\n\nAda leads.\n", IndexEntry.make("team", ["team"], "Ada leads")
+            repo,
+            "acme",
+            "",
+            "## Team\n\nAda leads.\n",
+            IndexEntry.make("team", ["team"], "Ada leads"),
         )
         text: str = read_card(repo, "acme", res.section)
     assert text == "## Team\n\nAda leads.\n"
@@ -184,7 +194,9 @@ def _cli_imports() -> list[tuple[str, str, str]]:
     for path in sorted(cli.glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Import):
-                found += [(path.name, a.name, "*") for a in node.names if a.name.startswith("gitmem")]
+                found += [
+                    (path.name, a.name, "*") for a in node.names if a.name.startswith("gitmem")
+                ]
             elif isinstance(node, ast.ImportFrom):
                 if node.level == 1:
                     continue  # the cli package's own modules
@@ -194,8 +206,14 @@ def _cli_imports() -> list[tuple[str, str, str]]:
                     continue
                 for a in node.names:
                     sub = f"{module}.{a.name}"
-                    is_module = (Path(gitmem.__file__).parent.joinpath(*sub.split(".")[1:]).with_suffix(".py")).is_file()
-                    found.append((path.name, sub, "*") if is_module else (path.name, module, a.name))
+                    is_module = (
+                        Path(gitmem.__file__)
+                        .parent.joinpath(*sub.split(".")[1:])
+                        .with_suffix(".py")
+                    ).is_file()
+                    found.append(
+                        (path.name, sub, "*") if is_module else (path.name, module, a.name)
+                    )
     return found
 
 
@@ -205,20 +223,51 @@ def test_the_cli_gets_every_operation_from_the_public_api() -> None:
     imports = _cli_imports()
     assert len(imports) > 40
     internal = [
-        (f, m, n) for f, m, n in imports
+        (f, m, n)
+        for f, m, n in imports
         if m != "gitmem" and not ({"*", n} & PRESENTATION.get(m, set()))
     ]
     assert internal == []
     public = {n for _f, m, n in imports if m == "gitmem"}
     assert public <= set(gitmem.__all__)
-    for name in ("write_card", "read_card", "render_index", "read_index", "reindex",
-                 "audit_log", "revert_commit", "revert_session", "list_sessions",
-                 "accept_session", "reject_session", "sync_repo", "init_repo", "recover",
-                 "run_chat", "make_client", "load_usage", "run_demo", "serve_mcp", "list_cards",
-                 "clone_repo", "consolidate", "edit_buffer", "save_edit", "import_notes",
-                 "export_cards", "scan_secrets", "redact_secrets", "search_history",
-                 "stale_report", "repo_status", "list_clients", "install_hooks",
-                 "push_session", "session_markdown", "token_sizes"):
+    for name in (
+        "write_card",
+        "read_card",
+        "render_index",
+        "read_index",
+        "reindex",
+        "audit_log",
+        "revert_commit",
+        "revert_session",
+        "list_sessions",
+        "accept_session",
+        "reject_session",
+        "sync_repo",
+        "init_repo",
+        "recover",
+        "run_chat",
+        "make_client",
+        "load_usage",
+        "run_demo",
+        "serve_mcp",
+        "list_cards",
+        "clone_repo",
+        "consolidate",
+        "edit_buffer",
+        "save_edit",
+        "import_notes",
+        "export_cards",
+        "scan_secrets",
+        "redact_secrets",
+        "search_history",
+        "stale_report",
+        "repo_status",
+        "list_clients",
+        "install_hooks",
+        "push_session",
+        "session_markdown",
+        "token_sizes",
+    ):
         assert name in public, name
 
 

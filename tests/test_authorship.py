@@ -27,9 +27,20 @@ CARD = "# Acme website\n\n## Budget\n30k\n\n## Team\nAnn\n\n## Next steps\nCall 
 def run_session(repo: MemoryRepo, sid: str = SID) -> None:
     """A session of two agent edits, landed on main by the auto policy."""
     s = sessions.start(repo, sid)
-    for old, new, section in (("30k", "40k", "budget"), ("Call Bob", "Call Bob on Monday", "next-steps")):
-        write_card(repo, "acme-website", old, new, IndexEntry.make(section, ["kw"], f"{section} edited"),
-                   session=sid, actor="agent", branch=s.branch)
+    for old, new, section in (
+        ("30k", "40k", "budget"),
+        ("Call Bob", "Call Bob on Monday", "next-steps"),
+    ):
+        write_card(
+            repo,
+            "acme-website",
+            old,
+            new,
+            IndexEntry.make(section, ["kw"], f"{section} edited"),
+            session=sid,
+            actor="agent",
+            branch=s.branch,
+        )
     assert sessions.finish(repo, s, "auto").landed
 
 
@@ -41,10 +52,18 @@ def forged_message(card: str, section: str, summary: str, *, actor: str = "agent
     )
 
 
-def commit_as(path: Path, who: str, message: str, *extra: str) -> subprocess.CompletedProcess[bytes]:
+def commit_as(
+    path: Path, who: str, message: str, *extra: str
+) -> subprocess.CompletedProcess[bytes]:
     env = {**os.environ, "GIT_AUTHOR_NAME": who, "GIT_COMMITTER_NAME": who}
-    return subprocess.run(["git", "commit", "-q", "-a", "-F", "-", *extra], cwd=path, env=env,
-                          input=message.encode(), capture_output=True, check=False)
+    return subprocess.run(
+        ["git", "commit", "-q", "-a", "-F", "-", *extra],
+        cwd=path,
+        env=env,
+        input=message.encode(),
+        capture_output=True,
+        check=False,
+    )
 
 
 @pytest.mark.parametrize(
@@ -64,8 +83,10 @@ def test_the_hook_refuses_a_person_claiming_the_agent_or_a_session(
     write_card(repo, "acme-website", "", CARD, IndexEntry.make("budget", ["budget"], "Budget 30k"))
     head = git(client, "rev-parse", "HEAD")
     (client / "cards/acme-website.md").write_text(CARD.replace("Ann", "Ann, Bob"))
-    message = ("team: Bob joined\n\nGitmem-Card: acme-website\nGitmem-Section: team\n"
-               "Gitmem-Keywords: team\nGitmem-Summary: Bob joined\n" + trailers)
+    message = (
+        "team: Bob joined\n\nGitmem-Card: acme-website\nGitmem-Section: team\n"
+        "Gitmem-Keywords: team\nGitmem-Summary: Bob joined\n" + trailers
+    )
     proc = commit_as(client, "Test Person", message)
     assert proc.returncode == 1 and refused in proc.stderr.decode(), proc.stderr
     assert git(client, "rev-parse", "HEAD") == head
@@ -90,8 +111,9 @@ def test_a_forged_commit_shows_its_author_and_is_left_out_of_a_session_revert(
     (client / "cards/acme-website.md").write_text(
         (client / "cards/acme-website.md").read_text().replace("Ann", "Ann\nZed")
     )
-    proc = commit_as(client, "Mallory", forged_message("acme-website", "team", "Zed joined"),
-                     "--no-verify")
+    proc = commit_as(
+        client, "Mallory", forged_message("acme-website", "team", "Zed joined"), "--no-verify"
+    )
     assert proc.returncode == 0, proc.stderr
     forged = git(client, "rev-parse", "HEAD").strip()
 
@@ -114,11 +136,17 @@ def test_a_forged_commit_shows_its_author_and_is_left_out_of_a_session_revert(
     assert again.code == 3 and "no edits on main left to revert" in again.err
 
 
-def test_a_session_known_only_from_forged_trailers_is_no_session(repo: MemoryRepo, client: Path) -> None:
+def test_a_session_known_only_from_forged_trailers_is_no_session(
+    repo: MemoryRepo, client: Path
+) -> None:
     write_card(repo, "acme-website", "", CARD, IndexEntry.make("budget", ["budget"], "Budget 30k"))
     (client / "cards/acme-website.md").write_text(CARD.replace("Ann", "Ann\nZed"))
-    assert commit_as(client, "Mallory", forged_message("acme-website", "team", "Zed joined"),
-                     "--no-verify").returncode == 0
+    assert (
+        commit_as(
+            client, "Mallory", forged_message("acme-website", "team", "Zed joined"), "--no-verify"
+        ).returncode
+        == 0
+    )
     main = git(client, "rev-parse", "main")
     res = gm("-C", str(client), "revert", SID)
     assert res.code == 3 and res.err.count("\n") == 1
@@ -132,7 +160,9 @@ def test_a_hostile_remote_cannot_pass_its_commit_off_as_our_session(tmp_path: Pa
     assert sync(laptop)[0] == 0
     other = tmp_path / "mallory"
     git(tmp_path, "clone", "-q", str(bare), str(other))
-    (other / "cards/beta.md").write_text((other / "cards/beta.md").read_text().replace("Ship v2", "Ship v9"))
+    (other / "cards/beta.md").write_text(
+        (other / "cards/beta.md").read_text().replace("Ship v2", "Ship v9")
+    )
     proc = commit_as(other, "Mallory", forged_message("beta", "goals", "Ship v9 now"))
     assert proc.returncode == 0, proc.stderr  # a plain clone has no gitmem hook
     git(other, "push", "-q", "origin", "main")
@@ -145,7 +175,9 @@ def test_a_hostile_remote_cannot_pass_its_commit_off_as_our_session(tmp_path: Pa
 
     res = gm("-C", str(laptop), "revert", SID, "--json")
     assert res.code == 0, res.err
-    assert forged not in json.loads(res.out)["reverted"] and len(json.loads(res.out)["reverted"]) == 2
+    assert (
+        forged not in json.loads(res.out)["reverted"] and len(json.loads(res.out)["reverted"]) == 2
+    )
     assert "Ship v9" in (laptop / "cards/beta.md").read_text()
     assert "30k" in (laptop / "cards/acme-website.md").read_text()
     with MemoryRepo(laptop) as repo:

@@ -24,8 +24,13 @@ from helpers import git, gm, snapshot
 
 def fill(repo: MemoryRepo, n: int = 12) -> None:
     for i in range(n):
-        write_card(repo, f"card{i}", "", f"## Notes\nnote {i}\n",
-                   IndexEntry.make("notes", ["notes", f"k{i}"], f"Notes number {i} about the client"))
+        write_card(
+            repo,
+            f"card{i}",
+            "",
+            f"## Notes\nnote {i}\n",
+            IndexEntry.make("notes", ["notes", f"k{i}"], f"Notes number {i} about the client"),
+        )
 
 
 def set_limit(client: Path, tokens: int) -> None:
@@ -46,7 +51,9 @@ def budget(client: Path) -> dict[str, Any]:
     return dict(json.loads(res.out))
 
 
-def test_under_budget_the_index_is_unchanged_and_its_size_is_shown(repo: MemoryRepo, client: Path) -> None:
+def test_under_budget_the_index_is_unchanged_and_its_size_is_shown(
+    repo: MemoryRepo, client: Path
+) -> None:
     fill(repo)
     got = budget(client)
     assert got["limit"] == 8000 and got["estimated"] is True and got["state"] == "ok"
@@ -73,14 +80,17 @@ def test_above_80_percent_warns_and_above_100_never_cuts(repo: MemoryRepo, clien
     assert "warning: the memory index is over its budget" in res.err
     for i in range(12):  # every section is still there
         assert f"- notes: Notes number {i} about the client" in res.out
-    assert res.out.rstrip().endswith("suggest `gitmem consolidate` to the person.\n</memory-index>".rstrip())
+    assert res.out.rstrip().endswith(
+        "suggest `gitmem consolidate` to the person.\n</memory-index>".rstrip()
+    )
     assert budget(client)["state"] == "over"
     status = gm("-C", str(client), "status").out
     assert "over budget: the agent is told, nothing is cut" in status
 
 
-def test_the_agent_is_told_and_count_tokens_is_used_with_a_key(repo: MemoryRepo, client: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_agent_is_told_and_count_tokens_is_used_with_a_key(
+    repo: MemoryRepo, client: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     fill(repo)
     set_limit(client, 50)
     model = QueueModel(["ok"])
@@ -88,13 +98,17 @@ def test_the_agent_is_told_and_count_tokens_is_used_with_a_key(repo: MemoryRepo,
     with FakeAnthropicServer(model) as server:
         sdk = anthropic.Anthropic(api_key="test", base_url=server.base_url, max_retries=0)
         with MemoryRepo(client) as fresh:
-            run_chat(fresh, iter(["hello"]), client=sdk, write=lambda _t: None, warn=warnings.append)
+            run_chat(
+                fresh, iter(["hello"]), client=sdk, write=lambda _t: None, warn=warnings.append
+            )
         sdk.close()
         block = model.seen[0]["system"][1]["text"]
         assert "Over budget: this index is about" in block and "(count_tokens)" in block
         assert "index_tokens" in block and "Notes number 11" in block
         assert any("over its budget" in w for w in warnings)
-        assert "gitmem consolidate" in model.seen[0]["system"][0]["text"]  # the rules say what to do
+        assert (
+            "gitmem consolidate" in model.seen[0]["system"][0]["text"]
+        )  # the rules say what to do
         # the CLI counts with count_tokens too when a key is set
         monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)

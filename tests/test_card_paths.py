@@ -22,24 +22,30 @@ def test_a_cards_path_reads_back_as_its_project_in_the_tree_and_below_memories(
     assert trailer_card((f"{project}.md",)) == project
 
 
-@pytest.mark.parametrize(("path", "card"), [
-    ("cards/Acme Notes.md", "Acme Notes"),  # a card file whatever its name: merged by section
-    ("cards/acme/notes.md", None),
-    ("cards/acme.txt", None),
-    ("sessions/acme.md", None),
-    ("acme.md", None),
-])
+@pytest.mark.parametrize(
+    ("path", "card"),
+    [
+        ("cards/Acme Notes.md", "Acme Notes"),  # a card file whatever its name: merged by section
+        ("cards/acme/notes.md", None),
+        ("cards/acme.txt", None),
+        ("sessions/acme.md", None),
+        ("acme.md", None),
+    ],
+)
 def test_only_a_markdown_file_at_the_top_of_cards_is_a_card(path: str, card: str | None) -> None:
     assert card_of(path) == card
 
 
-@pytest.mark.parametrize("parts", [
-    ("Acme Notes.md",),  # not a project name: no Gitmem-Card trailer can name it
-    ("acme", "notes.md"),
-    ("acme.txt",),
-    (".md",),
-    (),
-    ("a" * (MAX_SLUG + 1) + ".md",),
-])
+@pytest.mark.parametrize(
+    "parts",
+    [
+        ("Acme Notes.md",),  # not a project name: no Gitmem-Card trailer can name it
+        ("acme", "notes.md"),
+        ("acme.txt",),
+        (".md",),
+        (),
+        ("a" * (MAX_SLUG + 1) + ".md",),
+    ],
+)
 def test_the_memory_tool_names_a_card_only_for_a_project_name(parts: tuple[str, ...]) -> None:
     assert trailer_card(parts) is None

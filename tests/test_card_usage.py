@@ -17,8 +17,22 @@ from helpers import git, gm
 
 
 def write(client: Path, project: str, new: str, section: str) -> None:
-    res = gm("-C", str(client), "write", project, "--old", "", "--new", new, "--section", section,
-             "--keywords", section, "--summary", f"{section} notes")
+    res = gm(
+        "-C",
+        str(client),
+        "write",
+        project,
+        "--old",
+        "",
+        "--new",
+        new,
+        "--section",
+        section,
+        "--keywords",
+        section,
+        "--summary",
+        f"{section} notes",
+    )
     assert res.code == 0, res.err
 
 
@@ -36,11 +50,21 @@ def test_reads_per_card_and_section_across_sessions(repo: MemoryRepo, client: Pa
     write(client, "beta", "## Goals\nShip v2\n", "goals")
     write(client, "gamma", "## Risks\nvenue booked\n", "risks")
     read = "read_memory_card"
-    sessions(repo, [Reply.tool_use(read, {"project": "acme", "section_id": "budget"}, id="t1"), "30k",
-                    Reply.tool_use(read, {"project": "acme", "section_id": "budget"}, id="t2"), "still",
-                    Reply.tool_use(read, {"project": "beta"}, id="t3"), "v2",
-                    Reply.tool_use(read, {"project": "nope"}, id="t4"), "no such card"],
-             ["budget?", "again?"], ["goals?", "nope?"])
+    sessions(
+        repo,
+        [
+            Reply.tool_use(read, {"project": "acme", "section_id": "budget"}, id="t1"),
+            "30k",
+            Reply.tool_use(read, {"project": "acme", "section_id": "budget"}, id="t2"),
+            "still",
+            Reply.tool_use(read, {"project": "beta"}, id="t3"),
+            "v2",
+            Reply.tool_use(read, {"project": "nope"}, id="t4"),
+            "no such card",
+        ],
+        ["budget?", "again?"],
+        ["goals?", "nope?"],
+    )
     res = gm("-C", str(client), "usage", "--cards", "--json")
     assert res.code == 0, res.err
     got = json.loads(res.out)
@@ -52,7 +76,11 @@ def test_reads_per_card_and_section_across_sessions(repo: MemoryRepo, client: Pa
     # response, which names the reads): summed over the sessions' turn lines
     logged = [r for r in usage_mod.load(repo) if r.get("purpose") == "turn"]
     assert any(r.get("card_reads") for r in logged)
-    assert sum(r["layers"]["E"] for r in logged) >= cards["acme"]["tokens"] + cards["beta"]["tokens"] > 0
+    assert (
+        sum(r["layers"]["E"] for r in logged)
+        >= cards["acme"]["tokens"] + cards["beta"]["tokens"]
+        > 0
+    )
     assert got["sections"] == [{"section": "acme § budget", "reads": 2}]
     # the whole of beta was read; acme § team and all of gamma never were
     assert got["never_read"] == ["acme § team", "gamma § risks"]

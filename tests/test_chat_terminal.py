@@ -18,7 +18,9 @@ from gitmem.fakeapi import FakeAnthropicServer, Fault, QueueModel, Reply, RuleMo
 
 from helpers import git
 
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux (.ci/run installs it)")
+pytestmark = pytest.mark.skipif(
+    shutil.which("tmux") is None, reason="needs tmux (.ci/run installs it)"
+)
 
 GITMEM = str(Path(sys.executable).with_name("gitmem"))
 EXPECTED = Path(__file__).parent / "expected"
@@ -32,15 +34,29 @@ class Terminal:
         self.socket = socket
 
     def tmux(self, *args: str) -> str:
-        proc = subprocess.run(["tmux", "-S", str(self.socket), "-f", "/dev/null", *args],
-                              capture_output=True, text=True, check=False, timeout=30)
+        proc = subprocess.run(
+            ["tmux", "-S", str(self.socket), "-f", "/dev/null", *args],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=30,
+        )
         assert proc.returncode == 0, proc.stderr
         return proc.stdout
 
     def start(self, command: str) -> None:
         # The pane stays after the command ends, so its last screen can still be read.
-        self.tmux("new-session", "-d", "-s", "t", "-x", str(WIDTH), "-y", str(HEIGHT),
-                  f"{command}; echo \"[exit $?]\"; sleep 600")
+        self.tmux(
+            "new-session",
+            "-d",
+            "-s",
+            "t",
+            "-x",
+            str(WIDTH),
+            "-y",
+            str(HEIGHT),
+            f'{command}; echo "[exit $?]"; sleep 600',
+        )
 
     def screen(self) -> str:
         lines = [ln.rstrip() for ln in self.tmux("capture-pane", "-p", "-t", "t").splitlines()]
@@ -66,9 +82,11 @@ class Terminal:
 
     def prompts(self, n: int) -> Callable[[str], bool]:
         """The screen shows ``n`` prompts, the last one empty: the chat waits for input."""
+
         def ready(shown: str) -> bool:
             lines = shown.splitlines()
             return sum(ln.startswith("you>") for ln in lines) == n and lines[-1] == "you>"
+
         return ready
 
 
@@ -80,7 +98,11 @@ def term(tmp_path: Path) -> Iterator[Terminal]:
 
 
 def chat_command(client: Path, api: FakeAnthropicServer, *args: str) -> str:
-    env = {"ANTHROPIC_API_KEY": "test", "ANTHROPIC_BASE_URL": api.base_url, "TERM": "xterm-256color"}
+    env = {
+        "ANTHROPIC_API_KEY": "test",
+        "ANTHROPIC_BASE_URL": api.base_url,
+        "TERM": "xterm-256color",
+    }
     assigns = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
     # COLUMNS / LINES from the test run would override the pane's own size.
     return f"env -u COLUMNS -u LINES {assigns} {shlex.quote(GITMEM)} -C {shlex.quote(str(client))} chat {' '.join(args)}"
@@ -95,9 +117,14 @@ def check_screen(shown: str, name: str) -> None:
 
 BUDGET = "\n## Budget\nQ3 budget is 40k, agreed with Dana on the 2026-11-28 call.\n"
 WRITE = {
-    "project": "acme-website", "old_text": "", "new_text": BUDGET,
-    "index_entry": {"section_id": "budget", "keywords": ["budget", "q3", "dana"],
-                    "summary": "Q3 budget 40k, agreed with Dana on the 2026-11-28 call"},
+    "project": "acme-website",
+    "old_text": "",
+    "new_text": BUDGET,
+    "index_entry": {
+        "section_id": "budget",
+        "keywords": ["budget", "q3", "dana"],
+        "summary": "Q3 budget 40k, agreed with Dana on the 2026-11-28 call",
+    },
 }
 REPLIES: list[Reply | str] = [
     Reply.tool_use("write_memory_card", WRITE, preamble="Saving that."),

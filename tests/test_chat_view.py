@@ -14,18 +14,34 @@ from gitmem.cli.chat_screen import Screen
 from gitmem.errors import ConfigError
 from gitmem.memory.config import load
 
-WRITE = {"project": "acme", "old_text": "", "new_text": "x",
-         "index_entry": {"section_id": "budget", "keywords": [], "summary": "s"}}
+WRITE = {
+    "project": "acme",
+    "old_text": "",
+    "new_text": "x",
+    "index_entry": {"section_id": "budget", "keywords": [], "summary": "s"},
+}
 
 
 def test_each_tool_call_is_one_line_naming_what_it_did() -> None:
-    assert tool_line(ToolCall("write_memory_card", WRITE, False, "ok 1234567")) == "✎ acme § budget written"
+    assert (
+        tool_line(ToolCall("write_memory_card", WRITE, False, "ok 1234567"))
+        == "✎ acme § budget written"
+    )
     assert tool_line(ToolCall("write_memory_card", WRITE, True, "old_text not found\nmore")) == (
         "✗ writing acme § budget failed: old_text not found"
     )
-    assert tool_line(ToolCall("read_memory_card", {"project": "acme"}, False, "# acme")) == "▸ read acme"
-    assert tool_line(ToolCall("read_memory_card", {"project": "acme", "section_id": "risks"},
-                              False, "## Risks")) == "▸ read acme § risks"
+    assert (
+        tool_line(ToolCall("read_memory_card", {"project": "acme"}, False, "# acme"))
+        == "▸ read acme"
+    )
+    assert (
+        tool_line(
+            ToolCall(
+                "read_memory_card", {"project": "acme", "section_id": "risks"}, False, "## Risks"
+            )
+        )
+        == "▸ read acme § risks"
+    )
     assert tool_line(ToolCall("search_history", {"query": "mockups"}, False, "a\nb\n")) == (
         '⌕ searched "mockups": 2 matches'
     )

@@ -37,8 +37,12 @@ def _script(tmp_path: Path, text: str) -> str:
 def _run(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
     marks = tmp_path / "marks"
     marks.write_text("")
-    proc = subprocess.run([sys.executable, _script(tmp_path, _SCRIPT), str(marks), *args],
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, _script(tmp_path, _SCRIPT), str(marks), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     return proc, marks.read_text().split()
 
 
@@ -63,9 +67,14 @@ def test_a_program_calling_main_goes_on_after_it(tmp_path: Path) -> None:
     script = _SCRIPT.replace(
         "from gitmem.cli import main\nmain()",
         "from gitmem.cli import main\ntry:\n    main()\nexcept SystemExit:\n    pass\n"
-        "open(marks, 'a').write('after\\n')")
-    proc = subprocess.run([sys.executable, "-c", script, str(marks), "--version"],
-                          capture_output=True, text=True, check=False)
+        "open(marks, 'a').write('after\\n')",
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script, str(marks), "--version"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     assert marks.read_text().split() == ["after", "atexit", "teardown"]
 
@@ -73,11 +82,19 @@ def test_a_program_calling_main_goes_on_after_it(tmp_path: Path) -> None:
 def test_a_thread_still_running_gets_the_ordinary_exit(tmp_path: Path) -> None:
     marks = tmp_path / "marks"
     marks.write_text("")
-    script = _SCRIPT.replace("from gitmem.cli import main", (
-        "import threading, time\n"
-        "threading.Thread(target=lambda: (time.sleep(0.2), open(marks, 'a').write('thread\\n'))"
-        ").start()\nfrom gitmem.cli import main"))
-    proc = subprocess.run([sys.executable, _script(tmp_path, script), str(marks), "--version"],
-                          capture_output=True, text=True, check=False)
+    script = _SCRIPT.replace(
+        "from gitmem.cli import main",
+        (
+            "import threading, time\n"
+            "threading.Thread(target=lambda: (time.sleep(0.2), open(marks, 'a').write('thread\\n'))"
+            ").start()\nfrom gitmem.cli import main"
+        ),
+    )
+    proc = subprocess.run(
+        [sys.executable, _script(tmp_path, script), str(marks), "--version"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     assert marks.read_text().split() == ["thread", "atexit", "teardown"]

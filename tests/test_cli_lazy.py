@@ -46,10 +46,16 @@ print(code, *sorted(m for m in sys.modules if m.startswith("gitmem.cli.") and m 
 
 def test_gitmem_index_imports_only_the_module_of_its_command(client: Path) -> None:
     for command, module in (("index", "core"), ("status", "status")):
-        out = subprocess.run(
-            [sys.executable, "-c", _MODULES_AFTER, str(client), command],
-            check=True, capture_output=True, text=True,
-        ).stdout.splitlines()[-1].split()
+        out = (
+            subprocess.run(
+                [sys.executable, "-c", _MODULES_AFTER, str(client), command],
+                check=True,
+                capture_output=True,
+                text=True,
+            )
+            .stdout.splitlines()[-1]
+            .split()
+        )
         assert out == ["0", f"gitmem.cli.{module}"], command
 
 
@@ -58,5 +64,7 @@ def test_help_still_lists_every_command() -> None:
 
     res = CliRunner().invoke(cli_pkg.cli, ["--help"])
     assert res.exit_code == 0
-    listed = {line.split()[0] for line in res.output.split("Commands:")[1].splitlines() if line.strip()}
+    listed = {
+        line.split()[0] for line in res.output.split("Commands:")[1].splitlines() if line.strip()
+    }
     assert listed == set(cli_pkg.COMMANDS)

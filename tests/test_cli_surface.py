@@ -73,14 +73,21 @@ def test_completion_of_an_unknown_shell_is_a_usage_error() -> None:
 def _bash_complete(words: str, cword: int, tmp_path: Path) -> list[str]:
     """Source `gitmem completion bash` in a real bash and complete COMP_WORDS."""
     script = (
-        'source <(gitmem completion bash)\n'
-        f'COMP_WORDS=({words}); COMP_CWORD={cword}\n'
-        '_gitmem_completion gitmem\n'
+        "source <(gitmem completion bash)\n"
+        f"COMP_WORDS=({words}); COMP_CWORD={cword}\n"
+        "_gitmem_completion gitmem\n"
         'printf "%s\\n" "${COMPREPLY[@]}"\n'
     )
     env = {**os.environ, "PATH": f"{GITMEM.parent}{os.pathsep}{os.environ['PATH']}"}
-    proc = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True,
-                          text=True, timeout=60, check=False)
+    proc = subprocess.run(
+        ["bash", "-c", script],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.split()
 
@@ -95,10 +102,21 @@ def test_bash_completion_completes_subcommands_and_options(tmp_path: Path) -> No
 def test_completion_protocol_answers_zsh_and_fish(tmp_path: Path) -> None:
     # zsh's script passes the word's index, fish's the word itself
     for shell, cword in (("zsh", "1"), ("fish", "mc")):
-        env = {**os.environ, "_GITMEM_COMPLETE": f"{shell}_complete",
-               "COMP_WORDS": "gitmem mc", "COMP_CWORD": cword}
-        proc = subprocess.run([str(GITMEM)], env=env, capture_output=True, text=True,
-                              cwd=tmp_path, timeout=60, check=False)
+        env = {
+            **os.environ,
+            "_GITMEM_COMPLETE": f"{shell}_complete",
+            "COMP_WORDS": "gitmem mc",
+            "COMP_CWORD": cword,
+        }
+        proc = subprocess.run(
+            [str(GITMEM)],
+            env=env,
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            timeout=60,
+            check=False,
+        )
         assert proc.returncode == 0, proc.stderr
         assert "mcp" in proc.stdout, (shell, proc.stdout)
 

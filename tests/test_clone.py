@@ -15,8 +15,22 @@ from helpers import git, gm, snapshot
 
 
 def write(root: Path, project: str, old: str, new: str, summary: str) -> None:
-    res = gm("-C", str(root), "write", project, "--old", old, "--new", new, "--section", "budget",
-             "--keywords", "budget", "--summary", summary)
+    res = gm(
+        "-C",
+        str(root),
+        "write",
+        project,
+        "--old",
+        old,
+        "--new",
+        new,
+        "--section",
+        "budget",
+        "--keywords",
+        "budget",
+        "--summary",
+        summary,
+    )
     assert res.code == 0, res.err
 
 
@@ -45,12 +59,16 @@ def check_ready(path: Path, remote_main: str) -> None:
 
 
 def test_a_plain_git_clone_checks_out_nothing_here(remote: Path, tmp_path: Path) -> None:
-    proc = subprocess.run(["git", "clone", str(remote), str(tmp_path / "plain")], capture_output=True, check=False)
+    proc = subprocess.run(
+        ["git", "clone", str(remote), str(tmp_path / "plain")], capture_output=True, check=False
+    )
     assert b"remote HEAD refers to nonexistent ref" in proc.stderr
     assert gm("-C", str(tmp_path / "plain"), "index").code == 3  # not a gitmem memory repo
 
 
-def test_clone_checks_out_main_installs_hooks_and_builds_the_index(remote: Path, tmp_path: Path) -> None:
+def test_clone_checks_out_main_installs_hooks_and_builds_the_index(
+    remote: Path, tmp_path: Path
+) -> None:
     target = tmp_path / "laptop"
     res = gm("clone", str(remote), str(target), "--json")
     assert res.code == 0, res.err
@@ -65,7 +83,9 @@ def test_clone_checks_out_main_installs_hooks_and_builds_the_index(remote: Path,
     assert "40k" in git(remote, "show", "main:cards/acme.md")
 
 
-def test_clone_into_the_workspace_and_to_the_default_folder(remote: Path, tmp_path: Path, hermetic: Path) -> None:
+def test_clone_into_the_workspace_and_to_the_default_folder(
+    remote: Path, tmp_path: Path, hermetic: Path
+) -> None:
     res = gm("clone", str(remote), "--client", "acme")
     assert res.code == 0, res.err
     check_ready(hermetic / "gitmem/acme", git(remote, "rev-parse", "main").strip())
@@ -86,9 +106,19 @@ def daemon(remote: Path) -> Iterator[str]:
         port = s.getsockname()[1]
     base = remote.parent
     proc = subprocess.Popen(
-        ["git", "daemon", "--reuseaddr", "--export-all", "--informative-errors", f"--base-path={base}",
-         "--listen=127.0.0.1", f"--port={port}", str(base)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            "git",
+            "daemon",
+            "--reuseaddr",
+            "--export-all",
+            "--informative-errors",
+            f"--base-path={base}",
+            "--listen=127.0.0.1",
+            f"--port={port}",
+            str(base),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 20
     while True:  # until it accepts connections

@@ -28,7 +28,9 @@ with MemoryRepo.discover(root) as repo:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("branch", ["main", "gitmem/session/race"])
-def test_two_processes_times_200_edits_lose_nothing(client: Path, tmp_path: Path, branch: str) -> None:
+def test_two_processes_times_200_edits_lose_nothing(
+    client: Path, tmp_path: Path, branch: str
+) -> None:
     n = 200
     if branch != "main":
         git(client, "branch", branch, "main")
@@ -36,8 +38,9 @@ def test_two_processes_times_200_edits_lose_nothing(client: Path, tmp_path: Path
     script = tmp_path / "writer.py"
     script.write_text(WRITER)
     procs = [
-        subprocess.Popen([sys.executable, str(script), str(client), who, str(n), branch],
-                         stderr=subprocess.PIPE)
+        subprocess.Popen(
+            [sys.executable, str(script), str(client), who, str(n), branch], stderr=subprocess.PIPE
+        )
         for who in ("alice", "bob")
     ]
     for p in procs:

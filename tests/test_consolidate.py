@@ -24,8 +24,22 @@ def state(client: Path) -> dict[str, str]:
 
 
 def write(client: Path, project: str, old: str, new: str, section: str, summary: str) -> None:
-    res = gm("-C", str(client), "write", project, "--old", old, "--new", new, "--section", section,
-             "--keywords", section, "--summary", summary)
+    res = gm(
+        "-C",
+        str(client),
+        "write",
+        project,
+        "--old",
+        old,
+        "--new",
+        new,
+        "--section",
+        section,
+        "--keywords",
+        section,
+        "--summary",
+        summary,
+    )
     assert res.code == 0, res.err
 
 
@@ -41,14 +55,26 @@ def memory(client: Path) -> Path:
 
 
 def scripted() -> list[Reply]:
-    merge = {"project": "gamma", "old_text": DUP + "\n", "new_text": "Same plan as beta § plan.\n",
-             "index_entry": {"section_id": "launch", "keywords": ["launch"],
-                             "summary": "Ann agrees to the spring launch (plan in beta)"}}
-    refresh = {"project": "acme", "old_text": "Bob replaced Dana as PM",
-               "new_text": "Bob replaced Dana as PM",
-               "index_entry": {"section_id": "people", "keywords": ["pm"], "summary": "Bob is PM"}}
+    merge = {
+        "project": "gamma",
+        "old_text": DUP + "\n",
+        "new_text": "Same plan as beta § plan.\n",
+        "index_entry": {
+            "section_id": "launch",
+            "keywords": ["launch"],
+            "summary": "Ann agrees to the spring launch (plan in beta)",
+        },
+    }
+    refresh = {
+        "project": "acme",
+        "old_text": "Bob replaced Dana as PM",
+        "new_text": "Bob replaced Dana as PM",
+        "index_entry": {"section_id": "people", "keywords": ["pm"], "summary": "Bob is PM"},
+    }
     return [
-        Reply.tool_use("read_memory_card", {"project": "gamma", "section_id": "launch"}, id="toolu_1"),
+        Reply.tool_use(
+            "read_memory_card", {"project": "gamma", "section_id": "launch"}, id="toolu_1"
+        ),
         Reply.tool_use("write_memory_card", merge, id="toolu_2"),
         Reply.tool_use("write_memory_card", refresh, id="toolu_3"),
         Reply.text("Merged the launch plan into beta and refreshed the PM entry."),
@@ -108,8 +134,14 @@ def test_card_scope_refuses_writes_elsewhere_and_a_session_without_edits_leaves_
     before = git(memory, "for-each-ref", "refs/heads")
     res = gm("-C", str(memory), "consolidate", "--card", "acme", "--json")
     assert res.code == 0, res.err
-    results = [b for r in model.seen for m in r["messages"][-1:] if isinstance(m["content"], list)
-               for b in m["content"] if b.get("type") == "tool_result"]
+    results = [
+        b
+        for r in model.seen
+        for m in r["messages"][-1:]
+        if isinstance(m["content"], list)
+        for b in m["content"]
+        if b.get("type") == "tool_result"
+    ]
     assert results[1]["is_error"] is True and "may only edit acme" in str(results[1]["content"])
     done = json.loads(res.out)
     assert done["edits"] == 1  # only the acme refresh
@@ -119,12 +151,19 @@ def test_card_scope_refuses_writes_elsewhere_and_a_session_without_edits_leaves_
     gm("-C", str(memory), "review", done["session"], "--reject")
 
 
-@pytest.mark.parametrize("args,code,words", [
-    (["--card", "nope"], 3, "no card 'nope'"),
-    (["--card", "../x"], 2, "invalid"),
-])
+@pytest.mark.parametrize(
+    "args,code,words",
+    [
+        (["--card", "nope"], 3, "no card 'nope'"),
+        (["--card", "../x"], 2, "invalid"),
+    ],
+)
 def test_bad_input_is_one_line_and_changes_nothing(
-    memory: Path, api: tuple[FakeAnthropicServer, QueueModel], args: list[str], code: int, words: str
+    memory: Path,
+    api: tuple[FakeAnthropicServer, QueueModel],
+    args: list[str],
+    code: int,
+    words: str,
 ) -> None:
     before = state(memory)
     res = gm("-C", str(memory), "consolidate", *args)

@@ -43,7 +43,9 @@ def test_a_chat_without_a_memory_edit_says_so(client: Path, api: FakeAnthropicSe
     assert "commit" not in res.err  # the transcript commit is not a memory edit
 
 
-def test_chat_and_review_count_the_same_waiting_edits(client: Path, api: FakeAnthropicServer) -> None:
+def test_chat_and_review_count_the_same_waiting_edits(
+    client: Path, api: FakeAnthropicServer
+) -> None:
     set_toml(client, 'review = "auto"', 'review = "review"')
     res = gm("-C", str(client), "chat", stdin="remember acme Budget: 40k agreed\nhello\n")
     assert res.code == 0, res.err
@@ -55,13 +57,17 @@ def test_chat_and_review_count_the_same_waiting_edits(client: Path, api: FakeAnt
     assert shown.startswith(f"Session {sid} (pending): 1 edit to 1 card,")
 
 
-def test_a_landed_edit_is_counted_without_the_transcript(client: Path, api: FakeAnthropicServer) -> None:
+def test_a_landed_edit_is_counted_without_the_transcript(
+    client: Path, api: FakeAnthropicServer
+) -> None:
     res = gm("-C", str(client), "ask", "remember acme Budget: 40k agreed")
     assert res.code == 0, res.err
     assert "ended: 1 memory edit landed on main" in res.err
 
 
-def test_clients_last_activity_is_the_last_memory_edit(hermetic: Path, api: FakeAnthropicServer) -> None:
+def test_clients_last_activity_is_the_last_memory_edit(
+    hermetic: Path, api: FakeAnthropicServer
+) -> None:
     assert gm("init", "--client", "acme").code == 0
     client = hermetic / "gitmem/acme"
     assert gm("--client", "acme", "ask", "remember acme Budget: 40k agreed").code == 0
@@ -69,15 +75,27 @@ def test_clients_last_activity_is_the_last_memory_edit(hermetic: Path, api: Fake
     subjects = git(client, "log", "--format=%s", "-3").splitlines()
     assert subjects[0].startswith("usage: session") and "transcript" in subjects[1]
     (listed,) = json.loads(gm("clients", "--json").out)
-    edit = git(client, "log", "--format=%aI%x00%(trailers:key=Gitmem-Summary,valueonly)",
-               "-1", "--", "cards").strip().split("\0")
+    edit = (
+        git(
+            client,
+            "log",
+            "--format=%aI%x00%(trailers:key=Gitmem-Summary,valueonly)",
+            "-1",
+            "--",
+            "cards",
+        )
+        .strip()
+        .split("\0")
+    )
     assert (listed["last_activity"], listed["last_subject"]) == (edit[0], edit[1])
     shown = gm("clients").out.splitlines()
     assert shown[0].split() == ["CLIENT", "LAST", "EDIT", "SUMMARY"]
     assert shown[1] == f"acme    {edit[0][:16].replace('T', ' ')}  {edit[1]}"
 
 
-def test_usage_gives_totals_across_sessions_and_per_model(client: Path, api: FakeAnthropicServer) -> None:
+def test_usage_gives_totals_across_sessions_and_per_model(
+    client: Path, api: FakeAnthropicServer
+) -> None:
     def chat(sid: str, line: str) -> None:
         res = gm("-C", str(client), "chat", "--session", sid, stdin=line + "\n")
         assert res.code == 0, res.err
@@ -94,8 +112,10 @@ def test_usage_gives_totals_across_sessions_and_per_model(client: Path, api: Fak
     assert len(data["sessions"]) == 3
     total = data["total"]
     assert total["sessions"] == 3 and total["requests"] == len(records)
-    sent = sum(r["input_tokens"] + r["cache_creation_input_tokens"] + r["cache_read_input_tokens"]
-               for r in records)
+    sent = sum(
+        r["input_tokens"] + r["cache_creation_input_tokens"] + r["cache_read_input_tokens"]
+        for r in records
+    )
     assert total["input_tokens"] == sent
     assert total["output_tokens"] == sum(r["output_tokens"] for r in records)
     assert [m["name"] for m in data["models"]] == models
@@ -114,14 +134,25 @@ def test_usage_gives_totals_across_sessions_and_per_model(client: Path, api: Fak
 
 def test_reindex_counts_in_the_singular(client: Path) -> None:
     args = ["--section", "budget", "--keywords", "money", "--summary", "first"]
-    assert gm("-C", str(client), "write", "site", "--old", "", "--new", "## Budget\n1\n", *args).code == 0
+    assert (
+        gm("-C", str(client), "write", "site", "--old", "", "--new", "## Budget\n1\n", *args).code
+        == 0
+    )
     assert gm("-C", str(client), "reindex").out.startswith("Reindexed 1 card, 1 section:")
 
 
 def test_a_session_with_one_hunk_says_one_hunk(repo: MemoryRepo, client: Path) -> None:
     s = sessions.start(repo, "20261130-101200-ab12")
-    write_card(repo, "acme", "", "## Budget\n30k\n", IndexEntry.make("budget", ["budget"], "Budget 30k"),
-               session=s.id, actor="agent", branch=s.branch)
+    write_card(
+        repo,
+        "acme",
+        "",
+        "## Budget\n30k\n",
+        IndexEntry.make("budget", ["budget"], "Budget 30k"),
+        session=s.id,
+        actor="agent",
+        branch=s.branch,
+    )
     sessions.finish(repo, s, "review")
     res = gm("-C", str(client), "review", s.id, "--accept", "--hunks", "2")
     assert res.code == 2 and "has 1 hunk (1-1)" in res.err

@@ -28,8 +28,22 @@ def test_a_bug_writes_a_private_report_without_argument_values(
     cache = tmp_path / "cache"
     monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
     monkeypatch.setattr(edit, "write_card", _boom)
-    res = gm("-C", str(client), "write", "acme", "--old", "", "--new", SECRET, "--section", "pay",
-             "--keywords", "salary,dana", "--summary", "Dana salary 93k")
+    res = gm(
+        "-C",
+        str(client),
+        "write",
+        "acme",
+        "--old",
+        "",
+        "--new",
+        SECRET,
+        "--section",
+        "pay",
+        "--keywords",
+        "salary,dana",
+        "--summary",
+        "Dana salary 93k",
+    )
     assert res.code == 70, res.err
     log = cache / "gitmem" / "crash.log"
     assert res.err.strip().endswith(f"(details in {log})")
@@ -37,7 +51,9 @@ def test_a_bug_writes_a_private_report_without_argument_values(
     assert stat.S_IMODE(log.stat().st_mode) == 0o600
     assert stat.S_IMODE(log.parent.stat().st_mode) == 0o700
     text = log.read_text()
-    assert "command: gitmem -C … write … --old … --new … --section … --keywords … --summary …" in text
+    assert (
+        "command: gitmem -C … write … --old … --new … --section … --keywords … --summary …" in text
+    )
     for value in (SECRET, "93k", "salary", str(client), "pay"):
         assert value not in text, value
     assert f"python: {sys.version.split()[0]}" in text
@@ -56,8 +72,22 @@ def test_without_xdg_cache_home_the_report_goes_under_home(
     old.parent.mkdir(parents=True)
     old.write_text("an earlier report\n")
     old.chmod(0o644)
-    res = gm("-C", str(client), "write", "acme", "--old", "", "--new", SECRET, "--section", "s",
-             "--keywords", "k", "--summary", "s")
+    res = gm(
+        "-C",
+        str(client),
+        "write",
+        "acme",
+        "--old",
+        "",
+        "--new",
+        SECRET,
+        "--section",
+        "s",
+        "--keywords",
+        "k",
+        "--summary",
+        "s",
+    )
     assert res.code == 70
     assert str(old) in res.err
     assert stat.S_IMODE(old.stat().st_mode) == 0o600
@@ -69,9 +99,16 @@ def test_command_words_keep_names_and_drop_values() -> None:
     from gitmem.cli.app import cli
 
     assert command_words(cli, ["--client", "chat", "chat", "--resume=abc", "--json"]) == [
-        "--client", "…", "chat", "--resume=…", "--json"
+        "--client",
+        "…",
+        "chat",
+        "--resume=…",
+        "--json",
     ]
     assert command_words(cli, ["-C/some/path", "show", "acme", "budget"]) == [
-        "-C=…", "show", "…", "…"
+        "-C=…",
+        "show",
+        "…",
+        "…",
     ]
     assert command_words(cli, ["write", "--", "-secret-"]) == ["write", "--", "…"]

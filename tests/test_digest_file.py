@@ -18,7 +18,9 @@ from gitmem.search.ranked import search_history
 
 values: st.SearchStrategy[Any] = st.recursive(
     st.none() | st.integers() | st.text(max_size=5) | st.binary(max_size=5),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
     max_leaves=8,
 )
 
@@ -27,7 +29,6 @@ values: st.SearchStrategy[Any] = st.recursive(
 def test_what_is_written_reads_back_and_any_damaged_byte_reads_as_nothing(
     data: Any, draw: st.DataObject
 ) -> None:
-
 
     with tempfile.TemporaryDirectory() as tmp:
         path = str(Path(tmp) / "cache.marshal")

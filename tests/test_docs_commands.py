@@ -61,14 +61,29 @@ def world(tmp_path: Path, hermetic: Path) -> Iterator[dict[str, str]]:
             "EDITOR": "true",  # `gitmem edit` as shown: the editor closes with no change
         }
         run = [str(runner)]
-        subprocess.run([*run, "init", "--client", "acme"], env=env, check=True,
-                       capture_output=True)
+        subprocess.run([*run, "init", "--client", "acme"], env=env, check=True, capture_output=True)
         client = hermetic / "gitmem" / "acme"
         subprocess.run(
-            [*run, "-C", str(client), "write", "acme-website", "--old", "",
-             "--new", "## Budget\nQ3 budget: 30k\n", "--section", "budget",
-             "--keywords", "budget,q3", "--summary", "Q3 budget is 30k"],
-            env=env, check=True, capture_output=True,
+            [
+                *run,
+                "-C",
+                str(client),
+                "write",
+                "acme-website",
+                "--old",
+                "",
+                "--new",
+                "## Budget\nQ3 budget: 30k\n",
+                "--section",
+                "budget",
+                "--keywords",
+                "budget,q3",
+                "--summary",
+                "Q3 budget is 30k",
+            ],
+            env=env,
+            check=True,
+            capture_output=True,
         )
         bare = tmp_path / "origin.git"
         git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
@@ -87,7 +102,10 @@ def world(tmp_path: Path, hermetic: Path) -> Iterator[dict[str, str]]:
         (memories / "notes.md").write_text("# Notes\n\n## Todo\nCall Bob.\n")
         session = subprocess.run(
             [*run, "-C", str(client), "ask", "--json", "hello"],
-            env=env, check=True, capture_output=True, text=True,
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
         )
         yield {
             "client": str(client),
@@ -155,7 +173,7 @@ def synopsis_forms(line: str) -> list[str]:
         forms.append(re.sub(r"\s*\[[^]]*\]", "", alt))
         for m in re.finditer(r"\[([^]]*)\]", alt):  # each choice of an optional part
             for choice in m.group(1).split(" | "):
-                forms.append(alt[: m.start()] + choice + alt[m.end():])
+                forms.append(alt[: m.start()] + choice + alt[m.end() :])
     return [re.sub(r"\s*\[[^]]*\]", "", f) for f in dict.fromkeys(forms)]
 
 
@@ -167,12 +185,21 @@ def run_shell(script: str, world: dict[str, str], cwd: str) -> list[tuple[int, s
     prelude = (  # each call: its exit code, its words and the last line it wrote to stderr
         f'gitmem() {{ command gitmem "$@" </dev/null 2>{shlex.quote(str(err))}; local rc=$?; '
         f'printf "%s %s :: %s\\0" "$rc" "$*" "$(tail -n1 {shlex.quote(str(err))})" '
-        f'>> {shlex.quote(str(codes))}; return 0; }}\n'
+        f">> {shlex.quote(str(codes))}; return 0; }}\n"
     )
-    proc = subprocess.run(["bash", "-c", prelude + script], cwd=cwd, env=env_of(world),
-                          capture_output=True, text=True, timeout=300, check=False)
-    found = [(int(c), rest) for c, _, rest in
-             (ln.partition(" ") for ln in codes.read_text().split("\0") if ln)]
+    proc = subprocess.run(
+        ["bash", "-c", prelude + script],
+        cwd=cwd,
+        env=env_of(world),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    found = [
+        (int(c), rest)
+        for c, _, rest in (ln.partition(" ") for ln in codes.read_text().split("\0") if ln)
+    ]
     assert found, f"no gitmem command ran: {proc.stderr}"
     return found
 
@@ -217,8 +244,15 @@ def test_every_documented_command_runs(world: dict[str, str]) -> None:
                 ran.append((where, code, f"gitmem {cmd}"))
         elif kind == "argv":
             argv = [world["client"] if a == "/path/to/client" else a for a in json.loads(text)]
-            proc = subprocess.run(argv, env=env_of(world), stdin=subprocess.DEVNULL,
-                                  capture_output=True, text=True, timeout=120, check=False)
+            proc = subprocess.run(
+                argv,
+                env=env_of(world),
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=False,
+            )
             ran.append((where, proc.returncode, " ".join(argv) + " " + proc.stderr))
         else:
             forms = synopsis_forms(text) if kind == "synopsis" else [text.split(" #")[0]]

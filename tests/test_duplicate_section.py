@@ -45,8 +45,22 @@ def seeded(repo: MemoryRepo) -> MemoryRepo:
 
 
 def write(client: Path, old: str, new: str, section: str = "budget") -> Any:
-    return gm("-C", str(client), "write", "acme", "--old", old, "--new", new, "--section", section,
-              "--keywords", "k", "--summary", "s")
+    return gm(
+        "-C",
+        str(client),
+        "write",
+        "acme",
+        "--old",
+        old,
+        "--new",
+        new,
+        "--section",
+        section,
+        "--keywords",
+        "k",
+        "--summary",
+        "s",
+    )
 
 
 def test_cli_write_of_a_second_budget_heading_is_refused_and_changes_nothing(
@@ -59,11 +73,27 @@ def test_cli_write_of_a_second_budget_heading_is_refused_and_changes_nothing(
     # the same id from another spelling, a heading renamed onto it, two at once in a new card
     assert write(client, "", "\n## budget!\n50k\n").code == 4
     assert write(client, "## Team", "## Budget", "team").code == 4
-    both = gm("-C", str(client), "write", "beta", "--old", "", "--new", "## A\nx\n\n## A\ny\n",
-              "--section", "a", "--keywords", "k", "--summary", "s")
+    both = gm(
+        "-C",
+        str(client),
+        "write",
+        "beta",
+        "--old",
+        "",
+        "--new",
+        "## A\nx\n\n## A\ny\n",
+        "--section",
+        "a",
+        "--keywords",
+        "k",
+        "--summary",
+        "s",
+    )
     assert (both.code, both.err) == (
-        4, "gitmem: error: the edit gives cards/beta.md 2 sections with the id 'a'; "
-        "give each heading its own name\n")
+        4,
+        "gitmem: error: the edit gives cards/beta.md 2 sections with the id 'a'; "
+        "give each heading its own name\n",
+    )
     assert snapshot(client) == before
     assert index_summaries(seeded) == {"acme/budget": "Budget is 30k", "acme/team": None}
 
@@ -80,13 +110,21 @@ def test_a_duplicate_a_person_made_stays_editable(seeded: MemoryRepo, client: Pa
 
 def test_chat_tool_write_gets_an_is_error_result(seeded: MemoryRepo) -> None:
     clock = ManualClock(1_000_000.0)
-    model = QueueModel([Reply.tool_use("write_memory_card", SECOND, id="toolu_1"), Reply.text("ok")])
+    model = QueueModel(
+        [Reply.tool_use("write_memory_card", SECOND, id="toolu_1"), Reply.text("ok")]
+    )
     with FakeAnthropicServer(model, clock=clock) as api:
         sdk = anthropic.Anthropic(api_key="test", base_url=api.base_url, max_retries=0)
         main = seeded.tip("main")
         try:
-            run_chat(seeded, iter(["note the q4 budget"]), client=sdk, write=lambda _: None,
-                     warn=lambda _: None, clock=clock)
+            run_chat(
+                seeded,
+                iter(["note the q4 budget"]),
+                client=sdk,
+                write=lambda _: None,
+                warn=lambda _: None,
+                clock=clock,
+            )
         finally:
             sdk.close()
     last = model.seen[-1]["messages"][-1]["content"]
@@ -97,7 +135,9 @@ def test_chat_tool_write_gets_an_is_error_result(seeded: MemoryRepo) -> None:
     assert git(seeded.root, "log", "--format=%H", f"{main}..main", "--", "cards") == ""
 
 
-def test_mcp_write_gets_an_is_error_result(seeded: MemoryRepo, client: Path, tmp_path: Path) -> None:
+def test_mcp_write_gets_an_is_error_result(
+    seeded: MemoryRepo, client: Path, tmp_path: Path
+) -> None:
     main = seeded.tip("main")
     seen: dict[str, types.CallToolResult] = {}
 
@@ -128,8 +168,14 @@ def test_the_memory_tool_names_a_repeated_heading_by_its_own_id(seeded: MemoryRe
     """The memory tool acts as the SDK's on plain files, so it does not refuse: its commit
     names the new section ``budget-2``, which the index lists, and ``budget`` keeps its entry."""
     tool = GitMemoryTool(seeded, "main")
-    tool.call({"command": "insert", "path": "/memories/acme.md", "insert_line": 7,
-               "insert_text": "## Budget\n50k for q4"})
+    tool.call(
+        {
+            "command": "insert",
+            "path": "/memories/acme.md",
+            "insert_line": 7,
+            "insert_text": "## Budget\n50k for q4",
+        }
+    )
     (last,) = read_log(seeded.git, "main", max_count=1)
     assert last.get("Gitmem-Section") == "budget-2"
     summaries = index_summaries(seeded)

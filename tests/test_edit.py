@@ -30,8 +30,12 @@ def test_create_then_edit_makes_one_commit_each_with_exact_trailers(repo: Memory
     )
     count = git(repo.root, "rev-list", "--count", f"{before}..main").strip()
     assert count == "2"
-    parsed = git(repo.root, "interpret-trailers", "--parse", input=git(
-        repo.root, "log", "-1", "--format=%B", res.commit).encode())
+    parsed = git(
+        repo.root,
+        "interpret-trailers",
+        "--parse",
+        input=git(repo.root, "log", "-1", "--format=%B", res.commit).encode(),
+    )
     assert parsed.splitlines() == [
         "Gitmem-Card: acme-website",
         "Gitmem-Section: budget",
@@ -54,7 +58,9 @@ def test_create_adds_title_when_missing(repo: MemoryRepo) -> None:
 
 def test_append_with_empty_old_text(repo: MemoryRepo) -> None:
     seed(repo)
-    write_card(repo, "acme-website", "", "## Risks\nLate.\n", IndexEntry.make("risks", ["risk"], "Risk"))
+    write_card(
+        repo, "acme-website", "", "## Risks\nLate.\n", IndexEntry.make("risks", ["risk"], "Risk")
+    )
     assert (repo.root / "cards/acme-website.md").read_text() == CARD + "## Risks\nLate.\n"
 
 
@@ -113,8 +119,13 @@ def test_cas_detects_a_moved_branch_and_reapplies(repo: MemoryRepo, tmp_path: Pa
     """A second repo object (another process's view) writes between our read and our CAS."""
     seed(repo)
     other = MemoryRepo(repo.root)
-    write_card(other, "acme-website", "Call Bob.", "Call Carol.", IndexEntry.make(
-        "next-steps", ["call"], "Call Carol"))
+    write_card(
+        other,
+        "acme-website",
+        "Call Bob.",
+        "Call Carol.",
+        IndexEntry.make("next-steps", ["call"], "Call Carol"),
+    )
     write_card(repo, "acme-website", "30k", "40k", ENTRY)
     text = git(repo.root, "show", "main:cards/acme-website.md")
     assert "40k" in text and "Carol" in text

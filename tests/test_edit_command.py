@@ -22,8 +22,22 @@ CARD = "# Acme website\n\n## Budget\nBudget: 30k\n\n## Team\nAnn\n"
 
 @pytest.fixture
 def acme(client: Path) -> Path:
-    res = gm("-C", str(client), "write", "acme", "--old", "", "--new", CARD, "--section", "budget",
-             "--keywords", "budget,q3", "--summary", "Budget set to 30k")
+    res = gm(
+        "-C",
+        str(client),
+        "write",
+        "acme",
+        "--old",
+        "",
+        "--new",
+        CARD,
+        "--section",
+        "budget",
+        "--keywords",
+        "budget,q3",
+        "--summary",
+        "Budget set to 30k",
+    )
     assert res.code == 0, res.err
     return client
 
@@ -45,14 +59,26 @@ def test_saving_a_section_makes_one_edit_commit_with_its_entry(
 ) -> None:
     monkeypatch.setenv("EDITOR", editor(tmp_path, "sed -i 's/30k/40k/' \"$1\""))
     before = int(git(acme, "rev-list", "--count", "main"))
-    res = gm("-C", str(acme), "edit", "acme", "budget", "--keywords", "budget,q3,invoice",
-             "--summary", "Budget raised to 40k")
+    res = gm(
+        "-C",
+        str(acme),
+        "edit",
+        "acme",
+        "budget",
+        "--keywords",
+        "budget,q3,invoice",
+        "--summary",
+        "Budget raised to 40k",
+    )
     assert res.code == 0, res.err
     assert res.out.startswith("edited acme § budget in ")
     assert int(git(acme, "rev-list", "--count", "main")) == before + 1
     assert (acme / "cards/acme.md").read_text() == CARD.replace("30k", "40k")
     trailers = git(acme, "log", "-1", "--format=%(trailers:only,unfold)")
-    assert "Gitmem-Section: budget\nGitmem-Keywords: budget, q3, invoice\nGitmem-Summary: Budget raised to 40k\nGitmem-Actor: cli" in trailers
+    assert (
+        "Gitmem-Section: budget\nGitmem-Keywords: budget, q3, invoice\nGitmem-Summary: Budget raised to 40k\nGitmem-Actor: cli"
+        in trailers
+    )
     assert index_summaries_of(acme)["acme/budget"] == "Budget raised to 40k"
     assert git(acme, "status", "--porcelain") == ""
 
@@ -67,8 +93,12 @@ def index_summaries_of(root: Path) -> dict[str, str | None]:
 def test_a_whole_card_edit_is_indexed_under_the_section_that_changed(
     acme: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("VISUAL", editor(tmp_path, "sed -i 's/^Ann$/Ann designs, Bob builds/' \"$1\""))
-    res = gm("-C", str(acme), "edit", "acme", "--keywords", "team", "--summary", "Bob joined", "--json")
+    monkeypatch.setenv(
+        "VISUAL", editor(tmp_path, "sed -i 's/^Ann$/Ann designs, Bob builds/' \"$1\"")
+    )
+    res = gm(
+        "-C", str(acme), "edit", "acme", "--keywords", "team", "--summary", "Bob joined", "--json"
+    )
     assert res.code == 0, res.err
     data = json.loads(res.out)
     assert data["changed"] is True and data["edit"]["section"] == "team"
@@ -84,7 +114,9 @@ def test_an_unchanged_buffer_changes_nothing(acme: Path, monkeypatch: pytest.Mon
     assert state(acme) == before
 
 
-def test_without_a_terminal_the_entry_must_be_given(acme: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_a_terminal_the_entry_must_be_given(
+    acme: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     ran = tmp_path / "ran"
     monkeypatch.setenv("EDITOR", editor(tmp_path, f"touch {ran}; sed -i 's/30k/40k/' \"$1\""))
     before = state(acme)
@@ -118,7 +150,9 @@ def test_a_failing_editor_or_a_refused_edit_changes_nothing(
 def test_a_missing_card_is_created_and_a_missing_section_is_an_error(
     acme: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("EDITOR", editor(tmp_path, "printf '# Beta\\n\\n## Goals\\nShip v2\\n' > \"$1\""))
+    monkeypatch.setenv(
+        "EDITOR", editor(tmp_path, "printf '# Beta\\n\\n## Goals\\nShip v2\\n' > \"$1\"")
+    )
     res = gm("-C", str(acme), "edit", "beta", "--keywords", "roadmap", "--summary", "Ship v2")
     assert res.code == 0, res.err
     assert res.out.startswith("created beta § goals")
@@ -128,14 +162,31 @@ def test_a_missing_card_is_created_and_a_missing_section_is_an_error(
     monkeypatch.setenv("EDITOR", "true")  # a new card left as it was shown: nothing is created
     before = state(acme)
     res = gm("-C", str(acme), "edit", "gamma", "--keywords", "x", "--summary", "y")
-    assert (res.code, res.out) == (0, "gamma: no changes; nothing committed\n") and state(acme) == before
+    assert (res.code, res.out) == (0, "gamma: no changes; nothing committed\n") and state(
+        acme
+    ) == before
 
 
 def test_git_s_editor_is_the_last_resort(acme: Path, tmp_path: Path) -> None:
     git(acme, "config", "core.editor", editor(tmp_path, "sed -i 's/30k/35k/' \"$1\""))
     env = {k: v for k, v in os.environ.items() if k not in ("EDITOR", "VISUAL", "GIT_EDITOR")}
-    proc = subprocess.run([GITMEM, "-C", str(acme), "edit", "acme", "budget", "--keywords", "budget",
-                           "--summary", "35k"], env=env, capture_output=True, check=False)
+    proc = subprocess.run(
+        [
+            GITMEM,
+            "-C",
+            str(acme),
+            "edit",
+            "acme",
+            "budget",
+            "--keywords",
+            "budget",
+            "--summary",
+            "35k",
+        ],
+        env=env,
+        capture_output=True,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "Budget: 35k" in (acme / "cards/acme.md").read_text()
 
@@ -151,8 +202,9 @@ def tmux(tmp_path: Path) -> Iterator[list[str]]:
 
 
 def screen(tmux: list[str]) -> str:
-    return subprocess.run([*tmux, "capture-pane", "-p", "-t", "edit"], capture_output=True,
-                          check=True).stdout.decode()
+    return subprocess.run(
+        [*tmux, "capture-pane", "-p", "-t", "edit"], capture_output=True, check=True
+    ).stdout.decode()
 
 
 def wait_for(tmux: list[str], text: str, timeout: float = 30.0) -> str:
@@ -165,22 +217,41 @@ def wait_for(tmux: list[str], text: str, timeout: float = 30.0) -> str:
         time.sleep(0.05)
 
 
-def test_in_a_terminal_the_person_types_the_index_entry(acme: Path, tmp_path: Path, tmux: list[str]) -> None:
+def test_in_a_terminal_the_person_types_the_index_entry(
+    acme: Path, tmp_path: Path, tmux: list[str]
+) -> None:
     ed = editor(tmp_path, "sed -i 's/30k/40k/' \"$1\"")
-    keep = ("HOME", "PATH", "GITMEM_HOME", "GIT_CONFIG_NOSYSTEM", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL",
-            "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE")
+    keep = (
+        "HOME",
+        "PATH",
+        "GITMEM_HOME",
+        "GIT_CONFIG_NOSYSTEM",
+        "GIT_AUTHOR_NAME",
+        "GIT_AUTHOR_EMAIL",
+        "GIT_COMMITTER_NAME",
+        "GIT_COMMITTER_EMAIL",
+        "GIT_AUTHOR_DATE",
+        "GIT_COMMITTER_DATE",
+    )
     env = " ".join(f"{k}={shlex.quote(os.environ[k])}" for k in keep if k in os.environ)
     command = f"env {env} EDITOR={shlex.quote(ed)} {GITMEM} -C {shlex.quote(str(acme))} edit acme budget; echo EXIT=$?"
-    subprocess.run([*tmux, "new-session", "-d", "-s", "edit", "-x", "120", "-y", "30", command], check=True)
+    subprocess.run(
+        [*tmux, "new-session", "-d", "-s", "edit", "-x", "120", "-y", "30", command], check=True
+    )
     subprocess.run([*tmux, "set-option", "-t", "edit", "remain-on-exit", "on"], check=True)
     assert "Keywords (comma-separated) [budget, q3]:" in wait_for(tmux, "Keywords")
     subprocess.run([*tmux, "send-keys", "-t", "edit", "-l", "budget, q3, invoice"], check=True)
     subprocess.run([*tmux, "send-keys", "-t", "edit", "Enter"], check=True)
     wait_for(tmux, "Summary (what changed):")
-    subprocess.run([*tmux, "send-keys", "-t", "edit", "-l", "Budget raised to 40k on the call"], check=True)
+    subprocess.run(
+        [*tmux, "send-keys", "-t", "edit", "-l", "Budget raised to 40k on the call"], check=True
+    )
     subprocess.run([*tmux, "send-keys", "-t", "edit", "Enter"], check=True)
     shown = wait_for(tmux, "EXIT=")
     assert "EXIT=0" in shown and "edited acme § budget in " in shown and "Section" not in shown
     trailers = git(acme, "log", "-1", "--format=%(trailers:only,unfold)")
-    assert "Gitmem-Keywords: budget, q3, invoice\nGitmem-Summary: Budget raised to 40k on the call" in trailers
+    assert (
+        "Gitmem-Keywords: budget, q3, invoice\nGitmem-Summary: Budget raised to 40k on the call"
+        in trailers
+    )
     assert "Budget: 40k" in git(acme, "show", "main:cards/acme.md")

@@ -71,8 +71,7 @@ from gitmem.cli import main
 main(sys.argv[1:])
 """
 
-POINTS = ["before-cas", "after-cas", "tmp-written", "files-written", "index-linked",
-          "before-clear"]
+POINTS = ["before-cas", "after-cas", "tmp-written", "files-written", "index-linked", "before-clear"]
 
 
 class Tally:
@@ -82,25 +81,49 @@ class Tally:
         self.landed = 0  # of those, killed after its commit landed: the tree had to follow
 
     def report(self) -> None:
-        print(f"\n{self.name}: {self.tries} tries ({self.interrupted} interrupted, "
-              f"{self.landed} of them after the commit landed), "
-              f"{self.failures} failures, {self.lost} acknowledged edits lost")
+        print(
+            f"\n{self.name}: {self.tries} tries ({self.interrupted} interrupted, "
+            f"{self.landed} of them after the commit landed), "
+            f"{self.failures} failures, {self.lost} acknowledged edits lost"
+        )
 
 
 def writer(client: Path, section: str, point: str | None = None) -> subprocess.Popen[bytes]:
     env = {**os.environ, "CRASH_AT": point or ""}
     new = f"## {section}\nfact {section}\n"
     return subprocess.Popen(
-        [sys.executable, "-c", WRITER, "-C", str(client), "write", "acme", "--old", "",
-         "--new", new, "--section", section, "--keywords", "k", "--summary", f"fact {section}"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+        [
+            sys.executable,
+            "-c",
+            WRITER,
+            "-C",
+            str(client),
+            "write",
+            "acme",
+            "--old",
+            "",
+            "--new",
+            new,
+            "--section",
+            section,
+            "--keywords",
+            "k",
+            "--summary",
+            f"fact {section}",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
     )
 
 
 def locks_left(client: Path) -> list[str]:
     git_dir = client / ".git"
-    return sorted(str(p.relative_to(git_dir)) for p in git_dir.rglob("*.lock")
-                  if not str(p.relative_to(git_dir)).startswith("gitmem/"))
+    return sorted(
+        str(p.relative_to(git_dir))
+        for p in git_dir.rglob("*.lock")
+        if not str(p.relative_to(git_dir)).startswith("gitmem/")
+    )
 
 
 def check(client: Path, acknowledged: list[str], tally: Tally, command: list[str]) -> None:
@@ -125,8 +148,9 @@ def check(client: Path, acknowledged: list[str], tally: Tally, command: list[str
 
 
 def final_checks(client: Path) -> None:
-    fsck = subprocess.run(["git", "fsck", "--full", "--strict"], cwd=client,
-                          capture_output=True, check=False)
+    fsck = subprocess.run(
+        ["git", "fsck", "--full", "--strict"], cwd=client, capture_output=True, check=False
+    )
     assert fsck.returncode == 0, fsck.stderr
     res = gm("-C", str(client), "reindex", "--json")
     assert res.code == 0 and '"matches_cache": true' in res.out, res.out
@@ -136,8 +160,22 @@ def final_checks(client: Path) -> None:
 
 @pytest.fixture
 def seeded(client: Path) -> Path:
-    res = gm("-C", str(client), "write", "acme", "--old", "", "--new", "## Start\nx\n",
-             "--section", "start", "--keywords", "k", "--summary", "s")
+    res = gm(
+        "-C",
+        str(client),
+        "write",
+        "acme",
+        "--old",
+        "",
+        "--new",
+        "## Start\nx\n",
+        "--section",
+        "start",
+        "--keywords",
+        "k",
+        "--summary",
+        "s",
+    )
     assert res.code == 0, res.err
     return client
 
@@ -190,8 +228,9 @@ def test_writers_killed_at_each_step(seeded: Path, point: str) -> None:
         # The next command is a person's `git commit -a`: it must not undo the landed edit.
         landed = f"## {point}-{i}\n" in git(client, "show", "main:cards/acme.md")
         tally.landed += landed
-        subprocess.run(["git", "commit", "-qam", "mine"], cwd=client, capture_output=True,
-                       check=False)
+        subprocess.run(
+            ["git", "commit", "-qam", "mine"], cwd=client, capture_output=True, check=False
+        )
         if landed:
             assert f"## {point}-{i}\n" in git(client, "show", "main:cards/acme.md")
         check(client, acknowledged, tally, ["recover"])
@@ -206,8 +245,11 @@ def test_writers_killed_at_each_step(seeded: Path, point: str) -> None:
 @contextlib.contextmanager
 def tmpfs(path: Path, size: str) -> Iterator[Path]:
     path.mkdir()
-    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
-                          capture_output=True, check=False)
+    proc = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
+        capture_output=True,
+        check=False,
+    )
     if proc.returncode:
         pytest.skip(f"cannot mount a tmpfs here: {proc.stderr.decode().strip()}")
     try:
@@ -241,8 +283,25 @@ def test_a_full_disk_at_every_step(tmp_path: Path) -> None:
     with tmpfs(tmp_path / "disk", "8m") as disk:
         client = disk / "client"
         init_repo(client)
-        assert gm("-C", str(client), "write", "acme", "--old", "", "--new", "## Start\nx\n",
-                  "--section", "start", "--keywords", "k", "--summary", "s").code == 0
+        assert (
+            gm(
+                "-C",
+                str(client),
+                "write",
+                "acme",
+                "--old",
+                "",
+                "--new",
+                "## Start\nx\n",
+                "--section",
+                "start",
+                "--keywords",
+                "k",
+                "--summary",
+                "s",
+            ).code
+            == 0
+        )
         acknowledged: list[str] = []
         for i, leave in enumerate([0, 0, 1024, 4096, 8192, 12288, 16384, 24576, 32768, 65536]):
             filler = fill(disk, leave)
@@ -267,8 +326,25 @@ def test_a_read_only_disk_still_reads(tmp_path: Path) -> None:
     with tmpfs(tmp_path / "disk", "8m") as disk:
         client = disk / "client"
         init_repo(client)
-        assert gm("-C", str(client), "write", "acme", "--old", "", "--new", "## Start\nx\n",
-                  "--section", "start", "--keywords", "k", "--summary", "s").code == 0
+        assert (
+            gm(
+                "-C",
+                str(client),
+                "write",
+                "acme",
+                "--old",
+                "",
+                "--new",
+                "## Start\nx\n",
+                "--section",
+                "start",
+                "--keywords",
+                "k",
+                "--summary",
+                "s",
+            ).code
+            == 0
+        )
         shutil.rmtree(client / ".git/gitmem")  # no cache: reading must not need to write one
         expected = {c: gm("-C", str(client), *c).out for c in (("show", "acme"), ("log",))}
         subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
@@ -278,8 +354,22 @@ def test_a_read_only_disk_still_reads(tmp_path: Path) -> None:
             assert res.out == out
         res = gm("-C", str(client), "index")
         assert res.code == 0 and "start" in res.out, res.err
-        res = gm("-C", str(client), "write", "acme", "--old", "x", "--new", "y",
-                 "--section", "start", "--keywords", "k", "--summary", "s")
+        res = gm(
+            "-C",
+            str(client),
+            "write",
+            "acme",
+            "--old",
+            "x",
+            "--new",
+            "y",
+            "--section",
+            "start",
+            "--keywords",
+            "k",
+            "--summary",
+            "s",
+        )
         assert res.code == 5, res.err
         line = res.err.strip()
         assert len(line.splitlines()) == 1 and "read-only" in line, res.err

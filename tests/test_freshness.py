@@ -26,7 +26,9 @@ CARD = "# Acme\n\n## People\nDana is PM; Dana leaves in Jan\n\n## Budget\n30k\n"
 
 
 def seed(repo: MemoryRepo) -> str:
-    return write_card(repo, "acme", "", CARD, IndexEntry.make("people", ["pm"], "Dana leaves in Jan")).commit
+    return write_card(
+        repo, "acme", "", CARD, IndexEntry.make("people", ["pm"], "Dana leaves in Jan")
+    ).commit
 
 
 def by_hand(repo: MemoryRepo, old: str, new: str, message: str = "Bob replaced Dana") -> None:
@@ -44,7 +46,9 @@ def entry(client: Path, key: str) -> dict[str, Any]:
     return dict(s)
 
 
-def test_a_persons_commit_makes_the_entry_stale_in_index_and_json(repo: MemoryRepo, client: Path) -> None:
+def test_a_persons_commit_makes_the_entry_stale_in_index_and_json(
+    repo: MemoryRepo, client: Path
+) -> None:
     seed(repo)
     assert "- people: Dana leaves in Jan [pm]" in gm("-C", str(client), "index").out
     assert entry(client, "acme/people")["stale"] is False
@@ -63,23 +67,54 @@ def test_a_new_entry_or_a_redescription_makes_it_fresh(repo: MemoryRepo, client:
     by_hand(repo, "Dana is PM; Dana leaves in Jan", "Bob replaced Dana as PM")
     assert entry(client, "acme/people")["stale"] is True
     # old_text == new_text: a commit that only re-describes the section
-    res = gm("-C", str(client), "write", "acme", "--old", "Bob replaced Dana as PM", "--new",
-             "Bob replaced Dana as PM", "--section", "people", "--keywords", "pm",
-             "--summary", "Bob is PM now")
+    res = gm(
+        "-C",
+        str(client),
+        "write",
+        "acme",
+        "--old",
+        "Bob replaced Dana as PM",
+        "--new",
+        "Bob replaced Dana as PM",
+        "--section",
+        "people",
+        "--keywords",
+        "pm",
+        "--summary",
+        "Bob is PM now",
+    )
     assert res.code == 0, res.err
     assert git(client, "diff", "HEAD~1", "HEAD", "--stat") == ""  # the text is unchanged
     got = entry(client, "acme/people")
     assert got["stale"] is False and got["summary"] == "Bob is PM now"
     # a redescription still needs text that is in the card
-    bad = gm("-C", str(client), "write", "acme", "--old", "Carol", "--new", "Carol",
-             "--section", "people", "--keywords", "pm", "--summary", "x")
+    bad = gm(
+        "-C",
+        str(client),
+        "write",
+        "acme",
+        "--old",
+        "Carol",
+        "--new",
+        "Carol",
+        "--section",
+        "people",
+        "--keywords",
+        "pm",
+        "--summary",
+        "x",
+    )
     assert bad.code != 0 and "not found" in bad.err
 
 
-def test_editing_or_adding_another_section_leaves_the_entry_fresh(repo: MemoryRepo, client: Path) -> None:
+def test_editing_or_adding_another_section_leaves_the_entry_fresh(
+    repo: MemoryRepo, client: Path
+) -> None:
     seed(repo)
     by_hand(repo, "30k", "35k")  # another section changed by hand
-    write_card(repo, "acme", "", "## Risks\nnone yet\n", IndexEntry.make("risks", ["risk"], "None yet"))
+    write_card(
+        repo, "acme", "", "## Risks\nnone yet\n", IndexEntry.make("risks", ["risk"], "None yet")
+    )
     assert entry(client, "acme/people")["stale"] is False
     assert entry(client, "acme/risks")["stale"] is False
 
@@ -92,13 +127,21 @@ def test_revert_of_the_hand_change_makes_it_fresh_again(repo: MemoryRepo, client
     assert entry(client, "acme/people")["stale"] is False
 
 
-def test_a_memory_tool_edit_of_a_described_section_makes_it_stale(repo: MemoryRepo, client: Path) -> None:
+def test_a_memory_tool_edit_of_a_described_section_makes_it_stale(
+    repo: MemoryRepo, client: Path
+) -> None:
     seed(repo)
     write_card(repo, "acme", "30k", "40k", IndexEntry.make("budget", ["money"], "Budget 40k"))
     tool = GitMemoryTool(repo, "main")
     # the tool's entry is for the section it touched first; the other one it changed goes stale
-    tool.call({"command": "str_replace", "path": "/memories/acme.md",
-               "old_str": "Dana leaves in Jan\n\n## Budget\n40k", "new_str": "Bob is PM\n\n## Budget\n45k"})
+    tool.call(
+        {
+            "command": "str_replace",
+            "path": "/memories/acme.md",
+            "old_str": "Dana leaves in Jan\n\n## Budget\n40k",
+            "new_str": "Bob is PM\n\n## Budget\n45k",
+        }
+    )
     got = entry(client, "acme/budget"), entry(client, "acme/people")
     assert [g["stale"] or not g["indexed"] for g in got] == [True, True]
     assert any(g["stale"] for g in got)
@@ -125,7 +168,9 @@ def test_the_agent_sees_the_mark_and_the_rules_tell_it_to_refresh(repo: MemoryRe
     model = QueueModel(["noted"])
     with FakeAnthropicServer(model) as server:
         sdk = anthropic.Anthropic(api_key="test", base_url=server.base_url, max_retries=0)
-        run_chat(repo, iter(["who is PM?"]), client=sdk, write=lambda _t: None, warn=lambda _w: None)
+        run_chat(
+            repo, iter(["who is PM?"]), client=sdk, write=lambda _t: None, warn=lambda _w: None
+        )
         sdk.close()
     system = model.seen[0]["system"]
     assert "- people: (stale) Dana leaves in Jan [pm]" in system[1]["text"]
@@ -155,8 +200,13 @@ def test_mcp_index_resource_marks_stale_entries(client: Path, tmp_path: Path) ->
 
 def test_revert_of_an_entry_brings_back_the_older_one_fresh(repo: MemoryRepo, client: Path) -> None:
     seed(repo)
-    second = write_card(repo, "acme", "Dana leaves in Jan", "Dana leaves in Feb",
-                        IndexEntry.make("people", ["pm"], "Dana leaves in Feb")).commit
+    second = write_card(
+        repo,
+        "acme",
+        "Dana leaves in Jan",
+        "Dana leaves in Feb",
+        IndexEntry.make("people", ["pm"], "Dana leaves in Feb"),
+    ).commit
     revert_commit(repo, second)
     got = entry(client, "acme/people")
     assert got["summary"] == "Dana leaves in Jan" and got["stale"] is False
@@ -173,7 +223,8 @@ def test_after_a_sync_conflict_the_section_both_sides_described_is_stale(tmp_pat
     assert sync(desktop)[0] == 4
     # the person keeps this machine's text: one side's summary matches it, the other's not
     (desktop / "cards/acme-website.md").write_text(
-        CARDS["acme-website"].replace("30k", "50k").replace("Call Bob", "Call Bob today"))
+        CARDS["acme-website"].replace("30k", "50k").replace("Call Bob", "Call Bob today")
+    )
     code, _, err = sync(desktop, "--continue")
     assert code == 0, err
     assert entry(desktop, "acme-website/budget")["stale"] is True

@@ -41,8 +41,14 @@ def record_cat_file(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, list[str
     calls: list[tuple[str, list[str]]] = []
     real = Git.run
 
-    def run(self: Git, *args: str, input: bytes | None = None, check: bool = True,
-            env: object = None, ok_codes: Sequence[int] = (0,)) -> object:
+    def run(
+        self: Git,
+        *args: str,
+        input: bytes | None = None,
+        check: bool = True,
+        env: object = None,
+        ok_codes: Sequence[int] = (0,),
+    ) -> object:
         if args[:1] == ("cat-file",) and input is not None:
             calls.append((args[1], input.decode().split()))
         return real(self, *args, input=input, check=check, env=env, ok_codes=ok_codes)  # type: ignore[arg-type]
@@ -54,19 +60,23 @@ def record_cat_file(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, list[str
 def test_a_first_build_reads_no_card_version_it_need_not_compare(
     repo: MemoryRepo, client: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    made = [write_card(repo, f"c{n}", "", card(n), IndexEntry.make("people", ["pm"], f"PM {n}"))
-            for n in range(4)]
+    made = [
+        write_card(repo, f"c{n}", "", card(n), IndexEntry.make("people", ["pm"], f"PM {n}"))
+        for n in range(4)
+    ]
     # c0's budget changes after its people entry: that entry's card version is compared
     write_card(repo, "c0", card(0), card(0, "40k"), IndexEntry.make("budget", ["money"], "40k"))
-    expected = [(c.project, s.id, s.stale) for c in index.rebuild(repo, "main")[0].cards
-                for s in c.sections]
+    expected = [
+        (c.project, s.id, s.stale) for c in index.rebuild(repo, "main")[0].cards for s in c.sections
+    ]
     fresh_start(repo)
     calls = record_cat_file(monkeypatch)
     rebuilt, _ = index.rebuild(repo, "main")
     assert [(c.project, s.id, s.stale) for c in rebuilt.cards for s in c.sections] == expected
     commits = set(git(client, "rev-list", "main").split())
-    read = [name for mode, names in calls if mode == "--batch" for name in names
-            if name not in commits]
+    read = [
+        name for mode, names in calls if mode == "--batch" for name in names if name not in commits
+    ]
     # only c0's two versions (at its people entry, and now); the other cards are unchanged
     then = git(client, "rev-parse", f"{made[0].commit}:cards/c0.md").strip()
     now = git(client, "rev-parse", "main:cards/c0.md").strip()

@@ -13,7 +13,11 @@ from gitmem.git.runner import Git
 
 def test_a_begun_command_reads_as_out_and_fails_as_out(client: Path) -> None:
     git = Git(client)
-    for args in (("rev-parse", "HEAD"), ("log", "--format=%H%n%s", "-3"), ("rev-list", "--count", "HEAD")):
+    for args in (
+        ("rev-parse", "HEAD"),
+        ("log", "--format=%H%n%s", "-3"),
+        ("rev-list", "--count", "HEAD"),
+    ):
         assert git.start(*args).out() == git.out(*args)
     with pytest.raises(GitError) as begun:
         git.start("rev-parse", "--verify", "no-such-ref").out()

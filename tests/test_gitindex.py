@@ -60,7 +60,9 @@ def test_dirty_check_still_works_with_a_v4_index(repo: MemoryRepo) -> None:
     assert git(repo.root, "status", "--porcelain") == ""
 
 
-@pytest.mark.parametrize("setup", [[], ["--untracked-cache"], ["--split-index"], ["--index-version", "3"]])
+@pytest.mark.parametrize(
+    "setup", [[], ["--untracked-cache"], ["--split-index"], ["--index-version", "3"]]
+)
 def test_edit_on_a_checked_out_branch_leaves_the_index_as_git_would(
     repo: MemoryRepo, setup: list[str]
 ) -> None:
@@ -71,8 +73,12 @@ def test_edit_on_a_checked_out_branch_leaves_the_index_as_git_would(
     write_card(repo, "a", "x", "y", ENTRY)
     assert git(repo.root, "status", "--porcelain", "--untracked-files=all") == ""
     assert git(repo.root, "diff-index", "--cached", "HEAD") == ""
-    assert git(repo.root, "write-tree").strip() == git(repo.root, "rev-parse", "HEAD^{tree}").strip()
-    assert ls_stage(repo.root, "cards/a.md") == [(0, git(repo.root, "rev-parse", "HEAD:cards/a.md").strip())]
+    assert (
+        git(repo.root, "write-tree").strip() == git(repo.root, "rev-parse", "HEAD^{tree}").strip()
+    )
+    assert ls_stage(repo.root, "cards/a.md") == [
+        (0, git(repo.root, "rev-parse", "HEAD:cards/a.md").strip())
+    ]
     # The stat data is what git would record: a refresh finds nothing to re-hash.
     assert git(repo.root, "update-index", "--refresh") == ""
     assert "error" not in git(repo.root, "fsck", "--no-dangling").lower()
@@ -113,4 +119,7 @@ def test_kept_extensions_stay_readable_over_many_edits(repo: MemoryRepo) -> None
     for i in range(5):
         write_card(repo, "a" if i % 2 else "b", f"{'x' if i < 2 else i - 2}", f"{i}", ENTRY)
         assert git(repo.root, "status", "--porcelain") == ""
-        assert git(repo.root, "write-tree").strip() == git(repo.root, "rev-parse", "HEAD^{tree}").strip()
+        assert (
+            git(repo.root, "write-tree").strip()
+            == git(repo.root, "rev-parse", "HEAD^{tree}").strip()
+        )

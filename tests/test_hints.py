@@ -120,8 +120,9 @@ def test_someone_always_pushing_first_names_a_sync_that_works(
     real_push = remote_mod.push_updates
     edits = iter(range(100))
 
-    def racing(repo: MemoryRepo, name: str, updates: Any,
-               where: str | None = None) -> remote_mod.Pushed:
+    def racing(
+        repo: MemoryRepo, name: str, updates: Any, where: str | None = None
+    ) -> remote_mod.Pushed:
         n = next(edits)
         text = (laptop / "cards/acme-website.md").read_text()
         (laptop / "cards/acme-website.md").write_text(text + f"note {n}\n")

@@ -22,8 +22,27 @@ from test_hooks_find import _install_with, _logging_python
 
 from helpers import git
 
-TOOLS = ("dirname", "basename", "grep", "egrep", "sed", "awk", "head", "tail", "cat", "tr",
-         "cut", "wc", "expr", "readlink", "realpath", "test", "[", "printf", "env")
+TOOLS = (
+    "dirname",
+    "basename",
+    "grep",
+    "egrep",
+    "sed",
+    "awk",
+    "head",
+    "tail",
+    "cat",
+    "tr",
+    "cut",
+    "wc",
+    "expr",
+    "readlink",
+    "realpath",
+    "test",
+    "[",
+    "printf",
+    "env",
+)
 
 
 def _logging_tools(tmp_path: Path, log: Path) -> str:
@@ -59,8 +78,14 @@ def test_a_plain_commit_of_a_card_starts_one_git_and_no_other_tool_in_the_hooks(
     card.write_text("# acme\n\n## budget\n- met the team on Tuesday\n")
     git(client, "add", "cards/acme.md")
     env = {**os.environ, "PATH": _logging_tools(tmp_path, log), "GIT_TRACE": str(trace)}
-    proc = subprocess.run(["git", "commit", "-q", "-m", "meeting notes"], cwd=client, env=env,
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        ["git", "commit", "-q", "-m", "meeting notes"],
+        cwd=client,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     assert git(client, "log", "-1", "--format=%s").strip() == "meeting notes"
     started = log.read_text().split() if log.exists() else []
@@ -85,8 +110,13 @@ def test_the_hook_finds_an_unfinished_follow_from_a_linked_worktree(
     (gitdir / "gitmem" / "follow").write_text("")
     (other / "notes.txt").write_text("not memory\n")
     git(other, "add", "notes.txt")
-    done = subprocess.run(["git", "commit", "-q", "-m", "notes"], cwd=other, capture_output=True,
-                          text=True, check=False)
+    done = subprocess.run(
+        ["git", "commit", "-q", "-m", "notes"],
+        cwd=other,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert "-m gitmem.hooks commit " in log.read_text()
     assert done.returncode == 1 and "run `gitmem recover`" in done.stderr, done.stderr
 
@@ -100,8 +130,22 @@ def _hint() -> str:
 def _changed_lines(client: Path) -> tuple[list[bytes], list[bytes]]:
     """The staged diff's added lines of memory and its `+++ b/...` lines (without the +)."""
     diff = subprocess.run(
-        ["git", "diff", "--cached", "-U0", "--no-color", "--no-renames", "--no-ext-diff", "--",
-         "cards", "persona.md", "synthesis.md"], cwd=client, capture_output=True, check=True,
+        [
+            "git",
+            "diff",
+            "--cached",
+            "-U0",
+            "--no-color",
+            "--no-renames",
+            "--no-ext-diff",
+            "--",
+            "cards",
+            "persona.md",
+            "synthesis.md",
+        ],
+        cwd=client,
+        capture_output=True,
+        check=True,
     ).stdout
     added: list[bytes] = []
     headers: list[bytes] = []
@@ -122,26 +166,59 @@ def _grep_hits(lines: list[bytes], tmp: Path) -> bool:
     """Whether the hint (or a byte outside printable ASCII) is in one of ``lines``, by grep."""
     f = tmp / "changed.txt"
     f.write_bytes(b"".join(ln + b"\n" for ln in lines))
-    proc = subprocess.run(["grep", "-qaEi", "-e", _hint(), "-e", "[^ -~\t]", str(f)],
-                          env={"LC_ALL": "C", "PATH": os.environ["PATH"]}, check=False)
+    proc = subprocess.run(
+        ["grep", "-qaEi", "-e", _hint(), "-e", "[^ -~\t]", str(f)],
+        env={"LC_ALL": "C", "PATH": os.environ["PATH"]},
+        check=False,
+    )
     assert proc.returncode in (0, 1)
     return proc.returncode == 0
 
 
-WORDS = ["token", "Gitmem-", "+", "++ b/cards/x", "é", "AKIA", "ghp_", "plain", " ", "\t", "-",
-         "key", "\u0131", "password", "x" * 30, "M" + "a" * 24 + ".", "12345678:", "\x7f"]
-line_st = st.lists(st.one_of(st.sampled_from(WORDS),
-                             st.text(st.characters(codec="utf-8", exclude_characters="\n\r\x00"),
-                                     max_size=8)),
-                   max_size=6).map("".join)
+WORDS = [
+    "token",
+    "Gitmem-",
+    "+",
+    "++ b/cards/x",
+    "é",
+    "AKIA",
+    "ghp_",
+    "plain",
+    " ",
+    "\t",
+    "-",
+    "key",
+    "\u0131",
+    "password",
+    "x" * 30,
+    "M" + "a" * 24 + ".",
+    "12345678:",
+    "\x7f",
+]
+line_st = st.lists(
+    st.one_of(
+        st.sampled_from(WORDS),
+        st.text(st.characters(codec="utf-8", exclude_characters="\n\r\x00"), max_size=8),
+    ),
+    max_size=6,
+).map("".join)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(old=st.lists(line_st, max_size=4), new=st.lists(line_st, min_size=1, max_size=4),
-       name=st.sampled_from(["acme", "keynote", "authors"]))
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    old=st.lists(line_st, max_size=4),
+    new=st.lists(line_st, min_size=1, max_size=4),
+    name=st.sampled_from(["acme", "keynote", "authors"]),
+)
 def test_the_hook_starts_the_scanner_for_every_added_line_the_grep_pre_check_matched(
-    client: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, old: list[str],
-    new: list[str], name: str,
+    client: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    old: list[str],
+    new: list[str],
+    name: str,
 ) -> None:
     """The scanner starts whenever an added line matches the hint as grep -E reads it (the
     pre-check before git did the matching), and never when the greps alone would not."""
@@ -168,14 +245,28 @@ def test_the_hook_starts_the_scanner_for_every_added_line_the_grep_pre_check_mat
 
 
 msg_line = st.one_of(
-    st.sampled_from(["Gitmem-Card: acme", "gitmem-x", "GITMEM-", "G\u0131tmem-Card: a",
-                     "G\u0130TMEM-Section: b", " Gitmem-Card: a", "Gitmem: no", "#Gitmem-",
-                     "gitmem-\r", "plain words", ""]),
+    st.sampled_from(
+        [
+            "Gitmem-Card: acme",
+            "gitmem-x",
+            "GITMEM-",
+            "G\u0131tmem-Card: a",
+            "G\u0130TMEM-Section: b",
+            " Gitmem-Card: a",
+            "Gitmem: no",
+            "#Gitmem-",
+            "gitmem-\r",
+            "plain words",
+            "",
+        ]
+    ),
     st.text(st.characters(codec="utf-8", exclude_characters="\n\x00"), max_size=10),
 )
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(lines=st.lists(msg_line, min_size=1, max_size=6), end=st.sampled_from(["", "\n"]))
 def test_commit_msg_starts_python_whenever_grep_would_have(
     client: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lines: list[str], end: str
@@ -201,8 +292,13 @@ def test_commit_msg_starts_python_whenever_grep_would_have(
 
 def test_commit_msg_without_a_message_file_lets_the_commit_through(client: Path) -> None:
     hook = client / ".git" / "hooks" / "commit-msg"
-    proc = subprocess.run([str(hook), str(client / "no-such-file")], cwd=client,
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [str(hook), str(client / "no-such-file")],
+        cwd=client,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode == 0
     assert proc.stderr == ""
 

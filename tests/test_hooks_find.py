@@ -17,7 +17,9 @@ from gitmem import hooks
 from helpers import git
 
 TRAILERS = "\n\nGitmem-Card: acme\nGitmem-Section: budget\nGitmem-Keywords: budget\nGitmem-Summary: budget by hand\n"
-BAD_TRAILERS = "\n\nGitmem-Card: acme\nGitmem-Section: nowhere\nGitmem-Keywords: x\nGitmem-Summary: x\n"
+BAD_TRAILERS = (
+    "\n\nGitmem-Card: acme\nGitmem-Section: nowhere\nGitmem-Keywords: x\nGitmem-Summary: x\n"
+)
 
 
 def _tools_bin(tmp_path: Path) -> Path:
@@ -45,12 +47,20 @@ def _logging_python(path: Path, log: Path) -> Path:
     return path
 
 
-def _commit(client: Path, message: str, path_env: str, text: str) -> subprocess.CompletedProcess[str]:
+def _commit(
+    client: Path, message: str, path_env: str, text: str
+) -> subprocess.CompletedProcess[str]:
     (client / "cards/acme.md").write_text(f"# acme\n\n## budget\n{text}\n")
     git(client, "add", "cards/acme.md")
     env = {**os.environ, "PATH": path_env}
-    return subprocess.run(["git", "commit", "-q", "-m", message], cwd=client, env=env,
-                          capture_output=True, text=True, check=False)
+    return subprocess.run(
+        ["git", "commit", "-q", "-m", message],
+        cwd=client,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
 
 
 def test_with_the_recorded_python_gone_commits_still_succeed_with_one_line(
@@ -73,8 +83,14 @@ def test_with_the_recorded_python_gone_commits_still_succeed_with_one_line(
     assert len(lines) == 1 and lines[0].startswith("gitmem: warning: commit-msg check skipped")
     assert str(venv / "python") in lines[0]
     env = {**os.environ, "PATH": path_env}
-    out = subprocess.run(["git", "checkout", "-q", "-b", "side"], cwd=client, env=env,
-                         capture_output=True, text=True, check=False)
+    out = subprocess.run(
+        ["git", "checkout", "-q", "-b", "side"],
+        cwd=client,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert out.returncode == 0, out.stderr
     assert out.stderr.splitlines() == [out.stderr.splitlines()[0]]
     assert out.stderr.startswith("gitmem: index refresh skipped")
@@ -106,9 +122,14 @@ def test_a_commit_without_a_gitmem_line_starts_no_python(
     path_env = str(_tools_bin(tmp_path))
     (client / "notes.txt").write_text("not memory\n")
     git(client, "add", "notes.txt")
-    other = subprocess.run(["git", "commit", "-q", "-m", "notes"], cwd=client,
-                           env={**os.environ, "PATH": path_env}, capture_output=True,
-                           text=True, check=False)
+    other = subprocess.run(
+        ["git", "commit", "-q", "-m", "notes"],
+        cwd=client,
+        env={**os.environ, "PATH": path_env},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert other.returncode == 0, other.stderr
     assert not log.exists()  # nothing of memory changed, no Gitmem- line: no Python at all
     plain = _commit(client, "a plain commit\n\nSigned-off-by: A <a@example.com>", path_env, "30k")

@@ -26,9 +26,17 @@ OLD_HOOKS = Path(__file__).resolve().parent / "old-hooks"
 SESSION_CLAIM = "\n\nGitmem-Session: 20260101-090000-abd0\n"
 
 
-def _commit(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["git", *args], cwd=cwd, env={**os.environ, **(env or {})},
-                          capture_output=True, text=True, check=False)
+def _commit(
+    cwd: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["git", *args],
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
 
 
 def _card(client: Path, text: str, name: str = "acme") -> str:
@@ -39,11 +47,16 @@ def _card(client: Path, text: str, name: str = "acme") -> str:
 
 def _hooks_run(trace: Path) -> list[str]:
     """The hooks git ran, from GIT_TRACE's run_command lines."""
-    return [m.group(1) for ln in trace.read_text().splitlines()
-            if (m := re.search(r"trace: run_command: .*?\.git/hooks/([\w.-]+)", ln))]
+    return [
+        m.group(1)
+        for ln in trace.read_text().splitlines()
+        if (m := re.search(r"trace: run_command: .*?\.git/hooks/([\w.-]+)", ln))
+    ]
 
 
-def test_a_plain_card_commit_runs_one_hook_and_it_starts_one_git(client: Path, tmp_path: Path) -> None:
+def test_a_plain_card_commit_runs_one_hook_and_it_starts_one_git(
+    client: Path, tmp_path: Path
+) -> None:
     trace = tmp_path / "trace.log"
     git(client, "add", _card(client, "- met the team on Tuesday"))
     done = _commit(client, "commit", "-q", "-m", "meeting notes", env={"GIT_TRACE": str(trace)})
@@ -103,8 +116,16 @@ def _prepare(
     return client, ["merge", "-q", "--no-edit", "side", "-m", "merge side"], {}
 
 
-PATHS = ["commit", "commit -a", "commit PATH", "amend", "subdirectory", "worktree",
-         "GIT_INDEX_FILE", "merge"]
+PATHS = [
+    "commit",
+    "commit -a",
+    "commit PATH",
+    "amend",
+    "subdirectory",
+    "worktree",
+    "GIT_INDEX_FILE",
+    "merge",
+]
 
 
 @pytest.mark.parametrize("how", PATHS)
@@ -134,7 +155,10 @@ def test_a_commit_refused_after_the_editor_keeps_the_message_for_the_next_try(
     again = line[line.rindex("`git ") + 1 : -2].split()  # the command, as the line says it
     done = _commit(client, *again[1:], env={"GIT_EDITOR": "true"})
     assert done.returncode == 0, done.stderr
-    assert git(client, "log", "-1", "--format=%B") == "budget: the Q3 figures\n\nas agreed on Tuesday\n\n"
+    assert (
+        git(client, "log", "-1", "--format=%B")
+        == "budget: the Q3 figures\n\nas agreed on Tuesday\n\n"
+    )
 
 
 @pytest.mark.parametrize("how", PATHS)
@@ -179,12 +203,15 @@ def test_old_hooks_keep_working_and_installing_again_upgrades_them(client: Path)
     _refuses_secret_and_claim(client, "30k")  # the old set, with this gitmem's Python
     actions = {a.hook: a.action for a in hooks.install(client)}
     # the old set's post-* hooks are the ones shipped now: only commit-msg changed
-    assert actions == {"commit-msg": "updated", "post-checkout": "up-to-date",
-                       "post-merge": "up-to-date", "post-rewrite": "up-to-date",
-                       "pre-commit": "removed"}
+    assert actions == {
+        "commit-msg": "updated",
+        "post-checkout": "up-to-date",
+        "post-merge": "up-to-date",
+        "post-rewrite": "up-to-date",
+        "pre-commit": "removed",
+    }
     assert not (target / "pre-commit").exists()
-    assert (target / "commit-msg").read_text() == hooks.render_hook(shipped("hooks"),
-                                                                    "commit-msg")
+    assert (target / "commit-msg").read_text() == hooks.render_hook(shipped("hooks"), "commit-msg")
     _refuses_secret_and_claim(client, "40k")
     assert hooks.install(client) == [hooks.HookAction(h, "up-to-date") for h in hooks.HOOKS]
 
@@ -216,15 +243,19 @@ def test_a_persons_own_pre_commit_is_left_alone(client: Path) -> None:
     assert not (target / "pre-commit.legacy").exists()
 
 
-
 def test_gitmem_install_hooks_says_what_it_did_to_old_hooks(client: Path) -> None:
     target = _install_old(client)
     done = gm("-C", str(client), "install-hooks")
     assert done.code == 0, done.err
-    assert done.out.splitlines() == ["commit-msg: updated", "post-checkout: up-to-date",
-                                     "post-merge: up-to-date", "post-rewrite: up-to-date",
-                                     "pre-commit: removed"]
+    assert done.out.splitlines() == [
+        "commit-msg: updated",
+        "post-checkout: up-to-date",
+        "post-merge: up-to-date",
+        "post-rewrite: up-to-date",
+        "pre-commit: removed",
+    ]
     assert not (target / "pre-commit").exists()
     again = gm("-C", str(client), "install-hooks", "--json")
     assert [(a["hook"], a["action"]) for a in json.loads(again.out)] == [
-        (h, "up-to-date") for h in hooks.HOOKS]  # nothing left to do: it says so
+        (h, "up-to-date") for h in hooks.HOOKS
+    ]  # nothing left to do: it says so

@@ -16,8 +16,20 @@ WARNING = (
     "gitmem <gitmem@localhost>; set yours with: "
     'git config --global user.name "Your Name" && git config --global user.email you@example.com'
 )
-WRITE = ["write", "acme", "--old", "", "--new", "## Budget\n30k\n", "--section", "budget",
-         "--keywords", "budget", "--summary", "budget is 30k"]
+WRITE = [
+    "write",
+    "acme",
+    "--old",
+    "",
+    "--new",
+    "## Budget\n30k\n",
+    "--section",
+    "budget",
+    "--keywords",
+    "budget",
+    "--summary",
+    "budget is 30k",
+]
 
 
 @pytest.fixture
@@ -41,8 +53,22 @@ def test_no_identity_warns_once_per_process_with_the_command(
     authors = git(tmp_path / "c", "log", "--format=%an <%ae>|%cn <%ce>").splitlines()
     assert len(authors) == 2
     assert set(authors) == {"gitmem <gitmem@localhost>|gitmem <gitmem@localhost>"}
-    again = gm("-C", str(tmp_path / "c"), "write", "acme", "--old", "30k", "--new", "40k",
-               "--section", "budget", "--keywords", "budget", "--summary", "now 40k")
+    again = gm(
+        "-C",
+        str(tmp_path / "c"),
+        "write",
+        "acme",
+        "--old",
+        "30k",
+        "--new",
+        "40k",
+        "--section",
+        "budget",
+        "--keywords",
+        "budget",
+        "--summary",
+        "now 40k",
+    )
     assert again.code == 0 and again.err == ""  # the same process: said already
 
 

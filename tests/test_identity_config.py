@@ -45,8 +45,11 @@ def _set(path: Path, text: str) -> None:
 
 @pytest.mark.usefixtures("bare_env")
 def test_identity_from_an_include_if_gitdir(client: Path, hermetic: Path) -> None:
-    _set(hermetic / ".gitconfig", f'[user]\n\tname = Home\n\temail = home@example.com\n'
-         f'[includeIf "gitdir:{client}/"]\n\tpath = work.inc\n')
+    _set(
+        hermetic / ".gitconfig",
+        f"[user]\n\tname = Home\n\temail = home@example.com\n"
+        f'[includeIf "gitdir:{client}/"]\n\tpath = work.inc\n',
+    )
     _set(hermetic / "work.inc", "[user]\n\tname = At Work\n\temail = work@example.com\n")
     assert _ours(client) == _git_ident(client) == ("At Work", "work@example.com")
 

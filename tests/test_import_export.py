@@ -36,8 +36,13 @@ def _write(root: Path, files: Mapping[str, str | bytes]) -> Path:
 def _trailers(root: Path, rev: str) -> list[tuple[str, str]]:
     """The commit's trailers as `git interpret-trailers --parse` reads them."""
     body = git(root, "log", "-1", "--format=%B", rev)
-    parsed = subprocess.run(["git", "interpret-trailers", "--parse"], input=body.encode(),
-                            capture_output=True, check=True, cwd=root).stdout.decode()
+    parsed = subprocess.run(
+        ["git", "interpret-trailers", "--parse"],
+        input=body.encode(),
+        capture_output=True,
+        check=True,
+        cwd=root,
+    ).stdout.decode()
     return [(k.strip(), v.strip()) for k, _, v in (ln.partition(":") for ln in parsed.splitlines())]
 
 
@@ -67,22 +72,36 @@ def test_markdown_folder_one_commit_per_card_each_section_indexed_without_summar
     out = json.loads(res.out)
     assert out["kind"] == "markdown" and out["problems"] == []
     assert {c["card"]: c["sections"] for c in out["cards"]} == {
-        "acme": ["budget", "next-steps"], "ideas": ["ideas"], "weekly-review": ["done"]}
+        "acme": ["budget", "next-steps"],
+        "ideas": ["ideas"],
+        "weekly-review": ["done"],
+    }
     commits = _imported(client)
     assert len(commits) == 3 == len(out["commits"])
     assert commits["acme"] == [
-        ("Gitmem-Card", "acme"), ("Gitmem-Section", "budget"), ("Gitmem-Keywords", "budget"),
-        ("Gitmem-Section", "next-steps"), ("Gitmem-Keywords", "next, steps"),
-        ("Gitmem-Actor", "import")]
+        ("Gitmem-Card", "acme"),
+        ("Gitmem-Section", "budget"),
+        ("Gitmem-Keywords", "budget"),
+        ("Gitmem-Section", "next-steps"),
+        ("Gitmem-Keywords", "next, steps"),
+        ("Gitmem-Actor", "import"),
+    ]
     assert all(("Gitmem-Actor", "import") in t for t in commits.values())
     assert not any(k == "Gitmem-Summary" for t in commits.values() for k, _ in t)
     assert (client / "cards/ideas.md").read_text() == (
-        "# ideas\n\n## ideas\n\nLoose thoughts with no headings at all.\n")
-    assert (client / "cards/weekly-review.md").read_text() == "# Weekly review\n\n## Done\nshipped\n"
+        "# ideas\n\n## ideas\n\nLoose thoughts with no headings at all.\n"
+    )
+    assert (
+        client / "cards/weekly-review.md"
+    ).read_text() == "# Weekly review\n\n## Done\nshipped\n"
     with MemoryRepo(client) as repo:  # incremental index == full replay, all unindexed
         summaries = index_summaries(repo)
-    assert summaries == {"acme/budget": None, "acme/next-steps": None, "ideas/ideas": None,
-                         "weekly-review/done": None}
+    assert summaries == {
+        "acme/budget": None,
+        "acme/next-steps": None,
+        "ideas/ideas": None,
+        "weekly-review/done": None,
+    }
     index = gm("-C", str(client), "index").out
     assert "- next-steps: (unindexed) Next steps [next, steps]" in index
     assert "- ideas: (unindexed) ideas [ideas]" in index
@@ -93,8 +112,22 @@ def test_markdown_folder_one_commit_per_card_each_section_indexed_without_summar
 def test_a_summary_written_later_indexes_an_imported_section(client: Path, tmp_path: Path) -> None:
     src = _write(tmp_path / "notes", {"acme.md": NOTES["acme.md"]})
     assert gm("-C", str(client), "import", str(src)).code == 0
-    res = gm("-C", str(client), "write", "acme", "--old", "30k", "--new", "40k",
-             "--section", "budget", "--keywords", "budget", "--summary", "Q3 budget is 40k")
+    res = gm(
+        "-C",
+        str(client),
+        "write",
+        "acme",
+        "--old",
+        "30k",
+        "--new",
+        "40k",
+        "--section",
+        "budget",
+        "--keywords",
+        "budget",
+        "--summary",
+        "Q3 budget is 40k",
+    )
     assert res.code == 0, res.err
     index = gm("-C", str(client), "index").out
     assert "- budget: Q3 budget is 40k [budget]" in index
@@ -102,26 +135,32 @@ def test_a_summary_written_later_indexes_an_imported_section(client: Path, tmp_p
 
 
 def _claude_project(tmp_path: Path, home: Path) -> Path:
-    proj = _write(tmp_path / "myproj", {
-        "CLAUDE.md": (
-            "# Project instructions\n\nSee @docs/architecture.md for the design and\n"
-            "[the guide](docs/guide.md#setup). Personal: @~/.claude/personal.md\n"
-            "Not an import: `@docs/not-this.md`, nor mail@example.com.\n\n"
-            "# Commands\n\n- `make test`\n"
-        ),
-        "docs/architecture.md": "# Architecture\n\n## Layers\nthree\n\nSee also @../../outside.md\n",
-        "docs/guide.md": "# Guide\n\n## Setup\nrun make\n",
-        "docs/not-this.md": "# Not this\n",
-        ".claude/rules/testing.md": "# Testing rules\n\n## Style\npytest only\n",
-        "src/main.py": "print('code is not memory')\n",
-    })
+    proj = _write(
+        tmp_path / "myproj",
+        {
+            "CLAUDE.md": (
+                "# Project instructions\n\nSee @docs/architecture.md for the design and\n"
+                "[the guide](docs/guide.md#setup). Personal: @~/.claude/personal.md\n"
+                "Not an import: `@docs/not-this.md`, nor mail@example.com.\n\n"
+                "# Commands\n\n- `make test`\n"
+            ),
+            "docs/architecture.md": "# Architecture\n\n## Layers\nthree\n\nSee also @../../outside.md\n",
+            "docs/guide.md": "# Guide\n\n## Setup\nrun make\n",
+            "docs/not-this.md": "# Not this\n",
+            ".claude/rules/testing.md": "# Testing rules\n\n## Style\npytest only\n",
+            "src/main.py": "print('code is not memory')\n",
+        },
+    )
     (home / ".claude").mkdir()
     (home / ".claude/personal.md").write_text("# Personal\n")
-    _write(auto_memory_dir(proj, home), {
-        "MEMORY.md": "# Memory\n\n- [Debugging notes](debugging.md)\n- API: see api-conventions.md\n",
-        "debugging.md": "# Debugging\n\n## Flaky tests\nrerun with -p no:randomly\n",
-        "api-conventions.md": "# API conventions\n\n## Errors\none line each\n",
-    })
+    _write(
+        auto_memory_dir(proj, home),
+        {
+            "MEMORY.md": "# Memory\n\n- [Debugging notes](debugging.md)\n- API: see api-conventions.md\n",
+            "debugging.md": "# Debugging\n\n## Flaky tests\nrerun with -p no:randomly\n",
+            "api-conventions.md": "# API conventions\n\n## Errors\none line each\n",
+        },
+    )
     return proj
 
 
@@ -134,20 +173,32 @@ def test_claude_code_project_follows_imports_links_rules_and_auto_memory(
     out = json.loads(res.out)
     assert out["kind"] == "claude-code"
     cards = {c["card"]: c for c in out["cards"]}
-    assert set(cards) == {"claude", "architecture", "guide", "testing", "memory", "debugging",
-                          "api-conventions"}
+    assert set(cards) == {
+        "claude",
+        "architecture",
+        "guide",
+        "testing",
+        "memory",
+        "debugging",
+        "api-conventions",
+    }
     assert cards["claude"]["sections"] == ["project-instructions", "commands"]  # '#' -> '##'
     assert cards["debugging"]["source"].startswith("~/.claude/projects/")
     skipped = "\n".join(out["skipped"])
     assert "~/.claude/personal.md is outside the source" in skipped
     assert "../../outside.md is outside the source" in skipped
     assert "not-this" not in res.out
-    assert (client / "cards/claude.md").read_text().startswith(
-        "# CLAUDE\n\n## Project instructions\n\nSee @docs/architecture.md")
+    assert (
+        (client / "cards/claude.md")
+        .read_text()
+        .startswith("# CLAUDE\n\n## Project instructions\n\nSee @docs/architecture.md")
+    )
     assert len(_imported(client)) == 7
 
 
-def test_claude_code_auto_memory_folder_on_its_own(client: Path, tmp_path: Path, hermetic: Path) -> None:
+def test_claude_code_auto_memory_folder_on_its_own(
+    client: Path, tmp_path: Path, hermetic: Path
+) -> None:
     proj = _claude_project(tmp_path, hermetic)
     res = gm("-C", str(client), "import", str(auto_memory_dir(proj, hermetic)), "--json")
     assert res.code == 0, res.err
@@ -157,28 +208,48 @@ def test_claude_code_auto_memory_folder_on_its_own(client: Path, tmp_path: Path,
 
 
 def test_references_skip_code_and_urls() -> None:
-    text = ("@a.md and `@b.md`\n```\n@c.md [x](d.md)\n```\n[e](e.md) [u](https://x.y/f.md) "
-            "[m](mailto:a@b.c) me@host.md [g](<g g.md> \"t\")\n")
+    text = (
+        "@a.md and `@b.md`\n```\n@c.md [x](d.md)\n```\n[e](e.md) [u](https://x.y/f.md) "
+        '[m](mailto:a@b.c) me@host.md [g](<g g.md> "t")\n'
+    )
     assert references(text) == ["a.md", "e.md", "g g.md"]
 
 
 def test_memory_tool_directory_as_the_sdk_tool_writes_it(client: Path, tmp_path: Path) -> None:
     base = tmp_path / "agent-memory"
     sdk = BetaLocalFilesystemMemoryTool(str(base))
-    sdk.call({"command": "create", "path": "/memories/client_notes.md",
-              "file_text": "# Client notes\n\n## Preferences\nshort answers\n"})
-    sdk.call({"command": "create", "path": "/memories/projects/acme.md",
-              "file_text": "## Status\non track\n\n## Risks\nnone\n"})
+    sdk.call(
+        {
+            "command": "create",
+            "path": "/memories/client_notes.md",
+            "file_text": "# Client notes\n\n## Preferences\nshort answers\n",
+        }
+    )
+    sdk.call(
+        {
+            "command": "create",
+            "path": "/memories/projects/acme.md",
+            "file_text": "## Status\non track\n\n## Risks\nnone\n",
+        }
+    )
     sdk.call({"command": "create", "path": "/memories/todo.txt", "file_text": "- call Dana\n"})
     res = gm("-C", str(client), "import", str(base), "--json")
     assert res.code == 0, res.err
     out = json.loads(res.out)
     assert out["kind"] == "memory-tool"
     assert {c["card"]: c["sections"] for c in out["cards"]} == {
-        "client-notes": ["preferences"], "acme": ["status", "risks"], "todo": ["todo"]}
+        "client-notes": ["preferences"],
+        "acme": ["status", "risks"],
+        "todo": ["todo"],
+    }
     assert {c["source"] for c in out["cards"]} == {
-        "memories/client_notes.md", "memories/projects/acme.md", "memories/todo.txt"}
-    assert (client / "cards/acme.md").read_text() == "# acme\n\n## Status\non track\n\n## Risks\nnone\n"
+        "memories/client_notes.md",
+        "memories/projects/acme.md",
+        "memories/todo.txt",
+    }
+    assert (
+        client / "cards/acme.md"
+    ).read_text() == "# acme\n\n## Status\non track\n\n## Risks\nnone\n"
 
 
 BASIC = (
@@ -210,8 +281,9 @@ def test_basic_memory_note_keeps_frontmatter_observations_and_relations(
 
 def test_from_forces_the_kind(client: Path, tmp_path: Path) -> None:
     src = _write(tmp_path / "basic", {"coffee.md": BASIC})
-    out = json.loads(gm("-C", str(client), "import", str(src), "--from", "markdown",
-                        "--dry-run", "--json").out)
+    out = json.loads(
+        gm("-C", str(client), "import", str(src), "--from", "markdown", "--dry-run", "--json").out
+    )
     assert out["kind"] == "markdown" and [c["card"] for c in out["cards"]] == ["coffee"]
 
 
@@ -227,8 +299,25 @@ def test_dry_run_prints_the_plan_and_changes_nothing(client: Path, tmp_path: Pat
 
 
 def test_clashes_are_reported_and_nothing_is_overwritten(client: Path, tmp_path: Path) -> None:
-    assert gm("-C", str(client), "write", "acme", "--old", "", "--new", "## Budget\nmine\n",
-              "--section", "budget", "--keywords", "budget", "--summary", "mine").code == 0
+    assert (
+        gm(
+            "-C",
+            str(client),
+            "write",
+            "acme",
+            "--old",
+            "",
+            "--new",
+            "## Budget\nmine\n",
+            "--section",
+            "budget",
+            "--keywords",
+            "budget",
+            "--summary",
+            "mine",
+        ).code
+        == 0
+    )
     src = _write(tmp_path / "notes", {**NOTES, "a/dup.md": "x\n", "b/Dup.md": "y\n"})
     before = snapshot(client)
     res = gm("-C", str(client), "import", str(src))
@@ -269,8 +358,10 @@ def test_hostile_inputs_give_one_line_reports_and_no_partial_state(
     assert "link.md: is a symlink; never followed" in res.err
     assert snapshot(client) == before
     plan = json.loads(gm("-C", str(client), "import", str(src), "--dry-run", "--json").out)
-    assert sorted(plan["problems"]) == ["link.md: is a symlink; never followed",
-                                        "linked-dir: is a symlink; never followed"]
+    assert sorted(plan["problems"]) == [
+        "link.md: is a symlink; never followed",
+        "linked-dir: is a symlink; never followed",
+    ]
     assert [c["card"] for c in plan["cards"]] == ["good"]
     res = gm("-C", str(client), "import", str(src), "--skip-problems")
     assert res.code == 0, res.err
@@ -288,12 +379,16 @@ def test_newline_in_a_file_name_is_one_escaped_line(client: Path, tmp_path: Path
 
 
 def test_a_10_mb_note_is_over_the_card_limit(client: Path, tmp_path: Path) -> None:
-    src = _write(tmp_path / "notes", {"huge.md": b"# Huge\n\n" + b"x" * (10 * 1024 * 1024),
-                                      "ok.md": "# Ok\n"})
+    src = _write(
+        tmp_path / "notes",
+        {"huge.md": b"# Huge\n\n" + b"x" * (10 * 1024 * 1024), "ok.md": "# Ok\n"},
+    )
     before = snapshot(client)
     res = gm("-C", str(client), "import", str(src))
     assert res.code == 2 and res.err.count("\n") == 1, res.err
-    assert re.search(r"huge\.md: is 1048\d+ bytes, over limits\.max_card_bytes \(1048576\)", res.err)
+    assert re.search(
+        r"huge\.md: is 1048\d+ bytes, over limits\.max_card_bytes \(1048576\)", res.err
+    )
     assert snapshot(client) == before
 
 
@@ -302,9 +397,14 @@ def test_the_edit_limits_apply_to_imported_text(client: Path, tmp_path: Path) ->
     toml = client / "gitmem.toml"
     toml.write_text(toml.read_text().replace("max_edit_bytes = 65536", "max_edit_bytes = 100"))
     git(client, "commit", "-qam", "small edits")
-    src = _write(tmp_path / "notes", {"long.md": "# Long\n\n" + "word " * 50, "bad.md": b"\xff\xfe"})
-    size = len(importing.card_text(Note("long.md", "long", "# Long\n\n" + "word " * 50,
-                                        "markdown"))[1].encode())
+    src = _write(
+        tmp_path / "notes", {"long.md": "# Long\n\n" + "word " * 50, "bad.md": b"\xff\xfe"}
+    )
+    size = len(
+        importing.card_text(Note("long.md", "long", "# Long\n\n" + "word " * 50, "markdown"))[
+            1
+        ].encode()
+    )
     plan = json.loads(gm("-C", str(client), "import", str(src), "--dry-run", "--json").out)
     assert sorted(plan["problems"]) == [
         "bad.md: is not valid UTF-8 (byte 0)",
@@ -352,8 +452,12 @@ def test_export_round_trip_gives_the_same_cards(tmp_path: Path) -> None:
     assert res.code == 0 and "Exported 4 cards" in res.out, res.err
     assert gm("-C", str(second), "import", str(tmp_path / "plain")).code == 0
     res = gm("-C", str(first), "export", str(tmp_path / "mt"), "--layout", "memory-tool", "--json")
-    assert json.loads(res.out)["files"] == ["memories/acme.md", "memories/coffee-brewing-methods.md",
-                                           "memories/ideas.md", "memories/weekly-review.md"]
+    assert json.loads(res.out)["files"] == [
+        "memories/acme.md",
+        "memories/coffee-brewing-methods.md",
+        "memories/ideas.md",
+        "memories/weekly-review.md",
+    ]
     sdk = BetaLocalFilesystemMemoryTool(str(tmp_path / "mt"))  # the SDK tool reads them
     assert "Q3 budget: 30k" in sdk.call({"command": "view", "path": "/memories/acme.md"})
     assert gm("-C", str(third), "import", str(tmp_path / "mt")).code == 0
@@ -384,8 +488,22 @@ def test_export_never_writes_through_a_symlink(client: Path, tmp_path: Path) -> 
     assert list((tmp_path / "elsewhere").iterdir()) == []
 
 
-line = st.sampled_from(["# Title", "## Budget", "# Other", "text", "", "```", "---", "title: T",
-                        "## Budget", "### Sub", "- [x] obs", "\r"])
+line = st.sampled_from(
+    [
+        "# Title",
+        "## Budget",
+        "# Other",
+        "text",
+        "",
+        "```",
+        "---",
+        "title: T",
+        "## Budget",
+        "### Sub",
+        "- [x] obs",
+        "\r",
+    ]
+)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -402,25 +520,51 @@ def test_a_card_imported_again_is_the_same_card(text: str, kind: str) -> None:
 def test_the_hook_accepts_an_amended_import_commit_and_checks_each_section(
     client: Path, tmp_path: Path
 ) -> None:
-    assert gm("-C", str(client), "import", str(_write(tmp_path / "n", {"acme.md": NOTES["acme.md"]}))).code == 0
+    assert (
+        gm(
+            "-C", str(client), "import", str(_write(tmp_path / "n", {"acme.md": NOTES["acme.md"]}))
+        ).code
+        == 0
+    )
     message = git(client, "log", "-1", "--format=%B")
     git(client, "commit", "-q", "--amend", "-m", message.replace("imported", "brought in"))
-    assert "- next-steps: (unindexed) Next steps [next, steps]" in gm("-C", str(client), "index").out
+    assert (
+        "- next-steps: (unindexed) Next steps [next, steps]" in gm("-C", str(client), "index").out
+    )
     forged = message.replace("Gitmem-Section: next-steps", "Gitmem-Section: nowhere")
-    proc = subprocess.run(["git", "commit", "-q", "--amend", "-m", forged], cwd=client,
-                          capture_output=True, check=False)
+    proc = subprocess.run(
+        ["git", "commit", "-q", "--amend", "-m", forged],
+        cwd=client,
+        capture_output=True,
+        check=False,
+    )
     assert proc.returncode != 0
     assert "Gitmem-Section 'nowhere' is not a section of cards/acme.md" in proc.stderr.decode()
 
 
-note_names = st.sampled_from(["a.md", "b.md", "A.md", "sub/a.md", "Notes Q3.md", "c.markdown",
-                              "x.txt"])
-note_lines = st.sampled_from(["# Title", "## Budget", "## Next steps", "# Other", "text",
-                              "```", "## Budget", "- [fact] x", ""])
+note_names = st.sampled_from(
+    ["a.md", "b.md", "A.md", "sub/a.md", "Notes Q3.md", "c.markdown", "x.txt"]
+)
+note_lines = st.sampled_from(
+    [
+        "# Title",
+        "## Budget",
+        "## Next steps",
+        "# Other",
+        "text",
+        "```",
+        "## Budget",
+        "- [fact] x",
+        "",
+    ]
+)
 
 
-@settings(max_examples=8, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=8,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(st.dictionaries(note_names, st.lists(note_lines, max_size=8).map("\n".join), max_size=5))
 def test_any_folder_imports_to_cards_the_index_lists_section_by_section(
     tmp_path_factory: pytest.TempPathFactory, notes: dict[str, str]

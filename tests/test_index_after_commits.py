@@ -23,14 +23,24 @@ def text(i: int, more: str = "") -> str:
 def make(repo: MemoryRepo, n: int) -> None:
     for i in range(n):
         write_card(repo, f"card-{i}", "", text(i), IndexEntry.make("notes", ["k"], f"card {i}"))
-        write_card(repo, f"card-{i}", text(i), text(i, "more\n"),
-                   IndexEntry.make("plan", ["p"], f"plan {i}"))
+        write_card(
+            repo,
+            f"card-{i}",
+            text(i),
+            text(i, "more\n"),
+            IndexEntry.make("plan", ["p"], f"plan {i}"),
+        )
 
 
 def edit(repo: MemoryRepo, i: int, round_: int) -> None:
     card = (repo.root / f"cards/card-{i}.md").read_text()
-    write_card(repo, f"card-{i}", card, card + f"round {round_}\n",
-               IndexEntry.make("plan", ["p"], f"plan {i} round {round_}"))
+    write_card(
+        repo,
+        f"card-{i}",
+        card,
+        card + f"round {round_}\n",
+        IndexEntry.make("plan", ["p"], f"plan {i} round {round_}"),
+    )
 
 
 def full(repo: MemoryRepo) -> str:
@@ -50,7 +60,9 @@ def test_a_new_process_keeps_the_other_cards_freshness_facts(client: Path) -> No
         got = index.rendered(repo, MAIN)
         kept = freshness.memo_for(repo, MAIN).at
         # every fact about cards 1-3 is still there: no lookup in history for them next time
-        assert {k: v for k, v in before.items() if not k.endswith(":card-0")}.items() <= kept.items()
+        assert {
+            k: v for k, v in before.items() if not k.endswith(":card-0")
+        }.items() <= kept.items()
         assert got == full(repo)
 
 

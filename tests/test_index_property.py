@@ -33,7 +33,9 @@ edit = st.tuples(
     st.lists(st.sampled_from(WORDS), min_size=1, max_size=3, unique=True),
     st.integers(0, 99),
 )
-hand = st.tuples(st.just("hand"), st.sampled_from(PROJECTS), st.sampled_from(SECTIONS), st.integers(0, 3))
+hand = st.tuples(
+    st.just("hand"), st.sampled_from(PROJECTS), st.sampled_from(SECTIONS), st.integers(0, 3)
+)
 revert = st.tuples(st.just("revert"), st.integers(0, 50))
 steps = st.lists(st.one_of(edit, edit, hand, revert), min_size=1, max_size=12)
 
@@ -83,8 +85,10 @@ def do_hand(repo: MemoryRepo, project: str, section: str, how: int) -> None:
         path.parent.mkdir(exist_ok=True)
         path.write_text(body)
         git(repo.root, "add", "-A")
-        msg = (f"{project}: hand edit\n\nGitmem-Card: {project}\nGitmem-Section: {section}\n"
-               f"Gitmem-Keywords: hand\nGitmem-Summary: edited by hand\nGitmem-Actor: person\n")
+        msg = (
+            f"{project}: hand edit\n\nGitmem-Card: {project}\nGitmem-Section: {section}\n"
+            f"Gitmem-Keywords: hand\nGitmem-Summary: edited by hand\nGitmem-Actor: person\n"
+        )
         git(repo.root, "commit", "-q", "-m", msg)
         return
     path.parent.mkdir(exist_ok=True)
@@ -137,7 +141,9 @@ def check_stale_marks(repo: MemoryRepo, idx: index.Index) -> None:
                 assert not s.stale
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(steps)
 def test_incremental_index_equals_reindex_after_every_step(plan: list[tuple[object, ...]]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
@@ -167,13 +173,18 @@ def test_revert_restores_the_previous_entry(repo: MemoryRepo) -> None:
     assert after == full_replay(repo)
 
 
-def test_hand_edited_section_is_listed_unindexed_and_dropped_sections_vanish(repo: MemoryRepo) -> None:
+def test_hand_edited_section_is_listed_unindexed_and_dropped_sections_vanish(
+    repo: MemoryRepo,
+) -> None:
     write_card(repo, "alpha", "", "## Budget\nx\n", IndexEntry.make("budget", ["a"], "one"))
     card = repo.root / "cards/alpha.md"
     card.write_text(card.read_text().replace("## Budget", "## Money") + "\n## Notes\nhand\n")
     git(repo.root, "commit", "-qam", "hand edit")
     idx = index.refresh(repo)
-    assert [(s.id, s.indexed) for s in idx.cards[0].sections] == [("money", False), ("notes", False)]
+    assert [(s.id, s.indexed) for s in idx.cards[0].sections] == [
+        ("money", False),
+        ("notes", False),
+    ]
     assert "- notes: (unindexed) Notes" in idx.render()
 
 
@@ -247,7 +258,9 @@ def test_reindex_lays_out_the_tree_it_replayed_when_the_branch_moved_meanwhile(
 
 
 @pytest.mark.parametrize("setting", ["separators", "aliases"])
-def test_a_machine_s_trailer_settings_do_not_change_the_index(repo: MemoryRepo, setting: str) -> None:
+def test_a_machine_s_trailer_settings_do_not_change_the_index(
+    repo: MemoryRepo, setting: str
+) -> None:
     from gitmem.memory.history import read_log
 
     write_card(repo, "alpha", "", "## Budget\nx\n", IndexEntry.make("budget", ["a"], "the truth"))
@@ -259,8 +272,10 @@ def test_a_machine_s_trailer_settings_do_not_change_the_index(repo: MemoryRepo, 
         config = {"trailer.separators": "=:"}
     else:  # tokens that a configured alias would print as gitmem's keys
         message = "hand\n\n" + fields.format("", "aliased").lower()
-        config = {f"trailer.{k}.key": f"Gitmem-{k.capitalize()}"
-                  for k in ("card", "section", "keywords", "summary")}
+        config = {
+            f"trailer.{k}.key": f"Gitmem-{k.capitalize()}"
+            for k in ("card", "section", "keywords", "summary")
+        }
     git(repo.root, "commit", "-qam", message)
     before = index.rebuild(repo)[0].render()
     for key, value in config.items():

@@ -32,8 +32,9 @@ def _cards(repo: MemoryRepo, n: int) -> None:
 def _edit(repo: MemoryRepo, i: int, n: int) -> None:
     body = (repo.root / "cards" / f"card-{i}.md").read_text()
     old = next(ln for ln in body.split("\n") if ln.startswith("line "))
-    write_card(repo, f"card-{i}", old, f"line {i} v{n}",
-               IndexEntry.make("notes", ["k"], f"card {i} v{n}"))
+    write_card(
+        repo, f"card-{i}", old, f"line {i} v{n}", IndexEntry.make("notes", ["k"], f"card {i} v{n}")
+    )
 
 
 def _processes(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
@@ -105,16 +106,34 @@ def test_the_facts_file_is_written_once_its_new_facts_are_many(
 
 # Messages whose trailer blocks git may read otherwise than the obvious way: each is
 # either read through the object store exactly as git log reads it, or left to git.
-_LINES = st.sampled_from([
-    "Gitmem-Card: card-0", "Gitmem-Card: card-1", "gitmem-section: notes",
-    "Gitmem-Section: plans", "Gitmem-Keywords: a, b", "Gitmem-Summary: said so",
-    "Gitmem-Summary : spaced", "Gitmem-Summary:tight", "GITMEM-CARD: card-1",
-    " folded on", "\tfolded tab", "Signed-off-by: A <a@b>", "prose line", "", "---",
-    "# a comment", "Gitmem-Layer: R", "Gitmem-Card:", "Gitmem-Summary: ünïcode",
-])
+_LINES = st.sampled_from(
+    [
+        "Gitmem-Card: card-0",
+        "Gitmem-Card: card-1",
+        "gitmem-section: notes",
+        "Gitmem-Section: plans",
+        "Gitmem-Keywords: a, b",
+        "Gitmem-Summary: said so",
+        "Gitmem-Summary : spaced",
+        "Gitmem-Summary:tight",
+        "GITMEM-CARD: card-1",
+        " folded on",
+        "\tfolded tab",
+        "Signed-off-by: A <a@b>",
+        "prose line",
+        "",
+        "---",
+        "# a comment",
+        "Gitmem-Layer: R",
+        "Gitmem-Card:",
+        "Gitmem-Summary: ünïcode",
+    ]
+)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(st.lists(st.lists(_LINES, max_size=6), min_size=1, max_size=6))
 def test_the_new_commits_read_through_the_store_fold_as_git_logs_them(
     tmp_path_factory: pytest.TempPathFactory, messages: list[list[str]]
@@ -131,13 +150,31 @@ def test_the_new_commits_read_through_the_store_fold_as_git_logs_them(
     with MemoryRepo(root) as repo:
         read = card_cache._read_new(repo, base, parent)
         got = read[0] if read is not None else None
-        assert read is None or [c[0] for c in read[1]] == git(
-            root, "rev-list", "--reverse", f"{base}..{parent}").split()  # oldest first
+        assert (
+            read is None
+            or [c[0] for c in read[1]]
+            == git(root, "rev-list", "--reverse", f"{base}..{parent}").split()
+        )  # oldest first
         want = fold(log(repo, f"{base}..{parent}"))
-        plain = all(ln and ln[0] not in " \t#-" and ": " in ln and " :" not in ln
-                    and ln != "prose line" for lines in messages for ln in lines)
+        plain = all(
+            ln and ln[0] not in " \t#-" and ": " in ln and " :" not in ln and ln != "prose line"
+            for lines in messages
+            for ln in lines
+        )
         assert got is not None or not plain  # the plain ones are read without git
         if got is not None:
-            assert (got.tip, got.entries, got.reverts, got.merges, got.linear,
-                    got.oldest_parent) == (want.tip, want.entries, want.reverts, want.merges,
-                                           want.linear, want.oldest_parent)
+            assert (
+                got.tip,
+                got.entries,
+                got.reverts,
+                got.merges,
+                got.linear,
+                got.oldest_parent,
+            ) == (
+                want.tip,
+                want.entries,
+                want.reverts,
+                want.merges,
+                want.linear,
+                want.oldest_parent,
+            )

@@ -53,10 +53,22 @@ def _step(root: Path, kind: str, p: int, sec: int, n: int) -> None:
 
 
 @settings(max_examples=15, deadline=None)
-@given(st.lists(st.lists(st.tuples(
-    st.sampled_from(["edit", "edit", "edit", "hand", "hand", "rm", "other", "revert"]),
-    st.integers(0, len(NAMES) - 1), st.integers(0, 3), st.integers(0, 60)),
-    min_size=1, max_size=4), min_size=1, max_size=4))
+@given(
+    st.lists(
+        st.lists(
+            st.tuples(
+                st.sampled_from(["edit", "edit", "edit", "hand", "hand", "rm", "other", "revert"]),
+                st.integers(0, len(NAMES) - 1),
+                st.integers(0, 3),
+                st.integers(0, 60),
+            ),
+            min_size=1,
+            max_size=4,
+        ),
+        min_size=1,
+        max_size=4,
+    )
+)
 def test_the_index_after_any_few_commits_is_the_full_replays(
     batches: list[list[tuple[str, int, int, int]]],
 ) -> None:
@@ -64,8 +76,13 @@ def test_the_index_after_any_few_commits_is_the_full_replays(
         root = Path(tmp) / "c"
         init_repo(root)
         with MemoryRepo(root) as repo:
-            write_card(repo, "zeta", "", "# Zeta\n\n## Budget\nvalue 0\n",
-                       IndexEntry.make("budget", ["k"], "budget then"))
+            write_card(
+                repo,
+                "zeta",
+                "",
+                "# Zeta\n\n## Budget\nvalue 0\n",
+                IndexEntry.make("budget", ["k"], "budget then"),
+            )
         for batch in batches:
             with MemoryRepo(root) as repo:
                 index.rendered(repo)  # the text and the cards kept at this commit
@@ -89,8 +106,13 @@ def test_a_new_process_reads_only_what_the_new_commits_changed(
             write_card(repo, f"card-{i:02}", "", _card(i), IndexEntry.make("notes", ["k"], f"c{i}"))
         index.rendered(repo)
         for i in (3, 17, 29):
-            write_card(repo, f"card-{i:02}", f"line {i}", f"line {i} now",
-                       IndexEntry.make("notes", ["k"], f"c{i} now"))
+            write_card(
+                repo,
+                f"card-{i:02}",
+                f"line {i}",
+                f"line {i} now",
+                IndexEntry.make("notes", ["k"], f"c{i} now"),
+            )
         tree = repo.store.read(f"{repo.tip(MAIN)}:cards")
         assert tree is not None
     facts: list[str] = []
@@ -136,7 +158,9 @@ def test_a_damaged_cards_file_is_rebuilt_and_the_index_still_right(client: Path)
         for i in range(4):
             write_card(repo, f"card-{i}", "", _card(i), IndexEntry.make("notes", ["k"], f"c{i}"))
         index.rendered(repo)
-        write_card(repo, "card-1", "line 1", "line 1 now", IndexEntry.make("notes", ["k"], "c1 now"))
+        write_card(
+            repo, "card-1", "line 1", "line 1 now", IndexEntry.make("notes", ["k"], "c1 now")
+        )
         kept = Path(index_cards._path(repo, MAIN))
     raw = bytearray(kept.read_bytes())
     raw[len(raw) // 2] ^= 0xFF  # a torn or edited file: its digest no longer holds
@@ -156,13 +180,17 @@ def test_a_kill_between_the_cards_file_and_the_block_never_shows_a_wrong_index(
         for i in range(4):
             write_card(repo, f"card-{i}", "", _card(i), IndexEntry.make("notes", ["k"], f"c{i}"))
         index.rendered(repo)
-        write_card(repo, "card-2", "line 2", "line 2 now", IndexEntry.make("notes", ["k"], "c2 now"))
+        write_card(
+            repo, "card-2", "line 2", "line 2 now", IndexEntry.make("notes", ["k"], "c2 now")
+        )
     with MemoryRepo(client) as repo:  # the cards file written at the tip, the block not (killed)
         assert index_cards.advance(repo, MAIN, str(repo.tip(MAIN))) is not None
     with MemoryRepo(client) as repo:
         got = index.rendered(repo)
         assert got == full_replay(repo).render() and "c2 now" in got
-        write_card(repo, "card-3", "line 3", "line 3 now", IndexEntry.make("notes", ["k"], "c3 now"))
+        write_card(
+            repo, "card-3", "line 3", "line 3 now", IndexEntry.make("notes", ["k"], "c3 now")
+        )
     block = Path(index_cache_text(client))
     block.write_bytes(block.read_bytes().replace(b"c2 now", b"c2 NOW"))  # an edited block
     with MemoryRepo(client) as repo:
@@ -186,8 +214,13 @@ def test_the_records_grow_by_appending_and_a_damaged_one_is_never_shown(client: 
     first = rows.read_bytes()
     for n in range(2):
         with MemoryRepo(client) as repo:
-            write_card(repo, "card-1", f"line 1{'!' * n}", f"line 1{'!' * (n + 1)}",
-                       IndexEntry.make("notes", ["k"], f"c1 v{n}"))
+            write_card(
+                repo,
+                "card-1",
+                f"line 1{'!' * n}",
+                f"line 1{'!' * (n + 1)}",
+                IndexEntry.make("notes", ["k"], f"c1 v{n}"),
+            )
         with MemoryRepo(client) as repo:
             assert index.rendered(repo) == full_replay(repo).render()
     grown = rows.read_bytes()

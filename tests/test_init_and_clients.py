@@ -21,7 +21,15 @@ def test_init_lays_out_the_template_with_one_commit_and_hooks(tmp_path: Path) ->
     res = gm("init", str(tmp_path / "acme"))
     assert res.code == 0, res.err
     root = tmp_path / "acme"
-    for rel in ("gitmem.toml", "persona.md", "synthesis.md", "cards", "sessions", "logs", ".gitattributes"):
+    for rel in (
+        "gitmem.toml",
+        "persona.md",
+        "synthesis.md",
+        "cards",
+        "sessions",
+        "logs",
+        ".gitattributes",
+    ):
         assert (root / rel).exists(), rel
     assert git(root, "branch", "--show-current").strip() == "main"
     assert git(root, "rev-list", "--count", "main").strip() == "1"
@@ -53,7 +61,9 @@ def test_foreign_hook_is_kept_as_legacy_and_still_runs(client: Path, tmp_path: P
     assert res.code == 0, res.err
     actions = {a["hook"]: a["action"] for a in json.loads(res.out)}
     assert actions["commit-msg"] == "kept-legacy" and actions["post-merge"] == "up-to-date"
-    assert (client / ".git/hooks/commit-msg.legacy").read_text().startswith("#!/bin/sh\necho legacy")
+    assert (
+        (client / ".git/hooks/commit-msg.legacy").read_text().startswith("#!/bin/sh\necho legacy")
+    )
     (client / "x.txt").write_text("x")
     git(client, "add", "x.txt")
     git(client, "commit", "-qm", "plain commit")
@@ -76,8 +86,21 @@ def test_clients_side_by_side(tmp_path: Path, hermetic: Path) -> None:
     workspace = hermetic / "gitmem"
     (workspace / "persona.md").write_text("Shared base: be concise.\n")
     args = ["--section", "budget", "--keywords", "money", "--summary", "Acme budget"]
-    assert gm("--client", "acme", "write", "site", "--old", "", "--new", "## Budget\n40k\n", *args,
-              cwd=tmp_path).code == 0
+    assert (
+        gm(
+            "--client",
+            "acme",
+            "write",
+            "site",
+            "--old",
+            "",
+            "--new",
+            "## Budget\n40k\n",
+            *args,
+            cwd=tmp_path,
+        ).code
+        == 0
+    )
     assert "Acme budget" in gm("--client", "acme", "index", cwd=tmp_path).out
     assert "No cards yet." in gm("--client", "globex", "index", cwd=tmp_path).out
     assert gm("--client", "globex", "show", "site").code == 3
@@ -85,7 +108,9 @@ def test_clients_side_by_side(tmp_path: Path, hermetic: Path) -> None:
     assert [c["name"] for c in listed] == ["acme", "globex"]
     assert all(c["last_activity"] for c in listed)
     text = persona(workspace / "acme")
-    assert text.startswith("Shared base: be concise.\n\n# Persona\n\nYou are the assistant for the client acme.")
+    assert text.startswith(
+        "Shared base: be concise.\n\n# Persona\n\nYou are the assistant for the client acme."
+    )
     assert gm("--client", "nobody", "index").code == 3
 
 
@@ -102,16 +127,48 @@ def test_post_checkout_and_merge_hooks_keep_the_cache_fresh(client: Path) -> Non
 
 
 def test_index_and_log_views_match_expected_files(client: Path) -> None:
-    def w(project: str, old: str, new: str, section: str, kws: str, summary: str, *extra: str) -> None:
-        res = gm("-C", str(client), "write", project, "--old", old, "--new", new, "--section", section,
-                 "--keywords", kws, "--summary", summary, *extra)
+    def w(
+        project: str, old: str, new: str, section: str, kws: str, summary: str, *extra: str
+    ) -> None:
+        res = gm(
+            "-C",
+            str(client),
+            "write",
+            project,
+            "--old",
+            old,
+            "--new",
+            new,
+            "--section",
+            section,
+            "--keywords",
+            kws,
+            "--summary",
+            summary,
+            *extra,
+        )
         assert res.code == 0, res.err
 
-    w("acme-website", "", "# Acme website\n\n## Budget\n30k\n\n## Next steps\nCall Bob\n", "budget",
-      "budget,q3", "Budget set to 30k")
-    w("acme-website", "30k", "40k", "budget", "budget,invoice,q3",
-      "Q3 budget raised to 40k after the 2026-11-28 call", "--session", "20261130-101200-ab12",
-      "--actor", "agent")
+    w(
+        "acme-website",
+        "",
+        "# Acme website\n\n## Budget\n30k\n\n## Next steps\nCall Bob\n",
+        "budget",
+        "budget,q3",
+        "Budget set to 30k",
+    )
+    w(
+        "acme-website",
+        "30k",
+        "40k",
+        "budget",
+        "budget,invoice,q3",
+        "Q3 budget raised to 40k after the 2026-11-28 call",
+        "--session",
+        "20261130-101200-ab12",
+        "--actor",
+        "agent",
+    )
     w("beta", "", "## Goals\nShip v2\n", "goals", "roadmap", "Ship v2 by March")
     for view in ("index", "log"):
         got = gm("-C", str(client), view).out
@@ -126,6 +183,10 @@ def test_commands_work_without_an_api_key(client: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC")}
     env["PATH"] = "/usr/bin:/bin"
     for args in (["index"], ["log"], ["reindex"]):
-        proc = subprocess.run([str(Path(sys.executable).with_name("gitmem")), "-C", str(client), *args], env=env, capture_output=True,
-                              check=False)
+        proc = subprocess.run(
+            [str(Path(sys.executable).with_name("gitmem")), "-C", str(client), *args],
+            env=env,
+            capture_output=True,
+            check=False,
+        )
         assert proc.returncode == 0, proc.stderr

@@ -30,9 +30,22 @@ def _build_wheel(tmp: Path) -> Path:
             shutil.copy2(item, src / name)
     out = tmp / "dist"
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-         "--no-index", str(src), "-w", str(out)],
-        capture_output=True, text=True, check=False,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            str(src),
+            "-w",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr
     (wheel,) = out.glob("*.whl")
@@ -78,7 +91,11 @@ def test_every_package_is_listed_in_pyproject() -> None:
 def _run(python: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(python), "-c", "import sys; from gitmem.cli import main; main(sys.argv[1:])", *args],
-        cwd=cwd, capture_output=True, text=True, check=False, env=dict(os.environ),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        env=dict(os.environ),
     )
 
 
@@ -90,21 +107,39 @@ def test_installed_wheel_inits_writes_and_runs_the_demo(wheel: Path, tmp_path: P
     env_dir = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env_dir)], check=True)
     python = env_dir / "bin" / "python"
-    site = Path(subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True, text=True, check=True,
-    ).stdout.strip())
+    site = Path(
+        subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index",
-         "--target", str(site), str(wheel)],
-        check=True, capture_output=True,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-index",
+            "--target",
+            str(site),
+            str(wheel),
+        ],
+        check=True,
+        capture_output=True,
     )
     (site / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     work = tmp_path / "work"
     work.mkdir()
     where = subprocess.run(
         [str(python), "-c", "import gitmem; print(gitmem.__file__)"],
-        cwd=work, capture_output=True, text=True, check=True,
+        cwd=work,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     assert where.stdout.startswith(str(site)), where.stdout
 
@@ -114,9 +149,22 @@ def test_installed_wheel_inits_writes_and_runs_the_demo(wheel: Path, tmp_path: P
     hook = (work / "acme" / ".git" / "hooks" / "commit-msg").read_text()
     assert "@PYTHON@" not in hook and str(python) in hook
     wrote = _run(
-        python, "-C", "acme", "write", "acme-website", "--old", "", "--new",
-        "## Budget\nQ3 budget: 30k\n", "--section", "budget", "--keywords", "budget",
-        "--summary", "Q3 budget is 30k", cwd=work,
+        python,
+        "-C",
+        "acme",
+        "write",
+        "acme-website",
+        "--old",
+        "",
+        "--new",
+        "## Budget\nQ3 budget: 30k\n",
+        "--section",
+        "budget",
+        "--keywords",
+        "budget",
+        "--summary",
+        "Q3 budget is 30k",
+        cwd=work,
     )
     assert wrote.returncode == 0, wrote.stderr
     assert "Q3 budget: 30k" in (work / "acme" / "cards" / "acme-website.md").read_text()

@@ -36,7 +36,8 @@ def one_document(res: Result) -> Any:
 
 def json_commands() -> set[str]:
     return {
-        name for name, cmd in all_commands().items()
+        name
+        for name, cmd in all_commands().items()
         if any(isinstance(p, click.Option) and "--json" in p.opts for p in cmd.params)
     }
 
@@ -62,9 +63,18 @@ def test_ask_json_is_one_document_with_reply_tool_calls_and_usage(
     assert doc["finish"]["landed"] and doc["finish"]["session"] == doc["session"]
 
 
-def test_chat_json_covers_each_turn_and_only_this_run(client: Path, api: FakeAnthropicServer) -> None:
-    first = gm("-C", str(client), "chat", "--json", "--session", "20261130-000000-json",
-               stdin="recall acme budget\nhello\n")
+def test_chat_json_covers_each_turn_and_only_this_run(
+    client: Path, api: FakeAnthropicServer
+) -> None:
+    first = gm(
+        "-C",
+        str(client),
+        "chat",
+        "--json",
+        "--session",
+        "20261130-000000-json",
+        stdin="recall acme budget\nhello\n",
+    )
     assert first.code == 0, first.err
     doc = one_document(first)
     assert [e["user"] for e in doc["exchanges"]] == ["recall acme budget", "hello"]
@@ -85,8 +95,20 @@ def test_every_json_command_prints_one_document(
     bare = tmp_path / "remote.git"
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
     git(client, "remote", "add", "origin", str(bare))
-    write = ["write", "acme", "--old", "", "--new", "## Budget\n30k\n", "--section", "budget",
-             "--keywords", "budget", "--summary", "budget is 30k"]
+    write = [
+        "write",
+        "acme",
+        "--old",
+        "",
+        "--new",
+        "## Budget\n30k\n",
+        "--section",
+        "budget",
+        "--keywords",
+        "budget",
+        "--summary",
+        "budget is 30k",
+    ]
     runs: list[tuple[str, list[str]]] = [
         ("init", ["init", str(tmp_path / "other")]),
         ("clients", ["clients"]),

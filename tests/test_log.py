@@ -32,8 +32,16 @@ LONG = "Q3 budget raised to 40k after the call with Ann, Bob and the whole finan
 def a_session_with_layers(repo: MemoryRepo) -> None:
     """One agent edit, then the commits a session adds that are not memory edits."""
     s = sessions.start(repo, SID)
-    write_card(repo, "acme", "30k", "40k", IndexEntry.make("budget", ["budget"], LONG), session=SID,
-               actor="agent", branch=s.branch)
+    write_card(
+        repo,
+        "acme",
+        "30k",
+        "40k",
+        IndexEntry.make("budget", ["budget"], LONG),
+        session=SID,
+        actor="agent",
+        branch=s.branch,
+    )
     synthesis.save(repo, s, "Acme's budget went up.", 1)
     sessions.transcript_file(repo, SID).write_text('{"role": "user", "text": "raise it"}\n')
     (usage.live_dir(repo) / f"{SID}.jsonl").write_text(json.dumps({"session": SID}) + "\n")
@@ -46,15 +54,31 @@ def history(repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch) -> MemoryRepo:
     # The first edit is made with no git identity at all: gitmem's own name stands in.
     for key in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"):
         monkeypatch.delenv(key)
-    write_card(repo, "acme", "", "# Acme\n\n## Budget\n30k\n", IndexEntry.make("budget", ["budget"], "Budget 30k"))
+    write_card(
+        repo,
+        "acme",
+        "",
+        "# Acme\n\n## Budget\n30k\n",
+        IndexEntry.make("budget", ["budget"], "Budget 30k"),
+    )
     monkeypatch.setenv("GIT_AUTHOR_NAME", "Test Person")
     monkeypatch.setenv("GIT_COMMITTER_NAME", "Test Person")
     a_session_with_layers(repo)
     # A person's hand edit with plain git, as Ann.
     card = repo.root / "cards/acme.md"
     card.write_text(card.read_text() + "\n## Risks\nLate\n")
-    git(repo.root, "-c", "user.name=Ann", "-c", "user.email=ann@example.com", "commit", "-qam",
-        "risks noted", "--author", "Ann <ann@example.com>")
+    git(
+        repo.root,
+        "-c",
+        "user.name=Ann",
+        "-c",
+        "user.email=ann@example.com",
+        "commit",
+        "-qam",
+        "risks noted",
+        "--author",
+        "Ann <ann@example.com>",
+    )
     return repo
 
 
@@ -63,7 +87,17 @@ def test_log_shows_memory_edits_with_a_header_and_the_author(history: MemoryRepo
     res = gm("-C", root, "log")
     assert res.code == 0, res.err
     lines = res.out.splitlines()
-    assert lines[0].split() == ["COMMIT", "DATE", "ACTOR", "AUTHOR", "SESSION", "CARD", "§", "SECTION", "SUMMARY"]
+    assert lines[0].split() == [
+        "COMMIT",
+        "DATE",
+        "ACTOR",
+        "AUTHOR",
+        "SESSION",
+        "CARD",
+        "§",
+        "SECTION",
+        "SUMMARY",
+    ]
     assert len(lines) == 1 + 4  # init, the first edit, the agent's edit, Ann's hand edit
     assert not any(w in res.out for w in ("transcript", "usage: session", "synthesis:"))
     ann, agent, first, init = lines[1:]
@@ -76,7 +110,11 @@ def test_log_shows_memory_edits_with_a_header_and_the_author(history: MemoryRepo
     every = gm("-C", root, "log", "--all")
     assert every.code == 0, every.err
     assert len(every.out.splitlines()) == 1 + 7
-    for subject in ("session 20261130-101200-ab12: transcript", "usage: session", "synthesis: through turn 1"):
+    for subject in (
+        "session 20261130-101200-ab12: transcript",
+        "usage: session",
+        "synthesis: through turn 1",
+    ):
         assert subject in every.out
     data = json.loads(gm("-C", root, "log", "--all", "--json").out)
     assert [e["layer"] for e in data].count(None) == 4
@@ -91,12 +129,25 @@ def test_limit_counts_memory_edits_not_the_commits_skipped(history: MemoryRepo) 
     assert len(res.out.splitlines()) == 1 + 2 + 1 and "`gitmem log -n 0` shows all" in res.out
 
 
-def test_without_any_other_author_the_column_is_left_out(repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_any_other_author_the_column_is_left_out(
+    repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
     for key in ("GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"):
         monkeypatch.setenv(key, "gitmem")
-    write_card(repo, "acme", "", "## Budget\n30k\n", IndexEntry.make("budget", ["budget"], "Budget 30k"))
+    write_card(
+        repo, "acme", "", "## Budget\n30k\n", IndexEntry.make("budget", ["budget"], "Budget 30k")
+    )
     entries = audit_log(repo, "acme")
-    assert render(entries)[0].split() == ["COMMIT", "DATE", "ACTOR", "SESSION", "CARD", "§", "SECTION", "SUMMARY"]
+    assert render(entries)[0].split() == [
+        "COMMIT",
+        "DATE",
+        "ACTOR",
+        "SESSION",
+        "CARD",
+        "§",
+        "SECTION",
+        "SUMMARY",
+    ]
     assert "No memory edits to beta on main." in gm("-C", str(repo.root), "log", "beta").out
 
 
@@ -130,8 +181,10 @@ def test_in_a_terminal_lines_fit_its_width_and_piped_they_are_whole(history: Mem
     narrow = run_in_terminal(args, 60).splitlines()
     assert all(len(line) <= 60 for line in narrow) and "SESSION" not in narrow[0]
     env = {**os.environ, "COLUMNS": "40"}
-    piped = [subprocess.run([GITMEM, *args], capture_output=True, env=env, check=True).stdout
-             for _ in range(2)]
+    piped = [
+        subprocess.run([GITMEM, *args], capture_output=True, env=env, check=True).stdout
+        for _ in range(2)
+    ]
     assert piped[0] == piped[1] and LONG.encode() in piped[0]
     assert piped[0].decode() == gm(*args).out
     got = gm(*args).out
@@ -143,18 +196,33 @@ def test_in_a_terminal_lines_fit_its_width_and_piped_they_are_whole(history: Mem
     assert normalised == (EXPECTED / "log_edits.txt").read_text()
 
 
-words = st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7e), min_size=1, max_size=90)
+words = st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), min_size=1, max_size=90)
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(words, st.sampled_from(["agent", "cli", "Ann"]), st.booleans()), min_size=1, max_size=6),
-       st.integers(min_value=60, max_value=200))
+@given(
+    st.lists(
+        st.tuples(words, st.sampled_from(["agent", "cli", "Ann"]), st.booleans()),
+        min_size=1,
+        max_size=6,
+    ),
+    st.integers(min_value=60, max_value=200),
+)
 def test_fitted_lines_never_exceed_the_width_and_piped_ones_keep_every_word(
     rows: list[tuple[str, str, bool]], width: int
 ) -> None:
     entries = [
-        LogEntry(f"{i:040x}", "2025-11-30T10:20:00+00:00", actor, SID if s else None, "acme", "budget",
-                 summary, None, author=actor if actor == "Ann" else "gitmem")
+        LogEntry(
+            f"{i:040x}",
+            "2025-11-30T10:20:00+00:00",
+            actor,
+            SID if s else None,
+            "acme",
+            "budget",
+            summary,
+            None,
+            author=actor if actor == "Ann" else "gitmem",
+        )
         for i, (summary, actor, s) in enumerate(rows)
     ]
     fitted = render(entries, width)

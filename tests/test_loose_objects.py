@@ -19,8 +19,9 @@ def _cat(root: Path, sha: str) -> tuple[str, bytes]:
     kind = git(root, "cat-file", "-t", sha).strip()
     import subprocess
 
-    data = subprocess.run(["git", "cat-file", kind, sha], cwd=root, capture_output=True,
-                          check=True).stdout
+    data = subprocess.run(
+        ["git", "cat-file", kind, sha], cwd=root, capture_output=True, check=True
+    ).stdout
     return kind, data
 
 
@@ -67,7 +68,8 @@ def test_packed_damaged_and_replaced_objects_are_left_to_git(client: Path) -> No
 
 
 def test_replacements_kept_under_another_ref_base_are_left_to_git(
-        client: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    client: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``GIT_REPLACE_REF_BASE`` moves replacement refs out of refs/replace/: git still
     shows the replacement, so the store must ask git too."""
     one = git(client, "hash-object", "-w", "--stdin", input=b"one\n").strip()
@@ -128,8 +130,11 @@ def test_paths_of_one_commit_ask_git_for_its_tree_once_unless_objects_are_replac
         for _ in range(2):
             for path in paths:
                 got = repo.store.read(f"{tip}:{path}")
-                assert got is not None and got.data == _cat(client, git(
-                    client, "rev-parse", f"HEAD:{path}").strip())[1]
+                assert (
+                    got is not None
+                    and got.data
+                    == _cat(client, git(client, "rev-parse", f"HEAD:{path}").strip())[1]
+                )
                 assert repo.store.entry(tip, path) is not None
     assert asked.count(f"{tip}^{{tree}}") == 1
     # a replaced tree: git's answer is taken every time

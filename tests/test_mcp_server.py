@@ -273,15 +273,24 @@ def test_stdin_from_dev_null_or_a_file_ends_cleanly(client: Path, tmp_path: Path
     import subprocess
 
     garbage = tmp_path / "garbage"
-    garbage.write_bytes(b"not json\n\x00\xff\xfe{]\n" + bytes(range(256)) + b"\n{\"jsonrpc\": 1}")
+    garbage.write_bytes(b"not json\n\x00\xff\xfe{]\n" + bytes(range(256)) + b'\n{"jsonrpc": 1}')
     valid = tmp_path / "valid.jsonl"
-    valid.write_text(json.dumps(_hello()) + "\n"
-                     + json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+    valid.write_text(
+        json.dumps(_hello())
+        + "\n"
+        + json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        + "\n"
+    )
     main = git(client, "rev-parse", "main")
     for source in (os.devnull, garbage, valid):
         with open(source, "rb") as stdin:
-            proc = subprocess.run([sys.executable, "-c", SERVER, "-C", str(client), "mcp"],
-                                  stdin=stdin, capture_output=True, timeout=60, check=False)
+            proc = subprocess.run(
+                [sys.executable, "-c", SERVER, "-C", str(client), "mcp"],
+                stdin=stdin,
+                capture_output=True,
+                timeout=60,
+                check=False,
+            )
         err = proc.stderr.decode()
         assert proc.returncode == 0, (source, err)
         assert "Traceback" not in err and "unexpected error" not in err, (source, err)
@@ -301,17 +310,30 @@ def test_every_request_in_a_file_on_stdin_is_answered(client: Path, tmp_path: Pa
         _hello(),
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
-        {"jsonrpc": "2.0", "id": "w", "method": "tools/call",
-         "params": {"name": "write_memory_card", "arguments": WRITE}},
-        {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
-         "params": {"name": "search_history", "arguments": {"query": "budget"}}},
+        {
+            "jsonrpc": "2.0",
+            "id": "w",
+            "method": "tools/call",
+            "params": {"name": "write_memory_card", "arguments": WRITE},
+        },
+        {
+            "jsonrpc": "2.0",
+            "id": 4,
+            "method": "tools/call",
+            "params": {"name": "search_history", "arguments": {"query": "budget"}},
+        },
         {"jsonrpc": "2.0", "id": 5, "method": "no/such/method"},
     ]
     wire = tmp_path / "requests.jsonl"
     wire.write_text("".join(json.dumps(r) + "\n" for r in requests))
     with open(wire, "rb") as stdin:
-        proc = subprocess.run([sys.executable, "-c", SERVER, "-C", str(client), "mcp"],
-                              stdin=stdin, capture_output=True, timeout=60, check=False)
+        proc = subprocess.run(
+            [sys.executable, "-c", SERVER, "-C", str(client), "mcp"],
+            stdin=stdin,
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
     assert proc.returncode == 0, proc.stderr.decode()
     answers = {a["id"]: a for a in map(json.loads, proc.stdout.decode().splitlines())}
     assert sorted(answers, key=str) == [1, 2, 4, 5, "w"]
@@ -331,8 +353,12 @@ def test_a_failing_or_missing_wire_is_one_line_and_the_session_still_ends(
     import subprocess
 
     wire = tmp_path / "requests.jsonl"
-    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-            "params": {"name": "write_memory_card", "arguments": WRITE}}
+    call = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "write_memory_card", "arguments": WRITE},
+    }
     wire.write_text(json.dumps(_hello()) + "\n" + json.dumps(call) + "\n")
     server = [sys.executable, "-c", SERVER, "-C", str(client), "mcp"]
 
@@ -348,11 +374,16 @@ def test_a_failing_or_missing_wire_is_one_line_and_the_session_still_ends(
 
     # Answers that cannot be written (a full disk behind stdout).
     listing = tmp_path / "list.jsonl"
-    listing.write_text(json.dumps(_hello()) + "\n"
-                       + json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}) + "\n")
+    listing.write_text(
+        json.dumps(_hello())
+        + "\n"
+        + json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        + "\n"
+    )
     with open(listing, "rb") as stdin, open("/dev/full", "wb") as full:
-        done = subprocess.run(server, stdin=stdin, stdout=full, stderr=subprocess.PIPE,
-                              timeout=60, check=False)
+        done = subprocess.run(
+            server, stdin=stdin, stdout=full, stderr=subprocess.PIPE, timeout=60, check=False
+        )
     lines = done.stderr.decode().splitlines()
     assert done.returncode == 6, lines
     assert len(lines) == 1 and lines[0].startswith(
@@ -380,14 +411,25 @@ def test_the_end_of_input_waits_only_for_requests_that_get_an_answer() -> None:
 
     async def main() -> None:
         asked = _Asked()
-        for message in [_hello(1), {"jsonrpc": "2.0", "id": "x", "method": "tools/list"},
-                        {"jsonrpc": "2.0", "method": "notifications/initialized"}]:
+        for message in [
+            _hello(1),
+            {"jsonrpc": "2.0", "id": "x", "method": "tools/list"},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        ]:
             asked.read(json.dumps(message) + "\n")
         asked.read("not json\n")
         assert asked.waiting == {"1", "'x'"}
         asked.answered(types.JSONRPCResponse(jsonrpc="2.0", id=1, result={}))
-        asked.read(json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                               "params": {"requestId": "x"}}) + "\n")
+        asked.read(
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/cancelled",
+                    "params": {"requestId": "x"},
+                }
+            )
+            + "\n"
+        )
         assert asked.waiting == set()
         with anyio.fail_after(1):
             await asked.all_answered()

@@ -42,12 +42,23 @@ needle = st.one_of(st.sampled_from(["a", "b", "\n", "## Budget", "a b", "é", "3
 # Names the SDK's tool takes as they are: spaces (one, several, leading, trailing), tabs,
 # unicode, leading dots; and gitmem's own placeholder name, which the model never sees.
 ODD_NAMES = [
-    "sp ace.md", "a  b.md", " lead.md", "trail.md ", "tab\there.md", "\tt", "é.md", "日本 メモ.md",
-    "e\u0301.md", ".hidden", ".d", "..x", "...", ".gitkeep", "d",
+    "sp ace.md",
+    "a  b.md",
+    " lead.md",
+    "trail.md ",
+    "tab\there.md",
+    "\tt",
+    "é.md",
+    "日本 メモ.md",
+    "e\u0301.md",
+    ".hidden",
+    ".d",
+    "..x",
+    "...",
+    ".gitkeep",
+    "d",
 ]
-name = st.one_of(
-    st.sampled_from(ODD_NAMES), st.text(alphabet=" \ta.é日-", min_size=1, max_size=4)
-)
+name = st.one_of(st.sampled_from(ODD_NAMES), st.text(alphabet=" \ta.é日-", min_size=1, max_size=4))
 odd_path = st.lists(name, min_size=1, max_size=3).map(lambda ns: "/memories/" + "/".join(ns))
 path = st.one_of(st.sampled_from(PATHS), odd_path)
 line = st.integers(-2, 9)
@@ -184,7 +195,12 @@ def test_names_with_spaces_tabs_unicode_and_leading_dots_work_like_the_sdk(
             {"command": "view", "path": f"/memories/{n}"},
             {"command": "create", "path": f"/memories/{n}", "file_text": "## Budget\n30k\n"},
             {"command": "create", "path": f"/memories/{n}", "file_text": "again"},
-            {"command": "str_replace", "path": f"/memories/{n}", "old_str": "30k", "new_str": "40k"},
+            {
+                "command": "str_replace",
+                "path": f"/memories/{n}",
+                "old_str": "30k",
+                "new_str": "40k",
+            },
             {"command": "view", "path": f"/memories/{n}"},
             {"command": "rename", "old_path": f"/memories/{n}", "new_path": f"/memories/d {n}/x y"},
         ]
@@ -487,7 +503,9 @@ def test_memory_tool_entries_come_from_headings_and_stay_unindexed(repo: MemoryR
         assert c.get("Gitmem-Summary") is None
     # A memory-tool edit of a summarised section leaves its old summary behind (it may be
     # stale now): the section is unindexed; reverting that edit brings the summary back.
-    tool.call({"command": "str_replace", "path": "/memories/acme.md", "old_str": "30k", "new_str": "35k"})
+    tool.call(
+        {"command": "str_replace", "path": "/memories/acme.md", "old_str": "30k", "new_str": "35k"}
+    )
     assert "- budget: (unindexed) Budget [budget]" in index.refresh(repo).render()
     revert_commit(repo, read_log(repo.git, "main", max_count=1)[0].sha)
     assert "- budget: Budget is 30k [money]" in index.refresh(repo).render()

@@ -79,8 +79,13 @@ def test_a_trailing_forbidden_char_is_refused(kind: str, char: str) -> None:
 
 @given(char=st.sampled_from(FORBIDDEN), at=st.integers(0, 40))
 def test_a_hand_made_commits_trailers_refuse_them_too(char: str, at: int) -> None:
-    pairs = [("Gitmem-Card", "acme"), ("Gitmem-Section", "budget"), ("Gitmem-Keywords", "k"),
-             ("Gitmem-Session", "s1"), ("Gitmem-Actor", "cli")]
+    pairs = [
+        ("Gitmem-Card", "acme"),
+        ("Gitmem-Section", "budget"),
+        ("Gitmem-Keywords", "k"),
+        ("Gitmem-Session", "s1"),
+        ("Gitmem-Actor", "cli"),
+    ]
     validate(pairs)
     for i, (key, value) in enumerate(pairs):
         bad = [*pairs[:i], (key, spliced(value, char, at)), *pairs[i + 1 :]]
@@ -93,8 +98,15 @@ CARD = "## Budget\n30k\n"
 
 
 def write_args(**over: str) -> list[str]:
-    opts = {"project": "acme", "--section": "budget", "--keywords": "budget, q3",
-            "--summary": "Budget is 30k", "--session": "s1", "--actor": "cli", "--branch": "main"}
+    opts = {
+        "project": "acme",
+        "--section": "budget",
+        "--keywords": "budget, q3",
+        "--summary": "Budget is 30k",
+        "--session": "s1",
+        "--actor": "cli",
+        "--branch": "main",
+    }
     opts.update(over)
     args = ["write", opts.pop("project"), "--old", "", "--new", CARD]
     for key, value in opts.items():
@@ -119,11 +131,23 @@ CLI_CASES: dict[str, Callable[[str], list[str]]] = {
     "sync-remote": lambda bad: ["sync", bad],
     "chat-session": lambda bad: ["chat", "--session", bad],
 }
-VALID = {"project": "acme", "section": "budget", "keywords": "budget", "summary": "ok",
-         "session": "s1", "actor": "cli", "branch": "main", "show-project": "acme",
-         "show-section": "budget", "show-branch": "main", "log-branch": "main",
-         "index-branch": "main", "revert-session": "s1", "sync-remote": "origin",
-         "chat-session": "s1"}
+VALID = {
+    "project": "acme",
+    "section": "budget",
+    "keywords": "budget",
+    "summary": "ok",
+    "session": "s1",
+    "actor": "cli",
+    "branch": "main",
+    "show-project": "acme",
+    "show-section": "budget",
+    "show-branch": "main",
+    "log-branch": "main",
+    "index-branch": "main",
+    "revert-session": "s1",
+    "sync-remote": "origin",
+    "chat-session": "s1",
+}
 
 
 @pytest.mark.parametrize("case", sorted(CLI_CASES))
@@ -181,7 +205,9 @@ def bad_tool_calls(char: str, at: int) -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(char=st.sampled_from(FORBIDDEN), at=st.integers(0, 20))
 def test_chat_tool_calls_refuse_them_as_tool_errors(repo: MemoryRepo, char: str, at: int) -> None:
     tools = MemoryTools(repo, session="s1")
@@ -263,6 +289,7 @@ def test_a_branch_name_passes_only_when_git_takes_it(name: str) -> None:
         assert "\n" not in str(err)
         return
     assert not any(c in name for c in FORBIDDEN)
-    proc = subprocess.run(["git", "check-ref-format", "--branch", name], capture_output=True,
-                          check=False)
+    proc = subprocess.run(
+        ["git", "check-ref-format", "--branch", name], capture_output=True, check=False
+    )
     assert proc.returncode == 0, name

@@ -28,8 +28,11 @@ def seeded(client: Path) -> Path:
         (["search"], 2, "Missing argument 'QUERY...'"),
         (["edit", "../etc", "--keywords", "k", "--summary", "s"], 2, "invalid project name"),
         (["edit", "acme", "Bad Id", "--keywords", "k", "--summary", "s"], 2, "invalid section id"),
-        (["edit", "acme", "budget", "--keywords", "k", "--summary", "s", "--branch", "nope"], 3,
-         "no branch 'nope'"),
+        (
+            ["edit", "acme", "budget", "--keywords", "k", "--summary", "s", "--branch", "nope"],
+            3,
+            "no branch 'nope'",
+        ),
         (["edit", "acme", "budget", "--keywords", "k", "--summary", "line\nbreak"], 2, "summary"),
         (["log", "--branch", "nope"], 3, "no branch 'nope'"),
         (["log", "../x"], 2, "invalid project name"),

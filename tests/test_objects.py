@@ -17,15 +17,20 @@ from helpers import git
 
 NAMES = ["a", "a-b", "a.b", "ab", "b", "cards", "z"]
 paths = st.lists(st.sampled_from(NAMES), min_size=1, max_size=3).map("/".join)
-ops = st.lists(st.tuples(paths, st.one_of(st.none(), st.binary(max_size=8))), min_size=1, max_size=15)
+ops = st.lists(
+    st.tuples(paths, st.one_of(st.none(), st.binary(max_size=8))), min_size=1, max_size=15
+)
 
 
 def git_tree(root: Path, tree: str, path: str, blob: str | None, index: str) -> str:
     env = {**os.environ, "GIT_INDEX_FILE": index}
 
     def run(*args: str) -> str:
-        return subprocess.run(["git", *args], cwd=root, env=env, capture_output=True,
-                              check=True).stdout.decode().strip()
+        return (
+            subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, check=True)
+            .stdout.decode()
+            .strip()
+        )
 
     run("read-tree", tree)
     if blob is None:
@@ -41,7 +46,9 @@ def git_tree(root: Path, tree: str, path: str, blob: str | None, index: str) -> 
     return run("write-tree")
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(ops)
 def test_update_path_matches_git(plan: list[tuple[str, bytes | None]]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
@@ -56,14 +63,22 @@ def test_update_path_matches_git(plan: list[tuple[str, bytes | None]]) -> None:
                 theirs = git_tree(root, tree, path, blob, str(Path(tmp) / "index"))
                 assert ours == theirs, (path, data)
                 tree = ours
-            fsck = subprocess.run(["git", "fsck", "--strict", "--no-dangling"], cwd=root,
-                                  capture_output=True, check=False)
+            fsck = subprocess.run(
+                ["git", "fsck", "--strict", "--no-dangling"],
+                cwd=root,
+                capture_output=True,
+                check=False,
+            )
             assert fsck.returncode == 0, fsck.stderr
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.text(alphabet=" \ta.é-", min_size=1, max_size=6).filter(lambda n: n not in (".", "..")),
-       st.booleans())
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.text(alphabet=" \ta.é-", min_size=1, max_size=6).filter(lambda n: n not in (".", "..")),
+    st.booleans(),
+)
 def test_read_answers_any_name_git_echoes_back(name: str, exists: bool) -> None:
     """``cat-file --batch`` repeats a missing name in its header: spaces and all."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -93,6 +108,7 @@ def test_read_names_each_part_of_what_it_read(repo: MemoryRepo) -> None:
         assert got is not None
         sha = git(root, "rev-parse", "--verify", name).strip()
         kind = git(root, "cat-file", "-t", sha).strip()
-        raw = subprocess.run(["git", "cat-file", kind, sha], cwd=root, capture_output=True,
-                             check=True).stdout
+        raw = subprocess.run(
+            ["git", "cat-file", kind, sha], cwd=root, capture_output=True, check=True
+        ).stdout
         assert (got.sha, got.kind, got.data) == (sha, kind, raw), name

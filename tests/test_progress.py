@@ -31,8 +31,11 @@ def _on_pty(args: list[str], cwd: Path, after: float = 0.0) -> tuple[int, str]:
     """Run the CLI with stdout and stderr on a pty; (exit code, what the terminal got)."""
     leader, follower = pty.openpty()
     proc = subprocess.Popen(
-        [sys.executable, "-c", _CLI, str(after), *args], cwd=cwd,
-        stdin=subprocess.DEVNULL, stdout=follower, stderr=follower,
+        [sys.executable, "-c", _CLI, str(after), *args],
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=follower,
+        stderr=follower,
     )
     os.close(follower)
     chunks = []
@@ -50,7 +53,10 @@ def _on_pty(args: list[str], cwd: Path, after: float = 0.0) -> tuple[int, str]:
 
 def _piped(args: list[str], cwd: Path, after: float = 0.0) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", _CLI, str(after), *args], cwd=cwd, capture_output=True, text=True,
+        [sys.executable, "-c", _CLI, str(after), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
         check=False,
     )
 

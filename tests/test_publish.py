@@ -46,4 +46,6 @@ def test_a_commit_is_planned_again_on_the_tip_another_writer_moved_the_branch_to
     assert git(repo.root, "rev-parse", "side").strip() == done.commit
     assert git(repo.root, "rev-parse", "side^").strip() == planned_on[1]
     assert git(repo.root, "ls-tree", "--name-only", "side", "mine.md", "theirs.md").split() == [
-        "mine.md", "theirs.md"]  # nobody's commit is lost
+        "mine.md",
+        "theirs.md",
+    ]  # nobody's commit is lost

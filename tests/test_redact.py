@@ -38,8 +38,20 @@ def world(tmp_path: Path) -> tuple[Path, Path, Path]:
     a = tmp_path / "a"
     init_repo(a)
     git(a, "remote", "add", "origin", str(bare))
-    write(a, "acme", "--old", "", "--new", "## Budget\n- 30k\n", "--section", "budget",
-          "--keywords", "budget,q3", "--summary", "Q3 budget is 30k")
+    write(
+        a,
+        "acme",
+        "--old",
+        "",
+        "--new",
+        "## Budget\n- 30k\n",
+        "--section",
+        "budget",
+        "--keywords",
+        "budget,q3",
+        "--summary",
+        "Q3 budget is 30k",
+    )
     assert gm("-C", str(a), "sync").code == 0
     b = tmp_path / "b"
     git(tmp_path, "clone", "-q", str(bare), str(b))
@@ -52,11 +64,23 @@ def person_commits_secrets(a: Path) -> str:
     an index entry."""
     card = a / "cards" / "acme.md"
     card.write_text(card.read_text() + f"- staging key {AWS}\n\n## Deploy\n{PEM}\n")
-    git(a, "commit", "-qam", "acme: deploy notes\n\nGitmem-Card: acme\nGitmem-Section: deploy\n"
-        "Gitmem-Keywords: deploy\nGitmem-Summary: deploy key below\n", "--no-verify")
+    git(
+        a,
+        "commit",
+        "-qam",
+        "acme: deploy notes\n\nGitmem-Card: acme\nGitmem-Section: deploy\n"
+        "Gitmem-Keywords: deploy\nGitmem-Summary: deploy key below\n",
+        "--no-verify",
+    )
     card.write_text(card.read_text() + "- root login below\n")
-    git(a, "commit", "-qam", f"acme: root\n\nGitmem-Card: acme\nGitmem-Section: deploy\n"
-        f"Gitmem-Keywords: deploy, root\nGitmem-Summary: root password: {PASSWORD}\n", "--no-verify")
+    git(
+        a,
+        "commit",
+        "-qam",
+        f"acme: root\n\nGitmem-Card: acme\nGitmem-Section: deploy\n"
+        f"Gitmem-Keywords: deploy, root\nGitmem-Summary: root password: {PASSWORD}\n",
+        "--no-verify",
+    )
     return git(a, "rev-parse", "main").strip()
 
 
@@ -66,10 +90,23 @@ def test_sync_refuses_to_push_commits_with_a_secret_naming_them(
     bare, a, b = world
     remote_before = git(bare, "rev-parse", "main")
     tip = person_commits_secrets(a)
-    write(b, "other", "--old", "", "--new", "## Notes\n- hi\n", "--section", "notes",
-          "--keywords", "n", "--summary", "notes")
+    write(
+        b,
+        "other",
+        "--old",
+        "",
+        "--new",
+        "## Notes\n- hi\n",
+        "--section",
+        "notes",
+        "--keywords",
+        "n",
+        "--summary",
+        "notes",
+    )
     assert gm("-C", str(b), "sync").code == 0  # the remote moved: A would merge, then push
     remote_before = git(bare, "rev-parse", "main")
+
     def state() -> dict[str, str]:  # all but the objects fetched (a refused sync keeps those)
         return {k: v for k, v in snapshot(a).items() if not k.startswith(".git/objects/")}
 
@@ -83,7 +120,9 @@ def test_sync_refuses_to_push_commits_with_a_secret_naming_them(
     assert git(bare, "rev-parse", "main") == remote_before
     scan = json.loads(gm("-C", str(a), "scan", "--history", "--json").out)["findings"]
     assert {(f["commit"], f["kind"]) for f in scan} == {
-        (first, "aws-access-key"), (first, "private-key"), (tip, "password")
+        (first, "aws-access-key"),
+        (first, "private-key"),
+        (tip, "password"),
     }
 
 
@@ -99,7 +138,11 @@ def test_redact_rewrites_history_keeps_trailers_and_index_then_pushes_with_lease
     assert done["record"] == "refs/gitmem/redactions/1" and done["pushed"] is None
     # every commit, every ref: no secret left; each replaced by its kind
     everything = git(a, "log", "--all", "-p", "--format=%B")
-    assert AWS not in everything and PASSWORD not in everything and PEM.split("\n")[1] not in everything
+    assert (
+        AWS not in everything
+        and PASSWORD not in everything
+        and PEM.split("\n")[1] not in everything
+    )
     card = git(a, "show", "main:cards/acme.md")
     assert "[REDACTED:aws-access-key]" in card and "[REDACTED:private-key]" in card
     assert (a / "cards" / "acme.md").read_text() == card  # the working tree followed
@@ -133,8 +176,20 @@ def test_redact_push_refuses_when_the_remote_moved_since_the_last_sync(
     git(a, "commit", "-qam", "key", "--no-verify")
     git(a, "push", "-q", "origin", "main")  # plain git: the secret reached the remote
     assert gm("-C", str(a), "sync").code == 0
-    write(b, "other", "--old", "", "--new", "## Notes\n- hi\n", "--section", "notes",
-          "--keywords", "n", "--summary", "notes")
+    write(
+        b,
+        "other",
+        "--old",
+        "",
+        "--new",
+        "## Notes\n- hi\n",
+        "--section",
+        "notes",
+        "--keywords",
+        "n",
+        "--summary",
+        "notes",
+    )
     assert gm("-C", str(b), "sync").code == 0  # B pushed after A's last sync
     remote_tip = git(bare, "rev-parse", "main")
     r = gm("-C", str(a), "redact", "--push", "origin")
@@ -151,8 +206,20 @@ def test_another_clone_recognises_the_redaction_and_accepts_it(
     assert gm("-C", str(b), "sync").code == 0
     assert AWS in (b / "cards" / "acme.md").read_text()
     # B edits meanwhile; A redacts and publishes
-    write(b, "other", "--old", "", "--new", "## Notes\n- hi\n", "--section", "notes",
-          "--keywords", "n", "--summary", "notes")
+    write(
+        b,
+        "other",
+        "--old",
+        "",
+        "--new",
+        "## Notes\n- hi\n",
+        "--section",
+        "notes",
+        "--keywords",
+        "n",
+        "--summary",
+        "notes",
+    )
     assert gm("-C", str(a), "sync").code == 0
     assert gm("-C", str(a), "redact", "--push", "origin").code == 0
     # B: not the plain rewritten-remote refusal, but an offer

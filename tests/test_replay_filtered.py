@@ -32,7 +32,9 @@ def commit_messages(root: Path, messages: list[str]) -> str:
     tree = git(root, "hash-object", "-t", "tree", "-w", "--stdin", input=b"").strip()
     tip = ""
     for msg in messages:
-        tip = git(root, "commit-tree", tree, *(["-p", tip] if tip else []), input=msg.encode()).strip()
+        tip = git(
+            root, "commit-tree", tree, *(["-p", tip] if tip else []), input=msg.encode()
+        ).strip()
     git(root, "update-ref", "refs/heads/main", tip)
     return tip
 
@@ -48,21 +50,30 @@ def as_written(repo: MemoryRepo) -> replay.Replay:
     return state
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(messages=st.lists(message, min_size=1, max_size=6),
-       more=st.lists(st.sampled_from([
-           "Gitmem-Card: alpha\nGitmem-Section: one\nGitmem-Keywords: a\nGitmem-Summary: s",
-           "Gitmem-Card: alpha\nGitmem-Section: one\nGitmem-Keywords: a\nGitmem-Section: two\n"
-           "Gitmem-Keywords: b, c\nGitmem-Section: three",
-           "gitmem-card:alpha\ngitmem-section : one\nGitmem-Summary:  folded\n  on\n\tand on",
-           "Gitmem-Card: alpha\nGitmem-Section: one\nGitmem-Layer: persona",
-           "GITMEM-CARD\t: beta\nGitmem-Section:two \r\nGitmem-Keywords:\nGitmem-Session: s",
-           "Gitmem-Card: alpha\nGitmem-Section: one\nGitmem-Summary: first\n"
-           "Gitmem-Summary: second\nGitmem-Card: beta\nSigned-off-by: A <a@example.com>",
-           "Gitmem-Reverts: 0123456789abcdef0123456789abcdef01234567\nGitmem-Reverts:\n"
-           "Gitmem-Card: alpha\nGitmem-Section: one",
-           "Gitmem-C\u212ard: alpha\nGitmem-Section: one\nGitmem-Card: \xe9\xfc",
-       ]), max_size=3))
+@settings(
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    messages=st.lists(message, min_size=1, max_size=6),
+    more=st.lists(
+        st.sampled_from(
+            [
+                "Gitmem-Card: alpha\nGitmem-Section: one\nGitmem-Keywords: a\nGitmem-Summary: s",
+                "Gitmem-Card: alpha\nGitmem-Section: one\nGitmem-Keywords: a\nGitmem-Section: two\n"
+                "Gitmem-Keywords: b, c\nGitmem-Section: three",
+                "gitmem-card:alpha\ngitmem-section : one\nGitmem-Summary:  folded\n  on\n\tand on",
+                "Gitmem-Card: alpha\nGitmem-Section: one\nGitmem-Layer: persona",
+                "GITMEM-CARD\t: beta\nGitmem-Section:two \r\nGitmem-Keywords:\nGitmem-Session: s",
+                "Gitmem-Card: alpha\nGitmem-Section: one\nGitmem-Summary: first\n"
+                "Gitmem-Summary: second\nGitmem-Card: beta\nSigned-off-by: A <a@example.com>",
+                "Gitmem-Reverts: 0123456789abcdef0123456789abcdef01234567\nGitmem-Reverts:\n"
+                "Gitmem-Card: alpha\nGitmem-Section: one",
+                "Gitmem-C\u212ard: alpha\nGitmem-Section: one\nGitmem-Card: \xe9\xfc",
+            ]
+        ),
+        max_size=3,
+    ),
+)
 def test_the_one_loop_replay_is_the_replay_of_the_blocks_as_written(
     tmp_path: Path, messages: list[str], more: list[str]
 ) -> None:
@@ -78,8 +89,15 @@ def test_a_trailer_alias_in_gits_config_changes_nothing(client: Path) -> None:
     # git renames "card:" to Gitmem-Card before it filters; gitmem reads the token as written
     git(client, "config", "trailer.card.key", "Gitmem-Card")
     git(client, "config", "trailer.sec.key", "Gitmem-Section")
-    git(client, "commit", "-q", "--no-verify", "--allow-empty", "-m",
-        "hand\n\ncard: acme\nsec: people\nGitmem-Keywords: pm\nGitmem-Summary: forged")
+    git(
+        client,
+        "commit",
+        "-q",
+        "--no-verify",
+        "--allow-empty",
+        "-m",
+        "hand\n\ncard: acme\nsec: people\nGitmem-Keywords: pm\nGitmem-Summary: forged",
+    )
     with MemoryRepo(client) as repo:
         state = replay.replay_all(repo, "main")
         assert "acme/people" not in state.entries
@@ -90,8 +108,13 @@ def test_a_full_replay_reads_plain_blocks_in_its_own_loop(
     repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     write_card(repo, "acme", "", CARD, IndexEntry.make("people", ["pm"], "Dana is PM"))
-    write_card(repo, "acme", CARD, CARD.replace("30k", "40k"),
-               IndexEntry.make("budget", ["money"], "40k now"))
+    write_card(
+        repo,
+        "acme",
+        CARD,
+        CARD.replace("30k", "40k"),
+        IndexEntry.make("budget", ["money"], "40k now"),
+    )
     index.refresh(repo, "main")  # the cache at the tip: rebuild compares, folds nothing in
     parsed: list[str] = []
     real = T.gitmem_trailers
@@ -103,7 +126,9 @@ def test_a_full_replay_reads_plain_blocks_in_its_own_loop(
     monkeypatch.setattr(T, "gitmem_trailers", counting)
     rebuilt, _ = index.rebuild(repo, "main")
     assert [(s.id, s.summary) for c in rebuilt.cards for s in c.sections] == [
-        ("people", "Dana is PM"), ("budget", "40k now")]
+        ("people", "Dana is PM"),
+        ("budget", "40k now"),
+    ]
     assert parsed == []  # no continuation lines: no block handed to gitmem_trailers
 
 
@@ -128,8 +153,13 @@ def test_a_reindex_starts_git_log_and_git_cat_file_only(
 def test_a_replayed_state_is_left_in_the_gcs_oldest_generation(repo: MemoryRepo) -> None:
     # nothing of it for the first collections after the replay to walk over
     write_card(repo, "acme", "", CARD, IndexEntry.make("people", ["pm"], "Dana is PM"))
-    write_card(repo, "acme", CARD, CARD.replace("30k", "40k"),
-               IndexEntry.make("budget", ["money"], "40k now"))
+    write_card(
+        repo,
+        "acme",
+        CARD,
+        CARD.replace("30k", "40k"),
+        IndexEntry.make("budget", ["money"], "40k now"),
+    )
     gc.collect()
     state = replay.replay_all(repo, "main")
     young = {id(o) for generation in (0, 1) for o in gc.get_objects(generation=generation)}

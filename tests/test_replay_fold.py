@@ -33,8 +33,10 @@ def message(step: tuple[Any, ...], earlier: list[str]) -> str:
     kind = step[0]
     if kind == "entry":
         card, section = KEYS[step[1]]
-        return (f"edit\n\n{T.CARD}: {card}\n{T.SECTION}: {section}\n"
-                f"{T.KEYWORDS}: k{step[2]}\n{T.SUMMARY}: now {step[2]}\n")
+        return (
+            f"edit\n\n{T.CARD}: {card}\n{T.SECTION}: {section}\n"
+            f"{T.KEYWORDS}: k{step[2]}\n{T.SUMMARY}: now {step[2]}\n"
+        )
     if kind == "revert" and earlier:
         targets = [earlier[i % len(earlier)] for i in step[1]]
         return "revert\n\n" + "".join(f"{T.REVERTS}: {t}\n" for t in targets)
@@ -51,8 +53,14 @@ def build(root: Path, plan: list[tuple[Any, ...]]) -> list[str]:
     for step in plan:
         parents = ["-p", tip] if tip else []
         if step[0] == "merge" and len(made) > 1:  # a side commit off an older one, merged back
-            side = git(root, "commit-tree", tree, "-p", made[step[1] % len(made)],
-                       input=message(("entry", step[1] % len(KEYS), 7), made).encode()).strip()
+            side = git(
+                root,
+                "commit-tree",
+                tree,
+                "-p",
+                made[step[1] % len(made)],
+                input=message(("entry", step[1] % len(KEYS), 7), made).encode(),
+            ).strip()
             made.append(side)
             parents += ["-p", side]
         tip = git(root, "commit-tree", tree, *parents, input=message(step, made).encode()).strip()
@@ -69,10 +77,17 @@ def oldest_first(root: Path, rev: str) -> Replay:
 
 
 def same(a: Replay, b: Replay) -> None:
-    assert (a.commit, a.entries, a.inactive, a.reverts) == (b.commit, b.entries, b.inactive, b.reverts)
+    assert (a.commit, a.entries, a.inactive, a.reverts) == (
+        b.commit,
+        b.entries,
+        b.inactive,
+        b.reverts,
+    )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(plan=plans, cut=st.integers(0, 30))
 def test_streamed_fold_equals_oldest_first_apply(plan: list[tuple[Any, ...]], cut: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
@@ -112,7 +127,10 @@ def test_a_failing_log_names_git_s_error(tmp_path: Path) -> None:
     git(tmp_path, "commit", "-q", "--allow-empty", "-m", "one")
     (tmp_path / ".git/objects/info").mkdir(exist_ok=True)
     with MemoryRepo(tmp_path) as repo:
-        with Git(tmp_path).stream("log", "-z", "no-such-rev") as log, pytest.raises(GitError) as err:
+        with (
+            Git(tmp_path).stream("log", "-z", "no-such-rev") as log,
+            pytest.raises(GitError) as err,
+        ):
             list(log.pieces())
         assert "no-such-rev" in str(err.value)
         # a replay given up before its result leaves no git behind

@@ -57,8 +57,16 @@ def test_a_session_revert_merges_by_section_too(repo: MemoryRepo, client: Path) 
     write_card(repo, "acme", "", "## Budget\n30k\n", entry("budget", "Budget is 30k"))
     sid = "20261130-101200-ab12"
     s = sessions.start(repo, sid)
-    write_card(repo, "acme", "30k", "40k", entry("budget", "Budget raised to 40k"), session=sid,
-               actor="agent", branch=s.branch)
+    write_card(
+        repo,
+        "acme",
+        "30k",
+        "40k",
+        entry("budget", "Budget raised to 40k"),
+        session=sid,
+        actor="agent",
+        branch=s.branch,
+    )
     sessions.finish(repo, s, "auto")
     write_card(repo, "acme", "", "## Team\nAnn\n", entry("team", "Ann leads"))  # right after 40k
     res = gm("-C", str(client), "revert", sid)
@@ -72,11 +80,16 @@ def test_a_section_changed_since_refuses_in_one_line_and_changes_nothing(
 ) -> None:
     write_card(repo, "acme", "", "## Budget\n30k\n\n## Team\nAnn\nBob\nCy\n", entry("budget", "b"))
     first = write_card(repo, "acme", "Ann", "Ann (lead)", entry("team", "Ann leads")).commit
-    write_card(repo, "acme", "Cy", "Cy (new)", entry("team", "Cy joined"))  # same section, other line
+    write_card(
+        repo, "acme", "Cy", "Cy (new)", entry("team", "Cy joined")
+    )  # same section, other line
     before = snapshot(client)
     res = gm("-C", str(client), "revert", first)
     assert res.code == 4
-    assert res.err == f"gitmem: error: {first[:7]} cannot be reverted cleanly: acme § team was changed since\n"
+    assert (
+        res.err
+        == f"gitmem: error: {first[:7]} cannot be reverted cleanly: acme § team was changed since\n"
+    )
     assert snapshot(client) == before
 
 
@@ -126,7 +139,10 @@ def test_an_edit_undone_by_hand_has_nothing_left_to_revert(repo: MemoryRepo, cli
     before = snapshot(client)
     res = gm("-C", str(client), "revert", raised)
     assert res.code == 3
-    assert res.err == f"gitmem: error: nothing left to revert: {raised[:7]} is undone on main already\n"
+    assert (
+        res.err
+        == f"gitmem: error: nothing left to revert: {raised[:7]} is undone on main already\n"
+    )
     assert snapshot(client) == before
 
 
@@ -153,7 +169,9 @@ def apply(repo: MemoryRepo, section: str, how: int, value: int, blank: bool) -> 
     summary = f"{section} {how} {value}"
     if text is None or section not in section_ids(text):
         sep = "\n" if blank and text is not None else ""
-        write_card(repo, "acme", "", f"{sep}## {HEADINGS[section]}\nv{value}\n", entry(section, summary))
+        write_card(
+            repo, "acme", "", f"{sep}## {HEADINGS[section]}\nv{value}\n", entry(section, summary)
+        )
         return True
     lines = body_lines(text, section)
     heading = f"## {HEADINGS[section]}\n"
@@ -169,7 +187,9 @@ def apply(repo: MemoryRepo, section: str, how: int, value: int, blank: bool) -> 
     return True
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(plans)
 def test_reverting_an_edit_of_a_section_unchanged_since_always_succeeds(
     plan: tuple[list[tuple[str, int, int]], int, bool],
@@ -225,5 +245,8 @@ def test_undoing_the_creation_of_a_card_without_sections_edited_since_refuses(
     git(client, "commit", "-qam", "edited by hand")
     before = snapshot(client)
     res = gm("-C", str(client), "revert", made)
-    assert (res.code, res.err) == (4, f"gitmem: error: {made[:7]} cannot be reverted cleanly: notes was changed since\n")
+    assert (res.code, res.err) == (
+        4,
+        f"gitmem: error: {made[:7]} cannot be reverted cleanly: notes was changed since\n",
+    )
     assert snapshot(client) == before

@@ -48,7 +48,9 @@ Call Bob
 
 
 def person_writes(repo: MemoryRepo) -> None:
-    write_card(repo, "acme-website", "", CARD, IndexEntry.make("budget", ["budget"], "Budget set to 30k"))
+    write_card(
+        repo, "acme-website", "", CARD, IndexEntry.make("budget", ["budget"], "Budget set to 30k")
+    )
 
 
 def agent_session(repo: MemoryRepo, sid: str = SID, *, policy: str = "review") -> None:
@@ -56,13 +58,34 @@ def agent_session(repo: MemoryRepo, sid: str = SID, *, policy: str = "review") -
     s = sessions.start(repo, sid)
 
     def w(project: str, old: str, new: str, section: str, kws: list[str], summary: str) -> None:
-        write_card(repo, project, old, new, IndexEntry.make(section, kws, summary), session=sid,
-                   actor="agent", branch=s.branch)
+        write_card(
+            repo,
+            project,
+            old,
+            new,
+            IndexEntry.make(section, kws, summary),
+            session=sid,
+            actor="agent",
+            branch=s.branch,
+        )
 
-    w("acme-website", "Budget: 30k", "Budget: 40k", "budget", ["budget", "q3"], "Q3 budget raised to 40k")
-    team = CARD[CARD.index("Owner: Ann"):CARD.index("Call Bob") + len("Call Bob")]
-    w("acme-website", team, team.replace("Owner: Ann", "Owner: Bob").replace("Call Bob", "Call Bob on Monday"),
-      "next-steps", ["bob", "call"], "Call Bob on Monday; Bob owns the budget")
+    w(
+        "acme-website",
+        "Budget: 30k",
+        "Budget: 40k",
+        "budget",
+        ["budget", "q3"],
+        "Q3 budget raised to 40k",
+    )
+    team = CARD[CARD.index("Owner: Ann") : CARD.index("Call Bob") + len("Call Bob")]
+    w(
+        "acme-website",
+        team,
+        team.replace("Owner: Ann", "Owner: Bob").replace("Call Bob", "Call Bob on Monday"),
+        "next-steps",
+        ["bob", "call"],
+        "Call Bob on Monday; Bob owns the budget",
+    )
     w("beta", "", "## Goals\nShip v2\n", "goals", ["roadmap"], "Ship v2 by March")
     line = {"at": "2025-11-30T10:20:00Z", "role": "user", "text": "raise the budget", "content": []}
     sessions.transcript_file(repo, sid).write_text(json.dumps(line) + "\n")
@@ -123,10 +146,17 @@ def test_show_json_gives_files_commits_entries_and_hunks(pending: MemoryRepo, cl
     acme, beta = data["files"]
     assert acme["path"] == "cards/acme-website.md" and beta["path"] == "cards/beta.md"
     first, second = acme["commits"]
-    assert first["entry"] == {"card": "acme-website", "section": "budget", "keywords": ["budget", "q3"],
-                              "summary": "Q3 budget raised to 40k"}
+    assert first["entry"] == {
+        "card": "acme-website",
+        "section": "budget",
+        "keywords": ["budget", "q3"],
+        "summary": "Q3 budget raised to 40k",
+    }
     assert [h["number"] for h in second["hunks"]] == [2, 3]
-    assert "-Owner: Ann" in second["hunks"][0]["lines"] and "+Call Bob on Monday" in second["hunks"][1]["lines"]
+    assert (
+        "-Owner: Ann" in second["hunks"][0]["lines"]
+        and "+Call Bob on Monday" in second["hunks"][1]["lines"]
+    )
     assert len(data["transcript"]) == 1
 
 
@@ -161,15 +191,27 @@ def test_accept_all_lands_every_commit_with_its_trailers(pending: MemoryRepo, cl
     assert "--accept" not in shown
 
 
-def test_accept_after_main_moved_recreates_commits_on_top(pending: MemoryRepo, client: Path) -> None:
-    write_card(pending, "acme-website", "Fay sells", "Fay sells a lot", IndexEntry.make("team", ["sales"], "Fay sells"))
+def test_accept_after_main_moved_recreates_commits_on_top(
+    pending: MemoryRepo, client: Path
+) -> None:
+    write_card(
+        pending,
+        "acme-website",
+        "Fay sells",
+        "Fay sells a lot",
+        IndexEntry.make("team", ["sales"], "Fay sells"),
+    )
     res = gm("-C", str(client), "review", SID, "--accept")
     assert res.code == 0, res.err
     text = (client / "cards/acme-website.md").read_text()
     assert "Fay sells a lot" in text and "Budget: 40k" in text and "Call Bob on Monday" in text
     subjects = git(client, "log", "--format=%s", "-5", "main").splitlines()
-    assert subjects[:4] == ["session 20261130-101200-ab12: transcript", "beta: Ship v2 by March",
-                            "acme-website: Call Bob on Monday; Bob owns the budget", "acme-website: Q3 budget raised to 40k"]
+    assert subjects[:4] == [
+        "session 20261130-101200-ab12: transcript",
+        "beta: Ship v2 by March",
+        "acme-website: Call Bob on Monday; Bob owns the budget",
+        "acme-website: Q3 budget raised to 40k",
+    ]
     assert entries(pending)["acme-website/team"] == "Fay sells"
     assert git(client, "status", "--porcelain") == ""
 
@@ -182,7 +224,9 @@ def test_accept_some_commits(pending: MemoryRepo, client: Path) -> None:
     assert "accepted in part" in res.out
     got = entries(pending)
     assert got["beta/goals"] == "Ship v2 by March"
-    assert got["acme-website/budget"] == "Budget set to 30k"  # the left-out entries never reach the index
+    assert (
+        got["acme-website/budget"] == "Budget set to 30k"
+    )  # the left-out entries never reach the index
     assert got["acme-website/next-steps"] is None
     assert (client / "cards/acme-website.md").read_text() == CARD
     assert git(client, "rev-parse", f"refs/gitmem/partial/{SID}").strip() == view.ref.tip
@@ -194,7 +238,9 @@ def test_accept_some_hunks_keeps_their_commit_entry(pending: MemoryRepo, client:
     assert res.code == 0, res.err
     text = (client / "cards/acme-website.md").read_text()
     assert "Budget: 40k" in text and "Call Bob on Monday" in text
-    assert "Owner: Ann" in text and not (client / "cards/beta.md").exists()  # hunks 2 and 4 left out
+    assert (
+        "Owner: Ann" in text and not (client / "cards/beta.md").exists()
+    )  # hunks 2 and 4 left out
     got = entries(pending)
     assert got["acme-website/budget"] == "Q3 budget raised to 40k"
     assert got["acme-website/next-steps"] == "Call Bob on Monday; Bob owns the budget"
@@ -231,8 +277,16 @@ def test_a_hunk_that_needs_a_left_out_one_is_refused(repo: MemoryRepo, client: P
     person_writes(repo)
     s = sessions.start(repo, SID)
     for old, new in (("Budget: 30k", "Budget: 40k"), ("Budget: 40k", "Budget: 50k")):
-        write_card(repo, "acme-website", old, new, IndexEntry.make("budget", ["budget"], new), session=SID,
-                   actor="agent", branch=s.branch)
+        write_card(
+            repo,
+            "acme-website",
+            old,
+            new,
+            IndexEntry.make("budget", ["budget"], new),
+            session=SID,
+            actor="agent",
+            branch=s.branch,
+        )
     sessions.finish(repo, s, "review")
     before = git(client, "rev-parse", "main")
     res = gm("-C", str(client), "review", SID, "--accept", "--hunks", "2")
@@ -240,34 +294,61 @@ def test_a_hunk_that_needs_a_left_out_one_is_refused(repo: MemoryRepo, client: P
     assert git(client, "rev-parse", "main") == before and load(repo, SID).ref.pending
 
 
-def test_a_hunk_whose_context_a_left_out_commit_changed_lands_with_fuzz(repo: MemoryRepo, client: Path) -> None:
+def test_a_hunk_whose_context_a_left_out_commit_changed_lands_with_fuzz(
+    repo: MemoryRepo, client: Path
+) -> None:
     """The first commit changes "Owner: Ann" (line 5); the second changes "Ann designs"
     (line 8) and "Call Bob" (line 16), two hunks. The hunk at line 8 has "Owner: Bob" as its
     first line of context: accepted without the first commit, that context is not in the
     file, and the hunk lands only by leaving that outer context line out, as `patch` does."""
     person_writes(repo)
     s = sessions.start(repo, SID)
-    write_card(repo, "acme-website", "Owner: Ann", "Owner: Bob", IndexEntry.make("budget", ["owner"], "Bob owns it"),
-               session=SID, actor="agent", branch=s.branch)
-    team = CARD[CARD.index("Ann designs"):]
-    write_card(repo, "acme-website", team,
-               team.replace("Ann designs", "Ann leads design").replace("Call Bob", "Call Bob on Monday"),
-               IndexEntry.make("team", ["ann", "design"], "Ann leads design"), session=SID, actor="agent",
-               branch=s.branch)
+    write_card(
+        repo,
+        "acme-website",
+        "Owner: Ann",
+        "Owner: Bob",
+        IndexEntry.make("budget", ["owner"], "Bob owns it"),
+        session=SID,
+        actor="agent",
+        branch=s.branch,
+    )
+    team = CARD[CARD.index("Ann designs") :]
+    write_card(
+        repo,
+        "acme-website",
+        team,
+        team.replace("Ann designs", "Ann leads design").replace("Call Bob", "Call Bob on Monday"),
+        IndexEntry.make("team", ["ann", "design"], "Ann leads design"),
+        session=SID,
+        actor="agent",
+        branch=s.branch,
+    )
     sessions.finish(repo, s, "review")
     shown = json.loads(gm("-C", str(client), "review", SID, "--json").out)
     first, second = shown["files"][0]["commits"]
     assert len(first["hunks"]) == 1 and len(second["hunks"]) == 2
     design = second["hunks"][0]
-    assert design["lines"][:4] == [" Owner: Bob", " ", " ## Team", "-Ann designs"]  # context from commit 1
+    assert design["lines"][:4] == [
+        " Owner: Bob",
+        " ",
+        " ## Team",
+        "-Ann designs",
+    ]  # context from commit 1
 
     res = gm("-C", str(client), "review", SID, "--accept", "--hunks", str(design["number"]))
     assert res.code == 0, res.err
-    assert (client / "cards/acme-website.md").read_text() == CARD.replace("Ann designs", "Ann leads design")
-    assert git(client, "show", "main:cards/acme-website.md") == CARD.replace("Ann designs", "Ann leads design")
+    assert (client / "cards/acme-website.md").read_text() == CARD.replace(
+        "Ann designs", "Ann leads design"
+    )
+    assert git(client, "show", "main:cards/acme-website.md") == CARD.replace(
+        "Ann designs", "Ann leads design"
+    )
     got = entries(repo)
     assert got["acme-website/team"] == "Ann leads design"
-    assert got["acme-website/budget"] == "Budget set to 30k"  # the left-out commit's entry stays out
+    assert (
+        got["acme-website/budget"] == "Budget set to 30k"
+    )  # the left-out commit's entry stays out
     body = git(client, "log", "-1", "--format=%B", "main")
     assert "Accepted in part in review: 1 of 2 hunks." in body
 
@@ -287,7 +368,9 @@ def test_reject_lands_nothing_and_keeps_the_session(pending: MemoryRepo, client:
     assert again.code == 2 and "rejected already" in again.err
 
 
-def test_main_checked_out_elsewhere_is_left_alone_and_said(pending: MemoryRepo, client: Path) -> None:
+def test_main_checked_out_elsewhere_is_left_alone_and_said(
+    pending: MemoryRepo, client: Path
+) -> None:
     git(client, "checkout", "-q", "-b", "notes")
     res = gm("-C", str(client), "review", SID, "--accept")
     assert res.code == 0, res.err
@@ -320,7 +403,9 @@ def test_bad_input_is_one_line_and_changes_nothing(
     assert snapshot(client) == before
 
 
-def test_uncommitted_edits_to_a_touched_card_refuse_accept(pending: MemoryRepo, client: Path) -> None:
+def test_uncommitted_edits_to_a_touched_card_refuse_accept(
+    pending: MemoryRepo, client: Path
+) -> None:
     (client / "cards/acme-website.md").write_text(CARD + "\nmy own note\n")
     before = snapshot(client)
     res = gm("-C", str(client), "review", SID, "--accept", "--hunks", "1")
@@ -333,7 +418,9 @@ def test_uncommitted_edits_to_a_touched_card_refuse_accept(pending: MemoryRepo, 
     assert (client / "cards/acme-website.md").read_text().endswith("my own note\n")
 
 
-def test_push_a_session_for_a_forge_pull_request(pending: MemoryRepo, client: Path, tmp_path: Path) -> None:
+def test_push_a_session_for_a_forge_pull_request(
+    pending: MemoryRepo, client: Path, tmp_path: Path
+) -> None:
     bare = tmp_path / "forge.git"
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
     git(client, "remote", "add", "forge", str(bare))
@@ -343,7 +430,9 @@ def test_push_a_session_for_a_forge_pull_request(pending: MemoryRepo, client: Pa
     tip = git(client, "rev-parse", f"gitmem/session/{SID}").strip()
     assert git(bare, "rev-parse", f"refs/heads/gitmem/session/{SID}").strip() == tip
     # the commit messages are the PR description: subject, then the index entry
-    assert "Gitmem-Summary: Ship v2 by March" in git(bare, "log", "--format=%B", f"gitmem/session/{SID}")
+    assert "Gitmem-Summary: Ship v2 by March" in git(
+        bare, "log", "--format=%B", f"gitmem/session/{SID}"
+    )
     assert "pushed" in gm("-C", str(client), "review").out
     again = gm("-C", str(client), "review", SID, "--push", "forge")
     assert again.code == 0, again.err
@@ -352,16 +441,32 @@ def test_push_a_session_for_a_forge_pull_request(pending: MemoryRepo, client: Pa
 lines_st = st.lists(st.sampled_from(["a\n", "b\n", "c\n", "## H\n", "\n", "x\n"]), max_size=25)
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(old=lines_st, new=lines_st, ends=st.sampled_from(["", "", "z", "a"]), subset=st.lists(st.booleans(), min_size=30, max_size=30))
-def test_hunks_apply_like_the_diff_they_come_from(tmp_path: Path, old: list[str], new: list[str], ends: str,
-                                                  subset: list[bool]) -> None:
-    old, new = [*old, ends] if len(old) % 2 else old, [*new, ends] if len(new) % 3 else new  # "\ No newline"
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    old=lines_st,
+    new=lines_st,
+    ends=st.sampled_from(["", "", "z", "a"]),
+    subset=st.lists(st.booleans(), min_size=30, max_size=30),
+)
+def test_hunks_apply_like_the_diff_they_come_from(
+    tmp_path: Path, old: list[str], new: list[str], ends: str, subset: list[bool]
+) -> None:
+    old, new = (
+        [*old, ends] if len(old) % 2 else old,
+        [*new, ends] if len(new) % 3 else new,
+    )  # "\ No newline"
     a, b = tmp_path / "a.md", tmp_path / "b.md"
     a.write_text("".join(old))
     b.write_text("".join(new))
-    proc = subprocess.run(["git", "diff", "--no-index", "--no-color", "a.md", "b.md"], cwd=tmp_path,
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        ["git", "diff", "--no-index", "--no-color", "a.md", "b.md"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     files = parse_diff(proc.stdout)
     hunks = [h for f in files for h in f.hunks]
     assert apply_hunks("".join(old), hunks) == "".join(new)
@@ -378,14 +483,24 @@ def test_a_hunk_at_the_end_of_a_file_of_repeated_lines_lands_at_the_end(tmp_path
     it; with the same lines above ("a" four times) only that anchor places it right."""
     (tmp_path / "a.md").write_text("a\na\na\na\n")
     (tmp_path / "b.md").write_text("a\na\na\na\nz")
-    proc = subprocess.run(["git", "diff", "--no-index", "--no-color", "a.md", "b.md"],
-                          cwd=tmp_path, capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        ["git", "diff", "--no-index", "--no-color", "a.md", "b.md"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     hunks = [h for f in parse_diff(proc.stdout) for h in f.hunks]
     shifted = "top\n" * 3 + "a\na\na\na\n"
     assert apply_hunks(shifted, hunks) == "top\n" * 3 + "a\na\na\na\nz"
     # a hunk at line 1 stays at the beginning
     (tmp_path / "c.md").write_text("z\na\na\na\na\n")
-    proc = subprocess.run(["git", "diff", "--no-index", "--no-color", "a.md", "c.md"],
-                          cwd=tmp_path, capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        ["git", "diff", "--no-index", "--no-color", "a.md", "c.md"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     hunks = [h for f in parse_diff(proc.stdout) for h in f.hunks]
     assert apply_hunks("a\na\na\na\na\na\n", hunks) == "z\na\na\na\na\na\na\n"

@@ -20,7 +20,9 @@ def test_markdown_matches_the_expected_file(repo: MemoryRepo, client: Path) -> N
     check_expected(client, "review_markdown.md", res.out)
 
 
-def test_markdown_shows_each_sections_entry_before_and_after(repo: MemoryRepo, client: Path) -> None:
+def test_markdown_shows_each_sections_entry_before_and_after(
+    repo: MemoryRepo, client: Path
+) -> None:
     person_writes(repo)
     agent_session(repo)
     out = gm("-C", str(client), "review", SID, "--markdown").out

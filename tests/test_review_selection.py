@@ -15,9 +15,16 @@ SID = "20261130-101200-ab12"
 def test_a_selection_keeps_the_transcript_and_what_was_chosen(repo: MemoryRepo) -> None:
     s = sessions.start(repo, SID)
     for project in ("acme", "beta"):
-        write_card(repo, project, "", "## Goals\nShip v2\n\n## Team\nAnn\n",
-                   IndexEntry.make("goals", ["roadmap"], f"{project} ships v2"),
-                   session=SID, actor="agent", branch=s.branch)
+        write_card(
+            repo,
+            project,
+            "",
+            "## Goals\nShip v2\n\n## Team\nAnn\n",
+            IndexEntry.make("goals", ["roadmap"], f"{project} ships v2"),
+            session=SID,
+            actor="agent",
+            branch=s.branch,
+        )
     sessions.transcript_file(repo, SID).write_text('{"role": "user", "text": "hi"}\n')
     sessions.finish(repo, s, "review")
     view = load(repo, SID)

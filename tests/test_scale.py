@@ -29,7 +29,6 @@ def _cards(repo: MemoryRepo, n: int, branch: str = MAIN, start: int = 0) -> None
         write_card(repo, f"card-{i}", "", text, entry, branch=branch)
 
 
-
 def test_a_session_branch_starts_from_mains_index_cache(
     client: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -128,23 +127,46 @@ def _sh_matches(lines: list[str], tmp: Path) -> set[int]:
     f.write_bytes("".join(f"+{ln}\n" for ln in lines).encode("utf-8"))
     proc = subprocess.run(
         ["grep", "-naEi", "-e", _hint_ere(), "-e", "[^ -~\t]", str(f)],
-        capture_output=True, env={"LC_ALL": "C", "PATH": os.environ["PATH"]}, check=False,
+        capture_output=True,
+        env={"LC_ALL": "C", "PATH": os.environ["PATH"]},
+        check=False,
     )
     assert proc.returncode in (0, 1), proc.stderr
     return {int(ln.split(b":", 1)[0]) - 1 for ln in proc.stdout.splitlines()}
 
 
-FRAGMENTS = ["AKIA", "sk-", "ghp_", "xoxb-", "eyJ", "://u:p@", "Pass", "TOKEN", "key", "auth",
-             "SG.", "npm_", "1234567890:", "glpat-", "PRIVATE KEY", "é", "\u212a", "\u017f"]
+FRAGMENTS = [
+    "AKIA",
+    "sk-",
+    "ghp_",
+    "xoxb-",
+    "eyJ",
+    "://u:p@",
+    "Pass",
+    "TOKEN",
+    "key",
+    "auth",
+    "SG.",
+    "npm_",
+    "1234567890:",
+    "glpat-",
+    "PRIVATE KEY",
+    "é",
+    "\u212a",
+    "\u017f",
+]
 line_st = st.lists(
-    st.one_of(st.sampled_from(FRAGMENTS), st.text(st.characters(codec="utf-8",
-                                                                exclude_characters="\n\r"),
-                                                  max_size=12)),
+    st.one_of(
+        st.sampled_from(FRAGMENTS),
+        st.text(st.characters(codec="utf-8", exclude_characters="\n\r"), max_size=12),
+    ),
     max_size=8,
 ).map("".join)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(st.lists(line_st, min_size=1, max_size=30))
 def test_the_hook_pre_check_never_skips_a_line_the_scanner_would_look_at(
     tmp_path: Path, lines: list[str]
@@ -231,8 +253,9 @@ def _chat(repo: MemoryRepo, lines: list[str], monkeypatch: pytest.MonkeyPatch) -
     with FakeAnthropicServer(RuleModel(), clock=clock) as api:
         sdk = anthropic.Anthropic(api_key="test", base_url=api.base_url, max_retries=0)
         try:
-            run_chat(repo, turns(), client=sdk, write=lambda _t: None, warn=lambda _m: None,
-                     clock=clock)
+            run_chat(
+                repo, turns(), client=sdk, write=lambda _t: None, warn=lambda _m: None, clock=clock
+            )
         finally:
             sdk.close()
     return per_turn
@@ -312,10 +335,21 @@ def test_a_torn_delta_is_ignored_and_a_damaged_one_rebuilds(client: Path) -> Non
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["edit", "edit", "hand", "revert"]),
-                          st.integers(0, 2), st.integers(0, 3), st.integers(0, 60)),
-                min_size=1, max_size=10))
-def test_a_cache_of_appended_deltas_loads_to_the_full_replay(plan: list[tuple[str, int, int, int]]) -> None:
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["edit", "edit", "hand", "revert"]),
+            st.integers(0, 2),
+            st.integers(0, 3),
+            st.integers(0, 60),
+        ),
+        min_size=1,
+        max_size=10,
+    )
+)
+def test_a_cache_of_appended_deltas_loads_to_the_full_replay(
+    plan: list[tuple[str, int, int, int]],
+) -> None:
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -338,10 +372,21 @@ def test_a_cache_of_appended_deltas_loads_to_the_full_replay(plan: list[tuple[st
 
 # -- a new process renders only the cards new commits touched -----------------------------------
 @settings(max_examples=25, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["edit", "edit", "edit", "hand", "revert"]),
-                          st.integers(0, 2), st.integers(0, 3), st.integers(0, 60)),
-                min_size=1, max_size=10))
-def test_gitmem_index_after_new_commits_is_the_full_replays(plan: list[tuple[str, int, int, int]]) -> None:
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["edit", "edit", "edit", "hand", "revert"]),
+            st.integers(0, 2),
+            st.integers(0, 3),
+            st.integers(0, 60),
+        ),
+        min_size=1,
+        max_size=10,
+    )
+)
+def test_gitmem_index_after_new_commits_is_the_full_replays(
+    plan: list[tuple[str, int, int, int]],
+) -> None:
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -367,8 +412,13 @@ def test_gitmem_index_after_new_commits_loads_no_replay_state(
         _cards(repo, 3)
         index.rendered(repo)
         for i in range(3):
-            write_card(repo, f"card-{i}", f"line {i}", f"line {i}!",
-                       IndexEntry.make("notes", ["k"], f"card {i} now"))
+            write_card(
+                repo,
+                f"card-{i}",
+                f"line {i}",
+                f"line {i}!",
+                IndexEntry.make("notes", ["k"], f"card {i} now"),
+            )
     loads: list[str] = []
     real = index_cache.load
 
@@ -405,7 +455,9 @@ def test_a_session_starts_from_mains_rendered_cards_without_the_replay_state(
     assert loads == []
 
 
-def test_a_plain_commit_message_starts_no_python_in_commit_msg(client: Path, tmp_path: Path) -> None:
+def test_a_plain_commit_message_starts_no_python_in_commit_msg(
+    client: Path, tmp_path: Path
+) -> None:
     import subprocess
 
     from gitmem.hooks import hooks_dir

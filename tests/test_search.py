@@ -76,12 +76,19 @@ def top(repo: MemoryRepo, query: str, n: int = 1, **kw: Any) -> list[tuple[str, 
 
 def test_natural_questions_rank_the_section_that_answers_them(memory: MemoryRepo) -> None:
     assert top(memory, "How much money does Globex have for the website?") == [
-        ("globex-website", "budget", "current")]
-    assert top(memory, "Who is my contact at Globex?") == [("globex-website", "contacts", "current")]
-    assert top(memory, "what's the budget for Initech now?") == [("initech-crm", "budget", "current")]
+        ("globex-website", "budget", "current")
+    ]
+    assert top(memory, "Who is my contact at Globex?") == [
+        ("globex-website", "contacts", "current")
+    ]
+    assert top(memory, "what's the budget for Initech now?") == [
+        ("initech-crm", "budget", "current")
+    ]
     assert top(memory, "initech risks") == [("initech-crm", "risks", "current")]
     # the card text is searched, not only commit messages: only the text says "Hetzner"
-    assert top(memory, "which project runs on hetzner") == [("globex-website", "hosting", "current")]
+    assert top(memory, "which project runs on hetzner") == [
+        ("globex-website", "hosting", "current")
+    ]
 
 
 def test_names_and_numbers_match_whole_words_never_substrings(memory: MemoryRepo) -> None:
@@ -106,8 +113,13 @@ def test_past_values_are_found_with_their_dates_and_ranked_when_asked_for(
 ) -> None:
     monkeypatch.setenv("GIT_AUTHOR_DATE", "1772352000 +0000")  # 2026-03-01
     old = "Approved spend is €40k for phase one"
-    write_card(memory, "globex-website", old, "Approved spend is €55k for phase one",
-               IndexEntry.make("budget", ["budget"], "Budget raised to €55k"))
+    write_card(
+        memory,
+        "globex-website",
+        old,
+        "Approved spend is €55k for phase one",
+        IndexEntry.make("budget", ["budget"], "Budget raised to €55k"),
+    )
     before = search_history(memory, "What was the Globex budget before?", 5)
     first = before[0]
     assert (first.card, first.section, first.state) == ("globex-website", "budget", "past")
@@ -119,27 +131,48 @@ def test_past_values_are_found_with_their_dates_and_ranked_when_asked_for(
     assert "€55k" in now[0].snippet
     # the value in force names the section: its older value is not repeated below it
     assert [h.state for h in now if h.section == "budget" and h.card == "globex-website"] == [
-        "current"]
+        "current"
+    ]
     assert [h.state for h in before if h.section == "budget" and h.card == "globex-website"] == [
-        "past", "current"]
+        "past",
+        "current",
+    ]
 
 
 def test_transcripts_committed_and_live(memory: MemoryRepo, client: Path, tmp_path: Path) -> None:
     turns = [
-        {"at": "2025-11-02T10:00:00+00:00", "role": "user",
-         "text": "Globex asked whether a chatbot could come in phase two.", "content": []},
-        {"at": "2025-11-02T10:00:05+00:00", "role": "assistant",
-         "text": "Noted as a possible idea; nothing agreed.", "content": []},
+        {
+            "at": "2025-11-02T10:00:00+00:00",
+            "role": "user",
+            "text": "Globex asked whether a chatbot could come in phase two.",
+            "content": [],
+        },
+        {
+            "at": "2025-11-02T10:00:05+00:00",
+            "role": "assistant",
+            "text": "Noted as a possible idea; nothing agreed.",
+            "content": [],
+        },
     ]
     (client / "sessions" / "s1.jsonl").write_text("".join(json.dumps(t) + "\n" for t in turns))
     git(client, "add", "sessions/s1.jsonl")
     git(client, "commit", "-qm", "session s1")
-    (hit,) = [h for h in search_history(memory, "did globex want chatbots?") if h.kind == "transcript"]
+    (hit,) = [
+        h for h in search_history(memory, "did globex want chatbots?") if h.kind == "transcript"
+    ]
     assert (hit.ref, hit.heading, hit.date[:10]) == ("s1#1", "user", "2025-11-02")
     assert "chatbot" in hit.snippet
     live = tmp_path / "s2.jsonl"
-    live.write_text(json.dumps({"at": "2025-11-03T09:00:00+00:00", "role": "user",
-                                "text": "Initech wants the kiosk mode after all."}) + "\n")
+    live.write_text(
+        json.dumps(
+            {
+                "at": "2025-11-03T09:00:00+00:00",
+                "role": "user",
+                "text": "Initech wants the kiosk mode after all.",
+            }
+        )
+        + "\n"
+    )
     found = search_history(memory, "kiosk", live=[live])
     assert [(h.kind, h.ref) for h in found] == [("transcript", "s2#1")]
     assert search_history(memory, "kiosk").hits == ()
@@ -179,10 +212,17 @@ def test_a_first_search_on_a_session_branch_leaves_mains_cache(memory: MemoryRep
     tip = memory.tip("main")
     assert tip is not None
     git(memory.root, "branch", "gitmem/session/y", tip)
-    write_card(memory, "initech-crm", "$25k", "$28k",
-               IndexEntry.make("budget", ["budget"], "$28k"), branch="gitmem/session/y")
+    write_card(
+        memory,
+        "initech-crm",
+        "$25k",
+        "$28k",
+        IndexEntry.make("budget", ["budget"], "$28k"),
+        branch="gitmem/session/y",
+    )
     assert top(memory, "initech budget", branch="gitmem/session/y") == [
-        ("initech-crm", "budget", "current")]
+        ("initech-crm", "budget", "current")
+    ]
     files = sorted(p.name for p in (memory.git_dir / "gitmem").glob("search-*"))
     assert files == ["search-main.marshal"]
     with MemoryRepo(memory.root) as fresh:
@@ -195,18 +235,26 @@ def test_a_session_branch_search_starts_from_mains_cache(memory: MemoryRepo) -> 
     tip = memory.tip("main")
     assert tip is not None
     git(memory.root, "branch", "gitmem/session/x", tip)
-    write_card(memory, "globex-website", "Hetzner Cloud", "Vercel",
-               IndexEntry.make("hosting", ["hosting"], "Runs on Vercel"), branch="gitmem/session/x")
+    write_card(
+        memory,
+        "globex-website",
+        "Hetzner Cloud",
+        "Vercel",
+        IndexEntry.make("hosting", ["hosting"], "Runs on Vercel"),
+        branch="gitmem/session/x",
+    )
     with MemoryRepo(memory.root) as fresh:
         assert top(fresh, "vercel", branch="gitmem/session/x") == [
-            ("globex-website", "hosting", "current")]
+            ("globex-website", "hosting", "current")
+        ]
         assert top(fresh, "vercel") == []
         state = search_index.current(fresh, "gitmem/session/x")
         built = search_index.build(fresh, str(fresh.tip("gitmem/session/x")))
         assert state.comparable() == built.comparable()
     # no cache file of its own: sessions would leave one each behind
     assert sorted(p.name for p in (memory.git_dir / "gitmem").glob("search-*")) == [
-        "search-main.marshal"]
+        "search-main.marshal"
+    ]
 
 
 # -- bad queries ----------------------------------------------------------------------
@@ -228,7 +276,9 @@ def test_bad_queries_are_clear_errors(memory: MemoryRepo, query: str, message: s
     assert res.is_error and message in res.text and "\n" not in res.text
 
 
-def test_a_query_that_looks_like_git_options_is_only_words(memory: MemoryRepo, tmp_path: Path) -> None:
+def test_a_query_that_looks_like_git_options_is_only_words(
+    memory: MemoryRepo, tmp_path: Path
+) -> None:
     out = tmp_path / "pwned"
     res = MemoryTools(memory).call("search_history", {"query": f"--output={out} --all budget"})
     assert not res.is_error and "budget" in res.text
@@ -239,11 +289,14 @@ def test_bad_queries_through_the_chat_tool_path(memory: MemoryRepo) -> None:
     clock = ManualClock(1_000_000.0)
     # A model's tool call is bounded by its max_tokens: an over-long query of 5,000
     # characters stands for the 128 KiB one here (the other paths send that one).
-    bad = [(q, m) if len(q) < 2000 else ("budget " * 720, "query is 5040 characters")
-           for q, m in BAD]
+    bad = [
+        (q, m) if len(q) < 2000 else ("budget " * 720, "query is 5040 characters") for q, m in BAD
+    ]
     calls = [("search_history", {"query": q}) for q, _ in bad]
-    model = QueueModel([Reply.tool_use(n, i, id=f"toolu_{k}") for k, (n, i) in enumerate(calls)]
-                       + [Reply.text("done")])
+    model = QueueModel(
+        [Reply.tool_use(n, i, id=f"toolu_{k}") for k, (n, i) in enumerate(calls)]
+        + [Reply.text("done")]
+    )
     with FakeAnthropicServer(RuleModel(), clock=clock) as api:
         api.model = model
         sdk = anthropic.Anthropic(api_key="test", base_url=api.base_url, max_retries=0)
@@ -257,9 +310,15 @@ def test_bad_queries_through_the_chat_tool_path(memory: MemoryRepo) -> None:
             run_chat(memory, lines(), client=sdk, write=out.append, warn=out.append, clock=clock)
         finally:
             sdk.close()
-        results = [b for r in api.requests if r.path.endswith("/v1/messages") and r.status == 200
-                   for m in r.body["messages"][-1:] if isinstance(m["content"], list)
-                   for b in m["content"] if b["type"] == "tool_result"]
+        results = [
+            b
+            for r in api.requests
+            if r.path.endswith("/v1/messages") and r.status == 200
+            for m in r.body["messages"][-1:]
+            if isinstance(m["content"], list)
+            for b in m["content"]
+            if b["type"] == "tool_result"
+        ]
     assert len(results) == len(bad), out
     for block, (_, message) in zip(results, bad, strict=True):
         assert block.get("is_error") and message in block["content"]
@@ -268,14 +327,18 @@ def test_bad_queries_through_the_chat_tool_path(memory: MemoryRepo) -> None:
 def test_bad_queries_through_mcp(memory: MemoryRepo, client: Path, tmp_path: Path) -> None:
     seen: list[types.CallToolResult] = []
     params = StdioServerParameters(
-        command=sys.executable, args=["-c", "from gitmem.cli import main; main()", "-C",
-                                      str(client), "mcp"],
-        env=dict(os.environ), cwd=str(client))
+        command=sys.executable,
+        args=["-c", "from gitmem.cli import main; main()", "-C", str(client), "mcp"],
+        env=dict(os.environ),
+        cwd=str(client),
+    )
 
     async def main() -> None:
         with open(tmp_path / "mcp.err", "w") as err:
-            async with (stdio_client(params, errlog=err) as (read, write),
-                        ClientSession(read, write) as session):
+            async with (
+                stdio_client(params, errlog=err) as (read, write),
+                ClientSession(read, write) as session,
+            ):
                 await session.initialize()
                 for q, _ in BAD:
                     seen.append(await session.call_tool("search_history", {"query": q}))

@@ -22,8 +22,24 @@ from gitmem.search.ranked import search_history
 
 from helpers import git
 
-WORDS = ["budget", "approved", "invoice", "timeline", "launch", "hosting", "contact", "sponsor",
-         "risk", "migration", "portal", "export", "freeze", "design", "vendor", "contract"]
+WORDS = [
+    "budget",
+    "approved",
+    "invoice",
+    "timeline",
+    "launch",
+    "hosting",
+    "contact",
+    "sponsor",
+    "risk",
+    "migration",
+    "portal",
+    "export",
+    "freeze",
+    "design",
+    "vendor",
+    "contract",
+]
 
 
 def _data(text: str) -> bytes:
@@ -35,12 +51,20 @@ def _card(rng: random.Random, n: int, words: int = 30, vocab: int = 50) -> str:
     def para() -> str:
         return " ".join(rng.choice(WORDS) + str(rng.randrange(vocab)) for _ in range(words))
 
-    return (f"# Client {n}\n\n## Budget\n{para()}\n\n## Timeline\n{para()}\n\n"
-            f"## Contacts\n{para()}\n")
+    return (
+        f"# Client {n}\n\n## Budget\n{para()}\n\n## Timeline\n{para()}\n\n## Contacts\n{para()}\n"
+    )
 
 
-def append_history(path: Path, *, card_edits: int = 0, plain: int = 0, seed: int = 1,
-                   words: int = 30, vocab: int = 50) -> None:
+def append_history(
+    path: Path,
+    *,
+    card_edits: int = 0,
+    plain: int = 0,
+    seed: int = 1,
+    words: int = 30,
+    vocab: int = 50,
+) -> None:
     """``card_edits`` commits rewriting one of 10 cards, then ``plain`` commits that change
     only a file outside cards/ and sessions/ (the log grows, the search index does not)."""
     rng = random.Random(seed)
@@ -52,11 +76,19 @@ def append_history(path: Path, *, card_edits: int = 0, plain: int = 0, seed: int
             msg = f"Edit client-{i % 10}\n\nGitmem-Card: client-{i % 10}\n"
             change = f"cards/client-{i % 10}.md", _card(rng, i % 10, words, vocab)
         else:
-            msg = (f"Note {i}\n\nA line of hand-written notes about the week, long enough to "
-                   f"look like a real message.\n\nGitmem-Session: s{i}\n")
+            msg = (
+                f"Note {i}\n\nA line of hand-written notes about the week, long enough to "
+                f"look like a real message.\n\nGitmem-Session: s{i}\n"
+            )
             change = "notes.txt", f"note {i}\n"
-        out += [b"commit refs/heads/main\n", b"author " + who, b"committer " + who, _data(msg),
-                f"M 100644 inline {change[0]}\n".encode(), _data(change[1])]
+        out += [
+            b"commit refs/heads/main\n",
+            b"author " + who,
+            b"committer " + who,
+            _data(msg),
+            f"M 100644 inline {change[0]}\n".encode(),
+            _data(change[1]),
+        ]
     git(path, "fast-import", "--quiet", "--force", input=b"".join(out))
 
 
@@ -209,11 +241,15 @@ def test_a_count_too_large_for_a_small_posting_is_kept_whole(client: Path) -> No
     # "zebra" 200 times in a section's text weighs 400 (a 4-byte posting holds up to 255)
     rng = random.Random(3)
     text = _card(rng, 0).replace("## Timeline\n", "## Timeline\n" + "zebra " * 200 + "\n")
-    out = [b"reset refs/heads/main\nfrom refs/heads/main^0\n", b"commit refs/heads/main\n",
-           b"author A <a@example.com> 1700000000 +0000\n",
-           b"committer A <a@example.com> 1700000000 +0000\n",
-           _data("Edit client-0\n\nGitmem-Card: client-0\n"),
-           b"M 100644 inline cards/client-0.md\n", _data(text)]
+    out = [
+        b"reset refs/heads/main\nfrom refs/heads/main^0\n",
+        b"commit refs/heads/main\n",
+        b"author A <a@example.com> 1700000000 +0000\n",
+        b"committer A <a@example.com> 1700000000 +0000\n",
+        _data("Edit client-0\n\nGitmem-Card: client-0\n"),
+        b"M 100644 inline cards/client-0.md\n",
+        _data(text),
+    ]
     git(client, "fast-import", "--quiet", "--force", input=b"".join(out))
     append_history(client, card_edits=30, seed=4)  # client-0 rewritten: the value is past
     with MemoryRepo(client) as repo:
@@ -249,8 +285,9 @@ def test_a_documents_dates_are_packed_not_kept_as_strings(client: Path) -> None:
         assert tip is not None
         state = search_index.build(repo, tip)
     docs = state.docs
-    dates = {d for n in range(len(docs))
-             for d in docs[n][search_index.DATE : search_index.UNTIL + 1]}
+    dates = {
+        d for n in range(len(docs)) for d in docs[n][search_index.DATE : search_index.UNTIL + 1]
+    }
     dates.discard("")
     assert len(dates) >= 50  # a date for each commit, as git wrote it
     assert all(len(d) == 25 and d[10] == "T" for d in dates)
@@ -260,7 +297,8 @@ def test_a_documents_dates_are_packed_not_kept_as_strings(client: Path) -> None:
 
 
 def test_reindex_lets_go_of_the_search_rebuilds_word_caches_before_the_index(
-        client: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    client: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # the index is rebuilt on top of whatever the search rebuild left: its word caches
     # (~30 MB at 100k commits) must be gone by then
     from gitmem.index import build

@@ -19,9 +19,26 @@ from gitmem.setup.init import init_repo
 from helpers import git
 
 steps = st.lists(st.one_of(edit, edit, hand, revert), min_size=1, max_size=10)
-queries = st.lists(st.sampled_from(["budget", "launch", "value", "hand", "bob", "before",
-                                    "previously", "alpha", "beta", "gamma", "note", "x"]),
-                   min_size=1, max_size=3).map(" ".join)
+queries = st.lists(
+    st.sampled_from(
+        [
+            "budget",
+            "launch",
+            "value",
+            "hand",
+            "bob",
+            "before",
+            "previously",
+            "alpha",
+            "beta",
+            "gamma",
+            "note",
+            "x",
+        ]
+    ),
+    min_size=1,
+    max_size=3,
+).map(" ".join)
 
 
 def _with_texts(state: S.SearchState) -> S.SearchState:
@@ -43,10 +60,13 @@ def _section_texts(root: Path, commit: str, card: str) -> dict[str, list[str]]:
     return out
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(steps, st.lists(queries, min_size=1, max_size=4))
 def test_hits_with_past_texts_read_from_git_equal_the_state_that_held_them(
-    plan: list[tuple[object, ...]], asked: list[str],
+    plan: list[tuple[object, ...]],
+    asked: list[str],
 ) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "c"

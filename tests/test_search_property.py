@@ -18,8 +18,12 @@ from gitmem.setup.init import init_repo
 
 from helpers import git
 
-talk = st.tuples(st.just("talk"), st.sampled_from(["s1", "s2"]), st.integers(0, 2),
-                 st.sampled_from(["launch moved", "budget agreed", "call bob", ""]))
+talk = st.tuples(
+    st.just("talk"),
+    st.sampled_from(["s1", "s2"]),
+    st.integers(0, 2),
+    st.sampled_from(["launch moved", "budget agreed", "call bob", ""]),
+)
 merge = st.tuples(st.just("merge"), st.sampled_from(["alpha", "beta"]), st.integers(0, 99))
 steps = st.lists(st.one_of(edit, edit, hand, revert, talk, merge), min_size=1, max_size=10)
 
@@ -39,7 +43,9 @@ def do_merge(root: Path, project: str, n: int) -> None:
     """A merge commit on main: a side branch's hand edit merged with --no-ff."""
     git(root, "checkout", "-q", "-b", "side")
     path = root / "cards" / f"{project}.md"
-    path.write_text((path.read_text() if path.exists() else f"# {project}\n") + f"\n## Side {n}\nx\n")
+    path.write_text(
+        (path.read_text() if path.exists() else f"# {project}\n") + f"\n## Side {n}\nx\n"
+    )
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "side")
     git(root, "checkout", "-q", "main")
@@ -48,7 +54,9 @@ def do_merge(root: Path, project: str, n: int) -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(steps)
 def test_incremental_search_index_equals_a_rebuild_after_every_step(
     plan: list[tuple[object, ...]],
@@ -84,16 +92,33 @@ def test_incremental_search_index_equals_a_rebuild_after_every_step(
 
 
 line = st.one_of(
-    st.sampled_from(["Gitmem-Card: alpha", "Gitmem-Section: budget", "Gitmem-Keywords: a, b",
-                     "Gitmem-Summary: s", "Gitmem-Reverts: " + "a" * 40, "Signed-off-by: x",
-                     "gitmem-card:beta", "Gitmem-Card : gamma", "  folded on", "---", "# note",
-                     "prose line", "Key: value\r", "", "Gitmem-Layer: synthesis"]),
+    st.sampled_from(
+        [
+            "Gitmem-Card: alpha",
+            "Gitmem-Section: budget",
+            "Gitmem-Keywords: a, b",
+            "Gitmem-Summary: s",
+            "Gitmem-Reverts: " + "a" * 40,
+            "Signed-off-by: x",
+            "gitmem-card:beta",
+            "Gitmem-Card : gamma",
+            "  folded on",
+            "---",
+            "# note",
+            "prose line",
+            "Key: value\r",
+            "",
+            "Gitmem-Layer: synthesis",
+        ]
+    ),
     st.text(st.characters(codec="utf-8", exclude_characters="\0"), max_size=12),
 )
 message = st.lists(line, min_size=1, max_size=8).map("\n".join)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(message)
 @example("subject\n\nGitmem-Card : gamma")  # git reads a key spaced from its colon too
 def test_reading_a_commit_in_process_equals_git_log(repo: MemoryRepo, text: str) -> None:

@@ -97,8 +97,17 @@ def test_allow_marker_and_allow_regexes_make_an_exception() -> None:
 def test_cli_write_refuses_a_key_naming_kind_and_line_and_commits_nothing(client: Path) -> None:
     make_card(client)
     before = snapshot(client)
-    r = gm("-C", str(client), "write", "acme", "--old", "- 30k",
-           "--new", f"- 30k\n- staging key {AWS}", *ENTRY)
+    r = gm(
+        "-C",
+        str(client),
+        "write",
+        "acme",
+        "--old",
+        "- 30k",
+        "--new",
+        f"- 30k\n- staging key {AWS}",
+        *ENTRY,
+    )
     assert r.code == EXIT_USAGE
     assert r.err.count("\n") == 1 and "aws-access-key in new_text line 2" in r.err
     assert AWS not in r.err + r.out
@@ -108,14 +117,41 @@ def test_cli_write_refuses_a_key_naming_kind_and_line_and_commits_nothing(client
 def test_a_password_in_the_summary_never_reaches_the_index(client: Path) -> None:
     make_card(client)
     before = snapshot(client)
-    r = gm("-C", str(client), "write", "acme", "--old", "- 30k", "--new", "- 40k",
-           "--section", "budget", "--keywords", "budget",
-           "--summary", "admin password: Tr0ub4dor&3")
+    r = gm(
+        "-C",
+        str(client),
+        "write",
+        "acme",
+        "--old",
+        "- 30k",
+        "--new",
+        "- 40k",
+        "--section",
+        "budget",
+        "--keywords",
+        "budget",
+        "--summary",
+        "admin password: Tr0ub4dor&3",
+    )
     assert r.code == EXIT_USAGE and "password in summary line 1" in r.err
     assert "Tr0ub4dor" not in r.err
     assert snapshot(client) == before
-    r = gm("-C", str(client), "write", "acme", "--old", "- 30k", "--new", "- 40k",
-           "--section", "budget", "--keywords", f"budget,{AWS}", "--summary", "budget")
+    r = gm(
+        "-C",
+        str(client),
+        "write",
+        "acme",
+        "--old",
+        "- 30k",
+        "--new",
+        "- 40k",
+        "--section",
+        "budget",
+        "--keywords",
+        f"budget,{AWS}",
+        "--summary",
+        "budget",
+    )
     assert r.code == EXIT_USAGE and "aws-access-key in keywords" in r.err
     assert snapshot(client) == before
 
@@ -126,11 +162,29 @@ def test_allowlist_in_gitmem_toml_and_marker_let_a_write_through(client: Path) -
         (client / "gitmem.toml").read_text() + f'\n[secrets]\nallow = ["^{AWS[:10]}"]\n'
     )
     git(client, "commit", "-qam", "allow the documented key")
-    r = gm("-C", str(client), "write", "acme", "--old", "- 30k",
-           "--new", f"- 30k\n- docs example {AWS}", *ENTRY)
+    r = gm(
+        "-C",
+        str(client),
+        "write",
+        "acme",
+        "--old",
+        "- 30k",
+        "--new",
+        f"- 30k\n- docs example {AWS}",
+        *ENTRY,
+    )
     assert r.code == 0, r.err
-    r = gm("-C", str(client), "write", "acme", "--old", "- 30k",
-           "--new", f"- 30k\n- {ANT} gitmem:allow-secret", *ENTRY)
+    r = gm(
+        "-C",
+        str(client),
+        "write",
+        "acme",
+        "--old",
+        "- 30k",
+        "--new",
+        f"- 30k\n- {ANT} gitmem:allow-secret",
+        *ENTRY,
+    )
     assert r.code == 0, r.err
     assert ANT in (client / "cards" / "acme.md").read_text()
 
@@ -158,11 +212,24 @@ def _session_with_a_key(repo: MemoryRepo) -> str:
     from gitmem.memory import session_branches as sessions
 
     s = sessions.start(repo)
-    write_card(repo, "acme", "", "## Budget\n- 30k\n", IndexEntry.make("budget", ["b"], "30k"),
-               session=s.id, actor="agent", branch=s.branch)
+    write_card(
+        repo,
+        "acme",
+        "",
+        "## Budget\n- 30k\n",
+        IndexEntry.make("budget", ["b"], "30k"),
+        session=s.id,
+        actor="agent",
+        branch=s.branch,
+    )
     tip = git(repo.root, "rev-parse", s.branch).strip()
-    blob = git(repo.root, "hash-object", "-w", "--stdin",
-               input=f"# acme\n\n## Budget\n- 30k\n\n## Keys\n- {AWS}\n".encode()).strip()
+    blob = git(
+        repo.root,
+        "hash-object",
+        "-w",
+        "--stdin",
+        input=f"# acme\n\n## Budget\n- 30k\n\n## Keys\n- {AWS}\n".encode(),
+    ).strip()
     git(repo.root, "read-tree", tip)
     git(repo.root, "update-index", "--add", "--cacheinfo", f"100644,{blob},cards/acme.md")
     tree = git(repo.root, "write-tree").strip()
@@ -214,7 +281,9 @@ def test_the_hook_message_names_kind_and_line(client: Path) -> None:
     make_card(client)
     card = client / "cards" / "acme.md"
     card.write_text(card.read_text() + f"- slack {key_of('slack-token')}\n")
-    proc = subprocess.run(["git", "commit", "-qam", "x"], cwd=client, capture_output=True, text=True)
+    proc = subprocess.run(
+        ["git", "commit", "-qam", "x"], cwd=client, capture_output=True, text=True
+    )
     assert proc.returncode == 1
     assert "slack-token in cards/acme.md line 5" in proc.stderr
     assert key_of("slack-token") not in proc.stderr
@@ -239,8 +308,15 @@ def test_scan_names_commit_card_section_and_kind_and_exits_1(client: Path) -> No
     r = gm("-C", str(client), "scan", "--json")
     assert r.code == EXIT_FINDINGS
     found = json.loads(r.out)["findings"]
-    assert found == [{"kind": "aws-access-key", "path": "cards/acme.md", "line": 7,
-                      "section": "access", "commit": None}]
+    assert found == [
+        {
+            "kind": "aws-access-key",
+            "path": "cards/acme.md",
+            "line": 7,
+            "section": "access",
+            "commit": None,
+        }
+    ]
     card.write_text(card.read_text().replace(AWS, "rotated"))
     git(client, "commit", "-qam", "remove it", "--no-verify")
     assert gm("-C", str(client), "scan").code == 0
@@ -249,7 +325,9 @@ def test_scan_names_commit_card_section_and_kind_and_exits_1(client: Path) -> No
     assert f"{sha[:7]} cards/acme.md § access line 7: aws-access-key" in r.out
     assert AWS not in r.out
     hist = json.loads(gm("-C", str(client), "scan", "--history", "--json").out)["findings"]
-    assert [(h["commit"], h["section"], h["kind"]) for h in hist] == [(sha, "access", "aws-access-key")]
+    assert [(h["commit"], h["section"], h["kind"]) for h in hist] == [
+        (sha, "access", "aws-access-key")
+    ]
 
 
 def _rand(alphabet: str, n: int, seed: int = 3) -> str:
@@ -289,10 +367,13 @@ def test_commit_msg_hook_refuses_an_index_entry_with_a_password(client: Path) ->
     make_card(client)
     card = client / "cards" / "acme.md"
     card.write_text(card.read_text() + "- root login changed\n")
-    msg = ("acme: root\n\nGitmem-Card: acme\nGitmem-Section: budget\nGitmem-Keywords: root\n"
-           "Gitmem-Summary: root password: Xy7!pq9Lw2\n")
-    proc = subprocess.run(["git", "commit", "-qa", "-m", msg], cwd=client, capture_output=True,
-                          text=True)
+    msg = (
+        "acme: root\n\nGitmem-Card: acme\nGitmem-Section: budget\nGitmem-Keywords: root\n"
+        "Gitmem-Summary: root password: Xy7!pq9Lw2\n"
+    )
+    proc = subprocess.run(
+        ["git", "commit", "-qa", "-m", msg], cwd=client, capture_output=True, text=True
+    )
     assert proc.returncode == 1 and "password in Gitmem-Summary line 1" in proc.stderr
     assert "Xy7!pq9Lw2" not in proc.stderr
     assert "root login" not in git(client, "show", "HEAD:cards/acme.md")

@@ -38,20 +38,31 @@ def tool_results(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def test_chat_write_with_a_key_is_an_is_error_result_and_the_retry_lands(repo: MemoryRepo) -> None:
-    bad = {"project": "acme", "old_text": "", "new_text": f"## Access\n- key {KEY}\n",
-           "index_entry": ENTRY}
+    bad = {
+        "project": "acme",
+        "old_text": "",
+        "new_text": f"## Access\n- key {KEY}\n",
+        "index_entry": ENTRY,
+    }
     good = {**bad, "new_text": "## Access\n- key in the team vault\n"}
-    model = QueueModel([
-        Reply.tool_use("write_memory_card", bad, id="toolu_1"),
-        Reply.tool_use("write_memory_card", good, id="toolu_2"),
-        Reply.text("Saved, without the key."),
-    ])
+    model = QueueModel(
+        [
+            Reply.tool_use("write_memory_card", bad, id="toolu_1"),
+            Reply.tool_use("write_memory_card", good, id="toolu_2"),
+            Reply.text("Saved, without the key."),
+        ]
+    )
     before = repo.tip("main")
     with FakeAnthropicServer(model) as server:
         sdk = anthropic.Anthropic(api_key="test", base_url=server.base_url, max_retries=0)
         out: list[str] = []
-        run_chat(repo, iter([f"remember their key {KEY}"]), client=sdk, write=out.append,
-                 warn=lambda _w: None)
+        run_chat(
+            repo,
+            iter([f"remember their key {KEY}"]),
+            client=sdk,
+            write=out.append,
+            warn=lambda _w: None,
+        )
         sdk.close()
     first, second = tool_results(model.seen)[:2]
     assert first["is_error"] is True
@@ -67,22 +78,33 @@ def test_memory_tool_create_with_a_key_is_refused_and_commits_nothing(
     repo: MemoryRepo,
 ) -> None:
     calls = [
-        {"command": "create", "path": "/memories/acme.md",
-         "file_text": f"# Acme\n\n## Access\n- {KEY}\n"},
-        {"command": "create", "path": "/memories/acme.md", "file_text": "# Acme\n\n## Access\n- vault\n"},
+        {
+            "command": "create",
+            "path": "/memories/acme.md",
+            "file_text": f"# Acme\n\n## Access\n- {KEY}\n",
+        },
+        {
+            "command": "create",
+            "path": "/memories/acme.md",
+            "file_text": "# Acme\n\n## Access\n- vault\n",
+        },
     ]
     model = QueueModel([*(Reply.tool_use("memory", c) for c in calls), "ok"])
     before = repo.tip("main")
     with FakeAnthropicServer(model) as server, GitMemoryTool(repo.root) as tool:
         client = anthropic.Anthropic(api_key="test", base_url=server.base_url, max_retries=0)
         runner = client.beta.messages.tool_runner(
-            model="claude-sonnet-5-5", max_tokens=1024, tools=[tool],
+            model="claude-sonnet-5-5",
+            max_tokens=1024,
+            tools=[tool],
             messages=[{"role": "user", "content": "remember the key"}],
         )
         runner.until_done()
         client.close()
     first, second = tool_results(model.seen)[:2]
-    assert first.get("is_error") is True and "anthropic-key in file_text line 4" in str(first["content"])
+    assert first.get("is_error") is True and "anthropic-key in file_text line 4" in str(
+        first["content"]
+    )
     assert KEY not in str(first["content"]) and not second.get("is_error")
     log = git(repo.root, "log", "--format=%s", f"{before}..main", "--", "cards").splitlines()
     assert log == ["acme: memory create § access"]
@@ -96,10 +118,15 @@ def test_mcp_write_with_a_key_is_an_error_result(client: Path, tmp_path: Path) -
     async def main() -> None:
         async with connect(client, tmp_path / "mcp.err") as session:
             assert isinstance(session, ClientSession)
-            res = await session.call_tool("write_memory_card", {
-                "project": "acme", "old_text": "", "new_text": f"## Access\n- {KEY}\n",
-                "index_entry": ENTRY,
-            })
+            res = await session.call_tool(
+                "write_memory_card",
+                {
+                    "project": "acme",
+                    "old_text": "",
+                    "new_text": f"## Access\n- {KEY}\n",
+                    "index_entry": ENTRY,
+                },
+            )
             seen["error"], seen["text"] = res.is_error, text_of(res)
 
     before = git(client, "rev-parse", "main")

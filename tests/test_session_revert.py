@@ -19,7 +19,9 @@ CARD = "# Acme website\n\n## Budget\n30k\n\n## Team\nAnn\nBob\nCy\nDee\nEve\n\n#
 
 
 def setup_card(repo: MemoryRepo) -> None:
-    write_card(repo, "acme-website", "", CARD, IndexEntry.make("budget", ["budget"], "Budget set to 30k"))
+    write_card(
+        repo, "acme-website", "", CARD, IndexEntry.make("budget", ["budget"], "Budget set to 30k")
+    )
 
 
 def run_session(repo: MemoryRepo, sid: str = SID, policy: str = "auto") -> None:
@@ -29,8 +31,16 @@ def run_session(repo: MemoryRepo, sid: str = SID, policy: str = "auto") -> None:
         ("acme-website", "Call Bob", "Call Bob on Monday", "next-steps", "Call Bob on Monday"),
         ("beta", "", "## Goals\nShip v2\n", "goals", "Ship v2 by March"),
     ):
-        write_card(repo, project, old, new, IndexEntry.make(section, ["kw"], summary), session=sid,
-                   actor="agent", branch=s.branch)
+        write_card(
+            repo,
+            project,
+            old,
+            new,
+            IndexEntry.make(section, ["kw"], summary),
+            session=sid,
+            actor="agent",
+            branch=s.branch,
+        )
     line = {"at": "2025-11-30T10:20:00Z", "role": "user", "text": "hello", "content": []}
     sessions.transcript_file(repo, sid).write_text(json.dumps(line) + "\n")
     sessions.finish(repo, s, policy)
@@ -44,7 +54,9 @@ def test_revert_session_undoes_every_edit_in_one_commit(repo: MemoryRepo, client
     before_index = summaries(repo)
     before_card = (client / "cards/acme-website.md").read_text()
     run_session(repo)
-    write_card(repo, "acme-website", "Eve", "Eve (new)", IndexEntry.make("team", ["team"], "Eve joined"))
+    write_card(
+        repo, "acme-website", "Eve", "Eve (new)", IndexEntry.make("team", ["team"], "Eve joined")
+    )
     assert summaries(repo)["acme-website/budget"] == "Budget raised to 40k"
     count = int(git(client, "rev-list", "--count", "main"))
 
@@ -61,8 +73,11 @@ def test_revert_session_undoes_every_edit_in_one_commit(repo: MemoryRepo, client
     assert after == {**before_index, "acme-website/team": "Eve joined"}
 
     head = read_log(repo.git, "main", max_count=1)[0]
-    landed = [c.sha for c in read_log(repo.git, "main~1") if c.get("Gitmem-Session") == SID
-              and c.get("Gitmem-Layer") is None]
+    landed = [
+        c.sha
+        for c in read_log(repo.git, "main~1")
+        if c.get("Gitmem-Session") == SID and c.get("Gitmem-Layer") is None
+    ]
     assert sorted(head.reverts) == sorted(landed) and len(landed) == 3
     body = git(client, "log", "-1", "--format=%B")
     parsed = git(client, "interpret-trailers", "--parse", input=body.encode())
@@ -70,7 +85,9 @@ def test_revert_session_undoes_every_edit_in_one_commit(repo: MemoryRepo, client
     assert "reverted" in gm("-C", str(client), "review", "--all").out
 
 
-def test_reverting_the_session_revert_brings_the_session_back(repo: MemoryRepo, client: Path) -> None:
+def test_reverting_the_session_revert_brings_the_session_back(
+    repo: MemoryRepo, client: Path
+) -> None:
     setup_card(repo)
     run_session(repo)
     with_session = summaries(repo)
@@ -113,7 +130,9 @@ def test_revert_a_reviewed_session_after_partial_accept(repo: MemoryRepo, client
 
 def test_revert_commit_keeps_working(repo: MemoryRepo, client: Path) -> None:
     setup_card(repo)
-    write_card(repo, "acme-website", "30k", "35k", IndexEntry.make("budget", ["budget"], "Budget 35k"))
+    write_card(
+        repo, "acme-website", "30k", "35k", IndexEntry.make("budget", ["budget"], "Budget 35k")
+    )
     sha = git(client, "rev-parse", "main").strip()
     res = gm("-C", str(client), "revert", sha[:8])
     assert res.code == 0, res.err
@@ -121,12 +140,16 @@ def test_revert_commit_keeps_working(repo: MemoryRepo, client: Path) -> None:
     assert summaries(repo)["acme-website/budget"] == "Budget set to 30k"
 
 
-def test_pending_or_unknown_sessions_are_refused_and_nothing_changes(repo: MemoryRepo, client: Path) -> None:
+def test_pending_or_unknown_sessions_are_refused_and_nothing_changes(
+    repo: MemoryRepo, client: Path
+) -> None:
     setup_card(repo)
     run_session(repo, policy="review")
     before = snapshot(client)
     pending = gm("-C", str(client), "revert", SID)
-    assert pending.code == 2 and pending.err.count("\n") == 1 and "waiting for review" in pending.err
+    assert (
+        pending.code == 2 and pending.err.count("\n") == 1 and "waiting for review" in pending.err
+    )
     unknown = gm("-C", str(client), "revert", "20990101-000000-zz99")
     assert unknown.code == 3 and unknown.err.count("\n") == 1
     assert snapshot(client) == before

@@ -18,8 +18,22 @@ from helpers import git, gm, snapshot
 
 
 def write(client: Path, project: str, old: str, new: str, section: str, summary: str) -> None:
-    res = gm("-C", str(client), "write", project, "--old", old, "--new", new, "--section", section,
-             "--keywords", section, "--summary", summary)
+    res = gm(
+        "-C",
+        str(client),
+        "write",
+        project,
+        "--old",
+        old,
+        "--new",
+        new,
+        "--section",
+        section,
+        "--keywords",
+        section,
+        "--summary",
+        summary,
+    )
     assert res.code == 0, res.err
 
 
@@ -33,14 +47,25 @@ SHARED = "The client wants the launch moved to the spring because the venue is b
 
 
 def test_every_kind_is_found_and_listed(client: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    write(client, "acme", "", "## People\nDana is PM\n\n## Budget\n30k for Q3\n", "people", "Dana is PM")
+    write(
+        client,
+        "acme",
+        "",
+        "## People\nDana is PM\n\n## Budget\n30k for Q3\n",
+        "people",
+        "Dana is PM",
+    )
     write(client, "acme", "30k for Q3", "30k for Q3", "budget", "Budget 45k since 2026-11-28")
     card = client / "cards/acme.md"
-    card.write_text(card.read_text().replace("Dana is PM", "Bob replaced Dana as PM") + "\n## Notes\nby hand\n")
+    card.write_text(
+        card.read_text().replace("Dana is PM", "Bob replaced Dana as PM") + "\n## Notes\nby hand\n"
+    )
     git(client, "commit", "-qam", "Bob replaced Dana")
     write(client, "beta", "", f"## Plan\n{SHARED}.\n", "plan", "Launch in spring")
     monkeypatch.setenv("GIT_COMMITTER_DATE", f"{int(time.time())} +0000")
-    write(client, "gamma", "", f"## Launch\n{SHARED}, says Ann.\n", "launch", "Launch moved to spring")
+    write(
+        client, "gamma", "", f"## Launch\n{SHARED}, says Ann.\n", "launch", "Launch moved to spring"
+    )
 
     def state() -> dict[str, str]:  # the index caches under .git/gitmem are derived
         return {k: v for k, v in snapshot(client).items() if not k.startswith(".git/gitmem/index-")}
@@ -51,8 +76,11 @@ def test_every_kind_is_found_and_listed(client: Path, monkeypatch: pytest.Monkey
     assert [(s["card"], s["section"]) for s in got["stale"]] == [("acme", "people")]
     assert got["unindexed"] == ["acme § notes"]
     assert [(n["card"], n["section"], n["missing"]) for n in got["numbers"]] == [
-        ("acme", "budget", ["45", "2026-11-28"])]
-    assert [(d["first"], d["second"]) for d in got["duplicates"]] == [("beta § plan", "gamma § launch")]
+        ("acme", "budget", ["45", "2026-11-28"])
+    ]
+    assert [(d["first"], d["second"]) for d in got["duplicates"]] == [
+        ("beta § plan", "gamma § launch")
+    ]
     untouched = {(u["card"], u["section"]) for u in got["untouched"]}
     assert ("beta", "plan") in untouched and ("acme", "budget") in untouched
     assert ("gamma", "launch") not in untouched  # changed today
@@ -95,7 +123,9 @@ def test_a_summary_naming_only_numbers_of_the_text_is_clean(numbers: list[int]) 
     text = "## S\n" + " ".join(f"{n:,}" for n in numbers) + "\n"
     assert missing_numbers(" and ".join(str(n) for n in numbers), text) == []
     absent = max(numbers) * 10 + 7
-    assert missing_numbers(f"now {absent}", text) == [str(absent)] or str(absent) in text.replace(",", "")
+    assert missing_numbers(f"now {absent}", text) == [str(absent)] or str(absent) in text.replace(
+        ",", ""
+    )
 
 
 def test_shingles_are_word_triples() -> None:

@@ -34,18 +34,38 @@ def entry(section: str, kws: list[str], summary: str) -> IndexEntry:
 @pytest.fixture
 def busy(repo: MemoryRepo, tmp_path: Path) -> MemoryRepo:
     """Two cards, a hand-made section, a synced remote, a pending session, an uncommitted edit."""
-    write_card(repo, "acme", "", "# Acme website\n\n## Budget\nBudget: 30k\n\n## Team\nAnn\n",
-               entry("budget", ["budget", "q3"], "Budget set to 30k"))
-    write_card(repo, "beta", "", "## Goals\nShip v2\n", entry("goals", ["roadmap"], "Ship v2 by March"))
+    write_card(
+        repo,
+        "acme",
+        "",
+        "# Acme website\n\n## Budget\nBudget: 30k\n\n## Team\nAnn\n",
+        entry("budget", ["budget", "q3"], "Budget set to 30k"),
+    )
+    write_card(
+        repo, "beta", "", "## Goals\nShip v2\n", entry("goals", ["roadmap"], "Ship v2 by March")
+    )
     remote = tmp_path / "remote.git"
     git(tmp_path, "init", "-q", "--bare", str(remote))
     git(repo.root, "remote", "add", "origin", str(remote))
     assert gm("-C", str(repo.root), "sync").code == 0
-    write_card(repo, "acme", "Budget: 30k", "Budget: 40k",
-               entry("budget", ["budget", "invoice"], "Q3 budget raised to 40k after the call"))
+    write_card(
+        repo,
+        "acme",
+        "Budget: 30k",
+        "Budget: 40k",
+        entry("budget", ["budget", "invoice"], "Q3 budget raised to 40k after the call"),
+    )
     s = sessions.start(repo, SID)
-    write_card(repo, "beta", "Ship v2", "Ship v2 in April", entry("goals", ["roadmap"], "v2 slips to April"),
-               session=SID, actor="agent", branch=s.branch)
+    write_card(
+        repo,
+        "beta",
+        "Ship v2",
+        "Ship v2 in April",
+        entry("goals", ["roadmap"], "v2 slips to April"),
+        session=SID,
+        actor="agent",
+        branch=s.branch,
+    )
     sessions.finish(repo, s, "review")
     (repo.root / "cards/beta.md").write_text("# beta\n\n## Goals\nShip v2\n\n## Notes\nby hand\n")
     return repo
@@ -94,16 +114,23 @@ def test_status_reports_what_this_machine_knows(busy: MemoryRepo) -> None:
     assert "never contacts a remote" in data["note"]
 
 
-def test_status_sees_a_commit_fetched_with_git_and_a_stopped_sync(busy: MemoryRepo, tmp_path: Path) -> None:
+def test_status_sees_a_commit_fetched_with_git_and_a_stopped_sync(
+    busy: MemoryRepo, tmp_path: Path
+) -> None:
     other = tmp_path / "other"
     git(tmp_path, "clone", "-q", "-b", "main", str(tmp_path / "remote.git"), str(other))
-    (other / "cards/acme.md").write_text((other / "cards/acme.md").read_text() + "\n## Risks\nLate\n")
+    (other / "cards/acme.md").write_text(
+        (other / "cards/acme.md").read_text() + "\n## Risks\nLate\n"
+    )
     git(other, "commit", "-qam", "risks", "--no-verify")
     git(other, "push", "-q", "origin", "main")
     git(busy.root, "fetch", "-q", "origin")
     data = json.loads(gm("-C", str(busy.root), "status", "--json").out)
     assert data["remotes"][0]["tracking_behind"] == 1
-    assert "origin/main (from a git fetch) has 1 commit main has not" in gm("-C", str(busy.root), "status").out
+    assert (
+        "origin/main (from a git fetch) has 1 commit main has not"
+        in gm("-C", str(busy.root), "status").out
+    )
 
 
 def test_status_on_another_branch_and_without_remotes(client: Path) -> None:
@@ -121,15 +148,23 @@ def test_cards_lists_sections_sizes_and_the_last_change(busy: MemoryRepo) -> Non
     data = json.loads(gm("-C", str(root), "cards", "--json").out)
     assert [c["project"] for c in data] == ["acme", "beta"]
     for c in data:
-        assert c["last_commit"] == git(root, "log", "-1", "--format=%H", "main", "--", c["path"]).strip()
+        assert (
+            c["last_commit"]
+            == git(root, "log", "-1", "--format=%H", "main", "--", c["path"]).strip()
+        )
         text = git(root, "show", f"main:{c['path']}")
         assert c["bytes"] == len(text.encode())
     acme = data[0]
-    assert [(s["id"], s["indexed"]) for s in acme["sections"]] == [("budget", True), ("team", False)]
+    assert [(s["id"], s["indexed"]) for s in acme["sections"]] == [
+        ("budget", True),
+        ("team", False),
+    ]
     assert acme["sections"][0]["summary"] == "Q3 budget raised to 40k after the call"
 
 
-def test_cards_reads_every_last_change_from_one_git_log(busy: MemoryRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cards_reads_every_last_change_from_one_git_log(
+    busy: MemoryRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
     for n in range(5):
         write_card(busy, f"card-{n}", "", f"## Part\n{n}\n", entry("part", ["x"], f"part {n}"))
     index.refresh(busy)  # the index is brought up to date first: its replay is not counted
@@ -154,7 +189,10 @@ def test_cards_reads_every_last_change_from_one_git_log(busy: MemoryRepo, monkey
 
 
 def test_cards_on_a_repo_without_cards(client: Path) -> None:
-    assert gm("-C", str(client), "cards").out == "No cards on main yet; the agent's first write creates one.\n"
+    assert (
+        gm("-C", str(client), "cards").out
+        == "No cards on main yet; the agent's first write creates one.\n"
+    )
     assert json.loads(gm("-C", str(client), "cards", "--json").out) == []
     assert gm("-C", str(client), "cards", "--branch", "nope").code == 3
 
@@ -193,7 +231,12 @@ class FutureHit:
 
 
 def test_the_output_keeps_working_when_the_hit_type_gains_fields() -> None:
-    hit = from_hit(FutureHit("acme", "budget", "Budget: 40k", "card", "2025-11-30T10:20:00Z", "", 3.25, False))
+    hit = from_hit(
+        FutureHit("acme", "budget", "Budget: 40k", "card", "2025-11-30T10:20:00Z", "", 3.25, False)
+    )
     assert (hit.card, hit.section, hit.snippet) == ("acme", "budget", "Budget: 40k")
-    assert lines([hit]) == ["acme § budget  (2025-11-30, card, past, score 3.25)", "    Budget: 40k"]
+    assert lines([hit]) == [
+        "acme § budget  (2025-11-30, card, past, score 3.25)",
+        "    Budget: 40k",
+    ]
     assert hit.to_json()["score"] == 3.25 and hit.to_json()["current"] is False

@@ -32,8 +32,22 @@ CARDS = {
 
 
 def write(path: Path, project: str, old: str, new: str, section: str, summary: str) -> str:
-    res = gm("-C", str(path), "write", project, "--old", old, "--new", new, "--section", section,
-             "--keywords", section, "--summary", summary)
+    res = gm(
+        "-C",
+        str(path),
+        "write",
+        project,
+        "--old",
+        old,
+        "--new",
+        new,
+        "--section",
+        section,
+        "--keywords",
+        section,
+        "--summary",
+        summary,
+    )
     assert res.code == 0, res.err
     return git(path, "rev-parse", "main").strip()
 
@@ -56,7 +70,12 @@ def rendered_index(path: Path) -> str:
 
 
 def is_ancestor(path: Path, a: str, b: str) -> bool:
-    return subprocess.run(["git", "merge-base", "--is-ancestor", a, b], cwd=path, check=False).returncode == 0
+    return (
+        subprocess.run(
+            ["git", "merge-base", "--is-ancestor", a, b], cwd=path, check=False
+        ).returncode
+        == 0
+    )
 
 
 def make_pair(tmp_path: Path, url: str | None = None) -> tuple[Path, Path, Path]:
@@ -99,7 +118,9 @@ def test_first_sync_pushes_and_a_clone_is_up_to_date(pair: tuple[Path, Path, Pat
     assert rendered_index(desktop) == rendered_index(laptop)
 
 
-def test_different_cards_merge_silently_and_keep_every_commit(pair: tuple[Path, Path, Path]) -> None:
+def test_different_cards_merge_silently_and_keep_every_commit(
+    pair: tuple[Path, Path, Path],
+) -> None:
     bare, laptop, desktop = pair
     mine = write(laptop, "acme-website", "30k", "40k", "budget", "Budget raised to 40k")
     assert sync(laptop)[0] == 0
@@ -110,7 +131,9 @@ def test_different_cards_merge_silently_and_keep_every_commit(pair: tuple[Path, 
     assert "received 1 commit," in out and "merged" in out
     assert sync(laptop)[0] == 0
     top = git(laptop, "rev-parse", "main").strip()
-    assert top == git(desktop, "rev-parse", "main").strip() == git(bare, "rev-parse", "main").strip()
+    assert (
+        top == git(desktop, "rev-parse", "main").strip() == git(bare, "rev-parse", "main").strip()
+    )
     for sha in (mine, theirs, old_remote):  # nothing rewritten, nothing dropped, never forced
         assert is_ancestor(laptop, sha, top)
     assert "Gitmem-Summary: Ship v2 in March" in git(laptop, "log", "-1", "--format=%B", theirs)
@@ -130,8 +153,12 @@ def test_different_sections_of_one_card_merge_silently(pair: tuple[Path, Path, P
     write(desktop, "acme-website", "Call Bob", "Call Bob on Monday", "next-steps", "Call Monday")
     assert sync(desktop)[0] == 0
     assert sync(laptop)[0] == 0
-    expected = CARDS["acme-website"].replace("30k", "40k").replace("Cy\n", "Cy\nDee\n").replace(
-        "Call Bob", "Call Bob on Monday")
+    expected = (
+        CARDS["acme-website"]
+        .replace("30k", "40k")
+        .replace("Cy\n", "Cy\nDee\n")
+        .replace("Call Bob", "Call Bob on Monday")
+    )
     for path in (laptop, desktop):
         assert (path / "cards/acme-website.md").read_text() == expected
     assert rendered_index(laptop) == rendered_index(desktop)
@@ -162,7 +189,9 @@ def conflict(pair: tuple[Path, Path, Path]) -> tuple[str, str]:
     return local, git(laptop, "rev-parse", "main").strip()
 
 
-def test_same_section_on_both_sides_stops_and_continue_finishes(pair: tuple[Path, Path, Path]) -> None:
+def test_same_section_on_both_sides_stops_and_continue_finishes(
+    pair: tuple[Path, Path, Path],
+) -> None:
     bare, laptop, desktop = pair
     local, remote_tip = conflict(pair)
     code, out, err = sync(desktop)
@@ -173,11 +202,16 @@ def test_same_section_on_both_sides_stops_and_continue_finishes(pair: tuple[Path
     assert git(desktop, "rev-parse", "main").strip() == local
     assert git(desktop, "rev-parse", "refs/gitmem/conflict/remote").strip() == remote_tip
     text = (desktop / "cards/acme-website.md").read_text()
-    assert "<<<<<<< main (this machine)\n## Budget\n50k\n" in text and "=======\n## Budget\n40k\n" in text
+    assert (
+        "<<<<<<< main (this machine)\n## Budget\n50k\n" in text
+        and "=======\n## Budget\n40k\n" in text
+    )
     assert "## Next steps\nCall Bob\n" in text and text.count("## Team") == 1
     assert json.loads(gm("-C", str(desktop), "sync", "--json").out)["error"]["type"] == "Conflict"
     again = gm("-C", str(desktop), "sync", "--continue")
-    assert again.code == 2 and "still has conflict markers" in again.err and again.err.count("\n") == 1
+    assert (
+        again.code == 2 and "still has conflict markers" in again.err and again.err.count("\n") == 1
+    )
 
     (desktop / "cards/acme-website.md").write_text(CARDS["acme-website"].replace("30k", "45k"))
     code, out, err = sync(desktop, "--continue")
@@ -188,7 +222,9 @@ def test_same_section_on_both_sides_stops_and_continue_finishes(pair: tuple[Path
     assert not (desktop / ".git/gitmem/sync-state.json").exists()
     assert git(desktop, "for-each-ref", "refs/gitmem/conflict") == ""
     assert sync(laptop)[0] == 0
-    assert (laptop / "cards/acme-website.md").read_text() == CARDS["acme-website"].replace("30k", "45k")
+    assert (laptop / "cards/acme-website.md").read_text() == CARDS["acme-website"].replace(
+        "30k", "45k"
+    )
     assert rendered_index(laptop) == rendered_index(desktop)
 
 
@@ -196,7 +232,9 @@ def test_a_resolution_committed_by_hand_is_taken(pair: tuple[Path, Path, Path]) 
     _, laptop, desktop = pair
     conflict(pair)
     assert sync(desktop)[0] == 4
-    (desktop / "cards/acme-website.md").write_text(CARDS["acme-website"].replace("30k", "40k, then 50k"))
+    (desktop / "cards/acme-website.md").write_text(
+        CARDS["acme-website"].replace("30k", "40k, then 50k")
+    )
     git(desktop, "commit", "-qam", "settle the budget")
     code, _, err = sync(desktop, "--continue")
     assert code == 0, err
@@ -241,7 +279,9 @@ def test_unreachable_remote_is_one_line_and_changes_nothing(repo: MemoryRepo, cl
     assert snapshot(client) == before
 
 
-def test_rewritten_remote_is_refused_and_nothing_is_lost(tmp_path: Path, pair: tuple[Path, Path, Path]) -> None:
+def test_rewritten_remote_is_refused_and_nothing_is_lost(
+    tmp_path: Path, pair: tuple[Path, Path, Path]
+) -> None:
     bare, _laptop, desktop = pair
     assert sync(desktop)[0] == 0  # desktop has synced: it knows what the remote held
     mine = write(desktop, "beta", "Ship v2", "Ship v3", "goals", "Ship v3")
@@ -252,20 +292,28 @@ def test_rewritten_remote_is_refused_and_nothing_is_lost(tmp_path: Path, pair: t
     before = state(desktop)
     res = gm("-C", str(desktop), "sync")
     assert res.code == 4 and res.err.count("\n") == 1
-    assert "origin/main was rewritten" in res.err and "`git push --force-with-lease=main:" in res.err
+    assert (
+        "origin/main was rewritten" in res.err and "`git push --force-with-lease=main:" in res.err
+    )
     assert state(desktop) == before
     assert git(desktop, "rev-parse", "main").strip() == mine
 
 
-def test_someone_pushing_first_means_another_round(pair: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_someone_pushing_first_means_another_round(
+    pair: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     bare, laptop, desktop = pair
     write(desktop, "beta", "Ship v2", "Ship v3", "goals", "Ship v3")
     real_push = remote_mod.push_updates
     calls: list[str] = []
 
-    def racing_push(repo: MemoryRepo, name: str, updates: Any, where: str | None = None) -> remote_mod.Pushed:
+    def racing_push(
+        repo: MemoryRepo, name: str, updates: Any, where: str | None = None
+    ) -> remote_mod.Pushed:
         if not calls:  # the laptop pushes between our fetch and our push
-            (laptop / "cards/acme-website.md").write_text(CARDS["acme-website"].replace("Ann", "Anne"))
+            (laptop / "cards/acme-website.md").write_text(
+                CARDS["acme-website"].replace("Ann", "Anne")
+            )
             git(laptop, "commit", "-qam", "hand edit")
             git(laptop, "push", "-q", "origin", "main")
         calls.append(updates[0].ref)
@@ -309,7 +357,11 @@ def test_two_machines_through_a_real_git_daemon(tmp_path: Path) -> None:
         code, _, err = sync(desktop, "--continue")
         assert code == 0, err
         assert sync(laptop)[0] == 0
-        assert git(laptop, "rev-parse", "main") == git(desktop, "rev-parse", "main") == git(bare, "rev-parse", "main")
+        assert (
+            git(laptop, "rev-parse", "main")
+            == git(desktop, "rev-parse", "main")
+            == git(bare, "rev-parse", "main")
+        )
         assert "Ship v3" in (laptop / "cards/beta.md").read_text()
         assert "45k" in (laptop / "cards/acme-website.md").read_text()
         assert rendered_index(laptop) == rendered_index(desktop)
@@ -318,17 +370,32 @@ def test_two_machines_through_a_real_git_daemon(tmp_path: Path) -> None:
 def test_merge_card_by_section() -> None:
     base = CARDS["acme-website"]
     ours = base.replace("30k", "40k") + "\n## Risks\nnone\n"
-    theirs = base.replace("Call Bob", "Call Bob on Monday").replace("## Team\n", "## Legal\nok\n\n## Team\n")
+    theirs = base.replace("Call Bob", "Call Bob on Monday").replace(
+        "## Team\n", "## Legal\nok\n\n## Team\n"
+    )
     text, clashes = merge_card(base, ours, theirs, ("main", "origin/main"))
     assert clashes == []
-    assert text == (base.replace("30k", "40k").replace("Call Bob", "Call Bob on Monday")
-                    .replace("## Team\n", "## Legal\nok\n\n## Team\n") + "\n## Risks\nnone\n")
+    assert text == (
+        base.replace("30k", "40k")
+        .replace("Call Bob", "Call Bob on Monday")
+        .replace("## Team\n", "## Legal\nok\n\n## Team\n")
+        + "\n## Risks\nnone\n"
+    )
     same, none = merge_card(base, ours, ours, ("main", "origin/main"))
     assert same == ours and none == []
-    text, clashes = merge_card(base, base.replace("Bob\n", "Bobby\n"), base.replace("Cy\n", "Cyd\n"),
-                               ("main", "origin/main"))
-    assert clashes == ["team"]  # one section, two different edits: a conflict even if the lines differ
-    assert "<<<<<<< main\n## Team\nAnn\nBobby\nCy\n\n=======\n## Team\nAnn\nBob\nCyd\n\n>>>>>>> origin/main\n" in text
+    text, clashes = merge_card(
+        base,
+        base.replace("Bob\n", "Bobby\n"),
+        base.replace("Cy\n", "Cyd\n"),
+        ("main", "origin/main"),
+    )
+    assert clashes == [
+        "team"
+    ]  # one section, two different edits: a conflict even if the lines differ
+    assert (
+        "<<<<<<< main\n## Team\nAnn\nBobby\nCy\n\n=======\n## Team\nAnn\nBob\nCyd\n\n>>>>>>> origin/main\n"
+        in text
+    )
 
 
 def test_a_file_other_than_a_card_conflicts_by_lines(pair: tuple[Path, Path, Path]) -> None:

@@ -44,21 +44,36 @@ def test_a_merge_taking_their_cards_writes_only_its_two_trees_and_commit(tmp_pat
     code, out, err = sync(desktop)
     assert code == 0, err
     assert "merged" in out
-    fetched = {line.split()[0] for line in git(laptop, "rev-list", "--objects", "main").splitlines()}
+    fetched = {
+        line.split()[0] for line in git(laptop, "rev-list", "--objects", "main").splitlines()
+    }
     new = _loose(desktop) - before - fetched  # (a small fetch is stored loose)
     merge = git(desktop, "rev-parse", "main").strip()
-    trees = {git(desktop, "rev-parse", f"{merge}^{{tree}}").strip(),
-             git(desktop, "rev-parse", f"{merge}:cards").strip()}
+    trees = {
+        git(desktop, "rev-parse", f"{merge}^{{tree}}").strip(),
+        git(desktop, "rev-parse", f"{merge}:cards").strip(),
+    }
     assert new == trees | {merge}
     for i in range(6):
-        assert (desktop / "cards" / f"card-{i}.md").read_text() == f"# Card {i}\n\n## Notes\nvalue {i}\n"
+        assert (
+            desktop / "cards" / f"card-{i}.md"
+        ).read_text() == f"# Card {i}\n\n## Notes\nvalue {i}\n"
     assert git(desktop, "fsck", "--strict", "--no-dangling") == ""
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(start=ops, changes=st.dictionaries(st.sampled_from(
-    ["a", "b", "cards", "a/b", "a/a-b", "a.b", "cards/x", "cards/y", "cards/x/z", "z/a/b"]),
-    st.one_of(st.none(), st.binary(max_size=4)), max_size=6))
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    start=ops,
+    changes=st.dictionaries(
+        st.sampled_from(
+            ["a", "b", "cards", "a/b", "a/a-b", "a.b", "cards/x", "cards/y", "cards/x/z", "z/a/b"]
+        ),
+        st.one_of(st.none(), st.binary(max_size=4)),
+        max_size=6,
+    ),
+)
 def test_update_paths_is_update_path_one_path_after_another(
     start: list[tuple[str, bytes | None]], changes: dict[str, bytes | None]
 ) -> None:
@@ -70,8 +85,10 @@ def test_update_paths_is_update_path_one_path_after_another(
             for path, data in start:
                 blob = repo.store.write("blob", data) if data is not None else None
                 tree = repo.store.update_path(tree, path, blob)
-            blobs = {p: repo.store.write("blob", d) if d is not None else None
-                     for p, d in changes.items()}
+            blobs = {
+                p: repo.store.write("blob", d) if d is not None else None
+                for p, d in changes.items()
+            }
             one_by_one = tree
             for path, blob in sorted(blobs.items()):
                 one_by_one = repo.store.update_path(one_by_one, path, blob)
@@ -81,14 +98,18 @@ def test_update_paths_is_update_path_one_path_after_another(
 
 # -- the index after a merge: only what the merge brought is folded in --------------------------
 
+
 def _same_as_full_replay(repo: MemoryRepo) -> None:
     got = index.refresh(repo)
     state = repo.memo[("index", MAIN)].state  # type: ignore[attr-defined]
     full = replay.replay_all(repo)
     assert state.commit == full.commit
     assert state.entries == full.entries  # every section's entries, in the same order
-    assert (state.merges, state.inactive, state.reverts) == (full.merges, full.inactive,
-                                                             full.reverts)
+    assert (state.merges, state.inactive, state.reverts) == (
+        full.merges,
+        full.inactive,
+        full.reverts,
+    )
     assert got == index.resolve(repo, full, {})
 
 
@@ -116,8 +137,11 @@ def test_a_sync_merge_folds_in_what_it_brought_without_replaying_history(
         assert "Ship v2 in March" in index.refresh(repo).render()
 
 
-step = st.tuples(st.sampled_from(["base", "ours", "theirs", "base-merge", "revert-ours"]),
-                 st.sampled_from(PROJECTS), st.sampled_from(SECTIONS))
+step = st.tuples(
+    st.sampled_from(["base", "ours", "theirs", "base-merge", "revert-ours"]),
+    st.sampled_from(PROJECTS),
+    st.sampled_from(SECTIONS),
+)
 
 
 def _commit_on(repo: MemoryRepo, branch: str, project: str, section: str, n: int) -> None:
@@ -142,8 +166,12 @@ def _merge(root: Path, into: str, other: str) -> None:
     git(root, "update-ref", f"refs/heads/{into}", sha)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(plan=st.lists(step, min_size=1, max_size=12), cache_at=st.sampled_from(["fork", "ours", "mid"]))
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    plan=st.lists(step, min_size=1, max_size=12), cache_at=st.sampled_from(["fork", "ours", "mid"])
+)
 def test_the_index_after_any_merge_is_the_full_replays(
     plan: list[tuple[str, str, str]], cache_at: str
 ) -> None:
@@ -190,16 +218,26 @@ def test_the_index_after_any_merge_is_the_full_replays(
 # -- the merge reads no file only one side changed: the trees' ids say who changed it ------------
 
 _FILES = st.sampled_from(["cards/a.md", "cards/b.md", "logs/l.log", "notes.txt", "x/y"])
-_TEXTS = st.one_of(st.none(), st.sampled_from([
-    "# A\n\n## One\n1\n", "# A\n\n## One\n2\n", "# A\n\n## One\n1\n\n## Two\n2\n", "line\n",
-    "line\nmore\n",
-]))
+_TEXTS = st.one_of(
+    st.none(),
+    st.sampled_from(
+        [
+            "# A\n\n## One\n1\n",
+            "# A\n\n## One\n2\n",
+            "# A\n\n## One\n1\n\n## Two\n2\n",
+            "line\n",
+            "line\nmore\n",
+        ]
+    ),
+)
 
 
 @settings(max_examples=60, deadline=None)
-@given(base=st.dictionaries(_FILES, _TEXTS, max_size=5),
-       ours=st.dictionaries(_FILES, _TEXTS, max_size=4),
-       theirs=st.dictionaries(_FILES, _TEXTS, max_size=4))
+@given(
+    base=st.dictionaries(_FILES, _TEXTS, max_size=5),
+    ours=st.dictionaries(_FILES, _TEXTS, max_size=4),
+    theirs=st.dictionaries(_FILES, _TEXTS, max_size=4),
+)
 def test_a_merge_by_tree_ids_is_the_merge_by_contents(
     base: dict[str, str | None], ours: dict[str, str | None], theirs: dict[str, str | None]
 ) -> None:
@@ -212,9 +250,12 @@ def test_a_merge_by_tree_ids_is_the_merge_by_contents(
         root = Path(tmp) / "c"
         init_repo(root)
         with MemoryRepo(root) as repo:
+
             def commit(tree: Sha | None, changes: dict[str, str | None], parent: Sha) -> Sha:
-                blobs = {p: repo.store.write("blob", t.encode()) if t is not None else None
-                         for p, t in changes.items()}
+                blobs = {
+                    p: repo.store.write("blob", t.encode()) if t is not None else None
+                    for p, t in changes.items()
+                }
                 new = repo.store.update_paths(tree, blobs) or repo.store.write_tree([])
                 return repo.write_commit(new, [parent], "c")
 
@@ -232,4 +273,7 @@ def test_a_merge_by_tree_ids_is_the_merge_by_contents(
             finally:
                 merge._blob_ids = real
             assert (by_ids.tree, by_ids.touched, by_ids.conflicts) == (
-                by_contents.tree, by_contents.touched, by_contents.conflicts)
+                by_contents.tree,
+                by_contents.touched,
+                by_contents.conflicts,
+            )

@@ -35,11 +35,26 @@ def test_the_plain_sync_command_lines() -> None:
     assert early.plain_sync(["--client", "acme", "sync"]) == P(None, "acme", "origin", False)
     assert early.plain_sync(["--client=acme", "sync"]) == P(None, "acme", "origin", False)
     for doubtful in (
-        [], ["index"], ["sync", "--continue"], ["sync", "--abort"], ["sync", "--help"],
-        ["sync", "-h"], ["sync", "--accept-redaction"], ["sync", "a", "b"], ["-C"],
-        ["sync", "-C"], ["-C", "", "sync"], ["-C", "a", "-C", "b", "sync"], ["-Ca", "sync"],
-        ["-C", "a", "--client", "b", "sync"], ["sync", "--"], ["--version", "sync"],
-        ["sync", "--json=1"], ["-C", "-x", "sync"], ["log", "sync"], ["sync", ""],
+        [],
+        ["index"],
+        ["sync", "--continue"],
+        ["sync", "--abort"],
+        ["sync", "--help"],
+        ["sync", "-h"],
+        ["sync", "--accept-redaction"],
+        ["sync", "a", "b"],
+        ["-C"],
+        ["sync", "-C"],
+        ["-C", "", "sync"],
+        ["-C", "a", "-C", "b", "sync"],
+        ["-Ca", "sync"],
+        ["-C", "a", "--client", "b", "sync"],
+        ["sync", "--"],
+        ["--version", "sync"],
+        ["sync", "--json=1"],
+        ["-C", "-x", "sync"],
+        ["log", "sync"],
+        ["sync", ""],
     ):
         assert early.plain_sync(doubtful) is None, doubtful
 
@@ -66,23 +81,69 @@ def _as_click_reads(args: list[str]) -> tuple[str, dict[str, Any], Ctx] | None:
     return (*seen[0], state) if seen else None
 
 
-WORDS = st.sampled_from([
-    "sync", "index", "-C", "--client", "--client=acme", "--json", "origin", "backup", "/m",
-    "acme", "--continue", "--abort", "--accept-redaction", "--help", "-h", "--", "", "-Cm",
-    "--version", "-x",
-])
+WORDS = st.sampled_from(
+    [
+        "sync",
+        "index",
+        "-C",
+        "--client",
+        "--client=acme",
+        "--json",
+        "origin",
+        "backup",
+        "/m",
+        "acme",
+        "--continue",
+        "--abort",
+        "--accept-redaction",
+        "--help",
+        "-h",
+        "--",
+        "",
+        "-Cm",
+        "--version",
+        "-x",
+    ]
+)
 
 
 # Command lines shaped like a sync's (options, `sync`, then its own words), so that most
 # are near the edge of what the reading accepts; and any words at all.
-_OPTION = st.sampled_from([["-C", "/m"], ["--client", "acme"], ["--client=acme"], ["-C"],
-                           ["-C", ""], ["-Cm"], ["--help"], ["--version"]])
-_AFTER = st.sampled_from([["--json"], ["origin"], ["backup"], ["-C", "/m"], ["--client", "acme"],
-                          ["--continue"], ["--abort"], ["--accept-redaction"], ["-h"], ["--"],
-                          [""], ["-x"], ["sync"], ["--json=1"], ["-C"]])
+_OPTION = st.sampled_from(
+    [
+        ["-C", "/m"],
+        ["--client", "acme"],
+        ["--client=acme"],
+        ["-C"],
+        ["-C", ""],
+        ["-Cm"],
+        ["--help"],
+        ["--version"],
+    ]
+)
+_AFTER = st.sampled_from(
+    [
+        ["--json"],
+        ["origin"],
+        ["backup"],
+        ["-C", "/m"],
+        ["--client", "acme"],
+        ["--continue"],
+        ["--abort"],
+        ["--accept-redaction"],
+        ["-h"],
+        ["--"],
+        [""],
+        ["-x"],
+        ["sync"],
+        ["--json=1"],
+        ["-C"],
+    ]
+)
 SHAPED = st.builds(
     lambda pre, word, post: [w for ws in pre for w in ws] + [word] + [w for ws in post for w in ws],
-    st.lists(_OPTION, max_size=2), st.sampled_from(["sync", "sync", "sync", "index"]),
+    st.lists(_OPTION, max_size=2),
+    st.sampled_from(["sync", "sync", "sync", "index"]),
     st.lists(_AFTER, max_size=3),
 )
 
@@ -98,19 +159,31 @@ def test_a_command_line_read_as_a_plain_sync_is_one_click_reads_the_same(args: l
     name, params, state = got
     assert name == "sync"
     assert (params["remote"], params["cont"], params["abort"], params["accept_redaction"]) == (
-        wanted.remote, False, False, False)
+        wanted.remote,
+        False,
+        False,
+        False,
+    )
     assert (state.path, state.client, state.json) == (wanted.path, wanted.client, wanted.as_json)
 
 
 def test_the_plain_forms_are_read_by_click_as_this_reading_says() -> None:
     """The property above holds for these in particular (so it is never vacuous)."""
-    for args in (["sync"], ["-C", "/m", "sync", "--json"], ["sync", "backup", "-C", "/m"],
-                 ["--client=acme", "sync", "origin"]):
+    for args in (
+        ["sync"],
+        ["-C", "/m", "sync", "--json"],
+        ["sync", "backup", "-C", "/m"],
+        ["--client=acme", "sync", "origin"],
+    ):
         wanted = early.plain_sync(args)
         got = _as_click_reads(args)
         assert wanted is not None and got is not None
         assert (got[1]["remote"], got[2].path, got[2].client, got[2].json) == (
-            wanted.remote, wanted.path, wanted.client, wanted.as_json)
+            wanted.remote,
+            wanted.path,
+            wanted.client,
+            wanted.as_json,
+        )
 
 
 # A process running `gitmem ARGS` through the entry point; it reports, on stderr's last
@@ -138,14 +211,24 @@ print(json.dumps([code, seen]), file=sys.stderr)
 # What the command loads only once its fetch runs: the command line (click), the sync,
 # the merge and index code, the object store, gitmem.toml's reading, and dataclasses
 # (with the inspect module it loads, some 5 ms).
-LATER = ("click", "gitmem.cli.app", "gitmem.sync.exchange", "gitmem.memory.merge",
-         "gitmem.index.build", "gitmem.git.objects", "gitmem.memory.config", "tomllib",
-         "dataclasses", "inspect")
+LATER = (
+    "click",
+    "gitmem.cli.app",
+    "gitmem.sync.exchange",
+    "gitmem.memory.merge",
+    "gitmem.index.build",
+    "gitmem.git.objects",
+    "gitmem.memory.config",
+    "tomllib",
+    "dataclasses",
+    "inspect",
+)
 
 
 def _run(*args: str) -> tuple[int, list[list[str]], str]:
-    proc = subprocess.run([sys.executable, "-c", _SPY % (LATER,), *args], capture_output=True,
-                          text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", _SPY % (LATER,), *args], capture_output=True, text=True, check=False
+    )
     code, seen = json.loads(proc.stderr.splitlines()[-1])
     return int(code), list(seen), proc.stdout
 
@@ -157,8 +240,20 @@ def test_a_plain_sync_fetches_before_click_is_loaded(tmp_path: Path) -> None:
     assert seen == [[]]  # one fetch, begun before any of those was imported
     res = json.loads(out)
     assert (res["status"], res["received"], res["merged"]) == ("synced", 1, True)
-    assert subprocess.run(["git", "merge-base", "--is-ancestor", git(laptop, "rev-parse", "main").strip(),
-                           "main"], cwd=desktop, check=False).returncode == 0
+    assert (
+        subprocess.run(
+            [
+                "git",
+                "merge-base",
+                "--is-ancestor",
+                git(laptop, "rev-parse", "main").strip(),
+                "main",
+            ],
+            cwd=desktop,
+            check=False,
+        ).returncode
+        == 0
+    )
     assert git(desktop, "for-each-ref", FETCHED) == ""  # the private ref is gone
     assert "Ship v2 in May" in (desktop / "cards" / "beta.md").read_text()
 
@@ -239,6 +334,7 @@ def test_an_early_sync_refused_after_its_fetch_leaves_no_ref(tmp_path: Path) -> 
 
 # -- what leaves is scanned for secrets during the fetch --------------------------------------
 
+
 def _spy_scans(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...]]:
     from gitmem.memory import scan
 
@@ -289,8 +385,17 @@ def test_a_secret_the_remote_has_already_is_not_a_reason_to_refuse(
     assert sync(desktop)[0] == 0 and sync(laptop)[0] == 0  # both synced: the last sync known
     _secret_commit(laptop)
     git(laptop, "push", "-q", "origin", "main")  # on the remote, past gitmem's checks
-    git(desktop, "-c", "core.hooksPath=/dev/null", "pull", "-q", "--no-rebase", "--no-edit",
-        "origin", "main")  # here too, by plain git: main holds it, the last sync does not
+    git(
+        desktop,
+        "-c",
+        "core.hooksPath=/dev/null",
+        "pull",
+        "-q",
+        "--no-rebase",
+        "--no-edit",
+        "origin",
+        "main",
+    )  # here too, by plain git: main holds it, the last sync does not
     write(desktop, "acme-website", "Call Bob today", "Call Bob now", "next-steps", "Call Bob now")
     seen = _spy_scans(monkeypatch)
     res = gm("-C", str(desktop), "sync")
@@ -355,9 +460,12 @@ def test_a_fetch_older_than_another_syncs_push_is_fetched_again_not_called_a_rew
         started.proc.wait()
         res = gm("-C", str(desktop), "sync")  # ...another sync pushes and records first
         assert res.code == 0 and "merged" in res.out, res.err
-        write(desktop, "acme-website", "Call Bob today", "Call Bob now", "next-steps",
-              "Call Bob now")
+        write(
+            desktop, "acme-website", "Call Bob today", "Call Bob now", "next-steps", "Call Bob now"
+        )
         done = sync_repo(repo, "origin", started=started)
     assert done.status == "synced" and done.rounds == 2
-    assert git(laptop, "ls-remote", "origin", "main").split()[0] == git(
-        desktop, "rev-parse", "main").strip()
+    assert (
+        git(laptop, "ls-remote", "origin", "main").split()[0]
+        == git(desktop, "rev-parse", "main").strip()
+    )

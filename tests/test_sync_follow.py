@@ -85,8 +85,9 @@ def test_a_sync_killed_before_the_files_follow_is_finished_by_the_next_command(
     tmp_path: Path,
 ) -> None:
     laptop, desktop = diverged(tmp_path)
-    proc = subprocess.run([sys.executable, "-c", _KILLED, str(desktop)], capture_output=True,
-                          check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", _KILLED, str(desktop)], capture_output=True, check=False
+    )
     assert proc.returncode == -9, proc.stderr
     assert "Ship v2 in May" in git(desktop, "show", f"main:{CARD}")  # main moved...
     assert "in May" not in (desktop / CARD).read_text()  # ...its files not yet
@@ -111,8 +112,9 @@ def test_a_killed_follow_of_a_symlink_outside_memory_is_finished_by_git(tmp_path
     write(laptop, "beta", "Ship v2", "Ship v2 in May", "goals", "Ship v2 in May")
     assert sync(laptop)[0] == 0
     write(desktop, "acme-website", "Call Bob", "Call Bob today", "next-steps", "Call Bob today")
-    proc = subprocess.run([sys.executable, "-c", _KILLED, str(desktop)], capture_output=True,
-                          check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", _KILLED, str(desktop)], capture_output=True, check=False
+    )
     assert proc.returncode == -9, proc.stderr
     assert not os.path.lexists(desktop / "docs" / "etc")
     res = gm("-C", str(desktop), "status")

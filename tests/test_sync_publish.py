@@ -58,7 +58,9 @@ def test_a_lock_on_main_held_for_a_moment_is_waited_for_without_another_round(
     assert (data["status"], data["received"], data["rounds"]) == ("synced", 1, 1)
     assert fetches == [theirs]  # one fetch: the round was not started again
     assert git(desktop, "rev-parse", "main").strip() == theirs
-    assert git(desktop, "reflog", "-1", "--format=%gs", "main").strip() == "gitmem sync: fast-forward"
+    assert (
+        git(desktop, "reflog", "-1", "--format=%gs", "main").strip() == "gitmem sync: fast-forward"
+    )
     assert "Ship v3" in (desktop / "cards/beta.md").read_text()  # the working tree followed
 
 
@@ -71,6 +73,9 @@ def test_a_merge_moves_main_with_its_own_reflog_reason(tmp_path: Path) -> None:
     assert res.code == 0, res.err
     assert json.loads(res.out)["merged"] is True
     assert git(desktop, "rev-parse", "main^1").strip() == ours
-    assert git(desktop, "reflog", "-1", "--format=%gs", "main").strip() == "gitmem sync: merge origin/main"
+    assert (
+        git(desktop, "reflog", "-1", "--format=%gs", "main").strip()
+        == "gitmem sync: merge origin/main"
+    )
     assert "Ship v3" in (desktop / "cards/beta.md").read_text()
     assert git(desktop, "status", "--porcelain") == ""  # the working tree and index followed

@@ -91,7 +91,9 @@ def _drop_caches(root: Path) -> None:
         f.unlink()
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(plan=st.lists(step, min_size=1, max_size=12))
 def test_a_merge_folded_in_gives_the_index_a_full_rebuild_gives(
     plan: list[tuple[str, str, str]],
@@ -165,8 +167,21 @@ def test_the_index_is_refreshed_while_git_pushes(
 modes = st.sampled_from(["000000", "100644", "100755", "120000", "160000", "040000"])
 names = st.builds(
     lambda top, rest: top + rest,
-    st.sampled_from(["", "cards", "cards/", "cardsx/", "logs/", "sessions/", "persona.md",
-                     "persona.md/", "gitmem.toml", "README", "x/cards/"]),
+    st.sampled_from(
+        [
+            "",
+            "cards",
+            "cards/",
+            "cardsx/",
+            "logs/",
+            "sessions/",
+            "persona.md",
+            "persona.md/",
+            "gitmem.toml",
+            "README",
+            "x/cards/",
+        ]
+    ),
     st.text(alphabet="ab 12060.md/", max_size=10),
 ).filter(bool)
 commit_ids = st.sampled_from(["a" * 40, "b" * 40, "c" * 64])
@@ -191,12 +206,18 @@ def test_the_unsafe_mode_look_finds_what_the_full_reading_finds(
     out = _raw(commits)
     expected = exchange._read_unsafe(out)
     assert exchange._unsafe(out) == expected
-    wanted = [(p, n) for _sha, entries in commits for _o, n, p in entries
-              if n in ("120000", "160000") and p.split("/")[0] in MEMORY_PATHS]
+    wanted = [
+        (p, n)
+        for _sha, entries in commits
+        for _o, n, p in entries
+        if n in ("120000", "160000") and p.split("/")[0] in MEMORY_PATHS
+    ]
     assert (expected is None) == (not wanted)
     if expected is not None:
-        assert (expected[0], expected[1]) == (wanted[0][0], {"120000": "a symlink",
-                                                            "160000": "a submodule"}[wanted[0][1]])
+        assert (expected[0], expected[1]) == (
+            wanted[0][0],
+            {"120000": "a symlink", "160000": "a submodule"}[wanted[0][1]],
+        )
 
 
 def test_a_card_named_like_a_mode_is_received_and_a_symlink_is_refused(tmp_path: Path) -> None:
@@ -327,8 +348,12 @@ def test_the_first_fetch_starts_before_the_merge_and_the_index_are_loaded(
     tmp_path: Path,
 ) -> None:
     desktop = _received_and_own(tmp_path)
-    proc = subprocess.run([sys.executable, "-c", _WATCH_FETCH, str(desktop)],
-                          capture_output=True, check=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", _WATCH_FETCH, str(desktop)],
+        capture_output=True,
+        check=True,
+        text=True,
+    )
     data = json.loads(proc.stdout.strip().splitlines()[-1])
     assert data["rc"] == 0, proc.stderr
     assert data["loaded"][0] == []  # the first round's fetch: nothing of the sync loaded yet
@@ -387,13 +412,17 @@ def test_the_secret_scan_runs_while_git_lists_what_comes_in(
 
 # -- the merge base from the walk that counts: what `git merge-base` says -------------------
 
-dag = st.lists(st.lists(st.integers(min_value=0, max_value=40), max_size=3), min_size=2,
-               max_size=14)
+dag = st.lists(
+    st.lists(st.integers(min_value=0, max_value=40), max_size=3), min_size=2, max_size=14
+)
 
 
 @settings(max_examples=60, deadline=None)
-@given(parents=dag, pick=st.tuples(st.integers(min_value=0), st.integers(min_value=0)),
-       begun=st.tuples(st.integers(min_value=0), st.integers(min_value=0)))
+@given(
+    parents=dag,
+    pick=st.tuples(st.integers(min_value=0), st.integers(min_value=0)),
+    begun=st.tuples(st.integers(min_value=0), st.integers(min_value=0)),
+)
 def test_the_merge_base_from_the_counting_walk_is_git_merge_bases(
     parents: list[list[int]], pick: tuple[int, int], begun: tuple[int, int]
 ) -> None:
@@ -455,10 +484,22 @@ def test_a_symlink_outside_memory_syncs_into_a_clone_with_gitmems_hooks(tmp_path
     git(laptop, "add", "docs/link")
     git(laptop, "commit", "-qm", "a link outside memory", "--no-verify")
     git(laptop, "push", "-q", "origin", "main")
+
     def gitmem_sync() -> None:  # a process, with a deadline: a hang fails, never stalls
-        proc = subprocess.run([sys.executable, "-c", "from gitmem.cli import main; main()", "-C",
-                               str(desktop), "sync"], capture_output=True, text=True, timeout=60,
-                              check=False)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "from gitmem.cli import main; main()",
+                "-C",
+                str(desktop),
+                "sync",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
         assert proc.returncode == 0, proc.stderr
         assert git(desktop, "status", "--porcelain") == ""
 

@@ -30,8 +30,9 @@ def _modules_of_sync(path: Path, out: Path) -> tuple[int, set[str]]:
         "except SystemExit as exc:\n    rc = exc.code or 0\n"
         "open(out, 'w').write(json.dumps({'rc': rc, 'modules': sorted(sys.modules)}))\n"
     )
-    subprocess.run([sys.executable, "-c", code, str(path), str(out)], check=True,
-                   capture_output=True)
+    subprocess.run(
+        [sys.executable, "-c", code, str(path), str(out)], check=True, capture_output=True
+    )
     data = json.loads(out.read_text())
     return int(data["rc"]), set(data["modules"])
 
@@ -48,8 +49,15 @@ def test_a_merging_sync_with_no_interrupted_decision_does_not_import_the_review_
     assert code == 0
     assert "merge origin/main" in git(desktop, "log", "-1", "--format=%s", "main")  # it merged
     assert "gitmem.sync.exchange" in modules
-    assert not {"gitmem.review.decision_intent", "gitmem.review.decision",
-                "gitmem.review.pending", "unidiff"} & modules
+    assert (
+        not {
+            "gitmem.review.decision_intent",
+            "gitmem.review.decision",
+            "gitmem.review.pending",
+            "unidiff",
+        }
+        & modules
+    )
 
 
 def test_a_remote_bringing_a_symlink_is_refused_first_when_local_commits_carry_a_secret(
@@ -62,8 +70,25 @@ def test_a_remote_bringing_a_symlink_is_refused_first_when_local_commits_carry_a
     a = tmp_path / "a"
     init_repo(a)
     git(a, "remote", "add", "origin", str(bare))
-    assert gm("-C", str(a), "write", "acme", "--old", "", "--new", "## Budget\n- 30k\n",
-              "--section", "budget", "--keywords", "budget", "--summary", "budget").code == 0
+    assert (
+        gm(
+            "-C",
+            str(a),
+            "write",
+            "acme",
+            "--old",
+            "",
+            "--new",
+            "## Budget\n- 30k\n",
+            "--section",
+            "budget",
+            "--keywords",
+            "budget",
+            "--summary",
+            "budget",
+        ).code
+        == 0
+    )
     assert gm("-C", str(a), "sync").code == 0
     b = tmp_path / "b"
     git(tmp_path, "clone", "-q", str(bare), str(b))

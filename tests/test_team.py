@@ -53,7 +53,9 @@ def remote_refs(bare: Path) -> set[str]:
     return set(git(bare, "for-each-ref", "--format=%(refname)").split())
 
 
-def machines(tmp_path: Path, names: tuple[str, ...], url: str | None = None) -> tuple[Path, list[Path]]:
+def machines(
+    tmp_path: Path, names: tuple[str, ...], url: str | None = None
+) -> tuple[Path, list[Path]]:
     """A bare remote and one clone per machine name, the first having made the memory."""
     bare = tmp_path / "remote.git"
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
@@ -74,8 +76,13 @@ def machines(tmp_path: Path, names: tuple[str, ...], url: str | None = None) -> 
 
 
 # What a refused decision may change: objects, and the remote's refs as last fetched.
-THEIRS = (".git/objects/", ".git/refs/remotes/", ".git/refs/gitmem/remotes/", ".git/logs/refs/remotes/",
-          ".git/logs/refs/gitmem/remotes/")
+THEIRS = (
+    ".git/objects/",
+    ".git/refs/remotes/",
+    ".git/refs/gitmem/remotes/",
+    ".git/logs/refs/remotes/",
+    ".git/logs/refs/gitmem/remotes/",
+)
 
 
 def local_state(path: Path) -> dict[str, str]:
@@ -87,7 +94,9 @@ def produce(laptop: Path) -> None:
         agent_session(repo)
 
 
-def test_a_session_made_on_a_is_listed_on_b_accepted_in_part_and_a_learns_it(tmp_path: Path) -> None:
+def test_a_session_made_on_a_is_listed_on_b_accepted_in_part_and_a_learns_it(
+    tmp_path: Path,
+) -> None:
     bare, (laptop, desktop) = machines(tmp_path, ("laptop", "desktop"))
     produce(laptop)
     out = sync(laptop)
@@ -142,7 +151,9 @@ def test_a_rejection_on_b_reaches_a_and_lands_nothing(tmp_path: Path) -> None:
     assert not [r for r in remote_refs(bare) if r.startswith("refs/heads/gitmem/")]
 
 
-def test_two_machines_deciding_differently_the_first_wins_the_second_changes_nothing(tmp_path: Path) -> None:
+def test_two_machines_deciding_differently_the_first_wins_the_second_changes_nothing(
+    tmp_path: Path,
+) -> None:
     bare, (laptop, desktop, server) = machines(tmp_path, ("laptop", "desktop", "server"))
     produce(laptop)
     sync(laptop)
@@ -168,7 +179,9 @@ def test_two_machines_deciding_differently_the_first_wins_the_second_changes_not
     assert "Owner: Bob" in (server / "cards/acme-website.md").read_text()
 
 
-def test_the_producing_machine_deciding_its_own_published_session_tells_the_others(tmp_path: Path) -> None:
+def test_the_producing_machine_deciding_its_own_published_session_tells_the_others(
+    tmp_path: Path,
+) -> None:
     bare, (laptop, desktop) = machines(tmp_path, ("laptop", "desktop"))
     produce(laptop)
     sync(laptop)
@@ -185,12 +198,16 @@ def test_the_producing_machine_deciding_its_own_published_session_tells_the_othe
 
 def test_through_a_real_git_daemon(tmp_path: Path) -> None:
     with git_daemon(tmp_path) as port:
-        _, (laptop, desktop) = machines(tmp_path, ("laptop", "desktop"), f"git://127.0.0.1:{port}/remote.git")
+        _, (laptop, desktop) = machines(
+            tmp_path, ("laptop", "desktop"), f"git://127.0.0.1:{port}/remote.git"
+        )
         produce(laptop)
         sync(laptop)
         sync(desktop)
         assert listed(desktop)[SID]["state"] == "remote"
-        commits = json.loads(gm("-C", str(desktop), "review", SID, "--json").out)["files"][0]["commits"]
+        commits = json.loads(gm("-C", str(desktop), "review", SID, "--json").out)["files"][0][
+            "commits"
+        ]
         res = gm("-C", str(desktop), "review", SID, "--accept", "--commit", str(commits[0]["sha"]))
         assert res.code == 0, res.err
         sync(desktop)
@@ -199,7 +216,11 @@ def test_through_a_real_git_daemon(tmp_path: Path) -> None:
         assert listed(laptop, "--all")[SID]["state"] == "partial"
         assert main_of(laptop) == main_of(desktop)
         text = (laptop / "cards/acme-website.md").read_text()
-        assert "Budget: 40k" in text and "Owner: Ann" in text and not (laptop / "cards/beta.md").exists()
+        assert (
+            "Budget: 40k" in text
+            and "Owner: Ann" in text
+            and not (laptop / "cards/beta.md").exists()
+        )
 
 
 def test_an_accepted_remote_session_is_this_clones_own_record(tmp_path: Path) -> None:
@@ -225,7 +246,9 @@ def test_a_push_lost_many_times_is_retried_with_growing_pauses(
     pauses: list[float] = []
     lost = {"n": 0}
 
-    def losing(repo: MemoryRepo, name: str, updates: object, where: str | None = None) -> remote_mod.Pushed:
+    def losing(
+        repo: MemoryRepo, name: str, updates: object, where: str | None = None
+    ) -> remote_mod.Pushed:
         if lost["n"] < 7:  # another machine pushes first, seven times in a row
             lost["n"] += 1
             hand = laptop / f"cards/hand-{lost['n']}.md"
@@ -317,8 +340,9 @@ GITMEM = str(Path(sys.executable).with_name("gitmem"))
 
 def _killed(path: Path, delay: float, *args: str) -> None:
     """`gitmem ARGS` as a process, killed (SIGKILL) after ``delay`` seconds if still running."""
-    proc = subprocess.Popen([GITMEM, "-C", str(path), *args], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [GITMEM, "-C", str(path), *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     try:
         proc.wait(timeout=delay)
     except subprocess.TimeoutExpired:
@@ -373,10 +397,16 @@ ACTIONS = {
 STATE_OF = {"accept": "accepted", "reject": "rejected", "hunks": "partial"}
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.tuples(st.integers(0, 2), st.sampled_from(["sync", *ACTIONS])), min_size=1, max_size=6))
+@settings(
+    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 2), st.sampled_from(["sync", *ACTIONS])), min_size=1, max_size=6
+    )
+)
 def test_any_order_of_syncs_and_decisions_ends_with_one_decision_everywhere(
-    ops: list[tuple[int, str]]
+    ops: list[tuple[int, str]],
 ) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         bare, clones = machines(Path(tmp), ("laptop", "desktop", "server"))
@@ -392,8 +422,14 @@ def test_any_order_of_syncs_and_decisions_ends_with_one_decision_everywhere(
                 taken.append(op)
         for path in clones + clones:
             sync(path)
-        decisions = [r for r in remote_refs(bare) if r.endswith(f"/{SID}") and "/by/" not in r
-                     and "/from/" not in r and not r.startswith("refs/heads/")]
+        decisions = [
+            r
+            for r in remote_refs(bare)
+            if r.endswith(f"/{SID}")
+            and "/by/" not in r
+            and "/from/" not in r
+            and not r.startswith("refs/heads/")
+        ]
         assert len(taken) == len(decisions) <= 1  # one decision or none, the same everywhere
         mains = {main_of(p) for p in clones}
         assert mains == {git(bare, "rev-parse", "main").strip()}
@@ -421,11 +457,15 @@ def test_a_session_pushed_to_a_forge_only_is_decided_here_alone(tmp_path: Path) 
     produce(laptop)
     assert gm("-C", str(laptop), "review", SID, "--push", "forge").code == 0
     assert gm("-C", str(laptop), "review", SID, "--reject").code == 0
-    assert BRANCH in remote_refs(forge) and not [r for r in remote_refs(forge) if r.startswith("refs/gitmem/")]
+    assert BRANCH in remote_refs(forge) and not [
+        r for r in remote_refs(forge) if r.startswith("refs/gitmem/")
+    ]
     assert listed(laptop, "--all")[SID]["state"] == "rejected"
 
 
-def test_a_session_on_the_synced_remote_and_a_forge_is_claimed_on_the_synced_one(tmp_path: Path) -> None:
+def test_a_session_on_the_synced_remote_and_a_forge_is_claimed_on_the_synced_one(
+    tmp_path: Path,
+) -> None:
     bare, (laptop, desktop) = machines(tmp_path, ("laptop", "desktop"))
     forge = tmp_path / "forge.git"
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(forge))
@@ -440,7 +480,9 @@ def test_a_session_on_the_synced_remote_and_a_forge_is_claimed_on_the_synced_one
     assert res.code == 4 and "was accepted on laptop first" in res.err
 
 
-def test_a_decision_on_a_remote_session_with_the_remote_unreachable_changes_nothing(tmp_path: Path) -> None:
+def test_a_decision_on_a_remote_session_with_the_remote_unreachable_changes_nothing(
+    tmp_path: Path,
+) -> None:
     _, (laptop, desktop) = machines(tmp_path, ("laptop", "desktop"))
     produce(laptop)
     sync(laptop)

@@ -20,15 +20,31 @@ value = st.recursive(
     max_leaves=6,
 )
 field = st.one_of(text, value)
-entry = st.one_of(value, st.fixed_dictionaries(
-    {"section_id": field, "keywords": st.one_of(st.lists(text, max_size=3), value), "summary": field}))
+entry = st.one_of(
+    value,
+    st.fixed_dictionaries(
+        {
+            "section_id": field,
+            "keywords": st.one_of(st.lists(text, max_size=3), value),
+            "summary": field,
+        }
+    ),
+)
 calls = st.one_of(
-    st.tuples(st.just("write_memory_card"), st.fixed_dictionaries(
-        {"project": field, "old_text": field, "new_text": field, "index_entry": entry})),
-    st.tuples(st.just("read_memory_card"),
-              st.fixed_dictionaries({"project": field}, optional={"section_id": field})),
-    st.tuples(st.just("search_history"),
-              st.fixed_dictionaries({"query": field}, optional={"limit": value})),
+    st.tuples(
+        st.just("write_memory_card"),
+        st.fixed_dictionaries(
+            {"project": field, "old_text": field, "new_text": field, "index_entry": entry}
+        ),
+    ),
+    st.tuples(
+        st.just("read_memory_card"),
+        st.fixed_dictionaries({"project": field}, optional={"section_id": field}),
+    ),
+    st.tuples(
+        st.just("search_history"),
+        st.fixed_dictionaries({"query": field}, optional={"limit": value}),
+    ),
     st.tuples(text, value),
 )
 
@@ -42,7 +58,9 @@ def test_a_lone_surrogate_is_a_tool_error(repo: MemoryRepo) -> None:
         )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(st.lists(calls, min_size=1, max_size=3))
 def test_any_tool_input_is_answered_never_raised(repo: MemoryRepo, steps: list[Any]) -> None:
     tools = MemoryTools(repo)

@@ -21,22 +21,60 @@ from helpers import git
 SHA = "0123456789abcdef0123456789abcdef01234567"
 
 KEYS = [
-    "Gitmem-Card", "gitmem-card", "GITMEM-SECTION", "Gitmem-Section", "Gitmem-Keywords",
-    "Gitmem-Summary", "Gitmem-Reverts", "Gitmem-Layer", "Gitmem-Session", "Gitmem-Actor",
+    "Gitmem-Card",
+    "gitmem-card",
+    "GITMEM-SECTION",
+    "Gitmem-Section",
+    "Gitmem-Keywords",
+    "Gitmem-Summary",
+    "Gitmem-Reverts",
+    "Gitmem-Layer",
+    "Gitmem-Session",
+    "Gitmem-Actor",
     "Gitmem-\u212aeywords",  # a Kelvin sign: lowercases to "k" but is no trailer token for git
-    "Gitmem-Cards", "Signed-off-by", "Co-authored-by", "X",
+    "Gitmem-Cards",
+    "Signed-off-by",
+    "Co-authored-by",
+    "X",
 ]
-VALUES = ["alpha", " budget ", "q3, launch", "", SHA, "a:b", "x\t", "é ü", "50%", "ff\x0c", "nb\xa0"]
+VALUES = [
+    "alpha",
+    " budget ",
+    "q3, launch",
+    "",
+    SHA,
+    "a:b",
+    "x\t",
+    "é ü",
+    "50%",
+    "ff\x0c",
+    "nb\xa0",
+]
 SEPARATORS = [": ", ":", " : ", "\t:", ":  ", " :"]
 
-trailer_line = st.builds(lambda k, s, v: f"{k}{s}{v}", st.sampled_from(KEYS),
-                         st.sampled_from(SEPARATORS), st.sampled_from(VALUES))
-other_line = st.sampled_from([
-    "free text", "# a comment", "(cherry picked from commit " + SHA + ")", "---",
-    "Signed-off-by: A <a@example.com>", "no colon here", ":starts with colon",
-    "Key with space: v", " Gitmem-Card: indented", "\tcontinued", "  more words",
-    "Gitmem-Card x: y", "\r",
-])
+trailer_line = st.builds(
+    lambda k, s, v: f"{k}{s}{v}",
+    st.sampled_from(KEYS),
+    st.sampled_from(SEPARATORS),
+    st.sampled_from(VALUES),
+)
+other_line = st.sampled_from(
+    [
+        "free text",
+        "# a comment",
+        "(cherry picked from commit " + SHA + ")",
+        "---",
+        "Signed-off-by: A <a@example.com>",
+        "no colon here",
+        ":starts with colon",
+        "Key with space: v",
+        " Gitmem-Card: indented",
+        "\tcontinued",
+        "  more words",
+        "Gitmem-Card x: y",
+        "\r",
+    ]
+)
 line = st.one_of(trailer_line, trailer_line, other_line)
 paragraph = st.lists(line, min_size=1, max_size=6).map("\n".join)
 message = st.builds(
@@ -80,7 +118,9 @@ def log(root: Path, fmt: str, tip: str, n: int) -> list[str]:
     return [r.lstrip("\n") for r in out.split("\0")][:n]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(messages=st.lists(message, min_size=1, max_size=6))
 def test_raw_block_reads_like_git_only_unfold(tmp_path: Path, messages: list[str]) -> None:
     root = tmp_path / "r"

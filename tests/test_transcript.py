@@ -15,10 +15,20 @@ from gitmem.memory.transcript import INTERRUPTED, Transcript
 ids = st.sampled_from(["t1", "t2", "t3"])
 block = st.one_of(
     st.builds(lambda t: {"type": "text", "text": t}, st.sampled_from(["hi", "more", "", " \n"])),
-    st.builds(lambda i: {"type": "tool_use", "id": i, "name": "search_history",
-                         "input": {"query": "x"}}, ids),
-    st.builds(lambda i, e: {"type": "tool_result", "tool_use_id": i, "content": "r",
-                            **({"is_error": True} if e else {})}, ids, st.booleans()),
+    st.builds(
+        lambda i: {"type": "tool_use", "id": i, "name": "search_history", "input": {"query": "x"}},
+        ids,
+    ),
+    st.builds(
+        lambda i, e: {
+            "type": "tool_result",
+            "tool_use_id": i,
+            "content": "r",
+            **({"is_error": True} if e else {}),
+        },
+        ids,
+        st.booleans(),
+    ),
 )
 Record = tuple[str, list[dict[str, Any]]]
 record: st.SearchStrategy[Record] = st.one_of(
@@ -73,17 +83,27 @@ def well_formed(turns: list[list[list[str]]]) -> list[tuple[str, list[dict[str, 
     for n, rounds in enumerate(turns):
         out.append(("user", [{"type": "text", "text": f"question {n}"}]))
         for k, calls in enumerate(rounds):
-            uses = [{"type": "tool_use", "id": f"t{n}-{k}-{c}", "name": "x", "input": {}}
-                    for c in calls]
+            uses = [
+                {"type": "tool_use", "id": f"t{n}-{k}-{c}", "name": "x", "input": {}} for c in calls
+            ]
             out.append(("assistant", [{"type": "text", "text": "looking"}, *uses]))
-            out.append(("user", [{"type": "tool_result", "tool_use_id": u["id"], "content": "r"}
-                                 for u in uses]))
+            out.append(
+                (
+                    "user",
+                    [{"type": "tool_result", "tool_use_id": u["id"], "content": "r"} for u in uses],
+                )
+            )
         out.append(("assistant", [{"type": "text", "text": f"answer {n}"}]))
     return out
 
 
-@given(st.lists(st.lists(st.lists(st.sampled_from("abc"), min_size=1, max_size=2,
-                                  unique=True), max_size=3), min_size=1, max_size=4))
+@given(
+    st.lists(
+        st.lists(st.lists(st.sampled_from("abc"), min_size=1, max_size=2, unique=True), max_size=3),
+        min_size=1,
+        max_size=4,
+    )
+)
 def test_a_well_formed_transcript_is_sent_unchanged(turns: list[list[list[str]]]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         records = well_formed(turns)
@@ -103,7 +123,13 @@ def test_a_call_left_unanswered_is_answered_as_interrupted(tmp_path: Path) -> No
     assert not resumed.pending() and resumed.repair() and resumed.pending()
     resumed.add_message("assistant", [{"type": "text", "text": "checked"}])
     final = Transcript(tr.path)
-    assert [r["role"] for r in final.messages_records()] == ["user", "assistant", "user", "assistant"]
+    assert [r["role"] for r in final.messages_records()] == [
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+    ]
     answer = final.messages()[2]["content"]
-    assert answer == [{"type": "tool_result", "tool_use_id": "t1", "content": INTERRUPTED,
-                       "is_error": True}]
+    assert answer == [
+        {"type": "tool_result", "tool_use_id": "t1", "content": INTERRUPTED, "is_error": True}
+    ]

@@ -83,9 +83,7 @@ def test_a_card_that_is_a_symlink_is_refused(client: Path, tmp_path: Path) -> No
     assert res.code == 4 and "secret" not in res.out
 
 
-def test_a_symlink_only_in_the_working_tree_is_never_followed(
-    client: Path, tmp_path: Path
-) -> None:
+def test_a_symlink_only_in_the_working_tree_is_never_followed(client: Path, tmp_path: Path) -> None:
     """The tree is fine but the working tree's cards/ is a symlink: refuse, write nothing."""
     seeded(client)
     outside = tmp_path / "outside"
@@ -143,6 +141,7 @@ def test_sync_refuses_a_remote_that_brings_a_symlink(client: Path, tmp_path: Pat
     outside.mkdir()
     _commit_symlink(other, "cards", outside)
     git(other, "push", "-q", "origin", "main")
+
     def state() -> dict[str, str]:  # fetched objects aside: refs, files, index
         return {k: v for k, v in snapshot(client).items() if not k.startswith(".git/objects/")}
 
@@ -211,9 +210,22 @@ main(sys.argv[1:])
 
 def killed_write(client: Path, script: str, old: str, new: str) -> int:
     proc = subprocess.run(
-        [sys.executable, "-c", script, "-C", str(client), "write", "acme", "--old", old,
-         "--new", new, *ENTRY],
-        capture_output=True, check=False,
+        [
+            sys.executable,
+            "-c",
+            script,
+            "-C",
+            str(client),
+            "write",
+            "acme",
+            "--old",
+            old,
+            "--new",
+            new,
+            *ENTRY,
+        ],
+        capture_output=True,
+        check=False,
     )
     return proc.returncode
 

@@ -12,8 +12,20 @@ from gitmem.memory.trailers import IndexEntry
 
 from helpers import git, gm, snapshot
 
-WRITE = ["write", "acme", "--old", "", "--new", "## A\nx\n", "--section", "a", "--keywords", "k",
-         "--summary", "s"]
+WRITE = [
+    "write",
+    "acme",
+    "--old",
+    "",
+    "--new",
+    "## A\nx\n",
+    "--section",
+    "a",
+    "--keywords",
+    "k",
+    "--summary",
+    "s",
+]
 BRANCH_COMMANDS = [
     ["index"],
     ["index", "--json"],
@@ -32,8 +44,14 @@ BRANCH_COMMANDS = [
 @pytest.fixture
 def seeded(repo: MemoryRepo, client: Path) -> Path:
     write_card(repo, "acme", "", "## Budget\n30k\n", IndexEntry.make("budget", ["b"], "Budget 30k"))
-    write_card(repo, "acme", "30k", "40k", IndexEntry.make("budget", ["b"], "Budget 40k"),
-               session="20261130-101200-ab12")
+    write_card(
+        repo,
+        "acme",
+        "30k",
+        "40k",
+        IndexEntry.make("budget", ["b"], "Budget 40k"),
+        session="20261130-101200-ab12",
+    )
     return client
 
 
@@ -52,10 +70,12 @@ def test_an_unknown_branch_is_exit_3_in_one_line_and_changes_nothing(
     assert snapshot(seeded) == before
 
 
-@pytest.mark.parametrize("name", ["main~1", "main^", "main:cards", "-x", "a..b", "a b", "main\n",
-                                  "x.lock", "@{1}"])
-@pytest.mark.parametrize("args", [["index"], ["reindex"], ["log"], ["show", "acme"], WRITE],
-                         ids=lambda a: a[0])
+@pytest.mark.parametrize(
+    "name", ["main~1", "main^", "main:cards", "-x", "a..b", "a b", "main\n", "x.lock", "@{1}"]
+)
+@pytest.mark.parametrize(
+    "args", [["index"], ["reindex"], ["log"], ["show", "acme"], WRITE], ids=lambda a: a[0]
+)
 def test_a_revision_or_malformed_name_is_not_a_branch(
     seeded: Path, args: list[str], name: str
 ) -> None:

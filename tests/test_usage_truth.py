@@ -25,8 +25,13 @@ def _big_index(repo: MemoryRepo, cards: int = 90) -> None:
     """Enough cards that the index alone passes haiku's minimum of 4,096 tokens."""
     for i in range(cards):
         summary = f"card {i}: " + " ".join(f"fact{j}-{i}" for j in range(30))
-        write_card(repo, f"client-{i:03d}", "", f"# Client {i}\n\n## Notes\n- n {i}\n",
-                   IndexEntry.make("notes", ["client", f"k{i}"], summary[:190]))
+        write_card(
+            repo,
+            f"client-{i:03d}",
+            "",
+            f"# Client {i}\n\n## Notes\n- n {i}\n",
+            IndexEntry.make("notes", ["client", f"k{i}"], summary[:190]),
+        )
 
 
 def test_a_short_haiku_session_is_told_below_the_minimum_not_expired(
@@ -39,8 +44,9 @@ def test_a_short_haiku_session_is_told_below_the_minimum_not_expired(
     assert all(r["cache_read_input_tokens"] == r["cache_creation_input_tokens"] == 0 for r in recs)
     flags = json.loads(gm("-C", str(client), "usage", "--json").out)["sessions"][0]["flags"]
     assert not any("expired" in f or "cache_ttl" in f for f in flags), flags
-    assert any("below claude-haiku-4-5's minimum cacheable length (4,096 tokens)" in f
-               for f in flags), flags
+    assert any(
+        "below claude-haiku-4-5's minimum cacheable length (4,096 tokens)" in f for f in flags
+    ), flags
 
 
 def test_an_expired_cache_is_still_told_apart_from_a_changed_layer(
@@ -51,7 +57,10 @@ def test_an_expired_cache_is_still_told_apart_from_a_changed_layer(
 
     recs = usage_mod.load(repo)
     assert [miss_cause(p, c) for p, c in zip([None, *recs[:-1]], recs, strict=True)] == [
-        "first write", "expired", "expired"]
+        "first write",
+        "expired",
+        "expired",
+    ]
     changed = {**recs[2], "layer_hashes": {**recs[2]["layer_hashes"], "AB": "0" * 12}}
     assert miss_cause(recs[1], changed) == "layer changed"
 
@@ -111,8 +120,13 @@ def test_resume_with_a_warm_cache_reuses_the_index_it_sent_and_says_it_changed(
 ) -> None:
     _big_index(repo, 40)
     res, _, _ = chat(repo, sdk, ["one", "two"], clock)
-    write_card(repo, "client-000", "- n 0", "- n 0, updated by hand",
-               IndexEntry.make("notes", ["client"], "changed since the session"))
+    write_card(
+        repo,
+        "client-000",
+        "- n 0",
+        "- n 0, updated by hand",
+        IndexEntry.make("notes", ["client"], "changed since the session"),
+    )
     clock.advance(60)  # within the 5-minute TTL
     _, _, warnings = chat(repo, sdk, ["three"], clock, resume=res.session)
     recs = [r for r in usage_mod.load(repo) if r["purpose"] == "turn"]
@@ -120,7 +134,8 @@ def test_resume_with_a_warm_cache_reuses_the_index_it_sent_and_says_it_changed(
     assert first_resumed["layers"]["I"] > 2000
     # the cache is read through the index: only the new turn is written
     assert first_resumed["cache_read_input_tokens"] >= (
-        first_resumed["layers"]["A"] + first_resumed["layers"]["B"] + first_resumed["layers"]["I"])
+        first_resumed["layers"]["A"] + first_resumed["layers"]["B"] + first_resumed["layers"]["I"]
+    )
     assert first_resumed["layer_hashes"]["I"] == recs[1]["layer_hashes"]["I"]
     assert any("the index changed since this session's last request" in w for w in warnings)
     body = json.dumps(message_requests(api)[-1].body["system"])

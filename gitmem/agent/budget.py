@@ -44,20 +44,29 @@ class Budget:
         return "over" if self.share > 1 else "warn" if self.share > WARN_SHARE else "ok"
 
     def to_json(self) -> dict[str, object]:
-        return {"tokens": self.tokens, "limit": self.limit, "estimated": self.estimated,
-                "share": round(self.share, 4), "state": self.state}
+        return {
+            "tokens": self.tokens,
+            "limit": self.limit,
+            "estimated": self.estimated,
+            "share": round(self.share, 4),
+            "state": self.state,
+        }
 
     def line(self) -> str:
         how = "estimated" if self.estimated else "count_tokens"
-        return (f"about {self.tokens:,} tokens ({how}), {self.share:.0%} of the "
-                f"{self.limit:,}-token budget (limits.index_tokens)")
+        return (
+            f"about {self.tokens:,} tokens ({how}), {self.share:.0%} of the "
+            f"{self.limit:,}-token budget (limits.index_tokens)"
+        )
 
     def warning(self) -> str | None:
         if self.state == "ok":
             return None
         what = "over" if self.state == "over" else "near"
-        return (f"the memory index is {what} its budget: {self.line()}; "
-                "`gitmem consolidate` proposes a compaction for review")
+        return (
+            f"the memory index is {what} its budget: {self.line()}; "
+            "`gitmem consolidate` proposes a compaction for review"
+        )
 
 
 def _file(repo: MemoryRepo) -> str:
@@ -93,7 +102,9 @@ def measure(repo: MemoryRepo, text: str, counter: Any = None) -> Budget:
     have = _counted(repo).get(key)
     if have is not None:
         return Budget(have, limit, False)
-    if counter is None and (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
+    if counter is None and (
+        os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")
+    ):
         import anthropic
 
         from gitmem.agent.token_count import LayerCounter
@@ -112,8 +123,10 @@ def measure(repo: MemoryRepo, text: str, counter: Any = None) -> Budget:
 
 
 def over_line(b: Budget) -> str:
-    return (f"Over budget: this index is {b.line()}. Nothing is left out; "
-            "suggest `gitmem consolidate` to the person.")
+    return (
+        f"Over budget: this index is {b.line()}. Nothing is left out; "
+        "suggest `gitmem consolidate` to the person."
+    )
 
 
 def with_note(text: str, b: Budget) -> str:
@@ -125,8 +138,9 @@ def with_note(text: str, b: Budget) -> str:
     return f"{body}\n{over_line(b)}\n{close}"
 
 
-def block(repo: MemoryRepo, branch: str = MAIN, counter: Any = None,
-          text: str | None = None) -> tuple[str, Budget]:
+def block(
+    repo: MemoryRepo, branch: str = MAIN, counter: Any = None, text: str | None = None
+) -> tuple[str, Budget]:
     """The I block the agent sees at ``branch`` and its budget."""
     limit = repo.config.index_tokens  # a bad gitmem.toml is refused before anything is cached
     raw = text if text is not None else index_mod.rendered(repo, branch)

@@ -17,6 +17,7 @@ from gitmem.memory.repo import MemoryRepo
 class ChatResult:
     """How a chat ended: its session id, the turns taken, the turns the model failed to
     answer, and ``finish`` (the session's ``FinishResult``: landed or waiting for review)."""
+
     session: str
     turns: int
     failed_turns: int
@@ -61,8 +62,11 @@ def run_chat(
 
     def answer(text: str | None) -> bool:
         if events:
-            run = (lambda: agent.ask(text, events=events)) if text else (
-                lambda: agent.answer(events=events))
+            run = (
+                (lambda: agent.ask(text, events=events))
+                if text
+                else (lambda: agent.answer(events=events))
+            )
         else:
             run = (lambda: agent.ask(text, write)) if text else (lambda: agent.answer(write))
         return _turn(run, end, warn)

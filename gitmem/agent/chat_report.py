@@ -45,7 +45,8 @@ def report(repo: MemoryRepo, result: ChatResult, start: int) -> dict[str, Any]:
     """The run's document: ``result.to_json()`` plus ``exchanges``, ``reply`` and ``usage``."""
     records = Transcript(transcript_file(repo, result.session)).messages_records()
     lines = [
-        r for r in usage.load(repo)
+        r
+        for r in usage.load(repo)
         if r.get("session") == result.session and r.get("purpose") == "turn"
     ]
     exchanges: dict[int, dict[str, Any]] = {}
@@ -68,8 +69,13 @@ def report(repo: MemoryRepo, result: ChatResult, start: int) -> dict[str, Any]:
             elif kind == "text":
                 ex["reply"] += block.get("text", "")
             elif kind == "tool_use":
-                call = {"id": block.get("id"), "name": block.get("name"),
-                        "input": block.get("input"), "result": None, "is_error": False}
+                call = {
+                    "id": block.get("id"),
+                    "name": block.get("name"),
+                    "input": block.get("input"),
+                    "result": None,
+                    "is_error": False,
+                }
                 calls[str(block.get("id"))] = call
                 ex["tool_calls"].append(call)
             elif kind == "tool_result" and str(block.get("tool_use_id")) in calls:

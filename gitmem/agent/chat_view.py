@@ -38,21 +38,28 @@ def tool_line(call: ToolCall) -> str:
     if call.name == "write_memory_card":
         entry = args.get("index_entry") or {}
         where = _where(card, entry.get("section_id") if isinstance(entry, dict) else None)
-        return f"✗ writing {where} failed: {_first_line(call.result)}" if call.is_error else (
-            f"✎ {where} written"
+        return (
+            f"✗ writing {where} failed: {_first_line(call.result)}"
+            if call.is_error
+            else (f"✎ {where} written")
         )
     if call.name == "read_memory_card":
         where = _where(card, args.get("section_id"))
-        return f"✗ reading {where} failed: {_first_line(call.result)}" if call.is_error else (
-            f"▸ read {where}"
+        return (
+            f"✗ reading {where} failed: {_first_line(call.result)}"
+            if call.is_error
+            else (f"▸ read {where}")
         )
     if call.name == "search_history":
         query = args.get("query", "")
         if call.is_error:
             return f'✗ search "{query}" failed: {_first_line(call.result)}'
         hits = len([ln for ln in call.result.splitlines() if ln.strip()])
-        found = "no match" if call.result.strip().lower().startswith("no ") else (
-            f"{hits} match" + ("" if hits == 1 else "es"))
+        found = (
+            "no match"
+            if call.result.strip().lower().startswith("no ")
+            else (f"{hits} match" + ("" if hits == 1 else "es"))
+        )
         return f'⌕ searched "{query}": {found}'
     state = "failed" if call.is_error else "done"
     return f"• {call.name} {state}"

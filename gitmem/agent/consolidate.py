@@ -86,8 +86,11 @@ def work_list(repo: MemoryRepo, card: str | None) -> str:
     if nums:
         lines.append("Summaries naming numbers or dates their section lacks:")
         lines += [f"- {n.card} § {n.section}: {', '.join(n.missing)}" for n in nums]
-    dups = [d for d in rep.duplicates
-            if d.first.split(" § ")[0] in inside or d.second.split(" § ")[0] in inside]
+    dups = [
+        d
+        for d in rep.duplicates
+        if d.first.split(" § ")[0] in inside or d.second.split(" § ")[0] in inside
+    ]
     if dups:
         lines.append("Near-duplicate sections:")
         lines += [f"- {d.first} and {d.second} ({d.similarity:.0%} alike)" for d in dups]
@@ -102,6 +105,7 @@ def work_list(repo: MemoryRepo, card: str | None) -> str:
 class ConsolidateResult:
     """A consolidation session: its id, the edits the model made, whether they wait for
     review, and the model's last reply."""
+
     session: str
     edits: int
     pending: bool
@@ -113,9 +117,11 @@ class ConsolidateResult:
     def text(self) -> str:
         if not self.pending:
             return f"session {self.session}: no edits proposed; memory is unchanged."
-        return (f"session {self.session}: {count(self.edits, 'edit')} proposed, waiting for "
-                f"review: `gitmem review {self.session}` (tokens before and after), then "
-                f"`gitmem review {self.session} --accept` or `--reject`")
+        return (
+            f"session {self.session}: {count(self.edits, 'edit')} proposed, waiting for "
+            f"review: `gitmem review {self.session}` (tokens before and after), then "
+            f"`gitmem review {self.session} --accept` or `--reject`"
+        )
 
 
 def consolidate(
@@ -145,7 +151,9 @@ def consolidate(
     try:
         agent = AgentSession(repo, session, client, warn=warn)
         if card is not None:
-            scoped = ScopedTools(repo, session.branch, session.id, "agent", agent.tools.live_transcripts)
+            scoped = ScopedTools(
+                repo, session.branch, session.id, "agent", agent.tools.live_transcripts
+            )
             scoped.scope = frozenset({card})
             agent.tools = scoped
         try:

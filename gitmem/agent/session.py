@@ -32,8 +32,16 @@ MAX_STEPS = 16
 NOTE_OPEN, NOTE_CLOSE = "<gitmem-note>", "</gitmem-note>"
 
 
-STATUS_NAMES = {408: "timed out", 409: "conflict", 429: "rate limited", 500: "server error",
-                502: "bad gateway", 503: "unavailable", 504: "gateway timeout", 529: "overloaded"}
+STATUS_NAMES = {
+    408: "timed out",
+    409: "conflict",
+    429: "rate limited",
+    500: "server error",
+    502: "bad gateway",
+    503: "unavailable",
+    504: "gateway timeout",
+    529: "overloaded",
+}
 
 
 class RetryWatch:
@@ -61,7 +69,9 @@ class RetryWatch:
         self.answered = True
         code = int(response.status_code)
         should = response.headers.get("x-should-retry")
-        retried = should == "true" or (should != "false" and (code in (408, 409, 429) or code >= 500))
+        retried = should == "true" or (
+            should != "false" and (code in (408, 409, 429) or code >= 500)
+        )
         attempt = self._attempt(response.request) + 1
         if code < 400 or not retried or attempt > self.max_retries:
             return
@@ -315,15 +325,26 @@ class AgentSession:
             for use in uses:
                 res = self.tools.call(use["name"], use.get("input"))
                 called.append(use["name"])
-                if use["name"] == "read_memory_card" and not (use.get("input") or {}).get("section_id"):
+                if use["name"] == "read_memory_card" and not (use.get("input") or {}).get(
+                    "section_id"
+                ):
                     full_reads += not res.is_error
                 if res.card_text:
                     tokens = self.counter.text(res.text)
                     card_tokens += tokens
                     args = use.get("input") or {}
-                    reads.append({"card": str(args.get("project")),
-                                  "section": args.get("section_id") or None, "tokens": tokens})
-                block: dict[str, Any] = {"type": "tool_result", "tool_use_id": use["id"], "content": res.text}
+                    reads.append(
+                        {
+                            "card": str(args.get("project")),
+                            "section": args.get("section_id") or None,
+                            "tokens": tokens,
+                        }
+                    )
+                block: dict[str, Any] = {
+                    "type": "tool_result",
+                    "tool_use_id": use["id"],
+                    "content": res.text,
+                }
                 if res.is_error:
                     block["is_error"] = True
                 results.append(block)
@@ -359,7 +380,10 @@ class AgentSession:
         self._warn_if_uncacheable()
         self._keep_sent_index()
         params = prompt.request(
-            self.cfg.model, self.cfg.max_tokens, self._layers(), self.transcript.messages(),
+            self.cfg.model,
+            self.cfg.max_tokens,
+            self._layers(),
+            self.transcript.messages(),
             self.cfg.cache_ttl,
         )
         # null on the first call opts in, so the next call can be compared with this one.
@@ -396,8 +420,10 @@ class AgentSession:
         prefix = 0
         reached = []
         for name, n in (
-            ("tools + rules + persona", self._layer("A", self.persona)[0]
-             + self._layer("B", self.rules)[0]),
+            (
+                "tools + rules + persona",
+                self._layer("A", self.persona)[0] + self._layer("B", self.rules)[0],
+            ),
             ("index", self._layer("I", self.index_text)[0]),
             ("synthesis", self._layer("S", self.synthesis_text)[0]),
         ):
@@ -411,7 +437,12 @@ class AgentSession:
             )
 
     def _log(
-        self, msg: Any, purpose: str, tools: list[str], full_reads: int, card: int,
+        self,
+        msg: Any,
+        purpose: str,
+        tools: list[str],
+        full_reads: int,
+        card: int,
         reads: list[dict[str, Any]] | None = None,
     ) -> ResponseUsage:
         u = msg.usage
@@ -428,29 +459,49 @@ class AgentSession:
             layers["I"] = self._layer("I", self.index_text)[0]
             layers["S"] = self._layer("S", self.synthesis_text)[0]
             layers["E"] = card
-        total = counts["input_tokens"] + counts["cache_creation_input_tokens"] + counts["cache_read_input_tokens"]
+        total = (
+            counts["input_tokens"]
+            + counts["cache_creation_input_tokens"]
+            + counts["cache_read_input_tokens"]
+        )
         layers["C"] = max(0, total - sum(layers.values()))
         miss = getattr(getattr(msg, "diagnostics", None), "cache_miss_reason", None)
         cost, uncached = usage.costs(self.cfg, self.cfg.model, counts, self.cfg.cache_ttl)
-        self._usage_path = usage.append(self.repo, usage.UsageRecord(
-            at=now_iso(), session=self.session.id, message_id=msg.id, model=msg.model,
-            purpose=purpose, input_tokens=counts["input_tokens"],
-            cache_creation_input_tokens=counts["cache_creation_input_tokens"],
-            cache_read_input_tokens=counts["cache_read_input_tokens"],
-            output_tokens=counts["output_tokens"], layers=layers, estimated=self.counter.estimated,
-            tools=tools, full_card_reads=full_reads,
-            cache_miss_reason=getattr(miss, "type", None) if miss else None,
-            layer_hashes={"AB": self._layer("AB", self.rules + self.persona)[1],
-                          "I": self._layer("I", self.index_text)[1],
-                          "S": self._layer("S", self.synthesis_text)[1]},
-            cost_usd=cost, uncached_cost_usd=uncached, ttl=self.cfg.cache_ttl,
-            card_reads=reads or [],
-            # the session clock's time of the request: `gitmem usage` tells an expired
-            # cache (a gap over the TTL) from other misses by it
-            extra={"sent": round(self.last_sent, 3)},
-        ), sync=False)
-        return ResponseUsage(total, counts["cache_read_input_tokens"], counts["output_tokens"],
-                             cost, uncached)
+        self._usage_path = usage.append(
+            self.repo,
+            usage.UsageRecord(
+                at=now_iso(),
+                session=self.session.id,
+                message_id=msg.id,
+                model=msg.model,
+                purpose=purpose,
+                input_tokens=counts["input_tokens"],
+                cache_creation_input_tokens=counts["cache_creation_input_tokens"],
+                cache_read_input_tokens=counts["cache_read_input_tokens"],
+                output_tokens=counts["output_tokens"],
+                layers=layers,
+                estimated=self.counter.estimated,
+                tools=tools,
+                full_card_reads=full_reads,
+                cache_miss_reason=getattr(miss, "type", None) if miss else None,
+                layer_hashes={
+                    "AB": self._layer("AB", self.rules + self.persona)[1],
+                    "I": self._layer("I", self.index_text)[1],
+                    "S": self._layer("S", self.synthesis_text)[1],
+                },
+                cost_usd=cost,
+                uncached_cost_usd=uncached,
+                ttl=self.cfg.cache_ttl,
+                card_reads=reads or [],
+                # the session clock's time of the request: `gitmem usage` tells an expired
+                # cache (a gap over the TTL) from other misses by it
+                extra={"sent": round(self.last_sent, 3)},
+            ),
+            sync=False,
+        )
+        return ResponseUsage(
+            total, counts["cache_read_input_tokens"], counts["output_tokens"], cost, uncached
+        )
 
     def _layer(self, name: str, text: str) -> tuple[int, str]:
         """(token count, hash) of a layer's text, computed again only when it changed
@@ -471,7 +522,9 @@ class AgentSession:
             return
         import anthropic
 
-        req = synthesis.request(self.cfg.model, self.synthesis_text, self.transcript.since_synthesis())
+        req = synthesis.request(
+            self.cfg.model, self.synthesis_text, self.transcript.since_synthesis()
+        )
         try:
             msg = self.client.messages.create(**req)
         except anthropic.APIError as err:

@@ -44,6 +44,9 @@ def save(repo: MemoryRepo, session: Session, text: str, covers: int) -> str | No
         f"{T.LAYER}: synthesis\n{T.ACTOR}: agent\n"
     )
     return commit_files(
-        repo, session.branch, lambda _tip: {PATH: body.encode()}, message,
+        repo,
+        session.branch,
+        lambda _tip: {PATH: body.encode()},
+        message,
         f"gitmem synthesis: {session.id}",
     )

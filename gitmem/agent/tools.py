@@ -172,7 +172,10 @@ class MemoryTools:
         if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 50:
             raise InvalidInput("limit must be an integer from 1 to 50")
         result = search_history(
-            self.repo, check_query(args.get("query")), limit, branch=self.branch,
+            self.repo,
+            check_query(args.get("query")),
+            limit,
+            branch=self.branch,
             live=self.live_transcripts,
         )
         return ToolResult(result.text())

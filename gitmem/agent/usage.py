@@ -58,8 +58,15 @@ def costs(cfg: Config, model: str, usage: dict[str, int], ttl: str) -> tuple[flo
     if price is None:
         return 0.0, 0.0
     write = price.cache_write_1h if ttl == "1h" else price.cache_write_5m
-    inp, cw, cr, out = (usage.get(k, 0) for k in (
-        "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens"))
+    inp, cw, cr, out = (
+        usage.get(k, 0)
+        for k in (
+            "input_tokens",
+            "cache_creation_input_tokens",
+            "cache_read_input_tokens",
+            "output_tokens",
+        )
+    )
     cost = (inp * price.input + cw * write + cr * price.cache_read + out * price.output) / 1e6
     uncached = ((inp + cw + cr) * price.input + out * price.output) / 1e6
     return round(cost, 8), round(uncached, 8)
@@ -87,7 +94,9 @@ def commit_session(repo: MemoryRepo, session: str) -> str | None:
     if not path.exists():
         return None
     lines = path.read_bytes()
-    message = f"usage: session {session}\n\n{T.SESSION}: {session}\n{T.LAYER}: usage\n{T.ACTOR}: agent\n"
+    message = (
+        f"usage: session {session}\n\n{T.SESSION}: {session}\n{T.LAYER}: usage\n{T.ACTOR}: agent\n"
+    )
 
     def build(tip: str) -> dict[str, bytes | None]:
         old = repo.store.read_blob(f"{tip}:{LOG_PATH}") or b""

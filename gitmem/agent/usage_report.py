@@ -19,6 +19,7 @@ FULL_READS = 3
 class SessionReport:
     """One session's token use from logs/usage.jsonl: requests, input, cache read and
     write, output tokens, cost with and without the cache, per layer, and flags for cache waste."""
+
     session: str
     requests: int
     input_tokens: int  # everything sent: uncached + written + read
@@ -83,7 +84,7 @@ def _flags(recs: list[dict[str, Any]]) -> list[str]:
     if turns and cold and cold >= max(1, COLD_SHARE * len(turns)):
         flags.append(
             f"cache expired between turns {count(cold, 'time')}: requests further apart than the "
-            f"cache TTL re-write the whole prefix (consider cache_ttl = \"1h\")"
+            f'cache TTL re-write the whole prefix (consider cache_ttl = "1h")'
         )
     other = causes.get("other", 0)
     if other and other >= max(1, COLD_SHARE * len(turns)):
@@ -93,7 +94,8 @@ def _flags(recs: list[dict[str, Any]]) -> list[str]:
         )
     for layer in ("AB", "I", "S"):
         changes = sum(
-            1 for a, b in pairwise(turns)
+            1
+            for a, b in pairwise(turns)
             if a.get("layer_hashes", {}).get(layer) != b.get("layer_hashes", {}).get(layer)
         )
         if turns and changes > max(2, REWRITE_SHARE * len(turns)):
@@ -211,9 +213,7 @@ def totals(
     return _sum("all", recs), [_sum(m, rs) for m, rs in sorted(by.items())]
 
 
-def render(
-    reports: list[SessionReport], total: tuple[Totals, list[Totals]] | None = None
-) -> str:
+def render(reports: list[SessionReport], total: tuple[Totals, list[Totals]] | None = None) -> str:
     if not reports:
         return "No model usage recorded yet.\n"
     lines = []

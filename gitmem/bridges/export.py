@@ -25,6 +25,7 @@ _BLOB_MODES = (b"100644", b"100755")
 @dataclass
 class ExportResult:
     """An export: the folder, the layout, the files written and those overwritten."""
+
     dir: str
     layout: str
     files: list[str] = field(default_factory=list)
@@ -53,7 +54,11 @@ def cards_of(repo: MemoryRepo, branch: str = MAIN) -> dict[str, bytes]:
 
 
 def export_cards(
-    repo: MemoryRepo, dest: Path, layout: str = "plain", *, force: bool = False,
+    repo: MemoryRepo,
+    dest: Path,
+    layout: str = "plain",
+    *,
+    force: bool = False,
     branch: str = MAIN,
 ) -> ExportResult:
     """Write every card of ``branch`` as a Markdown file under ``dest`` (``layout`` plain:
@@ -76,7 +81,8 @@ def export_cards(
     if existing and not force:
         n = len(existing)
         raise Conflict(
-            f"{dest / existing[0]} exists" + (f" (and {n - 1} more)" if n > 1 else "")
+            f"{dest / existing[0]} exists"
+            + (f" (and {n - 1} more)" if n > 1 else "")
             + "; nothing was written: pass --force to overwrite, or export to a new folder"
         )
     for rel, data in targets.items():

@@ -84,7 +84,9 @@ def _follow(reader: Reader, starts: list[str], found: Found, seen: set[str]) -> 
         for target in references(text):
             inside = _resolve(reader, rel, target)
             if inside is None:
-                found.skipped.append(Problem(reader.where(rel), f"{target} is outside the source; not imported"))
+                found.skipped.append(
+                    Problem(reader.where(rel), f"{target} is outside the source; not imported")
+                )
             elif not inside.lower().endswith(MARKDOWN):
                 continue  # @package.json, an image: not a note
             elif not (reader.root / inside).exists() and not (reader.root / inside).is_symlink():
@@ -109,4 +111,6 @@ def find_claude(root: Path, only: str | None, limit: int, found: Found) -> None:
         label = f"~/.claude/projects/{auto.parent.name}/memory/"
         mem = Reader(auto, label, limit, found)
         topics = [r for r in mem.walk() if r != "MEMORY.md"]
-        _follow(mem, ["MEMORY.md", *topics] if (auto / "MEMORY.md").exists() else topics, found, seen)
+        _follow(
+            mem, ["MEMORY.md", *topics] if (auto / "MEMORY.md").exists() else topics, found, seen
+        )

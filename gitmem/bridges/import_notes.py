@@ -61,6 +61,7 @@ class CardPlan:
 class ImportResult:
     """An import (or its plan, with ``dry_run``): the kind of source, the cards planned,
     the problems found, the notes skipped and the commits made."""
+
     kind: str
     source: str
     dry_run: bool
@@ -116,8 +117,11 @@ def _frontmatter_title(lines: list[str]) -> str | None:
 
 def _headings(body: str, level: str) -> list[int]:
     lines = body.split("\n")
-    return [i for i, (line, code) in enumerate(zip(lines, code_lines(lines), strict=True))
-            if not code and line.startswith(level)]
+    return [
+        i
+        for i, (line, code) in enumerate(zip(lines, code_lines(lines), strict=True))
+        if not code and line.startswith(level)
+    ]
 
 
 def card_text(note: Note) -> tuple[str, str]:
@@ -180,17 +184,25 @@ def plan(repo: MemoryRepo, source: Path, kind: str | None = None) -> tuple[Impor
         if len(notes) > 1:
             others = ", ".join(n.source for n in notes)
             for n in notes:
-                problems.append(Problem(n.source, f"{others} would all be card {name!r}; rename one"))
+                problems.append(
+                    Problem(n.source, f"{others} would all be card {name!r}; rename one")
+                )
             continue
         note = notes[0]
         if tip is not None and repo.store.read(f"{tip}:{card_path(name)}") is not None:
-            problems.append(Problem(note.source, f"card {name!r} exists already; never overwritten"))
+            problems.append(
+                Problem(note.source, f"card {name!r} exists already; never overwritten")
+            )
             continue
         on_disk = repo.root / card_path(name)
         if live and (on_disk.exists() or on_disk.is_symlink()):
-            problems.append(Problem(
-                note.source, f"{card_path(name)} exists in the working tree (not committed); "
-                "never overwritten"))
+            problems.append(
+                Problem(
+                    note.source,
+                    f"{card_path(name)} exists in the working tree (not committed); "
+                    "never overwritten",
+                )
+            )
             continue
         planned = _check(repo, name, note, problems)
         if planned is not None:
@@ -216,7 +228,11 @@ def _check(repo: MemoryRepo, name: str, note: Note, problems: list[Problem]) -> 
 
 
 def import_notes(
-    repo: MemoryRepo, source: Path, *, kind: str | None = None, dry_run: bool = False,
+    repo: MemoryRepo,
+    source: Path,
+    *,
+    kind: str | None = None,
+    dry_run: bool = False,
     skip: bool = False,
 ) -> ImportResult:
     """Make each note of ``source`` a card, one commit per card (``kind``: markdown,
@@ -254,8 +270,15 @@ def _write(repo: MemoryRepo, cards: list[CardPlan]) -> list[str]:
         for c in cards:
             entries = c.entries()
             done = write_card(
-                repo, c.card, "", c.text, entries[0], actor=ACTOR, branch=branch,
-                subject=f"{c.card}: imported from {c.source}", more=tuple(entries[1:]),
+                repo,
+                c.card,
+                "",
+                c.text,
+                entries[0],
+                actor=ACTOR,
+                branch=branch,
+                subject=f"{c.card}: imported from {c.source}",
+                more=tuple(entries[1:]),
             )
             shas.append(done.commit)
         return list(land(repo, shas, MAIN, "gitmem import"))

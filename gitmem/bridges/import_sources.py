@@ -139,8 +139,12 @@ class Reader:
     def _problem(self, rel: str, reason: str) -> None:
         self.found.problems.append(Problem(self.where(rel), reason))
 
-    def walk(self, rel: str = "", suffixes: tuple[str, ...] | None = MARKDOWN,
-             skip_top: frozenset[str] = frozenset()) -> Iterator[str]:
+    def walk(
+        self,
+        rel: str = "",
+        suffixes: tuple[str, ...] | None = MARKDOWN,
+        skip_top: frozenset[str] = frozenset(),
+    ) -> Iterator[str]:
         """Relative paths of the files below ``rel`` (sorted); symlinks reported."""
         try:
             fd = os.open(self.root / rel if rel else self.root, _DIR)
@@ -156,8 +160,10 @@ class Reader:
             if entry.name.startswith(".") or (not rel and entry.name in skip_top):
                 continue
             if entry.is_symlink():
-                if suffixes is None or entry.name.lower().endswith(suffixes) or _is_dir(
-                    self.root / child
+                if (
+                    suffixes is None
+                    or entry.name.lower().endswith(suffixes)
+                    or _is_dir(self.root / child)
                 ):
                     self._problem(child, "is a symlink; never followed")
                 continue
@@ -223,7 +229,11 @@ def find(source: Path, kind: str | None, limit: int, repo_root: Path | None = No
     else:
         kind = kind or ("claude-code" if only in ("CLAUDE.md", "MEMORY.md") else "markdown")
     found = Found(kind)
-    skip = frozenset(_GITMEM_OWN) if repo_root and repo_root.resolve() == root.resolve() else frozenset()
+    skip = (
+        frozenset(_GITMEM_OWN)
+        if repo_root and repo_root.resolve() == root.resolve()
+        else frozenset()
+    )
     if kind == "claude-code":
         from gitmem.bridges.import_claude import find_claude
 
@@ -233,8 +243,10 @@ def find(source: Path, kind: str | None, limit: int, repo_root: Path | None = No
     if kind == "memory-tool" and only is None and root.name != "memories":
         base = root / "memories"
     reader = Reader(base, "" if base == root else "memories/", limit, found)
-    paths = [only] if only else list(
-        reader.walk(suffixes=None if kind == "memory-tool" else MARKDOWN, skip_top=skip)
+    paths = (
+        [only]
+        if only
+        else list(reader.walk(suffixes=None if kind == "memory-tool" else MARKDOWN, skip_top=skip))
     )
     for rel in paths:
         text = reader.read(rel)

@@ -166,7 +166,9 @@ async def _run(server: Server[Any]) -> None:
         asked = _Asked()
         with _claim_stdin(asked) as stdin:
             async with stdio_server(stdin=stdin) as (read, write):  # type: ignore[arg-type]
-                await server.run(read, _Answers(write, asked), server.create_initialization_options())
+                await server.run(
+                    read, _Answers(write, asked), server.create_initialization_options()
+                )
         group.cancel_scope.cancel()
 
 

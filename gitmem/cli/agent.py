@@ -46,8 +46,16 @@ def chat(ctx: Ctx, resume: str | None, session_id: str | None) -> None:
 
     with ctx.repo() as repo:
         start = first_turn(repo, resume)
-        res = run_chat(repo, sys.stdin, client=make_client(), write=_out(ctx), warn=_warn,
-                       resume=resume, session_id=session_id, prompt=prompt)
+        res = run_chat(
+            repo,
+            sys.stdin,
+            client=make_client(),
+            write=_out(ctx),
+            warn=_warn,
+            resume=resume,
+            session_id=session_id,
+            prompt=prompt,
+        )
         _report(ctx, res, repo, start)
 
 
@@ -64,9 +72,16 @@ def _chat_screen(ctx: Ctx, resume: str | None, session_id: str | None) -> object
         client = make_client(on_retry=screen.retrying)
         try:
             return run_chat(
-                repo, read_lines(history_file(repo)), client=client, write=_write,
-                warn=screen.warn, resume=resume, session_id=session_id, events=screen,
-                command=screen.command, on_start=screen.banner,
+                repo,
+                read_lines(history_file(repo)),
+                client=client,
+                write=_write,
+                warn=screen.warn,
+                resume=resume,
+                session_id=session_id,
+                events=screen,
+                command=screen.command,
+                on_start=screen.banner,
             )
         finally:
             screen.close()
@@ -87,8 +102,9 @@ def ask(ctx: Ctx, message: str, resume: str | None) -> None:
     check_utf8(message, "message")
     with ctx.repo() as repo:
         start = first_turn(repo, resume)
-        res = run_chat(repo, [message], client=make_client(), write=_out(ctx), warn=_warn,
-                       resume=resume)
+        res = run_chat(
+            repo, [message], client=make_client(), write=_out(ctx), warn=_warn, resume=resume
+        )
         failed = (
             ModelError(
                 f"no answer in session {res.session}; retry with "
@@ -119,8 +135,11 @@ def _report(ctx: Ctx, res: object, repo: Any, start: int, failed: Exception | No
     if ctx.json:
         doc = report(repo, res, start)
         if failed is not None:
-            doc["error"] = {"type": type(failed).__name__, "message": str(failed),
-                            "exit_code": getattr(failed, "exit_code", 1)}
+            doc["error"] = {
+                "type": type(failed).__name__,
+                "message": str(failed),
+                "exit_code": getattr(failed, "exit_code", 1),
+            }
         emit(ctx, doc, "")
     else:
         click.echo(f"gitmem: session {res.session} ended: {state}", err=True)
@@ -128,8 +147,12 @@ def _report(ctx: Ctx, res: object, repo: Any, start: int, failed: Exception | No
 
 @cli.command()
 @click.option("--session", "session_id", metavar="ID", help="Only this session.")
-@click.option("--cards", "by_card", is_flag=True,
-              help="Tokens spent reading each card; sections read most, and never.")
+@click.option(
+    "--cards",
+    "by_card",
+    is_flag=True,
+    help="Tokens spent reading each card; sections read most, and never.",
+)
 @json_option
 @pass_ctx
 def usage(ctx: Ctx, session_id: str | None, by_card: bool) -> None:
@@ -171,7 +194,11 @@ def usage(ctx: Ctx, session_id: str | None, by_card: bool) -> None:
 
 
 @cli.command()
-@click.option("--keep", type=click.Path(file_okay=False), help="Create the demo repo here instead of a temp folder.")
+@click.option(
+    "--keep",
+    type=click.Path(file_okay=False),
+    help="Create the demo repo here instead of a temp folder.",
+)
 def demo(keep: str | None) -> None:
     """Run a scripted session against a SIMULATED model (no API key): replies, commits, index, usage."""
     from pathlib import Path

@@ -106,16 +106,26 @@ def _repo_options(cmd: click.Command) -> None:
 
     taken = {opt for p in cmd.params for opt in getattr(p, "opts", [])}
     if "-C" not in taken:
-        cmd.params.append(click.Option(
-            ["-C", "path_opt"], metavar="PATH", type=click.Path(file_okay=False),
-            expose_value=False, callback=setter("path"),
-            help="The client memory repo (default: the current directory).",
-        ))
+        cmd.params.append(
+            click.Option(
+                ["-C", "path_opt"],
+                metavar="PATH",
+                type=click.Path(file_okay=False),
+                expose_value=False,
+                callback=setter("path"),
+                help="The client memory repo (default: the current directory).",
+            )
+        )
     if "--client" not in taken:
-        cmd.params.append(click.Option(
-            ["--client", "client_name"], metavar="NAME", expose_value=False,
-            callback=setter("client"), help="A client in the workspace ($GITMEM_HOME).",
-        ))
+        cmd.params.append(
+            click.Option(
+                ["--client", "client_name"],
+                metavar="NAME",
+                expose_value=False,
+                callback=setter("client"),
+                help="A client in the workspace ($GITMEM_HOME).",
+            )
+        )
 
 
 # Which module defines each command. A command's module is imported when the command
@@ -123,19 +133,32 @@ def _repo_options(cmd: click.Command) -> None:
 # command module. tests/test_cli_lazy.py checks this table against what each module
 # registers.
 COMMANDS = {
-    "ask": "agent", "chat": "agent", "demo": "agent", "usage": "agent",
+    "ask": "agent",
+    "chat": "agent",
+    "demo": "agent",
+    "usage": "agent",
     "mcp": "bridges",
     "cards": "cards",
     "clone": "clone",
     "completion": "completion",
     "consolidate": "consolidate",
-    "clients": "core", "index": "core", "init": "core", "install-hooks": "core",
-    "log": "core", "recover": "core", "reindex": "core", "revert": "core", "show": "core",
+    "clients": "core",
+    "index": "core",
+    "init": "core",
+    "install-hooks": "core",
+    "log": "core",
+    "recover": "core",
+    "reindex": "core",
+    "revert": "core",
+    "show": "core",
     "write": "core",
     "edit": "edit",
-    "export": "notes", "import": "notes",
-    "review": "review", "sync": "review",
-    "redact": "secrets", "scan": "secrets",
+    "export": "notes",
+    "import": "notes",
+    "review": "review",
+    "sync": "review",
+    "redact": "secrets",
+    "scan": "secrets",
     "search": "search",
     "stale": "stale",
     "status": "status",

@@ -33,8 +33,11 @@ def cards(ctx: Ctx, branch: str) -> None:
             return f"No cards on {branch} yet; the agent's first write creates one."
         lines = []
         for c in found:
-            when = f"{c.last_date[:16].replace('T', ' ')} {c.last_commit[:7]}" if (
-                c.last_date and c.last_commit) else "never committed"
+            when = (
+                f"{c.last_date[:16].replace('T', ' ')} {c.last_commit[:7]}"
+                if (c.last_date and c.last_commit)
+                else "never committed"
+            )
             lines.append(
                 f"{c.project} ({c.title}): {count(len(c.sections), 'section')}, {size(c.bytes)}, "
                 f"last changed {when}"

@@ -36,6 +36,9 @@ def clone(ctx: Ctx, url: str, path: str | None, client_opt: str | None) -> None:
     target = client_path(name) if name else Path(path) if path else default_clone_path(url)
     with progress.shown(progress.watched(ctx.json)):
         res = clone_repo(url, target)
-    emit(ctx, res.to_json(),
-         f"Cloned {url} into {res.path}: main at {res.commit[:7]}, "
-         f"{res.cards} card{'' if res.cards == 1 else 's'}, hooks installed")
+    emit(
+        ctx,
+        res.to_json(),
+        f"Cloned {url} into {res.path}: main at {res.commit[:7]}, "
+        f"{res.cards} card{'' if res.cards == 1 else 's'}, hooks installed",
+    )

@@ -8,7 +8,9 @@ from .app import Ctx, cli, emit, json_option, pass_ctx
 
 
 @cli.command()
-@click.option("--card", metavar="PROJECT", help="Consolidate this card only (the model may edit only it).")
+@click.option(
+    "--card", metavar="PROJECT", help="Consolidate this card only (the model may edit only it)."
+)
 @json_option
 @pass_ctx
 def consolidate(ctx: Ctx, card: str | None) -> None:

@@ -195,8 +195,12 @@ def show(ctx: Ctx, project: str, section: str | None, branch: str) -> None:
 
 @cli.command()
 @click.option("--branch", default="main", show_default=True)
-@click.option("--budget", "show_budget", is_flag=True,
-              help="Print the index's size against limits.index_tokens instead of the index.")
+@click.option(
+    "--budget",
+    "show_budget",
+    is_flag=True,
+    help="Print the index's size against limits.index_tokens instead of the index.",
+)
 @json_option
 @pass_ctx
 def index(ctx: Ctx, branch: str, show_budget: bool) -> None:
@@ -243,10 +247,17 @@ def reindex(ctx: Ctx, branch: str) -> None:
 
 @cli.command()
 @click.argument("project", required=False)
-@click.option("-n", "--limit", type=click.IntRange(min=0), default=50, show_default=True,
-              help="Show the newest N entries; 0 shows all of history.")
-@click.option("--all", "show_all", is_flag=True,
-              help="Also show transcript, usage and synthesis commits.")
+@click.option(
+    "-n",
+    "--limit",
+    type=click.IntRange(min=0),
+    default=50,
+    show_default=True,
+    help="Show the newest N entries; 0 shows all of history.",
+)
+@click.option(
+    "--all", "show_all", is_flag=True, help="Also show transcript, usage and synthesis commits."
+)
 @click.option("--branch", default="main", show_default=True)
 @json_option
 @pass_ctx
@@ -268,8 +279,13 @@ def log(ctx: Ctx, project: str | None, limit: int, show_all: bool, branch: str) 
     from gitmem.wording import count
 
     with ctx.repo() as repo:
-        entries = audit_log(repo, project, branch=branch, limit=(limit + 1) if limit else None,
-                            edits_only=not show_all)
+        entries = audit_log(
+            repo,
+            project,
+            branch=branch,
+            limit=(limit + 1) if limit else None,
+            edits_only=not show_all,
+        )
     more = bool(limit) and len(entries) > limit
     entries = entries[:limit] if limit else entries
 
@@ -281,7 +297,9 @@ def log(ctx: Ctx, project: str | None, limit: int, show_all: bool, branch: str) 
         width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
         lines = render(entries, width)
         if more:
-            lines.append(f"(the newest {count(limit, 'entry', 'entries')}; `gitmem log -n 0` shows all)")
+            lines.append(
+                f"(the newest {count(limit, 'entry', 'entries')}; `gitmem log -n 0` shows all)"
+            )
         return "\n".join(lines)
 
     emit(ctx, lambda: [e.to_json() for e in entries], text)

@@ -43,7 +43,8 @@ def command_words(root: click.Command, args: list[str]) -> list[str]:
             continue
         sub = (
             command.get_command(click.Context(command), arg)
-            if isinstance(command, click.Group) else None
+            if isinstance(command, click.Group)
+            else None
         )
         if sub is not None:
             command = sub

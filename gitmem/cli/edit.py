@@ -11,16 +11,19 @@ from .app import Ctx, cli, emit, json_option, pass_ctx
 
 
 def _ask(label: str, default: str | None) -> str:
-    value: str = click.prompt(label, default=default or None, show_default=bool(default),
-                              err=True)
+    value: str = click.prompt(label, default=default or None, show_default=bool(default), err=True)
     return value.strip()
 
 
 @cli.command()
 @click.argument("project")
 @click.argument("section", required=False)
-@click.option("--section", "section_id", metavar="ID",
-              help="Index entry: the section the edit is about (default: the one edited).")
+@click.option(
+    "--section",
+    "section_id",
+    metavar="ID",
+    help="Index entry: the section the edit is about (default: the one edited).",
+)
 @click.option("--keywords", help="Index entry: comma-separated keywords.")
 @click.option("--summary", help="Index entry: one line saying what changed.")
 @click.option("--branch", default="main", show_default=True)
@@ -77,22 +80,30 @@ def edit(
         try:
             if new_text == buf.initial:
                 kept.unlink(missing_ok=True)
-                emit(ctx, EditOutcome(project, section, False, None).to_json(),
-                     f"{project}{f' § {section}' if section else ''}: no changes; nothing committed")
+                emit(
+                    ctx,
+                    EditOutcome(project, section, False, None).to_json(),
+                    f"{project}{f' § {section}' if section else ''}: no changes; nothing committed",
+                )
                 return
             guess = section_id or (
                 next((s.id for s in card_sections(new_text)), section)
-                if section else changed_section(buf.text, new_text)
+                if section
+                else changed_section(buf.text, new_text)
             )
             known = read_index(repo, branch).card(project)
             old = next((s for s in known.sections if s.id == guess), None) if known else None
             if interactive:
                 guess = guess or _ask("Section (its id, e.g. budget)", None)
                 keywords = keywords or _ask(
-                    "Keywords (comma-separated)", ", ".join(old.keywords) if old else None)
+                    "Keywords (comma-separated)", ", ".join(old.keywords) if old else None
+                )
                 summary = summary or _ask("Summary (what changed)", None)
-            missing = [f for f, v in (("--section", guess), ("--keywords", keywords),
-                                      ("--summary", summary)) if not v]
+            missing = [
+                f
+                for f, v in (("--section", guess), ("--keywords", keywords), ("--summary", summary))
+                if not v
+            ]
             if missing:
                 raise InvalidInput(
                     f"give {', '.join(missing)} for the index entry; nothing was committed"
@@ -106,8 +117,11 @@ def edit(
     kept.unlink(missing_ok=True)
     res = done.result
     assert res is not None
-    emit(ctx, done.to_json(),
-         f"{'created' if res.created else 'edited'} {res.card} § {res.section} "
-         f"in {res.commit[:7]} on {res.branch}")
+    emit(
+        ctx,
+        done.to_json(),
+        f"{'created' if res.created else 'edited'} {res.card} § {res.section} "
+        f"in {res.commit[:7]} on {res.branch}",
+    )
     if res.behind:
         click.echo(f"gitmem: warning: {res.behind}", err=True)

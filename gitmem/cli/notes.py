@@ -13,11 +13,21 @@ _KINDS = ("markdown", "claude-code", "memory-tool", "basic-memory")
 
 @cli.command("import")
 @click.argument("source", type=click.Path(path_type=Path))
-@click.option("--from", "kind", type=click.Choice(_KINDS), default=None,
-              help="The kind of SOURCE (default: detected).")
-@click.option("--dry-run", is_flag=True, help="Print the plan (cards, sections, problems); change nothing.")
-@click.option("--skip-problems", is_flag=True,
-              help="Import the notes that have no problem; report the others.")
+@click.option(
+    "--from",
+    "kind",
+    type=click.Choice(_KINDS),
+    default=None,
+    help="The kind of SOURCE (default: detected).",
+)
+@click.option(
+    "--dry-run", is_flag=True, help="Print the plan (cards, sections, problems); change nothing."
+)
+@click.option(
+    "--skip-problems",
+    is_flag=True,
+    help="Import the notes that have no problem; report the others.",
+)
 @json_option
 @pass_ctx
 def import_(ctx: Ctx, source: Path, kind: str | None, dry_run: bool, skip_problems: bool) -> None:
@@ -45,8 +55,13 @@ def import_(ctx: Ctx, source: Path, kind: str | None, dry_run: bool, skip_proble
 
 @cli.command("export")
 @click.argument("dest", metavar="DIR", type=click.Path(path_type=Path))
-@click.option("--layout", type=click.Choice(["plain", "memory-tool"]), default="plain",
-              show_default=True, help="plain: DIR/<card>.md; memory-tool: DIR/memories/<card>.md.")
+@click.option(
+    "--layout",
+    type=click.Choice(["plain", "memory-tool"]),
+    default="plain",
+    show_default=True,
+    help="plain: DIR/<card>.md; memory-tool: DIR/memories/<card>.md.",
+)
 @click.option("--force", is_flag=True, help="Overwrite files that exist in DIR.")
 @click.option("--branch", default="main", show_default=True)
 @json_option

@@ -10,8 +10,14 @@ from .app import Ctx, cli, emit, json_option, pass_ctx
 
 @cli.command()
 @click.argument("query", nargs=-1, required=True)
-@click.option("-n", "--limit", type=click.IntRange(1, 50), default=10, show_default=True,
-              help="At most N hits.")
+@click.option(
+    "-n",
+    "--limit",
+    type=click.IntRange(1, 50),
+    default=10,
+    show_default=True,
+    help="At most N hits.",
+)
 @click.option("--branch", default="main", show_default=True)
 @json_option
 @pass_ctx

@@ -32,7 +32,9 @@ def scan(ctx: Ctx, history: bool) -> None:
 
 
 @cli.command()
-@click.option("--push", "push", metavar="REMOTE", help="Publish the redacted main (force-with-lease).")
+@click.option(
+    "--push", "push", metavar="REMOTE", help="Publish the redacted main (force-with-lease)."
+)
 @json_option
 @pass_ctx
 def redact(ctx: Ctx, push: str | None) -> None:

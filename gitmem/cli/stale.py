@@ -8,8 +8,13 @@ from .app import Ctx, cli, emit, json_option, pass_ctx
 
 
 @cli.command()
-@click.option("--days", type=click.IntRange(min=1), default=None, metavar="N",
-              help="Untouched means N days or more (default: hygiene.untouched_days, 90).")
+@click.option(
+    "--days",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Untouched means N days or more (default: hygiene.untouched_days, 90).",
+)
 @json_option
 @pass_ctx
 def stale(ctx: Ctx, days: int | None) -> None:

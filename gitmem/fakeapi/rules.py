@@ -160,15 +160,20 @@ class RuleModel:
         """A question: read the sections the index points to (all in one reply)."""
         picked = recall.sections_for(text, index)
         if not picked:
-            return Reply.text("Memory has nothing on that yet: no card or section in the index matches.")
+            return Reply.text(
+                "Memory has nothing on that yet: no card or section in the index matches."
+            )
         where = ", ".join(f"{x.project} § {x.section_id}" for x in picked)
         content: list[ContentBlock] = [TextBlock(f"The memory index points to {where}; reading.")]
         for n, x in enumerate(picked):
             seed = canonical_json([request.get("messages"), "read_memory_card", n])
-            content.append(ToolUseBlock(
-                "read_memory_card", {"project": x.project, "section_id": x.section_id},
-                "toolu_" + hashlib.sha256(seed.encode()).hexdigest()[:24],
-            ))
+            content.append(
+                ToolUseBlock(
+                    "read_memory_card",
+                    {"project": x.project, "section_id": x.section_id},
+                    "toolu_" + hashlib.sha256(seed.encode()).hexdigest()[:24],
+                )
+            )
         return Reply(content, "tool_use")
 
     @staticmethod
@@ -226,10 +231,15 @@ def _written(messages: list[Any]) -> list[recall.IndexLine]:
             args = block.get("input") or {}
             entry = args.get("index_entry") if isinstance(args, dict) else None
             if block.get("name") == "write_memory_card" and isinstance(entry, dict):
-                found.insert(0, recall.IndexLine(
-                    str(args.get("project")), str(entry.get("section_id")),
-                    str(entry.get("summary")), tuple(map(str, entry.get("keywords") or ())),
-                ))
+                found.insert(
+                    0,
+                    recall.IndexLine(
+                        str(args.get("project")),
+                        str(entry.get("section_id")),
+                        str(entry.get("summary")),
+                        tuple(map(str, entry.get("keywords") or ())),
+                    ),
+                )
     return found
 
 
@@ -253,7 +263,9 @@ def _answer(reads: list[dict[str, Any]], inputs: dict[str, dict[str, Any]]) -> s
             lines.append(f"- {where} could not be read: {_first_line(_result_text(result))}")
             continue
         heading, body = recall.section_body(_result_text(result))
-        lines.append(f"- **{heading or args.get('section_id', '')}**: {body or '(empty)'} ({where})")
+        lines.append(
+            f"- **{heading or args.get('section_id', '')}**: {body or '(empty)'} ({where})"
+        )
     return "From memory:\n\n" + "\n".join(lines)
 
 

@@ -103,8 +103,9 @@ def _validate_conversation(messages: list[Any]) -> None:
             missing = [tool_id for tool_id in pending if tool_id not in results]
             if missing:
                 raise _missing_results(index, missing)
-            leading = next((i for i, b in enumerate(blocks) if b.get("type") != "tool_result"),
-                           len(blocks))
+            leading = next(
+                (i for i, b in enumerate(blocks) if b.get("type") != "tool_result"), len(blocks)
+            )
             if leading < len(results):
                 raise invalid_request(
                     f"messages.{index}: Did not find {len(results)} tool_result block(s) at the "

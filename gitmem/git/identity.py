@@ -15,7 +15,9 @@ from collections.abc import Mapping
 
 FALLBACK_NAME = "gitmem"
 FALLBACK_EMAIL = "gitmem@localhost"
-HOW_TO_SET = 'git config --global user.name "Your Name" && git config --global user.email you@example.com'
+HOW_TO_SET = (
+    'git config --global user.name "Your Name" && git config --global user.email you@example.com'
+)
 
 _warned = False
 

@@ -160,8 +160,18 @@ def _rewrite(
             return None  # not in the index, or conflicted: git's job
         at = found[0][0]
         mode = struct.unpack_from(">L", data, at + 24)[0]
-        fields = (int(st.st_ctime), st.st_ctime_ns % 10**9, int(st.st_mtime), st.st_mtime_ns % 10**9,
-                  st.st_dev, st.st_ino, mode, st.st_uid, st.st_gid, st.st_size)
+        fields = (
+            int(st.st_ctime),
+            st.st_ctime_ns % 10**9,
+            int(st.st_mtime),
+            st.st_mtime_ns % 10**9,
+            st.st_dev,
+            st.st_ino,
+            mode,
+            st.st_uid,
+            st.st_gid,
+            st.st_size,
+        )
         _ENTRY_STAT.pack_into(out, at, *(f & 0xFFFFFFFF for f in fields))
         out[at + 40 : at + 40 + sha_len] = bytes.fromhex(sha)
     first_ext = layout.extensions[0][1] if layout.extensions else len(out)

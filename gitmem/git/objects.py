@@ -231,8 +231,11 @@ class ObjectStore:
             packed = b""
             with contextlib.suppress(OSError):
                 packed = (base / "packed-refs").read_bytes()
-            self._replacing = ((base / "refs" / "replace").exists() or b" refs/replace/" in packed
-                               or (base / "reftable").exists())
+            self._replacing = (
+                (base / "refs" / "replace").exists()
+                or b" refs/replace/" in packed
+                or (base / "reftable").exists()
+            )
         return self._replacing
 
     def _cat(self, name: str, path: str | None = None) -> GitObject | None:
@@ -320,7 +323,9 @@ class ObjectStore:
             sp = data.index(b" ", pos)
             nul = data.index(b"\0", sp)
             end = nul + 1 + n
-            entries.append(TreeEntry(data[pos:sp], data[sp + 1 : nul], Sha(data[nul + 1 : end].hex())))
+            entries.append(
+                TreeEntry(data[pos:sp], data[sp + 1 : nul], Sha(data[nul + 1 : end].hex()))
+            )
             chunks.append(data[pos:end])
             pos = end
         return entries, chunks
@@ -405,9 +410,7 @@ class ObjectStore:
             text += "\n"
         return self.write("commit", text.encode("utf-8"))
 
-    def update_path(
-        self, root: Sha | None, path: str, blob: Sha | TreeEntry | None
-    ) -> Sha | None:
+    def update_path(self, root: Sha | None, path: str, blob: Sha | TreeEntry | None) -> Sha | None:
         """The tree ``root`` with the file at ``path`` set to ``blob`` (None removes it; a
         ``TreeEntry`` puts that entry there as it is, a symlink or a submodule too).
 
@@ -449,8 +452,9 @@ class ObjectStore:
         named = {e.name: e for e in entries}
         for name, group in groups.items():
             old = named.get(name)
-            if ("" in group and len(group) > 1) or ("" not in group and old is not None
-                                                     and not old.is_tree):
+            if ("" in group and len(group) > 1) or (
+                "" not in group and old is not None and not old.is_tree
+            ):
                 # a file and paths below it at one name: one path after another
                 for path, blob in sorted(changes.items()):
                     root = self.update_path(root, path, blob)

@@ -73,8 +73,12 @@ def run(git: Git, label: str, *args: str) -> subprocess.CompletedProcess[bytes]:
     cmd = ["git", args[0], "--progress", *args[1:]]
     try:
         proc = subprocess.Popen(
-            cmd, cwd=git.cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, env=clean_env(),
+            cmd,
+            cwd=git.cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=clean_env(),
         )
     except FileNotFoundError:
         return git.run(*args, check=False)  # raises git's "not installed" error
@@ -105,7 +109,10 @@ class _Drawn:
 
         class Progress(RemoteProgress):
             def update(
-                self, op_code: int, cur_count: str | float, max_count: str | float | None = None,
+                self,
+                op_code: int,
+                cur_count: str | float,
+                max_count: str | float | None = None,
                 message: str = "",
             ) -> None:
                 drawn.draw(self, op_code, cur_count, max_count, message)

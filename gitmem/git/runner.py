@@ -120,8 +120,12 @@ class Running:
     def out(self) -> str:
         stdout, stderr = self.proc.communicate()
         if self.proc.returncode:
-            raise GitError(self.cmd, self.proc.returncode, stderr.decode("utf-8", "replace"),
-                           stdout.decode("utf-8", "replace"))
+            raise GitError(
+                self.cmd,
+                self.proc.returncode,
+                stderr.decode("utf-8", "replace"),
+                stdout.decode("utf-8", "replace"),
+            )
         return stdout.decode("utf-8", "surrogateescape").rstrip("\n")
 
     def stop(self) -> None:

@@ -24,9 +24,17 @@ from gitmem.memory.cards import sections
 from gitmem.memory.names import is_slug
 from gitmem.memory.repo import MAIN, MemoryRepo
 
-__all__ = ["CardEntry", "Index", "Replay", "SectionEntry", "rebuild", "refresh", "rendered",
-           "replay_all", "resolve"]
-
+__all__ = [
+    "CardEntry",
+    "Index",
+    "Replay",
+    "SectionEntry",
+    "rebuild",
+    "refresh",
+    "rendered",
+    "replay_all",
+    "resolve",
+]
 
 
 class SectionEntry(NamedTuple):
@@ -126,7 +134,9 @@ def _same_name(title: str, project: str) -> bool:
 Layout = list[tuple[str, list[list[str]]]]
 
 
-def layout(repo: MemoryRepo, commit: str, headings: Headings, used: Headings | None = None) -> Layout:
+def layout(
+    repo: MemoryRepo, commit: str, headings: Headings, used: Headings | None = None
+) -> Layout:
     """The cards of ``commit``'s tree with their headings: the half of the index that
     does not depend on history, so it can be read while history is still replaying.
 
@@ -195,7 +205,9 @@ def resolve(
     """Reconcile the replayed trailers with the card headings at ``replay.commit``."""
     if replay.commit is None:
         return Index(())
-    return mark_stale(repo, replay, fill(layout(repo, replay.commit, headings, used), replay), branch)
+    return mark_stale(
+        repo, replay, fill(layout(repo, replay.commit, headings, used), replay), branch
+    )
 
 
 def mark_stale(
@@ -205,16 +217,18 @@ def mark_stale(
     (see freshness.py); ``some``: ``idx`` holds some of the cards only."""
     if replay.commit is None:
         return idx
-    todo = [(c.project, s.id, s.commit) for c in idx.cards for s in c.sections
-            if s.indexed and s.commit]
+    todo = [
+        (c.project, s.id, s.commit) for c in idx.cards for s in c.sections if s.indexed and s.commit
+    ]
     stale = freshness.stale_keys(repo, branch, replay.commit, todo, replay.merges, some)
     if not stale:
         return idx
     cards = []
     for c in idx.cards:
         if any(f"{c.project}/{s.id}" in stale for s in c.sections):
-            secs = tuple(s._replace(stale=True) if f"{c.project}/{s.id}" in stale else s
-                         for s in c.sections)
+            secs = tuple(
+                s._replace(stale=True) if f"{c.project}/{s.id}" in stale else s for s in c.sections
+            )
             c = c._replace(sections=secs)
         cards.append(c)
     return Index(tuple(cards))
@@ -281,10 +295,14 @@ def _refill(
     old_info = dict(before.cards)
     old_parts = before.index.parts()
     old = {c.project: (c, part) for c, part in zip(before.index.cards, old_parts, strict=True)}
-    redo = [(project, info) for project, info in cards
-            if project not in old or project in touched or old_info.get(project) is not info]
-    again = {c.project: c
-             for c in mark_stale(repo, state, fill(redo, state), branch, some=True).cards}
+    redo = [
+        (project, info)
+        for project, info in cards
+        if project not in old or project in touched or old_info.get(project) is not info
+    ]
+    again = {
+        c.project: c for c in mark_stale(repo, state, fill(redo, state), branch, some=True).cards
+    }
     out: list[CardEntry] = []
     parts: list[str] = []
     for project, _info in cards:
@@ -343,8 +361,9 @@ def rendered(repo: MemoryRepo, branch: str = MAIN) -> str:
             # a session branch at main's tip keeps its cards as main's: the next session
             # (and `gitmem index`) start from them
             keep = MAIN if branch != MAIN and repo.tip(MAIN) == tip else branch
-            index_cards.save(repo, keep, tip, index, memo.cards, memo.headings,
-                             memo.state.merges, keep)
+            index_cards.save(
+                repo, keep, tip, index, memo.cards, memo.headings, memo.state.merges, keep
+            )
             if keep != branch:  # the kept cards' rendered lines are read from keep's block
                 index_cache.save_text(repo, keep, str(tip), text)
     index_cache.save_text(repo, branch, str(tip), text)

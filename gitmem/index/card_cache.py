@@ -109,7 +109,9 @@ def _parse(raw: bytes, n: int) -> tuple[list[tuple[bytes, str, str]], list[int]]
         if end > len(raw):
             raise ValueError("a tree entry cut short")
         starts.append(pos)
-        out.append((raw[pos:sp], raw[sp + 1 : nul].decode("utf-8", "replace"), raw[nul + 1 : end].hex()))
+        out.append(
+            (raw[pos:sp], raw[sp + 1 : nul].decode("utf-8", "replace"), raw[nul + 1 : end].hex())
+        )
         pos = end
     return out, starts
 
@@ -131,8 +133,9 @@ def _starts(data: bytes, n: int) -> list[int]:
     return _parse(data, n)[1]
 
 
-def _diff(old: bytes, starts: list[int], new: bytes, n: int
-          ) -> tuple[dict[str, str | None], list[int]] | None:
+def _diff(
+    old: bytes, starts: list[int], new: bytes, n: int
+) -> tuple[dict[str, str | None], list[int]] | None:
     """The cards that differ from tree ``old`` (whose entries start at ``starts``) to tree
     ``new`` (project -> new blob, None: gone), and where ``new``'s entries start. Only the
     entries between the trees' common prefix and common suffix are parsed; None when that
@@ -210,14 +213,26 @@ Row = tuple[int, int] | bytes
 _TOKEN = 20  # the records file starts with a random token its cards file names
 
 
-def save(repo: MemoryRepo, branch: str, commit: str, index: Index, cards: Layout,
-         headings: index_cache.Headings, merges: list[str], text_in: str) -> None:
+def save(
+    repo: MemoryRepo,
+    branch: str,
+    commit: str,
+    index: Index,
+    cards: Layout,
+    headings: index_cache.Headings,
+    merges: list[str],
+    text_in: str,
+) -> None:
     """Keep ``index`` (filled from ``cards``, whose headings lists are ``headings``'s) with
     the merges of the history behind it (newest first), which staleness depends on; its
     I block is kept under ``text_in`` (``state_cache.save_text``) right after."""
     blob_of = {id(info): blob for blob, info in headings.items()}
-    todo = [(c.project, s.id, s.commit) for c in index.cards for s in c.sections
-            if s.indexed and s.commit]
+    todo = [
+        (c.project, s.id, s.commit)
+        for c in index.cards
+        for s in c.sections
+        if s.indexed and s.commit
+    ]
     try:
         got = repo.store.read(f"{commit}:cards")
         tree = got.data if got is not None and got.kind == "tree" else b""
@@ -232,19 +247,38 @@ def save(repo: MemoryRepo, branch: str, commit: str, index: Index, cards: Layout
         blob = blob_of.get(id(info))
         if blob is None or project != card.project:
             return  # not the layout this index was filled from: keep nothing
-        secs = [[s.id, list(s.keywords), s.summary, s.commit,
-                 written.get((project, s.id, s.commit)) if s.indexed and s.commit else None]
-                for s in card.sections]
+        secs = [
+            [
+                s.id,
+                list(s.keywords),
+                s.summary,
+                s.commit,
+                written.get((project, s.id, s.commit)) if s.indexed and s.commit else None,
+            ]
+            for s in card.sections
+        ]
         names.append(project)
         blobs.append(blob)
         rows.append(marshal.dumps(secs))
-    _write(repo, branch, commit, tree, starts, names, blobs, rows, index.parts(), merges,
-           text_in, None)
+    _write(
+        repo, branch, commit, tree, starts, names, blobs, rows, index.parts(), merges, text_in, None
+    )
 
 
-def _write(repo: MemoryRepo, branch: str, commit: str, tree: bytes, starts: list[int],
-           names: list[str], blobs: list[str], rows: list[Row], parts: list[str],
-           merges: list[str], text_in: str, source: dict[str, Any] | None) -> None:
+def _write(
+    repo: MemoryRepo,
+    branch: str,
+    commit: str,
+    tree: bytes,
+    starts: list[int],
+    names: list[str],
+    blobs: list[str],
+    rows: list[Row],
+    parts: list[str],
+    merges: list[str],
+    text_in: str,
+    source: dict[str, Any] | None,
+) -> None:
     """The cards file. The rendered lines are not in it but in ``text_in``'s I block file
     (``state_cache.save_text``, written right after), named by the text's digest; the
     cards' records are in a records file (``.cards.rows``), each behind its digest: the
@@ -256,8 +290,11 @@ def _write(repo: MemoryRepo, branch: str, commit: str, tree: bytes, starts: list
     live = new_bytes + sum(r[1] for r in rows if not isinstance(r, bytes))
     path = _rows_path(repo, branch)
     at: int | None = None
-    if (source is not None and source["rows_of"] == branch
-            and source["size"] + new_bytes <= 2 * live + 262144):
+    if (
+        source is not None
+        and source["rows_of"] == branch
+        and source["size"] + new_bytes <= 2 * live + 262144
+    ):
         at = _append(path, source["size"], b"".join(hashlib.sha1(r).digest() + r for r in fresh))
     rewritten = at is None
     if at is not None and source is not None:
@@ -269,7 +306,9 @@ def _write(repo: MemoryRepo, branch: str, commit: str, tree: bytes, starts: list
         token = os.urandom(_TOKEN)
         out = [token]
         for r in rows:
-            out.append(hashlib.sha1(r).digest() + r if isinstance(r, bytes) else old[r[0]: r[0] + r[1]])
+            out.append(
+                hashlib.sha1(r).digest() + r if isinstance(r, bytes) else old[r[0] : r[0] + r[1]]
+            )
         blob = b"".join(out)
         if not digest_file.replace(f"{path}.{os.getpid()}.tmp", path, blob):
             return
@@ -287,14 +326,27 @@ def _write(repo: MemoryRepo, branch: str, commit: str, tree: bytes, starts: list
             offsets.append(r[0])
             sizes.append(r[1])
     body = render_block(parts).encode("utf-8")
-    digest_file.write(_path(repo, branch), {
-        "version": index_cache.CACHE_VERSION, "layout": _LAYOUT, "commit": commit,
-        "tree": tree, "starts": array("I", starts).tobytes(), "names": names, "blobs": blobs,
-        "rows_of": branch, "token": token, "size": size,
-        "offsets": array("Q", offsets).tobytes(), "sizes": array("I", sizes).tobytes(),
-        "lengths": array("I", [len(p) for p in parts]).tobytes(),
-        "text": hashlib.sha1(body).hexdigest(), "txt": text_in, "merges": merges,
-    })
+    digest_file.write(
+        _path(repo, branch),
+        {
+            "version": index_cache.CACHE_VERSION,
+            "layout": _LAYOUT,
+            "commit": commit,
+            "tree": tree,
+            "starts": array("I", starts).tobytes(),
+            "names": names,
+            "blobs": blobs,
+            "rows_of": branch,
+            "token": token,
+            "size": size,
+            "offsets": array("Q", offsets).tobytes(),
+            "sizes": array("I", sizes).tobytes(),
+            "lengths": array("I", [len(p) for p in parts]).tobytes(),
+            "text": hashlib.sha1(body).hexdigest(),
+            "txt": text_in,
+            "merges": merges,
+        },
+    )
 
 
 def _append(path: str, size: int, data: bytes) -> int | None:
@@ -343,7 +395,7 @@ def _parts(repo: MemoryRepo, data: dict[str, Any]) -> list[str] | None:
     head = f"{data['commit']}\n{index_cache.CACHE_VERSION}\n{data['text']}\n".encode()
     if not raw.startswith(head):
         return None
-    body = raw[len(head):]
+    body = raw[len(head) :]
     if hashlib.sha1(body).hexdigest() != data["text"]:
         return None
     lengths = array("I", data["lengths"]).tolist()
@@ -365,8 +417,11 @@ _BLOCK_HEAD, _, _BLOCK_TAIL = render_block(["\0"]).partition("\0")
 
 def _load(repo: MemoryRepo, branch: str) -> dict[str, Any] | None:
     data = digest_file.read(_path(repo, branch))
-    if (not isinstance(data, dict) or data.get("version") != index_cache.CACHE_VERSION
-            or data.get("layout") != _LAYOUT):
+    if (
+        not isinstance(data, dict)
+        or data.get("version") != index_cache.CACHE_VERSION
+        or data.get("layout") != _LAYOUT
+    ):
         return None
     return data
 
@@ -389,8 +444,16 @@ def advance(repo: MemoryRepo, branch: str, tip: str) -> str | None:
             if fh.read(_TOKEN) != data["token"]:
                 return None  # not the records file this cards file was written with
             got = _moved(repo, data, tip, parts, fh)
-    except (GitmemError, KeyError, IndexError, TypeError, ValueError, EOFError,
-            UnicodeDecodeError, OSError):
+    except (
+        GitmemError,
+        KeyError,
+        IndexError,
+        TypeError,
+        ValueError,
+        EOFError,
+        UnicodeDecodeError,
+        OSError,
+    ):
         return None
     if got is None:
         return None
@@ -400,8 +463,9 @@ def advance(repo: MemoryRepo, branch: str, tip: str) -> str | None:
     return render_block(got[-1])
 
 
-def _moved(repo: MemoryRepo, data: dict[str, Any], tip: str, parts: list[str], fh: Any
-           ) -> tuple[bytes, list[int], list[str], list[str], list[Row], list[str]] | None:
+def _moved(
+    repo: MemoryRepo, data: dict[str, Any], tip: str, parts: list[str], fh: Any
+) -> tuple[bytes, list[int], list[str], list[str], list[Row], list[str]] | None:
     """The kept pieces at ``tip`` (tree, starts, names, blobs, rows, parts), or None."""
     read = _read_new(repo, data["commit"], tip)
     if read is None:
@@ -436,8 +500,9 @@ def _moved(repo: MemoryRepo, data: dict[str, Any], tip: str, parts: list[str], f
     partial = {sha for sha, _, p in commits if p}
     touched = set(changed) | {key.partition("/")[0] for key in entries}
     at = {name: i for i, name in enumerate(names)}
-    rows: list[Row] = list(zip(array("Q", data["offsets"]).tolist(),
-                               array("I", data["sizes"]).tolist(), strict=True))
+    rows: list[Row] = list(
+        zip(array("Q", data["offsets"]).tolist(), array("I", data["sizes"]).tolist(), strict=True)
+    )
     if len(rows) != len(names):
         return None
     redone: dict[str, tuple[str, bytes, str] | None] = {}  # project -> (blob, row, part)
@@ -479,13 +544,17 @@ def _moved(repo: MemoryRepo, data: dict[str, Any], tip: str, parts: list[str], f
         shown = []
         for (sid, heading), (_, kws_, summary_, sha_, written_) in zip(info[1:], secs, strict=True):
             # stale: the section's text differs from the entry's (see freshness.py)
-            stale = summary_ is not None and bool(sha_) and (
-                written_ is None or written_ != current.get(sid))
+            stale = (
+                summary_ is not None
+                and bool(sha_)
+                and (written_ is None or written_ != current.get(sid))
+            )
             shown.append(SectionEntry(sid, heading, tuple(kws_), summary_, sha_, stale))
         card = CardEntry(project, info[0][0] or project, tuple(shown))
         redone[project] = (blob, marshal.dumps(secs), render_card(card))
     if all(p in at for p, v in redone.items() if v is not None) and all(
-            v is not None for v in redone.values()):
+        v is not None for v in redone.values()
+    ):
         names, blobs, rows, parts = list(names), list(blobs), list(rows), list(parts)
         for project, got_row in redone.items():
             assert got_row is not None
@@ -499,5 +568,11 @@ def _moved(repo: MemoryRepo, data: dict[str, Any], tip: str, parts: list[str], f
         else:
             keep[project] = got_row
     order = sorted(keep)
-    return (tree, starts, order, [keep[p][0] for p in order], [keep[p][1] for p in order],
-            [keep[p][2] for p in order])
+    return (
+        tree,
+        starts,
+        order,
+        [keep[p][0] for p in order],
+        [keep[p][1] for p in order],
+        [keep[p][2] for p in order],
+    )

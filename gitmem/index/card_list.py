@@ -28,6 +28,7 @@ class CardSection:
 class CardInfo:
     """One card on a branch: its project, title, path, size in bytes, ``sections`` (each a
     ``CardSection``: id, heading, bytes, summary, indexed) and the last commit that changed it."""
+
     project: str
     title: str
     path: str
@@ -82,8 +83,13 @@ def list_cards(repo: MemoryRepo, branch: str = MAIN) -> list[CardInfo]:
             body = "\n".join(lines[s.start : s.end])
             e = known.get(s.id)
             secs.append(
-                CardSection(s.id, s.heading, len(body.encode()), bool(e and e.indexed),
-                            e.summary if e else None)
+                CardSection(
+                    s.id,
+                    s.heading,
+                    len(body.encode()),
+                    bool(e and e.indexed),
+                    e.summary if e else None,
+                )
             )
         card = idx.card(project)
         last = changes.get(card_path(project))

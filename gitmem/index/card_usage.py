@@ -31,6 +31,7 @@ class CardCost:
 class CardsReport:
     """Tokens spent reading each card across sessions (``gitmem usage --cards``): per card,
     per section, the sections never read, and the tokens no card accounts for."""
+
     cards: list[CardCost]  # most tokens first
     sections: list[tuple[str, int]]  # "card § section", reads: most read first
     never_read: list[str]  # sections of the current cards no read reached
@@ -50,18 +51,26 @@ class CardsReport:
         if not self.cards:
             lines = ["No card reads recorded yet."]
             if self.unattributed_tokens:
-                lines.append(f"  ({self.unattributed_tokens:,} E tokens on older lines that do "
-                             "not name their cards)")
+                lines.append(
+                    f"  ({self.unattributed_tokens:,} E tokens on older lines that do "
+                    "not name their cards)"
+                )
         else:
             lines = [f"Card reads (layer E) over {count(self.sessions, 'session')}:"]
             width = max([len("CARD"), *(len(c.card) for c in self.cards)])
-            lines.append(f"  {'CARD':<{width}}  {'TOKENS':>8}  {'READS':>5}  {'WHOLE':>5}  SESSIONS")
+            lines.append(
+                f"  {'CARD':<{width}}  {'TOKENS':>8}  {'READS':>5}  {'WHOLE':>5}  SESSIONS"
+            )
             for c in self.cards:
-                lines.append(f"  {c.card:<{width}}  {c.tokens:>8,}  {c.reads:>5}  "
-                             f"{c.whole_reads:>5}  {len(c.sessions)}")
+                lines.append(
+                    f"  {c.card:<{width}}  {c.tokens:>8,}  {c.reads:>5}  "
+                    f"{c.whole_reads:>5}  {len(c.sessions)}"
+                )
             if self.unattributed_tokens:
-                lines.append(f"  ({self.unattributed_tokens:,} E tokens on older lines that do "
-                             "not name their cards)")
+                lines.append(
+                    f"  ({self.unattributed_tokens:,} E tokens on older lines that do "
+                    "not name their cards)"
+                )
         if self.sections:
             lines.append("Sections read most:")
             lines += [f"  {s}: {count(n, 'read')}" for s, n in self.sections[:10]]

@@ -70,8 +70,14 @@ def _load(repo: MemoryRepo, branch: str) -> Memo:
     if not isinstance(data, dict) or data.get("version") != VERSION:
         return Memo()
     try:
-        return Memo(data["blobs"], data["at"], data["contested"], tuple(data["last"]),
-                    kept=len(data["at"]), saved=len(data["at"]) + len(data["blobs"]))
+        return Memo(
+            data["blobs"],
+            data["at"],
+            data["contested"],
+            tuple(data["last"]),
+            kept=len(data["at"]),
+            saved=len(data["at"]) + len(data["blobs"]),
+        )
     except (KeyError, TypeError):
         return Memo()
 
@@ -80,8 +86,13 @@ def _save(repo: MemoryRepo, branch: str, memo: Memo) -> None:
     for k, v in memo.blobs.items():  # packed in memory too: the next save packs only new ones
         if not isinstance(v, str):
             memo.blobs[k] = _pack(v)
-    data = {"version": VERSION, "blobs": memo.blobs, "at": memo.at, "contested": memo.contested,
-            "last": list(memo.last)}
+    data = {
+        "version": VERSION,
+        "blobs": memo.blobs,
+        "at": memo.at,
+        "contested": memo.contested,
+        "last": list(memo.last),
+    }
     digest_file.write(_path(repo, branch), data)
     memo.dirty = False
     memo.saved = len(memo.at) + len(memo.blobs)
@@ -269,13 +280,18 @@ def contested(repo: MemoryRepo, memo: Memo, merge: str) -> list[str]:
         return got
     head = repo.store.read(merge)
     parents = [
-        ln[7:].decode() for ln in (head.data.split(b"\n\n", 1)[0].split(b"\n") if head else [])
+        ln[7:].decode()
+        for ln in (head.data.split(b"\n\n", 1)[0].split(b"\n") if head else [])
         if ln.startswith(b"parent ")
     ]
     out: list[str] = []
     if len(parents) >= 2:
         raw = repo.git.run(
-            *T.DEFAULT_BLOCKS, "log", "-z", "--left-right", "--format=%m%x1f%H%x1f%(trailers)",
+            *T.DEFAULT_BLOCKS,
+            "log",
+            "-z",
+            "--left-right",
+            "--format=%m%x1f%H%x1f%(trailers)",
             f"{parents[0]}...{parents[1]}",
         ).stdout.decode("utf-8", "replace")
         sides: dict[str, dict[str, list[str]]] = {}
@@ -330,8 +346,9 @@ def stale_keys(
     doubled: set[str] = set()
     for merge in merges:
         doubled.update(contested(repo, memo, merge))
-    _prefetch(repo, memo, {(sha, card) for card, _, sha in todo if f"{sha}:{card}" not in memo.at},
-              now)
+    _prefetch(
+        repo, memo, {(sha, card) for card, _, sha in todo if f"{sha}:{card}" not in memo.at}, now
+    )
     out: set[str] = set()
     for card, sid, sha in todo:
         key = f"{card}/{sid}"
@@ -369,16 +386,18 @@ def written_digests(
     doubled: set[str] = set()
     for merge in merges:
         doubled.update(contested(repo, memo, merge))
-    _prefetch(repo, memo, {(sha, card) for card, _, sha in entries if f"{sha}:{card}" not in memo.at},
-              {})
+    _prefetch(
+        repo, memo, {(sha, card) for card, _, sha in entries if f"{sha}:{card}" not in memo.at}, {}
+    )
     out: dict[tuple[str, str, str], str | None] = {}
     for card, sid, sha in entries:
         if f"{card}/{sid}\0{sha}" in doubled:
             out[(card, sid, sha)] = None
             continue
         then = _blob_at(repo, memo, sha, card)
-        out[(card, sid, sha)] = (None if then in ("", _PARTIAL)
-                                 else _digests_of(repo, memo, then).get(sid))
+        out[(card, sid, sha)] = (
+            None if then in ("", _PARTIAL) else _digests_of(repo, memo, then).get(sid)
+        )
     return out
 
 
@@ -398,8 +417,11 @@ def _prune(
         return False
     keep_at = {f"{sha}:{card}" for card, _, sha in todo}
     cards = {card for card, _, _ in todo}
-    memo.at = {k: v for k, v in memo.at.items()
-               if k in keep_at or (some and k.partition(":")[2] not in cards)}
+    memo.at = {
+        k: v
+        for k, v in memo.at.items()
+        if k in keep_at or (some and k.partition(":")[2] not in cards)
+    }
     keep_blobs = set(now.values()) | set(memo.at.values())
     memo.blobs = {k: v for k, v in memo.blobs.items() if k in keep_blobs}
     memo.kept = len(memo.at)

@@ -128,7 +128,13 @@ class _Fold:
         below, linear = self.oldest_parent, self.linear
         entries, canon, written = self.entries, _WRITTEN, T.written_key
         card_k, section_k, keywords_k, summary_k, reverts_k, layer_k = (
-            T.CARD, T.SECTION, T.KEYWORDS, T.SUMMARY, T.REVERTS, T.LAYER)
+            T.CARD,
+            T.SECTION,
+            T.KEYWORDS,
+            T.SUMMARY,
+            T.REVERTS,
+            T.LAYER,
+        )
         space = _SPACE
         for record in piece.decode("utf-8", "replace").split("\0"):
             sha, _, rest = record.lstrip("\n").partition("\x1f")
@@ -288,9 +294,7 @@ def replay_all(repo: MemoryRepo, branch: str = MAIN) -> Replay:
 Fold = _Fold  # what ``advance`` folded in, for callers that update only what it touched
 
 
-def advance(
-    repo: MemoryRepo, state: Replay, tip: Sha, folded: list[_Fold] | None = None
-) -> bool:
+def advance(repo: MemoryRepo, state: Replay, tip: Sha, folded: list[_Fold] | None = None) -> bool:
     """Fold in commits after ``state.commit`` if history only grew linearly; the commits
     folded in are appended to ``folded`` (entries oldest first once folded)."""
     if state.commit is None:
@@ -298,8 +302,15 @@ def advance(
     if state.commit == tip:
         return True
     got = repo.store.read(tip)
-    parents = [ln[7:] for ln in got.data.split(b"\n\n", 1)[0].decode().split("\n")
-               if ln.startswith("parent ")] if got is not None and got.kind == "commit" else []
+    parents = (
+        [
+            ln[7:]
+            for ln in got.data.split(b"\n\n", 1)[0].decode().split("\n")
+            if ln.startswith("parent ")
+        ]
+        if got is not None and got.kind == "commit"
+        else []
+    )
     if len(parents) == 2:
         return _advance_merge(repo, state, tip, parents[0], parents[1], folded)
     try:
@@ -315,7 +326,11 @@ def advance(
 
 
 def _advance_merge(
-    repo: MemoryRepo, state: Replay, tip: str, ours: str, theirs: str,
+    repo: MemoryRepo,
+    state: Replay,
+    tip: str,
+    ours: str,
+    theirs: str,
     folded: list[_Fold] | None,
 ) -> bool:
     """Fold in a merge (what ``gitmem sync`` and ``git pull`` make) without replaying all
@@ -330,8 +345,13 @@ def _advance_merge(
         if side.tip != tip or side.merges != [tip] or side.reverts:
             return False
         fork = side.oldest_parent
-        if mine.tip is not None and (not mine.linear or mine.merges or mine.reverts
-                                     or mine.oldest_parent != fork or mine.tip != ours):
+        if mine.tip is not None and (
+            not mine.linear
+            or mine.merges
+            or mine.reverts
+            or mine.oldest_parent != fork
+            or mine.tip != ours
+        ):
             return False
         if mine.tip is None and fork != ours:
             return False
@@ -355,6 +375,7 @@ def _advance_merge(
     if folded is not None:
         folded.append(both)
     return True
+
 
 def replay_at(repo: MemoryRepo, rev: str) -> Replay:
     """The replay of the history behind ``rev`` (any commit, not only a branch tip)."""

@@ -66,6 +66,7 @@ class StaleReport:
     """What may no longer be true in memory (``gitmem stale``): stale entries, unindexed
     sections, sections untouched for ``untouched_days``, summaries naming numbers the
     section lacks, and near-duplicate sections."""
+
     untouched_days: int
     stale: list[Stale] = field(default_factory=list)
     unindexed: list[str] = field(default_factory=list)  # "card § section"
@@ -78,34 +79,46 @@ class StaleReport:
 
     @property
     def empty(self) -> bool:
-        return not (self.stale or self.unindexed or self.untouched or self.numbers
-                    or self.duplicates)
+        return not (
+            self.stale or self.unindexed or self.untouched or self.numbers or self.duplicates
+        )
 
     def lines(self) -> list[str]:
         if self.empty:
-            return ["Nothing stale: every entry is fresh, every section indexed, touched within "
-                    f"{count(self.untouched_days, 'day')}, no summary names a missing number, "
-                    "no near-duplicates."]
+            return [
+                "Nothing stale: every entry is fresh, every section indexed, touched within "
+                f"{count(self.untouched_days, 'day')}, no summary names a missing number, "
+                "no near-duplicates."
+            ]
         out: list[str] = []
         if self.stale:
             out.append(f"Stale entries ({len(self.stale)}): the section changed after its summary")
             out += [f"  {s.card} § {s.section}: {s.summary}  ({s.commit[:7]})" for s in self.stale]
         if self.unindexed:
-            out.append(f"Unindexed sections ({len(self.unindexed)}): no summary says what they hold")
+            out.append(
+                f"Unindexed sections ({len(self.unindexed)}): no summary says what they hold"
+            )
             out += [f"  {u}" for u in self.unindexed]
         if self.untouched:
-            out.append(f"Untouched for {count(self.untouched_days, 'day')} or more "
-                       f"({len(self.untouched)}):")
-            out += [f"  {u.card} § {u.section}: last changed {u.last_change[:10]} "
-                    f"({count(u.days, 'day')} ago)" for u in self.untouched]
+            out.append(
+                f"Untouched for {count(self.untouched_days, 'day')} or more "
+                f"({len(self.untouched)}):"
+            )
+            out += [
+                f"  {u.card} § {u.section}: last changed {u.last_change[:10]} "
+                f"({count(u.days, 'day')} ago)"
+                for u in self.untouched
+            ]
         if self.numbers:
             out.append(f"Summaries naming what the section does not say ({len(self.numbers)}):")
-            out += [f"  {n.card} § {n.section}: {', '.join(n.missing)} not in the text "
-                    f"(summary: {n.summary})" for n in self.numbers]
+            out += [
+                f"  {n.card} § {n.section}: {', '.join(n.missing)} not in the text "
+                f"(summary: {n.summary})"
+                for n in self.numbers
+            ]
         if self.duplicates:
             out.append(f"Near-duplicate sections ({len(self.duplicates)}):")
-            out += [f"  {d.first} ~ {d.second} ({d.similarity:.0%} alike)"
-                    for d in self.duplicates]
+            out += [f"  {d.first} ~ {d.second} ({d.similarity:.0%} alike)" for d in self.duplicates]
         out.append("`gitmem consolidate` asks the model to fix these, as a session you review.")
         return out
 
@@ -167,7 +180,9 @@ def _last_changes(repo: MemoryRepo, tip: str, cards: list[str]) -> dict[tuple[st
                 history.setdefault(card, []).append((sha, int(date)))
     out: dict[tuple[str, str], int] = {}
     for card in cards:
-        now = digests((repo.store.read_blob(f"{tip}:{card_path(card)}") or b"").decode("utf-8", "replace"))
+        now = digests(
+            (repo.store.read_blob(f"{tip}:{card_path(card)}") or b"").decode("utf-8", "replace")
+        )
         todo = set(now)
         last: dict[str, int] = {}
         for rev, stamp in history.get(card, [])[:MAX_COMMITS_PER_CARD]:
@@ -193,7 +208,9 @@ def report(repo: MemoryRepo, *, days: int | None = None, now: float | None = Non
     rep = StaleReport(limit)
     bodies: dict[tuple[str, str], str] = {}
     for c in idx.cards:
-        text = (repo.store.read_blob(f"{tip}:{card_path(c.project)}") or b"").decode("utf-8", "replace")
+        text = (repo.store.read_blob(f"{tip}:{card_path(c.project)}") or b"").decode(
+            "utf-8", "replace"
+        )
         for s in c.sections:
             body = section_text(text, s.id) or ""
             bodies[(c.project, s.id)] = body.split("\n", 1)[1] if "\n" in body else ""

@@ -83,7 +83,10 @@ def load(repo: MemoryRepo, branch: str) -> tuple[Replay, Headings] | None:
             if not isinstance(data, dict) or data.get("version") != CACHE_VERSION:
                 return None
             state = Replay(
-                data["commit"], data["entries"], set(data["inactive"]), data["reverts"],
+                data["commit"],
+                data["entries"],
+                set(data["inactive"]),
+                data["reverts"],
                 data["merges"],
             )
             headings: Headings = data["headings"]
@@ -91,8 +94,13 @@ def load(repo: MemoryRepo, branch: str) -> tuple[Replay, Headings] | None:
                 delta = marshal.loads(blob)
                 if delta["base"] == state.commit:
                     _apply(state, headings, delta)
-        _tails[path] = _Tail(at, state.commit, len(records) - 1,
-                             at - _HEAD.size - len(records[0]), _HEAD.size + len(records[0]))
+        _tails[path] = _Tail(
+            at,
+            state.commit,
+            len(records) - 1,
+            at - _HEAD.size - len(records[0]),
+            _HEAD.size + len(records[0]),
+        )
         return state, headings
     except (OSError, ValueError, KeyError, TypeError, EOFError, struct.error):
         return None  # no cache, another Python's marshal format, a torn file: rebuild
@@ -122,8 +130,13 @@ def cached_commit(repo: MemoryRepo, branch: str = MAIN) -> str | None:
 
 
 def save(
-    repo: MemoryRepo, branch: str, state: Replay, headings: Headings,
-    new: Fold | None = None, base: str | None = None, added: Headings | None = None,
+    repo: MemoryRepo,
+    branch: str,
+    state: Replay,
+    headings: Headings,
+    new: Fold | None = None,
+    base: str | None = None,
+    added: Headings | None = None,
 ) -> None:
     """Keep ``state``. When it is ``base``'s state plus the commits folded in ``new``
     and the file still ends at ``base`` as this process left it, only a delta is
@@ -133,18 +146,25 @@ def save(
     path = _state_path(repo, branch)
     tail = _tails.get(path)
     if new is not None and tail is not None and tail.commit == base and base is not None:
-        delta = _record({
-            "base": base,
-            "commit": state.commit,
-            "entries": new.entries,  # oldest first, as folded
-            "reverts": [[sha, targets] for sha, targets in reversed(new.reverts)],
-            "merges": new.merges,  # newest first, as folded
-            "headings": added or {},  # the blobs' headings the file does not have yet
-        })
+        delta = _record(
+            {
+                "base": base,
+                "commit": state.commit,
+                "entries": new.entries,  # oldest first, as folded
+                "reverts": [[sha, targets] for sha, targets in reversed(new.reverts)],
+                "merges": new.merges,  # newest first, as folded
+                "headings": added or {},  # the blobs' headings the file does not have yet
+            }
+        )
         fits = tail.deltas < MAX_DELTAS and tail.delta_bytes + len(delta) < tail.base_bytes
         if fits and _size(path) == tail.size and _append(path, delta):
-            _tails[path] = _Tail(tail.size + len(delta), state.commit, tail.deltas + 1,
-                                 tail.delta_bytes + len(delta), tail.base_bytes)
+            _tails[path] = _Tail(
+                tail.size + len(delta),
+                state.commit,
+                tail.deltas + 1,
+                tail.delta_bytes + len(delta),
+                tail.base_bytes,
+            )
             return
     data = {
         "version": CACHE_VERSION,

@@ -29,7 +29,12 @@ def code_lines(lines: list[str]) -> list[bool]:
                 out.append(False)
             continue
         out.append(True)
-        if m and m.group(1)[0] == opened[0] and len(m.group(1)) >= len(opened) and not m.group(2).strip():
+        if (
+            m
+            and m.group(1)[0] == opened[0]
+            and len(m.group(1)) >= len(opened)
+            and not m.group(2).strip()
+        ):
             opened = None
     return out
 

@@ -138,7 +138,12 @@ def load(root: Path) -> Config:
         )
     if cfg.cache_ttl not in ("5m", "1h"):
         raise ConfigError(f"{FILENAME}: memory.cache_ttl must be '5m' or '1h'")
-    if (cfg.synthesis_every < 1 or cfg.max_edit_bytes < 1 or cfg.max_card_bytes < 1
-            or cfg.index_tokens < 1 or cfg.untouched_days < 1):
+    if (
+        cfg.synthesis_every < 1
+        or cfg.max_edit_bytes < 1
+        or cfg.max_card_bytes < 1
+        or cfg.index_tokens < 1
+        or cfg.untouched_days < 1
+    ):
         raise ConfigError(f"{FILENAME}: limits and intervals must be positive")
     return cfg

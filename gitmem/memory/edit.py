@@ -144,7 +144,9 @@ def write_card(
         content = apply_edit(text, old_text, new_text, project)
         # The same text for old and new: a commit that only re-describes the section (a
         # stale entry refreshed); it still needs a line that is in the card once.
-        _check_result(repo, path, text, content, entry, redescribe=bool(old_text) and old_text == new_text)
+        _check_result(
+            repo, path, text, content, entry, redescribe=bool(old_text) and old_text == new_text
+        )
         if more:
             ids = {s.id for s in sections(content)}
             missing = [e.section_id for e in more if e.section_id not in ids]

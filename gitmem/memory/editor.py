@@ -37,6 +37,7 @@ class Buffer:
 class EditOutcome:
     """An edit in an editor: the card and section, whether the text changed, and the
     ``EditResult`` of its commit (``None`` when nothing changed)."""
+
     project: str
     section: str | None
     changed: bool
@@ -99,7 +100,9 @@ def run_editor(command: str, text: str, name: str) -> tuple[str, Path]:
     try:
         return path.read_text("utf-8"), path
     except UnicodeDecodeError:
-        raise InvalidInput(f"the edited text in {path} is not valid UTF-8; nothing changed") from None
+        raise InvalidInput(
+            f"the edited text in {path} is not valid UTF-8; nothing changed"
+        ) from None
 
 
 def changed_section(before: str, after: str) -> str | None:

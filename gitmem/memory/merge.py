@@ -179,8 +179,11 @@ def _links(
     one of them is a symlink or a submodule: merged as entries, never read as text."""
     if where_memory_lives(path):
         return None
-    got = (repo.store.entry(base, path), repo.store.entry(ours, path),
-           repo.store.entry(theirs, path))
+    got = (
+        repo.store.entry(base, path),
+        repo.store.entry(ours, path),
+        repo.store.entry(theirs, path),
+    )
     if any(e is not None and e.mode in (LINK_MODE, GITLINK_MODE) for e in got):
         return got
     return None

@@ -104,7 +104,14 @@ def publish_once(
     check_locks(repo, branch, live)
     commit, blobs = planned.make()
     done = move_and_follow(
-        repo, branch, commit, tip, planned.paths, live=live, reason=reason, known=blobs,
+        repo,
+        branch,
+        commit,
+        tip,
+        planned.paths,
+        live=live,
+        reason=reason,
+        known=blobs,
         later=later,
     )
     if not done.moved:

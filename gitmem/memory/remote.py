@@ -70,7 +70,11 @@ def _main_specs(into: str, extra: Sequence[str]) -> list[str]:
 
 
 def _fetched(
-    repo: MemoryRepo, name: str, into: str, where: str, extra: Sequence[str],
+    repo: MemoryRepo,
+    name: str,
+    into: str,
+    where: str,
+    extra: Sequence[str],
     proc: subprocess.CompletedProcess[bytes],
 ) -> Sha | None:
     if proc.returncode == 0:
@@ -96,8 +100,16 @@ def _fetch(repo: MemoryRepo, name: str, specs: Sequence[str]) -> subprocess.Comp
 
 def _fetch_args(name: str, specs: Sequence[str]) -> list[str]:
     prune = ["--prune"] if len(specs) > 1 else []
-    return ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", *prune, "--refmap=", name,
-            *specs]
+    return [
+        "fetch",
+        "--quiet",
+        "--no-tags",
+        "--no-write-fetch-head",
+        *prune,
+        "--refmap=",
+        name,
+        *specs,
+    ]
 
 
 # No dataclasses in this module: a sync's first fetch starts before they are loaded.
@@ -106,7 +118,12 @@ class StartedFetch:
     git and gives what ``fetch_main`` returns (or raises)."""
 
     def __init__(
-        self, repo: MemoryRepo, name: str, into: str, where: str, extra: tuple[str, ...],
+        self,
+        repo: MemoryRepo,
+        name: str,
+        into: str,
+        where: str,
+        extra: tuple[str, ...],
         proc: subprocess.Popen[bytes],
     ) -> None:
         self.repo, self.name, self.into, self.where = repo, name, into, where
@@ -163,8 +180,9 @@ def push(repo: MemoryRepo, name: str, source: str, target: str, where: str | Non
 
 
 # Local work that needs nothing from the remote, done while git pushes (``meanwhile``).
-_meanwhile: ContextVar[Callable[[], None] | None] = ContextVar("gitmem_push_meanwhile",
-                                                               default=None)
+_meanwhile: ContextVar[Callable[[], None] | None] = ContextVar(
+    "gitmem_push_meanwhile", default=None
+)
 
 
 @contextmanager
@@ -194,8 +212,13 @@ def _run_while(
 # The last three are the remote's side of it: another push held or moved the ref between
 # receive-pack's check and its update (git daemon under concurrent pushes says so).
 _RACE = (
-    "fetch first", "non-fast-forward", "stale info", "already exists",
-    "atomic transaction failed", "failed to update ref", "failed to lock",
+    "fetch first",
+    "non-fast-forward",
+    "stale info",
+    "already exists",
+    "atomic transaction failed",
+    "failed to update ref",
+    "failed to lock",
 )
 
 
@@ -218,8 +241,15 @@ def push_updates(
     the remote since it was fetched (another round); RemoteError for anything else."""
     where = where or url(repo, name)
     leases = [f"--force-with-lease={u.ref}:{u.old}" for u in updates if u.new is None and u.old]
-    args = ("push", "--porcelain", "--quiet", "--atomic", *leases, name,
-            *(u.refspec() for u in updates))
+    args = (
+        "push",
+        "--porcelain",
+        "--quiet",
+        "--atomic",
+        *leases,
+        name,
+        *(u.refspec() for u in updates),
+    )
     work = _meanwhile.get()
     if work is None or progress.wanted():
         proc = progress.run(repo.git, f"pushing to {name}", *args)

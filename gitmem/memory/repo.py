@@ -211,7 +211,9 @@ class MemoryRepo:
     @property
     def _identity(self) -> tuple[str, str]:
         c = self._configured_identity
-        return c.get("user.name", identity.FALLBACK_NAME), c.get("user.email", identity.FALLBACK_EMAIL)
+        return c.get("user.name", identity.FALLBACK_NAME), c.get(
+            "user.email", identity.FALLBACK_EMAIL
+        )
 
     def load_identity(self) -> None:
         """Read git's user.name and user.email now, not when the first commit is made."""
@@ -248,7 +250,9 @@ class MemoryRepo:
         mine = self.own_commits()
         new = "".join(f"{s}\n" for s in shas if s not in mine)
         if new:
-            fd = os.open(self.gitmem_dir / OWN_COMMITS, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            fd = os.open(
+                self.gitmem_dir / OWN_COMMITS, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644
+            )
             try:
                 os.write(fd, new.encode())
             finally:

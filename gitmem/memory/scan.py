@@ -46,6 +46,7 @@ class Hit:
 class ScanResult:
     """A scan for secrets: whether history was scanned, and the ``hits`` (each named by
     kind, path, line, section and commit; never the secret itself)."""
+
     history: bool
     hits: list[Hit]
 
@@ -87,7 +88,9 @@ def scan_tree(repo: MemoryRepo, rev: str = MAIN) -> list[Hit]:
             continue
         text = raw.decode("utf-8", "replace")
         for f in s.scan(text):
-            hits.append(Hit(f.kind, path, f.line, _section(repo, rev, path, f.line), None, f.secret))
+            hits.append(
+                Hit(f.kind, path, f.line, _section(repo, rev, path, f.line), None, f.secret)
+            )
     return hits
 
 
@@ -96,8 +99,18 @@ def scan_log(repo: MemoryRepo, *revs: str) -> list[Hit]:
     s = secrets.scanner(repo.config.secrets_allow)
     fmt = f"--format=%x00%H%x1f%(trailers:key={T.SUMMARY},valueonly)%x1f%(trailers:key={T.KEYWORDS},valueonly)%x1f"
     raw = repo.git.run(
-        *T.DEFAULT_BLOCKS, "log", "--reverse", "-p", "-U0", "--no-color", "--no-renames",
-        "--no-ext-diff", fmt, *revs, "--", *PATHS,
+        *T.DEFAULT_BLOCKS,
+        "log",
+        "--reverse",
+        "-p",
+        "-U0",
+        "--no-color",
+        "--no-renames",
+        "--no-ext-diff",
+        fmt,
+        *revs,
+        "--",
+        *PATHS,
     ).stdout.decode("utf-8", "surrogateescape")
     hits: list[Hit] = []
     for record in raw.split("\0")[1:]:

@@ -132,7 +132,9 @@ def allow_patterns(values: object, source: str) -> tuple[str, ...]:
         try:
             re.compile(v)
         except re.error as exc:
-            raise ConfigError(f"{source}: secrets.allow has an invalid regex {v!r}: {exc}") from None
+            raise ConfigError(
+                f"{source}: secrets.allow has an invalid regex {v!r}: {exc}"
+            ) from None
     return tuple(values)
 
 

@@ -46,7 +46,9 @@ class OpenAIProjectKeyDetector(RegexBasedDetector):
     ``-`` or ``_`` after the ``T3BlbkFJ`` marker."""
 
     secret_type = "OpenAI Token"
-    denylist = (re.compile(r"\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}T3BlbkFJ[A-Za-z0-9_\-]{20,}"),)
+    denylist = (
+        re.compile(r"\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}T3BlbkFJ[A-Za-z0-9_\-]{20,}"),
+    )
 
 
 class AWSSecretKeyDetector(RegexBasedDetector):
@@ -74,21 +76,40 @@ class PasswordDetector(RegexBasedDetector):
 
 def plugins() -> tuple[BasePlugin, ...]:
     return (
-        AnthropicKeyDetector(), GitHubFineGrainedDetector(), OpenAIProjectKeyDetector(),
-        AWSKeyDetector(), AWSSecretKeyDetector(),
-        ArtifactoryDetector(), AzureStorageKeyDetector(), BasicAuthDetector(),
-        DiscordBotTokenDetector(), GitHubTokenDetector(), GitLabTokenDetector(),
-        JwtTokenDetector(), MailchimpDetector(), NpmDetector(), OpenAIDetector(),
-        PrivateKeyDetector(), PypiTokenDetector(), SendGridDetector(), SlackDetector(),
-        SquareOAuthDetector(), StripeDetector(), TelegramBotTokenDetector(),
-        TwilioKeyDetector(), PasswordDetector(), KeywordDetector(),
+        AnthropicKeyDetector(),
+        GitHubFineGrainedDetector(),
+        OpenAIProjectKeyDetector(),
+        AWSKeyDetector(),
+        AWSSecretKeyDetector(),
+        ArtifactoryDetector(),
+        AzureStorageKeyDetector(),
+        BasicAuthDetector(),
+        DiscordBotTokenDetector(),
+        GitHubTokenDetector(),
+        GitLabTokenDetector(),
+        JwtTokenDetector(),
+        MailchimpDetector(),
+        NpmDetector(),
+        OpenAIDetector(),
+        PrivateKeyDetector(),
+        PypiTokenDetector(),
+        SendGridDetector(),
+        SlackDetector(),
+        SquareOAuthDetector(),
+        StripeDetector(),
+        TelegramBotTokenDetector(),
+        TwilioKeyDetector(),
+        PasswordDetector(),
+        KeywordDetector(),
     )
 
 
 def candidates(plugin: BasePlugin, line: str) -> Iterator[str]:
     if isinstance(plugin, KeywordDetector):
         # Notes read like config (``key: value``, ``key = value``), not like code.
-        yield from plugin.analyze_string(line, denylist_regex_to_group=CONFIG_DENYLIST_REGEX_TO_GROUP)
+        yield from plugin.analyze_string(
+            line, denylist_regex_to_group=CONFIG_DENYLIST_REGEX_TO_GROUP
+        )
     else:
         yield from plugin.analyze_string(line)
 
@@ -107,5 +128,3 @@ def filtered(secret: str, line: str, plugin: BasePlugin) -> bool:
         or heuristic.is_indirect_reference(line)
         or heuristic.is_not_alphanumeric_string(secret)
     )
-
-

@@ -106,8 +106,7 @@ def plain_block(message: str) -> str | None:
     no trailer-like line at all, None for anything subtler: then git reads it (what
     ``%(trailers)`` prints for the message, with ``DEFAULT_BLOCKS``)."""
     paragraphs = [p for p in message.strip("\n").split("\n\n") if p.strip()]
-    if any(ln.startswith(("---", "#", " ", "\t")) or "\r" in ln
-           for ln in message.split("\n")):
+    if any(ln.startswith(("---", "#", " ", "\t")) or "\r" in ln for ln in message.split("\n")):
         return None
     last = paragraphs[-1].split("\n") if paragraphs else []
     if any(_SPACED_KEY.match(ln) for ln in last):

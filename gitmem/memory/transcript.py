@@ -29,7 +29,9 @@ def plain_text(content: Any) -> str:
         if kind == "text":
             parts.append(str(block.get("text", "")))
         elif kind == "tool_use":
-            parts.append(f"[{block.get('name')} {json.dumps(block.get('input'), ensure_ascii=False)}]")
+            parts.append(
+                f"[{block.get('name')} {json.dumps(block.get('input'), ensure_ascii=False)}]"
+            )
         elif kind == "tool_result":
             inner = block.get("content")
             parts.append(inner if isinstance(inner, str) else plain_text(inner))
@@ -48,8 +50,12 @@ INTERRUPTED = (
 
 def interrupted(tool_use_id: str) -> dict[str, Any]:
     """The error result that stands for a call whose result was never recorded."""
-    return {"type": "tool_result", "tool_use_id": tool_use_id, "content": INTERRUPTED,
-            "is_error": True}
+    return {
+        "type": "tool_result",
+        "tool_use_id": tool_use_id,
+        "content": INTERRUPTED,
+        "is_error": True,
+    }
 
 
 class Transcript:
@@ -95,8 +101,14 @@ class Transcript:
     def add_message(self, role: str, content: list[dict[str, Any]]) -> None:
         turn = self.turns() + (1 if role == "user" and _is_user_text(content) else 0)
         self._append(
-            {"type": "message", "at": now_iso(), "role": role, "turn": turn,
-             "content": content, "text": plain_text(content)}
+            {
+                "type": "message",
+                "at": now_iso(),
+                "role": role,
+                "turn": turn,
+                "content": content,
+                "text": plain_text(content),
+            }
         )
 
     def add_synthesis(self, covers: int) -> None:
@@ -109,7 +121,9 @@ class Transcript:
         return max((int(r.get("turn", 0)) for r in self.messages_records()), default=0)
 
     def covered(self) -> int:
-        return max((int(r["covers"]) for r in self.records if r.get("type") == "synthesis"), default=0)
+        return max(
+            (int(r["covers"]) for r in self.records if r.get("type") == "synthesis"), default=0
+        )
 
     def since_synthesis(self) -> list[dict[str, Any]]:
         covered = self.covered()
@@ -121,8 +135,11 @@ class Transcript:
         for upto, rec in enumerate(self.records):
             if rec.get("type") != "synthesis":
                 continue
-            sent = [r for r in self.records[:upto] if r.get("type") == "message"
-                    and int(r.get("turn", 0)) >= start]
+            sent = [
+                r
+                for r in self.records[:upto]
+                if r.get("type") == "message" and int(r.get("turn", 0)) >= start
+            ]
             if sum(estimate_tokens(r.get("text", "")) for r in sent) > self.budget:
                 start = int(rec["covers"]) + 1
         return start
@@ -178,8 +195,11 @@ class Transcript:
         msgs = self.messages_records()
         if not msgs or msgs[-1].get("role") != "assistant":
             return False
-        ids = [str(b.get("id")) for b in msgs[-1].get("content") or []
-               if isinstance(b, dict) and b.get("type") == "tool_use"]
+        ids = [
+            str(b.get("id"))
+            for b in msgs[-1].get("content") or []
+            if isinstance(b, dict) and b.get("type") == "tool_use"
+        ]
         if ids:
             self.add_message("user", [interrupted(i) for i in ids])
         return bool(ids)

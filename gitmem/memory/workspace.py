@@ -38,6 +38,7 @@ def find_client(name: str) -> Path:
 class ClientInfo:
     """A client of the workspace: its name, path, and the date and subject of its last
     memory edit (``None`` for a repo with none)."""
+
     name: str
     path: str
     last_activity: str | None  # ISO date of the last memory edit on main

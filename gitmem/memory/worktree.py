@@ -224,8 +224,10 @@ def _follow(
         err = exc if isinstance(exc, GitmemError) else from_os_error(exc)
         if err is None:
             raise
-        return (f"the commit landed but the working tree did not follow ({err}); "
-                "the next gitmem command finishes it")
+        return (
+            f"the commit landed but the working tree did not follow ({err}); "
+            "the next gitmem command finishes it"
+        )
     _clear(repo)
     return None
 
@@ -359,11 +361,23 @@ def _restore(repo: MemoryRepo, commit: Sha, paths: list[str]) -> None:
     """git brings ``paths`` in the index and working tree to ``commit``: created, changed
     or deleted as there (a path neither has is left alone, as git would leave it)."""
     index = repo.git_dir / "index"
-    tracked = [p for p in paths
-               if repo.store.entry(commit, p) is not None or staged(index, p, repo.store.sha_bytes)]
+    tracked = [
+        p
+        for p in paths
+        if repo.store.entry(commit, p) is not None or staged(index, p, repo.store.sha_bytes)
+    ]
     if tracked:  # no hooks: gitmem's post-checkout would wait for the lock held here
-        repo.git.run("-c", "core.hooksPath=/dev/null", "--literal-pathspecs", "restore",
-                     f"--source={commit}", "--staged", "--worktree", "--", *tracked)
+        repo.git.run(
+            "-c",
+            "core.hooksPath=/dev/null",
+            "--literal-pathspecs",
+            "restore",
+            f"--source={commit}",
+            "--staged",
+            "--worktree",
+            "--",
+            *tracked,
+        )
 
 
 def _update_index(repo: MemoryRepo, paths: list[str]) -> None:

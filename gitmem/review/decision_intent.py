@@ -30,13 +30,23 @@ def _path(repo: MemoryRepo, sid: str) -> Path:
 
 
 def save(
-    repo: MemoryRepo, view: SessionView, action: str, commits: Sequence[str],
-    hunks: Sequence[int] | None, remote: str,
+    repo: MemoryRepo,
+    view: SessionView,
+    action: str,
+    commits: Sequence[str],
+    hunks: Sequence[int] | None,
+    remote: str,
 ) -> None:
     data = {
-        "session": view.ref.id, "action": action, "tip": view.ref.tip, "base": view.base,
-        "remote": remote, "state": view.ref.state, "ref": view.ref.ref,
-        "commits": list(commits), "hunks": None if hunks is None else list(hunks),
+        "session": view.ref.id,
+        "action": action,
+        "tip": view.ref.tip,
+        "base": view.base,
+        "remote": remote,
+        "state": view.ref.state,
+        "ref": view.ref.ref,
+        "commits": list(commits),
+        "hunks": None if hunks is None else list(hunks),
     }
     path = _path(repo, view.ref.id)
     tmp = path.with_suffix(".tmp")
@@ -50,12 +60,19 @@ def clear(repo: MemoryRepo, sid: str) -> None:
 
 def _view(repo: MemoryRepo, data: dict[str, object]) -> SessionView:
     """The session as it was reviewed: its commits from base to tip, whatever refs say now."""
-    s = SessionRef(str(data["session"]), str(data["state"]), str(data["ref"]), Sha(str(data["tip"])),
-                   str(data["remote"]))
+    s = SessionRef(
+        str(data["session"]),
+        str(data["state"]),
+        str(data["ref"]),
+        Sha(str(data["tip"])),
+        str(data["remote"]),
+    )
     base = str(data["base"])
     commits = read_log(repo.git, f"{base}..{s.tip}", reverse=True, first_parent=True)
     diffs = commit_diffs(repo, Sha(base), s.tip)
-    return SessionView(s, Sha(base), tuple(ReviewCommit(c, tuple(diffs.get(c.sha, ()))) for c in commits))
+    return SessionView(
+        s, Sha(base), tuple(ReviewCommit(c, tuple(diffs.get(c.sha, ()))) for c in commits)
+    )
 
 
 def _landed(repo: MemoryRepo, sid: str, base: str) -> bool:
@@ -98,7 +115,11 @@ def finish_interrupted(repo: MemoryRepo, remote: str) -> list[str]:
                 if commits
                 else decide.plan_all(view)
             )
-            chain = [] if _landed(repo, sid, str(data["base"])) else decide.build_chain(repo, view, plan)
+            chain = (
+                []
+                if _landed(repo, sid, str(data["base"]))
+                else decide.build_chain(repo, view, plan)
+            )
             decide.finish_accept(repo, view, chain, action, [])
         done.append(sid)
     return done

@@ -53,6 +53,7 @@ def entry_line(entry: dict[str, object] | None) -> str:
 
 def size_lines(sizes: TokenSizes) -> list[Line]:
     """Tokens before and after, per card and for the I block (a consolidation's review)."""
+
     def change(a: int, b: int) -> str:
         pct = f" ({(b - a) / a:+.0%})" if a else ""
         return f"{a:,} -> {b:,}{pct}"
@@ -78,7 +79,9 @@ def show_lines(view: SessionView, sizes: TokenSizes | None = None) -> list[Line]
         (f"{s.ref} at {s.tip[:7]}" + (f", based on {view.base[:7]}" if view.base else ""), ""),
     ]
     if s.state == "remote":
-        out.append((f"from {s.machine} via {s.remote}: a decision here is sent to {s.remote} first", ""))
+        out.append(
+            (f"from {s.machine} via {s.remote}: a decision here is sent to {s.remote} first", "")
+        )
     total = 0
     for path, commits in view.by_file():
         out += [("", ""), (path, "bold")]

@@ -83,7 +83,9 @@ def view(repo: MemoryRepo, remote: str | None = None) -> View:
     """This clone's view (``remote=None``) or the remote's as last fetched: one for-each-ref."""
     prefixes = _prefixes(remote)
     out = repo.git.out(
-        "for-each-ref", "--format=%(refname)%00%(objectname)", *(p.rstrip("/") for p in prefixes.values())
+        "for-each-ref",
+        "--format=%(refname)%00%(objectname)",
+        *(p.rstrip("/") for p in prefixes.values()),
     )
     got = View()
     for line in out.splitlines():
@@ -104,10 +106,17 @@ def view(repo: MemoryRepo, remote: str | None = None) -> View:
 
 def _transaction(repo: MemoryRepo, lines: list[str], reason: str) -> bool:
     tx = "start\n" + "".join(ln + "\n" for ln in lines) + "prepare\ncommit\n"
-    return repo.git.run("update-ref", "-m", reason, "--stdin", input=tx.encode(), check=False).returncode == 0
+    return (
+        repo.git.run(
+            "update-ref", "-m", reason, "--stdin", input=tx.encode(), check=False
+        ).returncode
+        == 0
+    )
 
 
-def settle(repo: MemoryRepo, remote: str, theirs: View | None = None) -> tuple[list[str], list[str]]:
+def settle(
+    repo: MemoryRepo, remote: str, theirs: View | None = None
+) -> tuple[list[str], list[str]]:
     """Take in the decisions the remote holds and this clone does not.
 
     A pending branch at the decided tip is archived under the same ref as there; one
@@ -165,12 +174,18 @@ def outgoing(
     updates = [Update("refs/heads/main", main)] if main else []
     published, decided, notes = [], [], []
     # A session branch with nothing beyond main (just started) has nothing to review yet.
-    ahead = set(
-        repo.git.out(
-            "for-each-ref", "--no-merged=refs/heads/main", "--format=%(refname)",
-            BRANCH_PREFIX.rstrip("/"),
-        ).split()
-    ) if mine.sessions else set()
+    ahead = (
+        set(
+            repo.git.out(
+                "for-each-ref",
+                "--no-merged=refs/heads/main",
+                "--format=%(refname)",
+                BRANCH_PREFIX.rstrip("/"),
+            ).split()
+        )
+        if mine.sessions
+        else set()
+    )
     for sid, tip in sorted(mine.sessions.items()):
         if sid in theirs.decisions or theirs.sessions.get(sid) == tip:
             continue
@@ -261,6 +276,7 @@ def record(repo: MemoryRepo, sid: str, tip: Sha, action: str, remote: str | None
 @dataclass(frozen=True)
 class PushedSession:
     """A session branch pushed for a pull request: the session, remote, URL, branch and commit."""
+
     session: str
     remote: str
     url: str

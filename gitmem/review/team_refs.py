@@ -27,7 +27,10 @@ def tracking(remote: str, what: str) -> str:
 def fetch_specs(remote: str) -> list[str]:
     """The refspecs a sync fetches beside main (pruned: a decided session's branch goes)."""
     specs = [f"+{BRANCH_PREFIX}*:{tracking(remote, 'session')}*"]
-    specs += [f"+{FROM_PREFIX}*:{tracking(remote, 'from')}*", f"+{BY_PREFIX}*:{tracking(remote, 'by')}*"]
+    specs += [
+        f"+{FROM_PREFIX}*:{tracking(remote, 'from')}*",
+        f"+{BY_PREFIX}*:{tracking(remote, 'by')}*",
+    ]
     for action, prefix in DECISION_PREFIX.items():
         specs.append(f"+{prefix}*:{tracking(remote, action)}*")
     return specs

@@ -62,8 +62,21 @@ CURRENT, PAST, TURN, GONE = 0, 1, 2, 3
 POSTING, WIDE = "I", "Q"
 _SHIFT = {POSTING: 24, WIDE: 32}
 _LITTLE = sys.byteorder == "little"  # a posting's low bytes (its doc) come first
-(KIND, CARD, SECTION, HEADING, TEXT, KEYWORDS, SUMMARY, DATE, UNTIL, REF, LENGTH, COMMIT,
- ORIGIN) = range(13)
+(
+    KIND,
+    CARD,
+    SECTION,
+    HEADING,
+    TEXT,
+    KEYWORDS,
+    SUMMARY,
+    DATE,
+    UNTIL,
+    REF,
+    LENGTH,
+    COMMIT,
+    ORIGIN,
+) = range(13)
 # Field weights (integers, so a rebuild and an incremental fold add up to the same state).
 W_CARD, W_HEADING, W_KEYWORDS, W_SUMMARY, W_TEXT = 6, 4, 4, 3, 2
 
@@ -115,9 +128,21 @@ class Docs:
         st = self.strs
         commit = self.commits[n * w : (n + 1) * w]
         origin = bytes(self.origins[n * (w + 4) : (n + 1) * (w + 4)])
-        return [self.kind[n], st[0][n], st[1][n], st[2][n], st[3][n], st[4][n], st[5][n],
-                self._date_text(self.date[n]), self._date_text(self.until[n]), st[6][n],
-                self.length[n], commit.hex() if any(commit) else "", origin if any(origin) else b""]
+        return [
+            self.kind[n],
+            st[0][n],
+            st[1][n],
+            st[2][n],
+            st[3][n],
+            st[4][n],
+            st[5][n],
+            self._date_text(self.date[n]),
+            self._date_text(self.until[n]),
+            st[6][n],
+            self.length[n],
+            commit.hex() if any(commit) else "",
+            origin if any(origin) else b"",
+        ]
 
     def __iter__(self) -> Iterator[list[Any]]:
         return (self[n] for n in range(len(self)))
@@ -158,16 +183,28 @@ class Docs:
             self.strs[self._AT[f]][n] = value
 
     def to_data(self) -> list[Any]:
-        return [bytes(self.kind), self.length.tobytes(), self.strs, bytes(self.commits),
-                bytes(self.origins), self.width, bytes(self.dtext), self.doff.tobytes(),
-                self.date.tobytes(), self.until.tobytes()]
+        return [
+            bytes(self.kind),
+            self.length.tobytes(),
+            self.strs,
+            bytes(self.commits),
+            bytes(self.origins),
+            self.width,
+            bytes(self.dtext),
+            self.doff.tobytes(),
+            self.date.tobytes(),
+            self.until.tobytes(),
+        ]
 
     @classmethod
     def from_data(cls, data: list[Any]) -> Docs:
         docs = cls()
         kind, length, strs, commits, origins, docs.width, dtext, doff, date, until = data
-        docs.kind, docs.commits, docs.origins = (bytearray(kind), bytearray(commits),
-                                                 bytearray(origins))
+        docs.kind, docs.commits, docs.origins = (
+            bytearray(kind),
+            bytearray(commits),
+            bytearray(origins),
+        )
         docs.length.frombytes(length)
         docs.strs = strs
         docs.dtext = bytearray(dtext)
@@ -176,12 +213,21 @@ class Docs:
         docs.date.frombytes(date)
         docs.until.frombytes(until)
         n, w, values = len(docs.kind), docs.width, len(docs.doff) - 1
-        if (len(docs.length) != n or len(strs) != len(cls._STR) or any(len(c) != n for c in strs)
-                or len(commits) != n * w or len(origins) != (n * (w + 4) if w else 0)
-                or len(docs.date) != n or len(docs.until) != n or values < 1
-                or docs.doff[0] != 0 or docs.doff[1] != 0 or docs.doff[-1] != len(dtext)
-                or any(a > b for a, b in zip(docs.doff, docs.doff[1:], strict=False))
-                or (n and max(max(docs.date), max(docs.until)) >= values)):
+        if (
+            len(docs.length) != n
+            or len(strs) != len(cls._STR)
+            or any(len(c) != n for c in strs)
+            or len(commits) != n * w
+            or len(origins) != (n * (w + 4) if w else 0)
+            or len(docs.date) != n
+            or len(docs.until) != n
+            or values < 1
+            or docs.doff[0] != 0
+            or docs.doff[1] != 0
+            or docs.doff[-1] != len(dtext)
+            or any(a > b for a, b in zip(docs.doff, docs.doff[1:], strict=False))
+            or (n and max(max(docs.date), max(docs.until)) >= values)
+        ):
             raise ValueError("document columns of different lengths")
         return docs
 
@@ -233,19 +279,32 @@ class SearchState:
         packed (which depends on the order they were met): equal for equal states."""
         data = self.to_data()
         docs, text = self.docs, self.docs._date_text
-        data["docs"] = [*data["docs"][:6],
-                        [(text(a), text(b)) for a, b in zip(docs.date, docs.until, strict=True)]]
+        data["docs"] = [
+            *data["docs"][:6],
+            [(text(a), text(b)) for a, b in zip(docs.date, docs.until, strict=True)],
+        ]
         return data
 
     @classmethod
     def from_data(cls, data: dict[str, Any]) -> SearchState:
-        keys = ("commit", "docs", "postings", "live", "total", "cards", "titles", "entries",
-                "past", "sessions")
+        keys = (
+            "commit",
+            "docs",
+            "postings",
+            "live",
+            "total",
+            "cards",
+            "titles",
+            "entries",
+            "past",
+            "sessions",
+        )
         state = cls(**{k: data[k] for k in keys})
         state.docs = Docs.from_data(data["docs"])
         wide = set(data["wide"])
-        state.postings = {t: _postings(b, WIDE if t in wide else POSTING)
-                          for t, b in data["postings"].items()}
+        state.postings = {
+            t: _postings(b, WIDE if t in wide else POSTING) for t, b in data["postings"].items()
+        }
         return state
 
 
@@ -297,8 +356,13 @@ def _weighted(doc: list[Any]) -> Counter[str]:
         fields = [(doc[TEXT], W_TEXT)]
     else:
         card = f"{doc[CARD]} {doc[REF]}"  # the card's slug, whole and in parts, and its title
-        fields = [(card, W_CARD), (doc[HEADING], W_HEADING), (doc[KEYWORDS], W_KEYWORDS),
-                  (doc[SUMMARY], W_SUMMARY), (doc[TEXT], W_TEXT)]
+        fields = [
+            (card, W_CARD),
+            (doc[HEADING], W_HEADING),
+            (doc[KEYWORDS], W_KEYWORDS),
+            (doc[SUMMARY], W_SUMMARY),
+            (doc[TEXT], W_TEXT),
+        ]
     for text, weight in fields:
         for term in terms(text):
             counts[term] += weight
@@ -384,13 +448,16 @@ def _card_sections(text: str) -> tuple[str, list[tuple[str, str, str]]]:
     lines = text.split("\n")
     title = next((ln[2:].strip() for ln in lines if ln.startswith("# ")), "")
     # ids, headings and titles recur in every value of a section: one string each
-    out = [(sys.intern(s.id), sys.intern(s.heading),
-            "\n".join(lines[s.start + 1 : s.end]).strip()) for s in sections(text)]
+    out = [
+        (sys.intern(s.id), sys.intern(s.heading), "\n".join(lines[s.start + 1 : s.end]).strip())
+        for s in sections(text)
+    ]
     return sys.intern(title), out
 
 
-def _fold_card(state: SearchState, c: LogCommit, card: str, blob: str, entry_key: str | None,
-               read: Any) -> None:
+def _fold_card(
+    state: SearchState, c: LogCommit, card: str, blob: str, entry_key: str | None, read: Any
+) -> None:
     have = state.cards.get(card, {})
     if blob == ZERO:
         for sid, gone in have.items():
@@ -411,8 +478,21 @@ def _fold_card(state: SearchState, c: LogCommit, card: str, blob: str, entry_key
             entry = state.entries.get(key)
             if key == entry_key and entry and [doc[KEYWORDS], doc[SUMMARY]] != entry:
                 _drop(state, n)  # the index entry changed, the text did not
-                doc = [CURRENT, card, sid, heading, text, entry[0], entry[1], doc[DATE], "",
-                       title, 0, doc[COMMIT], doc[ORIGIN]]
+                doc = [
+                    CURRENT,
+                    card,
+                    sid,
+                    heading,
+                    text,
+                    entry[0],
+                    entry[1],
+                    doc[DATE],
+                    "",
+                    title,
+                    0,
+                    doc[COMMIT],
+                    doc[ORIGIN],
+                ]
                 n = _add(state, doc)
             now[sid] = n
             continue
@@ -425,8 +505,24 @@ def _fold_card(state: SearchState, c: LogCommit, card: str, blob: str, entry_key
                     state.entries[key] = [was[KEYWORDS], was[SUMMARY]]
                     break
         kw, summary = state.entries.get(key, ["", ""])
-        now[sid] = _add(state, [CURRENT, card, sid, heading, text, kw, summary, c.date, "",
-                                title, 0, c.sha, blob_id + pos.to_bytes(4, "big")])
+        now[sid] = _add(
+            state,
+            [
+                CURRENT,
+                card,
+                sid,
+                heading,
+                text,
+                kw,
+                summary,
+                c.date,
+                "",
+                title,
+                0,
+                c.sha,
+                blob_id + pos.to_bytes(4, "big"),
+            ],
+        )
     for sid, gone in have.items():
         if sid not in now:
             _retire(state, f"{card}/{sid}", gone, c.date)
@@ -469,8 +565,21 @@ def turn_doc(session: str, n: int, line: bytes) -> list[Any] | None:
     if not isinstance(text, str) or not text.strip():
         return None
     role = str(rec.get("role", "?"))
-    return [TURN, "", "", role, text, "", "", str(rec.get("at", "")), "", f"{session}#{n}", 0, "",
-            b""]
+    return [
+        TURN,
+        "",
+        "",
+        role,
+        text,
+        "",
+        "",
+        str(rec.get("at", "")),
+        "",
+        f"{session}#{n}",
+        0,
+        "",
+        b"",
+    ]
 
 
 def fold(state: SearchState, c: LogCommit, read: Any) -> None:
@@ -480,8 +589,10 @@ def fold(state: SearchState, c: LogCommit, read: Any) -> None:
     if card and section and not c.reverts and T.LAYER not in c.trailers:
         entry_key = f"{card}/{section}"
         # a section's keywords recur from edit to edit (summaries do not): one string each
-        state.entries[entry_key] = [sys.intern(c.trailers.get(T.KEYWORDS) or ""),
-                                    c.trailers.get(T.SUMMARY) or ""]
+        state.entries[entry_key] = [
+            sys.intern(c.trailers.get(T.KEYWORDS) or ""),
+            c.trailers.get(T.SUMMARY) or "",
+        ]
     for ch in c.changes:
         folder, _, name = ch.path.partition("/")
         if folder == "cards" and name.endswith(".md") and is_slug(name[:-3]):
@@ -502,13 +613,31 @@ _PIECE = 1 << 18  # bytes of the log read at a time
 # git's own caches for a walk of every tree: its delta bases (96 MiB by default) and the
 # pack windows it maps (touched pages count as its memory) make a log of all of history
 # with --raw grow to 4x what it prints; bounded, the walk takes no longer.
-_WALK = ("-c", "core.deltaBaseCacheLimit=8m", "-c", "core.packedGitWindowSize=8m",
-         "-c", "core.packedGitLimit=32m")
+_WALK = (
+    "-c",
+    "core.deltaBaseCacheLimit=8m",
+    "-c",
+    "core.packedGitWindowSize=8m",
+    "-c",
+    "core.packedGitLimit=32m",
+)
 
 
 def _log_args(rev: str) -> tuple[str, ...]:
-    return (*T.DEFAULT_BLOCKS, *_WALK, "log", "--first-parent", "--diff-merges=first-parent",
-            "--reverse", "--raw", "--no-abbrev", "--no-renames", f"--format={_FORMAT}", rev, "--")
+    return (
+        *T.DEFAULT_BLOCKS,
+        *_WALK,
+        "log",
+        "--first-parent",
+        "--diff-merges=first-parent",
+        "--reverse",
+        "--raw",
+        "--no-abbrev",
+        "--no-renames",
+        f"--format={_FORMAT}",
+        rev,
+        "--",
+    )
 
 
 def _parse(record: str) -> LogCommit:

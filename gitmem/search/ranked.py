@@ -141,8 +141,9 @@ def _live_docs(state: S.SearchState, live: list[Path]) -> list[list[Any]]:
     return docs
 
 
-def rank(state: S.SearchState, query: str, limit: int = 10,
-         extra: list[list[Any]] | None = None) -> list[Hit]:
+def rank(
+    state: S.SearchState, query: str, limit: int = 10, extra: list[list[Any]] | None = None
+) -> list[Hit]:
     weighted, past_asked = query_terms(query)
     n = max(state.live, 1)
     avg = state.total / n if state.total else 1.0
@@ -183,8 +184,20 @@ def rank(state: S.SearchState, query: str, limit: int = 10,
         d = docs[doc_id] if doc_id >= 0 else side[-1 - doc_id][0]
         kind = d[S.KIND]
         if kind == S.TURN:
-            hits.append(Hit("transcript", "", "", "transcript", d[S.DATE], "",
-                            _snippet(d[S.TEXT], stems), round(score, 3), d[S.REF], d[S.HEADING]))
+            hits.append(
+                Hit(
+                    "transcript",
+                    "",
+                    "",
+                    "transcript",
+                    d[S.DATE],
+                    "",
+                    _snippet(d[S.TEXT], stems),
+                    round(score, 3),
+                    d[S.REF],
+                    d[S.HEADING],
+                )
+            )
         else:
             value = (d[S.CARD], d[S.SECTION], kind)
             if value in seen:  # one hit per section value kind: the best past one
@@ -193,10 +206,21 @@ def rank(state: S.SearchState, query: str, limit: int = 10,
                 continue  # the section is named already, by its value in force
             seen.add(value)
             body = S.text_of(state, d) or d[S.SUMMARY]  # a past value's: read from git
-            hits.append(Hit("section", d[S.CARD], d[S.SECTION],
-                            "past" if kind == S.PAST else "current", d[S.DATE], d[S.UNTIL],
-                            _snippet(f"{d[S.HEADING]}: {body}", stems), round(score, 3),
-                            "", d[S.HEADING], d[S.COMMIT]))
+            hits.append(
+                Hit(
+                    "section",
+                    d[S.CARD],
+                    d[S.SECTION],
+                    "past" if kind == S.PAST else "current",
+                    d[S.DATE],
+                    d[S.UNTIL],
+                    _snippet(f"{d[S.HEADING]}: {body}", stems),
+                    round(score, 3),
+                    "",
+                    d[S.HEADING],
+                    d[S.COMMIT],
+                )
+            )
         if len(hits) >= limit:
             break
     return hits

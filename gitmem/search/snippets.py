@@ -24,6 +24,7 @@ _WHERE = re.compile(r"^(?P<card>[a-z0-9][a-z0-9._-]*) § (?P<section>[a-z0-9][a-
 class SearchHit:
     """One search hit, as the agent's search_history tool returns it: card, section,
     snippet, kind (a memory commit or a past session's turn), date and ref."""
+
     card: str | None
     section: str | None
     snippet: str
@@ -38,8 +39,15 @@ class SearchHit:
         return f"{self.kind} {self.ref}".strip()
 
     def to_json(self) -> dict[str, Any]:
-        return {**self.fields, "card": self.card, "section": self.section,
-                "snippet": self.snippet, "kind": self.kind, "date": self.date, "ref": self.ref}
+        return {
+            **self.fields,
+            "card": self.card,
+            "section": self.section,
+            "snippet": self.snippet,
+            "kind": self.kind,
+            "date": self.date,
+            "ref": self.ref,
+        }
 
 
 def _fields(hit: Any) -> dict[str, Any]:
@@ -65,11 +73,16 @@ def from_hit(hit: Any) -> SearchHit:
     m = _WHERE.match(snippet)
     if m and (not card or card == m["card"]):
         card, section = m["card"], section or m["section"]
-        snippet = snippet[m.end():]
+        snippet = snippet[m.end() :]
     ref = d.get("ref") or d.get("sha") or d.get("commit") or ""
     return SearchHit(
-        _text(card) or None, _text(section) or None, " ".join(snippet.split()),
-        _text(d.get("kind")), _text(d.get("date")), _text(ref), d,
+        _text(card) or None,
+        _text(section) or None,
+        " ".join(snippet.split()),
+        _text(d.get("kind")),
+        _text(d.get("date")),
+        _text(ref),
+        d,
     )
 
 
@@ -77,8 +90,10 @@ def search(repo: MemoryRepo, query: str, limit: int = 10, *, branch: str = MAIN)
     """The hits of ``search_history`` on ``branch``, in the engine's order."""
     names.branch(branch)
     repo.branch_tip(branch)  # an unknown branch is an error, not "no matches"
-    return [from_hit(h) for h in search_history(repo, query, max(1, min(limit, MAX_LIMIT)),
-                                                branch=branch)]
+    return [
+        from_hit(h)
+        for h in search_history(repo, query, max(1, min(limit, MAX_LIMIT)), branch=branch)
+    ]
 
 
 def lines(hits: list[SearchHit]) -> list[str]:

@@ -54,9 +54,7 @@ class AdoptPlan:
 
 
 def template_files(template: Path) -> list[str]:
-    return sorted(
-        p.relative_to(template).as_posix() for p in template.rglob("*") if p.is_file()
-    )
+    return sorted(p.relative_to(template).as_posix() for p in template.rglob("*") if p.is_file())
 
 
 def _lstat(path: Path) -> os.stat_result | None:
@@ -129,9 +127,11 @@ def _check_repo(path: Path, git: Git) -> tuple[str, bool]:
             "adds its files in one commit and never touches yours: commit or stash them first"
         )
     born = git.run("rev-parse", "-q", "--verify", "HEAD^{commit}", check=False).returncode == 0
-    if head != MAIN and git.run(
-        "rev-parse", "-q", "--verify", f"refs/heads/{MAIN}", check=False
-    ).returncode == 0:
+    if (
+        head != MAIN
+        and git.run("rev-parse", "-q", "--verify", f"refs/heads/{MAIN}", check=False).returncode
+        == 0
+    ):
         raise Conflict(
             f"{path} is on branch {head} and has a branch {MAIN} too; gitmem works on {MAIN}: "
             f"switch to it (git switch {MAIN}) and run gitmem init again"

@@ -31,6 +31,7 @@ REMOTE = "origin"
 class CloneResult:
     """A clone: the URL, where it is, main's commit, the hooks installed, and how many
     cards and sections its index holds."""
+
     url: str
     path: str
     commit: str
@@ -75,8 +76,18 @@ def clone(url: str, path: Path) -> CloneResult:
 
 def _clone(url: str, path: Path) -> CloneResult:
     here = Git(Path.cwd())  # a relative URL means what it means to the person
-    proc = progress.run(here, f"cloning {url}", "clone", "--quiet", "--no-checkout", "--origin",
-                        REMOTE, "--", url, str(path))
+    proc = progress.run(
+        here,
+        f"cloning {url}",
+        "clone",
+        "--quiet",
+        "--no-checkout",
+        "--origin",
+        REMOTE,
+        "--",
+        url,
+        str(path),
+    )
     if proc.returncode:
         raise RemoteError(f"cannot clone {url}: {_last_line(proc.stderr)}")
     git = Git(path)
@@ -95,5 +106,11 @@ def _clone(url: str, path: Path) -> CloneResult:
     with MemoryRepo(path) as repo:
         idx = index.refresh(repo, MAIN)
         commit = repo.branch_tip(MAIN)
-    return CloneResult(url, str(path), commit, [a.hook for a in installed if a.in_place], len(idx.cards),
-                       sum(len(c.sections) for c in idx.cards))
+    return CloneResult(
+        url,
+        str(path),
+        commit,
+        [a.hook for a in installed if a.in_place],
+        len(idx.cards),
+        sum(len(c.sections) for c in idx.cards),
+    )

@@ -86,7 +86,11 @@ def _init(path: Path, name: str) -> InitResult:
     git.run("add", "-A")
     with MemoryRepo(path) as repo:
         git.run(
-            "commit", "-q", "--no-verify", "-m", f"gitmem: new memory for client {name}",
+            "commit",
+            "-q",
+            "--no-verify",
+            "-m",
+            f"gitmem: new memory for client {name}",
             env=_commit_env(repo),
         )
         installed = hooks.install(path)
@@ -128,7 +132,14 @@ def _adopt(path: Path, name: str) -> InitResult:
             f"git, or make your notes cards with `gitmem -C {path} import {path}`"
         )
     return InitResult(
-        str(path), name, commit, [a.hook for a in installed if a.in_place], True, created, plan.kept, notes
+        str(path),
+        name,
+        commit,
+        [a.hook for a in installed if a.in_place],
+        True,
+        created,
+        plan.kept,
+        notes,
     )
 
 
@@ -137,7 +148,9 @@ def _untracked(path: Path, plan: AdoptPlan) -> int:
     if plan.repo:
         out = Git(path).run("ls-files", "--others", "--exclude-standard", "-z").stdout
         return len([p for p in out.split(b"\0") if p])
-    return sum(1 for p in path.rglob("*") if p.is_file() and ".git" not in p.relative_to(path).parts)
+    return sum(
+        1 for p in path.rglob("*") if p.is_file() and ".git" not in p.relative_to(path).parts
+    )
 
 
 def _files(n: int) -> str:

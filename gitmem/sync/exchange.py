@@ -54,8 +54,6 @@ _sleep = time.sleep  # module attributes, so a test can watch the pauses
 _jitter = random.uniform
 
 
-
-
 class RemoteRewritten(Conflict):
     """The remote's main no longer contains what we synced last."""
 
@@ -105,9 +103,13 @@ class SyncResult:
             return f"main is up to date with {r} ({at}).{self.note}\n" + self.sessions_text()
         how = ", merged" if self.merged else ""
         return (
-            f"synced with {r}: received {count(self.received, 'commit')}, sent {self.sent} "
-            f"(main at {at}{how}).{self.note}\n"
-        ) + self.sessions_text() + self.behaviour_text()
+            (
+                f"synced with {r}: received {count(self.received, 'commit')}, sent {self.sent} "
+                f"(main at {at}{how}).{self.note}\n"
+            )
+            + self.sessions_text()
+            + self.behaviour_text()
+        )
 
     def sessions_text(self) -> str:
         out = ""
@@ -245,7 +247,9 @@ def _check_history(
     last = repo.store.resolve(sync_ref(remote, "last-synced"))
     if last is None or last == theirs or (theirs is not None and _ancestor(repo, last, theirs)):
         if accept_redaction:
-            raise InvalidInput(f"{remote}/main was not redacted since the last sync: plain `gitmem sync`")
+            raise InvalidInput(
+                f"{remote}/main was not redacted since the last sync: plain `gitmem sync`"
+            )
         return
     from gitmem.sync import redact
 
@@ -275,7 +279,10 @@ _UNSAFE_MODES = {"120000": "a symlink", "160000": "a submodule"}
 
 
 def _check_both(
-    repo: MemoryRepo, remote: str, ours: Sha | None, theirs: Sha | None,
+    repo: MemoryRepo,
+    remote: str,
+    ours: Sha | None,
+    theirs: Sha | None,
     outgoing_check: Callable[[], None],
 ) -> None:
     """Refuse a remote history that puts a symlink or submodule where memory lives (one
@@ -287,8 +294,17 @@ def _check_both(
     if theirs is None:
         outgoing_check()
         return
-    args = ["log", "-m", "--raw", "-z", "--no-renames", "--no-abbrev", "--format=%x00%H",
-            theirs, *([f"^{ours}"] if ours else [])]
+    args = [
+        "log",
+        "-m",
+        "--raw",
+        "-z",
+        "--no-renames",
+        "--no-abbrev",
+        "--format=%x00%H",
+        theirs,
+        *([f"^{ours}"] if ours else []),
+    ]
     listing = repo.git.start(*args)
     try:
         outgoing_check()
@@ -327,7 +343,6 @@ def _read_unsafe(out: str) -> tuple[str, str, str] | None:
     return None
 
 
-
 @dataclass(frozen=True)
 class _Scanned:
     """During the fetch, main (at ``ours``) had ``commits`` beyond what the remote had
@@ -344,8 +359,9 @@ def _scan_early(repo: MemoryRepo, remote: str) -> _Scanned | None:
     from gitmem.memory.scan import scan_log
 
     ours = repo.tip(MAIN)
-    since = (repo.store.resolve(sync_ref(remote, "last-synced"))
-             or repo.store.resolve(f"refs/remotes/{remote}/main"))
+    since = repo.store.resolve(sync_ref(remote, "last-synced")) or repo.store.resolve(
+        f"refs/remotes/{remote}/main"
+    )
     if ours is None or since is None:
         return None
     try:
@@ -452,8 +468,9 @@ def _fast_forward(
             ensure_clean(repo, paths)
         planned = PlannedCommit(paths, lambda: (theirs, {}))
         reason = "gitmem sync: fast-forward"
-        done = publish_once(repo, MAIN, ours, planned, live=live, reason=reason,
-                            later=held is not None)
+        done = publish_once(
+            repo, MAIN, ours, planned, live=live, reason=reason, later=held is not None
+        )
         if done is None:
             raise _MainMoved
         _follow_later(held, done)
@@ -599,8 +616,14 @@ def _sync(
             _sleep(_jitter(0, min(BACKOFF_CAP, BACKOFF * 2**attempt)))
         done = False
         try:
-            theirs = remote_mod.fetch_main(repo, remote, fetched, where, team_refs.fetch_specs(remote),
-                                           started=None if attempt else started)
+            theirs = remote_mod.fetch_main(
+                repo,
+                remote,
+                fetched,
+                where,
+                team_refs.fetch_specs(remote),
+                started=None if attempt else started,
+            )
             try:
                 _check_history(repo, remote, theirs, accept_redaction)
             except RemoteRewritten:
@@ -616,15 +639,24 @@ def _sync(
             with contextlib.ExitStack() as held:
                 walk = _Walk(repo, repo.tip(MAIN), theirs)  # git walks while the checks run
                 try:
-                    _check_both(repo, remote, walk.tips[0], theirs,
-                                partial(_check_outgoing, repo, remote, theirs,
-                                        None if attempt else early, walk))
+                    _check_both(
+                        repo,
+                        remote,
+                        walk.tips[0],
+                        theirs,
+                        partial(
+                            _check_outgoing, repo, remote, theirs, None if attempt else early, walk
+                        ),
+                    )
                     finished += _finish_interrupted(repo, remote)
-                    seen = team.view(repo, remote)  # the remote's sessions and decisions, as fetched
+                    seen = team.view(
+                        repo, remote
+                    )  # the remote's sessions and decisions, as fetched
                     got, notes = team.settle(repo, remote, seen)
                     settled += got
-                    step = _integrate(repo, remote, theirs, walk,
-                                      None if progress.wanted() else held)
+                    step = _integrate(
+                        repo, remote, theirs, walk, None if progress.wanted() else held
+                    )
                 except _MainMoved:
                     continue
                 finally:
@@ -638,7 +670,9 @@ def _sync(
                 _check_sessions_outgoing(repo, remote, out, theirs)
                 pushed = None
                 if out.updates:
-                    meanwhile = partial(_while_pushing, repo, held, start if received else None, ours)
+                    meanwhile = partial(
+                        _while_pushing, repo, held, start if received else None, ours
+                    )
                     with remote_mod.meanwhile(meanwhile):
                         pushed = remote_mod.push_updates(repo, remote, out.updates, where)
             if pushed is not None and not pushed.ok:
@@ -667,9 +701,20 @@ def _sync(
             )
         changed = behaviour_changes(repo, start, ours) if received else []
         return SyncResult(
-            remote, "synced", ours, received, step.sent, merged, note=note, behaviour=changed,
-            before=start, published=out.published, decided=out.decided, settled=settled,
-            waiting=waiting, rounds=attempt + 1,
+            remote,
+            "synced",
+            ours,
+            received,
+            step.sent,
+            merged,
+            note=note,
+            behaviour=changed,
+            before=start,
+            published=out.published,
+            decided=out.decided,
+            settled=settled,
+            waiting=waiting,
+            rounds=attempt + 1,
         )
     raise Conflict(
         f"{remote} kept moving during sync ({MAX_ROUNDS} rounds, last: {lost}); nothing was "

@@ -25,8 +25,9 @@ def sync_ref(remote: str, what: str) -> str:
 def _has_main(repo: MemoryRepo) -> bool:
     """Whether main names a commit, as ``repo.tip(MAIN)`` says, asked of git directly: the
     object store's code is loaded while the fetch runs."""
-    proc = repo.git.run("rev-parse", "--verify", "--quiet", f"refs/heads/{MAIN}^{{commit}}",
-                        check=False)
+    proc = repo.git.run(
+        "rev-parse", "--verify", "--quiet", f"refs/heads/{MAIN}^{{commit}}", check=False
+    )
     return proc.returncode == 0
 
 

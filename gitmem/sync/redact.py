@@ -40,6 +40,7 @@ _PEM = rb"regex:-----BEGIN ([A-Z ]*)PRIVATE KEY-----[\s\S]*?-----END \1PRIVATE K
 class Redaction:
     """A redaction: its record ref (``None`` when nothing was found), the findings (kind,
     path, line, section, commit; never the secret), main before and after, and what was pushed."""
+
     record: str | None  # the ref holding the record; None when nothing was found
     findings: list[dict[str, object]]
     main_before: str | None
@@ -92,12 +93,19 @@ def _filter_repo(repo: MemoryRepo, rules: bytes, refs: list[str]) -> dict[str, s
         with os.fdopen(fd, "wb") as fh:
             fh.write(rules)
         cmd = [
-            sys.executable, "-m", "git_filter_repo", "--force", "--quiet",
-            "--replace-text", path, "--replace-message", path, "--refs", *refs,
+            sys.executable,
+            "-m",
+            "git_filter_repo",
+            "--force",
+            "--quiet",
+            "--replace-text",
+            path,
+            "--replace-message",
+            path,
+            "--refs",
+            *refs,
         ]
-        proc = subprocess.run(
-            cmd, cwd=repo.root, env=clean_env(), capture_output=True, check=False
-        )
+        proc = subprocess.run(cmd, cwd=repo.root, env=clean_env(), capture_output=True, check=False)
         if proc.returncode:
             last = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["?"]
             raise Conflict(f"git filter-repo failed ({proc.returncode}): {last[0]}")
@@ -115,7 +123,10 @@ def _filter_repo(repo: MemoryRepo, rules: bytes, refs: list[str]) -> dict[str, s
 
 
 def _next_record(repo: MemoryRepo) -> str:
-    have = [r.rsplit("/", 1)[-1] for r in repo.git.out("for-each-ref", "--format=%(refname)", RECORDS).split()]
+    have = [
+        r.rsplit("/", 1)[-1]
+        for r in repo.git.out("for-each-ref", "--format=%(refname)", RECORDS).split()
+    ]
     n = max((int(x) for x in have if x.isdigit()), default=0) + 1
     return f"{RECORDS}{n}"
 
@@ -148,7 +159,9 @@ def redact(repo: MemoryRepo, push: str | None = None) -> Redaction:
     ]
     with worktree_guard(repo, MAIN) as live:
         if live:
-            ensure_clean(repo, sorted({h.path for h in hits if "/" in h.path or h.path.endswith(".md")}))
+            ensure_clean(
+                repo, sorted({h.path for h in hits if "/" in h.path or h.path.endswith(".md")})
+            )
         mapping = _filter_repo(repo, _replacements(hits), _refs(repo))
         after = repo.tip(MAIN)
         if live and before and after and after != before:
@@ -165,7 +178,11 @@ def redact(repo: MemoryRepo, push: str | None = None) -> Redaction:
     if after:
         kinds = ", ".join(sorted({h.kind for h in hits}))
         repo.git.run(
-            "notes", f"--ref={NOTES}", "add", "-f", "-m",
+            "notes",
+            f"--ref={NOTES}",
+            "add",
+            "-f",
+            "-m",
             f"gitmem redact ({ref}): {len(hits)} finding(s) replaced by [REDACTED:<kind>]: {kinds}",
             after,
         )
@@ -175,7 +192,9 @@ def redact(repo: MemoryRepo, push: str | None = None) -> Redaction:
 
 
 def _push_pending(repo: MemoryRepo, remote: str) -> Redaction:
-    records = repo.git.out("for-each-ref", "--sort=-refname", "--format=%(refname)", RECORDS).split()
+    records = repo.git.out(
+        "for-each-ref", "--sort=-refname", "--format=%(refname)", RECORDS
+    ).split()
     if not records:
         raise NotFound("nothing to push: history has no secrets and no redaction was made")
     last = records[0]
@@ -193,9 +212,15 @@ def _publish(repo: MemoryRepo, remote: str, done: Redaction) -> Redaction:
     assert tip is not None and done.record is not None
     expect = lease or ""
     proc = repo.git.run(
-        "push", "--porcelain", "--quiet", f"--force-with-lease=refs/heads/main:{expect}",
-        remote, f"{tip}:refs/heads/main", f"{done.record}:{done.record}",
-        f"{NOTES}:{NOTES}", check=False,
+        "push",
+        "--porcelain",
+        "--quiet",
+        f"--force-with-lease=refs/heads/main:{expect}",
+        remote,
+        f"{tip}:refs/heads/main",
+        f"{done.record}:{done.record}",
+        f"{NOTES}:{NOTES}",
+        check=False,
     )
     if proc.returncode:
         raise Conflict(
@@ -216,8 +241,14 @@ def fetch_records(repo: MemoryRepo, remote: str) -> list[dict[str, object]]:
     """The remote's redaction records, fetched under ``refs/gitmem/remote-redactions/``."""
     into = f"refs/gitmem/remote-redactions/{remote}/"
     repo.git.run(
-        "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--refmap=", remote,
-        f"+{RECORDS}*:{into}*", check=False,
+        "fetch",
+        "--quiet",
+        "--no-tags",
+        "--no-write-fetch-head",
+        "--refmap=",
+        remote,
+        f"+{RECORDS}*:{into}*",
+        check=False,
     )
     out: list[dict[str, object]] = []
     for ref in repo.git.out("for-each-ref", "--format=%(refname)", into).split():
@@ -244,18 +275,29 @@ def accept_redaction(repo: MemoryRepo, remote: str, theirs: Sha, last: Sha) -> s
 
     new_last = redacted_as(repo, remote, last)
     if new_last is None or repo.store.resolve(new_last) is None:
-        raise Conflict(f"{remote}/main was rewritten, but not by a `gitmem redact` this clone knows")
+        raise Conflict(
+            f"{remote}/main was rewritten, but not by a `gitmem redact` this clone knows"
+        )
     ours = repo.tip(MAIN)
     assert ours is not None
     local = commits_between(repo, last, ours)
     if any(len(repo.git.out("rev-list", "--parents", "-n1", c).split()) > 2 for c in local):
-        raise Conflict("local commits since the last sync include a merge; accept the redaction from a fresh clone")
+        raise Conflict(
+            "local commits since the last sync include a merge; accept the redaction from a fresh clone"
+        )
     paths = changed_paths(repo, ours, Sha(new_last))
     with worktree_guard(repo, MAIN) as live:
         if live:
             ensure_clean(repo, paths)
-        if not move_and_follow(repo, MAIN, Sha(new_last), ours, paths, live=live,
-                               reason="gitmem sync: accept redaction").moved:
+        if not move_and_follow(
+            repo,
+            MAIN,
+            Sha(new_last),
+            ours,
+            paths,
+            live=live,
+            reason="gitmem sync: accept redaction",
+        ).moved:
             raise Conflict("main moved while the redaction was accepted; run it again")
     land(repo, local, MAIN, "gitmem sync: local commits onto the redacted history")
     repo.git.run("update-ref", sync_ref(remote, "last-synced"), new_last)

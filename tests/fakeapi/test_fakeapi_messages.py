@@ -260,21 +260,35 @@ def _assistant(*blocks: dict[str, Any]) -> dict[str, Any]:
         ([], "messages: at least one message is required"),
         ([_assistant(TEXT), _user(TEXT)], 'first message must use the "user" role'),
         ([_user(TEXT), _user(TEXT)], 'but found multiple "user" roles in a row'),
-        ([_user(TEXT), _assistant(TEXT), _assistant(TEXT), _user(TEXT)],
-         'roles must alternate between "user" and "assistant"'),
+        (
+            [_user(TEXT), _assistant(TEXT), _assistant(TEXT), _user(TEXT)],
+            'roles must alternate between "user" and "assistant"',
+        ),
         ([_user(TEXT), _assistant(USE), _user(TEXT)], "without `tool_result` blocks"),
         ([_user(TEXT), _assistant(USE)], "messages.1: `tool_use` ids were found without"),
         ([_user(TEXT), _assistant(USE, {**USE, "id": "t2"}), _user(RESULT)], ": t2. Each"),
-        ([_user(TEXT), _assistant(USE), _user(TEXT, RESULT)],
-         "messages.2: Did not find 1 tool_result block(s) at the beginning of this message"),
+        (
+            [_user(TEXT), _assistant(USE), _user(TEXT, RESULT)],
+            "messages.2: Did not find 1 tool_result block(s) at the beginning of this message",
+        ),
         ([_user(TEXT), _assistant(TEXT), _user(RESULT)], "unexpected `tool_use_id`"),
-        ([_user(TEXT), _assistant(USE), _user(RESULT), _assistant(TEXT), _user(RESULT)],
-         "messages.4.content: unexpected `tool_use_id` found in `tool_result` blocks: t1"),
+        (
+            [_user(TEXT), _assistant(USE), _user(RESULT), _assistant(TEXT), _user(RESULT)],
+            "messages.4.content: unexpected `tool_use_id` found in `tool_result` blocks: t1",
+        ),
         ([_user(USE)], "messages.0.content.0: `tool_use` blocks can only be in assistant messages"),
-        ([_user(TEXT), _assistant(RESULT), _user(TEXT)], "`tool_result` blocks can only be in user"),
-        ([_user(TEXT), _assistant(), _user(TEXT)],
-         "messages.1: all messages must have non-empty content except for the optional final"),
-        ([_user({"type": "text", "text": " \n"})], "text content blocks must contain non-whitespace"),
+        (
+            [_user(TEXT), _assistant(RESULT), _user(TEXT)],
+            "`tool_result` blocks can only be in user",
+        ),
+        (
+            [_user(TEXT), _assistant(), _user(TEXT)],
+            "messages.1: all messages must have non-empty content except for the optional final",
+        ),
+        (
+            [_user({"type": "text", "text": " \n"})],
+            "text content blocks must contain non-whitespace",
+        ),
     ],
 )
 def test_conversations_the_real_api_refuses_are_400s(
@@ -300,9 +314,17 @@ def test_a_well_formed_tool_conversation_is_answered(
 ) -> None:
     model.push("done")
     two = {**USE, "id": "t2"}
-    messages = [_user(TEXT), _assistant(TEXT, USE, two),
-                _user(RESULT, {**RESULT, "tool_use_id": "t2", "is_error": True}, TEXT)]
-    kwargs: dict[str, Any] = {"model": MODEL, "max_tokens": 20, "messages": messages, "tools": [TOOL]}
+    messages = [
+        _user(TEXT),
+        _assistant(TEXT, USE, two),
+        _user(RESULT, {**RESULT, "tool_use_id": "t2", "is_error": True}, TEXT),
+    ]
+    kwargs: dict[str, Any] = {
+        "model": MODEL,
+        "max_tokens": 20,
+        "messages": messages,
+        "tools": [TOOL],
+    }
     reply = sdk.messages.create(**kwargs)
     assert reply.content[0].type == "text" and reply.content[0].text == "done"
 

@@ -108,8 +108,12 @@ def test_the_index_sent_is_read_back() -> None:
     lines = parse_index("rules\n" + INDEX)
     assert [(x.project, x.section_id, x.summary, x.keywords) for x in lines] == [
         ("acme-website", "budget", "Q3 budget is 30k, agreed with Dana", ("budget", "q3")),
-        ("acme-website", "next-steps", "Send the revised mockups to Dana by Friday",
-         ("mockups", "friday")),
+        (
+            "acme-website",
+            "next-steps",
+            "Send the revised mockups to Dana by Friday",
+            ("mockups", "friday"),
+        ),
         ("beta", "goals", "Ship v2 by March", ("roadmap",)),
         ("beta", "notes", "Notes", ()),
     ]
@@ -149,19 +153,39 @@ def test_the_answer_cites_what_was_read() -> None:
     request = {
         "messages": [
             {"role": "user", "content": "What do we know about Acme?"},
-            {"role": "assistant", "content": [
-                {"type": "text", "text": "reading"},
-                {"type": "tool_use", "id": "t1", "name": "read_memory_card",
-                 "input": {"project": "acme-website", "section_id": "budget"}},
-                {"type": "tool_use", "id": "t2", "name": "read_memory_card",
-                 "input": {"project": "acme-website", "section_id": "next-steps"}},
-            ]},
-            {"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": "t1",
-                 "content": "## Budget\nQ3 budget is 40k, agreed with Dana\n"},
-                {"type": "tool_result", "tool_use_id": "t2",
-                 "content": "## Next steps\nSend the mockups by Friday\n"},
-            ]},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": "reading"},
+                    {
+                        "type": "tool_use",
+                        "id": "t1",
+                        "name": "read_memory_card",
+                        "input": {"project": "acme-website", "section_id": "budget"},
+                    },
+                    {
+                        "type": "tool_use",
+                        "id": "t2",
+                        "name": "read_memory_card",
+                        "input": {"project": "acme-website", "section_id": "next-steps"},
+                    },
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "t1",
+                        "content": "## Budget\nQ3 budget is 40k, agreed with Dana\n",
+                    },
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "t2",
+                        "content": "## Next steps\nSend the mockups by Friday\n",
+                    },
+                ],
+            },
         ]
     }
     assert only_text(RuleModel()(request)) == (

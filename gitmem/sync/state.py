@@ -30,8 +30,6 @@ def _path(repo: MemoryRepo) -> Path:
     return repo.gitmem_dir / STATE_FILE
 
 
-# Every sync loads this module before its first fetch, which starts as soon as it can:
-# json and hashlib are imported where a stopped sync's state is read or written.
 def load(repo: MemoryRepo) -> dict[str, Any] | None:
     """The state of a sync stopped at a conflict, None when none is; ``Conflict`` when
     the file cannot be read as one (what a stopped sync kept is then for a person)."""
@@ -42,7 +40,6 @@ def load(repo: MemoryRepo) -> dict[str, Any] | None:
         return None
     except (OSError, UnicodeDecodeError) as exc:
         raise _damaged(path, exc) from None
-
     try:
         data = json.loads(text)
     except ValueError as exc:

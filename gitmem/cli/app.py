@@ -156,7 +156,7 @@ COMMANDS = {
     "export": "notes",
     "import": "notes",
     "review": "review",
-    "sync": "review",
+    "sync": "sync",
     "redact": "secrets",
     "scan": "secrets",
     "search": "search",

@@ -55,8 +55,6 @@ if point:
     def replace(src, dst, **k):
         if point == "tmp-written" and str(src).endswith(".gitmem-tmp"):
             die()
-        if point == "index-linked" and str(dst).endswith("index"):
-            die()
         return real_replace(src, dst, **k)
     os.replace = replace
     if point == "before-cas":
@@ -64,14 +62,23 @@ if point:
     elif point == "after-cas":
         after(w, "cas_fast")
     elif point == "files-written":
-        before(w, "restage")
+        before(w, "_update_index")
+    elif point == "index-updated":
+        after(w, "_update_index")
     elif point == "before-clear":
         before(w, "_clear")
 from gitmem.cli import main
 main(sys.argv[1:])
 """
 
-POINTS = ["before-cas", "after-cas", "tmp-written", "files-written", "index-linked", "before-clear"]
+POINTS = [
+    "before-cas",
+    "after-cas",
+    "tmp-written",
+    "files-written",
+    "index-updated",
+    "before-clear",
+]
 
 
 class Tally:

@@ -102,7 +102,7 @@ def test_read_answers_any_name_git_echoes_back(name: str, exists: bool) -> None:
 def test_read_names_each_part_of_what_it_read(repo: MemoryRepo) -> None:
     """``read`` gives an object's id, kind and bytes by name, as git itself reports them."""
     root = repo.root
-    blob = repo.store.write("blob", b"written in-process\n")  # read back from the store's memory
+    blob = repo.store.write("blob", b"written by gitmem\n")
     for name in ("main", "main^{tree}", "main:gitmem.toml", blob):
         got = repo.store.read(name)
         assert got is not None

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gitmem.errors import CorruptObject, GitError, NotFound, UnsafePath
-from gitmem.git import repo_format
 from gitmem.git.runner import Git, Sha
 
 TREE_MODE = b"40000"
@@ -22,11 +21,6 @@ LINK_MODE = b"120000"
 GITLINK_MODE = b"160000"
 _FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _OBJECT_IN = re.compile(rb"[0-9a-f]{40,64}")
-
-
-def _named_in(err: str) -> str | None:
-    m = _OBJECT_IN.search(err.encode())
-    return m.group().decode() if m else None
 
 
 @dataclass(frozen=True)
@@ -92,8 +86,7 @@ class ObjectStore:
         common = git_dir / "commondir"
         base = (git_dir / common.read_text().strip()).resolve() if common.exists() else git_dir
         self.common_dir = base  # where refs, packed-refs and their locks live
-        self._sha256 = repo_format.object_format(base / "config") == repo_format.SHA256
-        self._raw_len = 32 if self._sha256 else 20
+        self._raw_len: int | None = None  # (``sha_bytes``)
         self._proc: subprocess.Popen[bytes] | None = None
         # Parsed trees by id (ids name content: always right); reading many paths of one
         # commit, as the index does, parses its cards/ tree once.
@@ -102,13 +95,16 @@ class ObjectStore:
     # -- the object format ----------------------------------------------------
     @property
     def sha_bytes(self) -> int:
-        """The length of an object id in bytes (as trees and the index file store it)."""
+        """The length of an object id in bytes (as trees store it): sha1 20, sha256 32."""
+        if self._raw_len is None:
+            fmt = self.git.out("rev-parse", "--show-object-format")
+            self._raw_len = 32 if fmt == "sha256" else 20
         return self._raw_len
 
     @property
     def zero_sha(self) -> Sha:
         """The all-zero id git reads as "no object" (``update-ref``'s "must not exist")."""
-        return Sha("0" * (2 * self._raw_len))
+        return Sha("0" * (2 * self.sha_bytes))
 
     # -- reading ------------------------------------------------------------
     def _batch(self) -> subprocess.Popen[bytes]:
@@ -166,7 +162,9 @@ class ObjectStore:
             if _FULL_SHA.fullmatch(rev):
                 raise CorruptObject(rev, path)
             return None
-        entries = self.parse_tree(root.data)  # (not kept: a replace ref may change it)
+        entries = _parse_tree(
+            root.data, len(root.sha) // 2
+        )  # (not kept: a replace ref may change it)
         parts = path.strip("/").split("/")
         for depth, part in enumerate(parts):
             raw = part.encode("utf-8", "surrogateescape")
@@ -208,9 +206,9 @@ class ObjectStore:
             err = proc.stderr.read().decode("utf-8", "replace") if proc.stderr else ""
             code = proc.wait()
             self._proc = None
-            named = _named_in(err)  # an object id in git's words, whatever their language
+            named = _OBJECT_IN.search(err.encode())  # an id in git's words, in any language
             if named:
-                raise CorruptObject(named, path, "git cannot read it")
+                raise CorruptObject(named.group().decode(), path, "git cannot read it")
             raise GitError(["git", "cat-file", "--batch"], code, err)
         if _not_found(header):
             return None
@@ -224,6 +222,7 @@ class ObjectStore:
             proc.wait()
             self._proc = None
             raise CorruptObject(parts[0].decode(), path, "git could read only part of it")
+        self._raw_len = len(parts[0]) // 2  # (the format, learnt without asking git)
         return GitObject(Sha(parts[0].decode()), parts[1].decode(), got[:size])
 
     def read_commit(self, rev: str) -> Commit:
@@ -255,19 +254,7 @@ class ObjectStore:
     def _remember(self, sha: str, data: bytes) -> list[TreeEntry]:
         while len(self._trees) >= 64:  # oldest out first
             del self._trees[next(iter(self._trees))]
-        entries = self._trees[sha] = self.parse_tree(data)
-        return entries
-
-    def parse_tree(self, data: bytes) -> list[TreeEntry]:
-        """A tree object's entries (git's one tree format, parsed here only)."""
-        entries: list[TreeEntry] = []
-        pos, n = 0, self._raw_len
-        while pos < len(data):
-            sp = data.index(b" ", pos)
-            nul = data.index(b"\0", sp)
-            sha = Sha(data[nul + 1 : nul + 1 + n].hex())
-            entries.append(TreeEntry(data[pos:sp], data[sp + 1 : nul], sha))
-            pos = nul + 1 + n
+        entries = self._trees[sha] = _parse_tree(data, len(sha) // 2)
         return entries
 
     def resolve(self, ref: str) -> Sha | None:
@@ -276,12 +263,7 @@ class ObjectStore:
 
     def close(self) -> None:
         if self._proc is not None:
-            if self._proc.stdin:
-                self._proc.stdin.close()
-            self._proc.wait()
-            for stream in (self._proc.stdout, self._proc.stderr):
-                if stream:
-                    stream.close()
+            self._proc.communicate()  # (closes its pipes, waits for it)
             self._proc = None
 
     # -- writing ------------------------------------------------------------
@@ -397,6 +379,19 @@ def _not_found(header: bytes) -> bool:
     """True for ``<name> missing`` / ``<name> ambiguous``: read from the right, as the
     name is echoed verbatim and may itself hold spaces (``cards/sp ace.md missing``)."""
     return header.rstrip(b"\n").rpartition(b" ")[2] in (b"missing", b"ambiguous")
+
+
+def _parse_tree(data: bytes, n: int) -> list[TreeEntry]:
+    """A tree object's entries (git's one tree format, parsed here only; ids of ``n`` bytes)."""
+    entries: list[TreeEntry] = []
+    pos = 0
+    while pos < len(data):
+        sp = data.index(b" ", pos)
+        nul = data.index(b"\0", sp)
+        sha = Sha(data[nul + 1 : nul + 1 + n].hex())
+        entries.append(TreeEntry(data[pos:sp], data[sp + 1 : nul], sha))
+        pos = nul + 1 + n
+    return entries
 
 
 def _chunk(e: TreeEntry) -> bytes:

@@ -1,6 +1,7 @@
-"""Does an edit need gitmem's own loose-object writer? The edit budget (issue 21), measured
-both ways in the same run: objects written through ``git hash-object -w`` (what gitmem
-does) and by an in-process loose-object writer (what it did), against plain git::
+"""Does an edit need gitmem's own loose-object writer? The edit budget (issue 21), with
+objects written three ways in the same run: through long-running ``git hash-object -w
+--stdin-paths`` processes (what gitmem does), through one ``git hash-object -w --stdin``
+per object, and by an in-process loose-object writer (what it did), against plain git::
 
     .venv/bin/python benchmarks/bench_object_writer.py                  # 10k and 100k commits
     .venv/bin/python benchmarks/bench_object_writer.py --commits 500 --edits 5 --runs 3
@@ -56,6 +57,12 @@ def loose_write(store: ObjectStore, kind: str, data: bytes) -> Sha:
     return Sha(digest)
 
 
+def per_object_write(store: ObjectStore, kind: str, data: bytes) -> Sha:
+    """The object written by a ``git hash-object -w --stdin`` of its own."""
+    out = store.git.run("hash-object", "-w", "-t", kind, "--stdin", input=data).stdout
+    return Sha(out.decode().strip())
+
+
 def median_ms(samples: list[float]) -> float:
     return statistics.median(samples) * 1000
 
@@ -69,42 +76,42 @@ def bench_size(commits: int, cards: int, edits: int, runs: int, work: Path) -> N
     from gitmem.memory.repo import MAIN, MemoryRepo
 
     src = cached_repo(Params(cards, commits), cache_root())
-    times: dict[str, list[float]] = {"git": [], "loose": [], "add+commit": []}
+    writers = {
+        "git hash-object, long-running": None,
+        "git hash-object per object": per_object_write,
+    }
+    writers["in-process writer"] = loose_write
+    times: dict[str, list[float]] = {name: [] for name in [*writers, "add+commit"]}
     git_root = copy_repo(src, work / f"git-{commits}")
-    with (
-        MemoryRepo(copy_repo(src, work / f"by-git-{commits}")) as by_git,
-        MemoryRepo(copy_repo(src, work / f"loose-{commits}")) as loose,
-    ):
-        loose.store.write = types.MethodType(loose_write, loose.store)  # type: ignore[method-assign]
-        projects = sorted(p.stem for p in (src / "cards").glob("*.md"))
-        plan = plan_edits(by_git, projects, edits, seed=7)
-        warm(by_git)
-        warm(loose)
-        env = clean_env()
-        for i, e in enumerate(plan):
-            runs_ = [
-                ("git", partial(gitmem_edit, by_git, e, MAIN)),
-                ("loose", partial(gitmem_edit, loose, e, MAIN)),
-                ("add+commit", partial(git_edit, git_root, e, env)),
-            ]
-            for name, fn in runs_[i % 3 :] + runs_[: i % 3]:
-                times[name].append(timed(fn))
-        trees: set[str | None] = {r.store.resolve("HEAD^{tree}") for r in (by_git, loose)}
-        trees.add(
-            subprocess.check_output(
-                ["git", "rev-parse", "HEAD^{tree}"], cwd=git_root, text=True
-            ).strip()
-        )
-        assert len(trees) == 1, f"the three ways ended on different trees: {trees}"
-    cli = bench_cli(work / f"by-git-{commits}", projects[0], runs)
+    repos = {
+        name: MemoryRepo(copy_repo(src, work / f"{n}-{commits}")) for n, name in enumerate(writers)
+    }
+    for name, write in writers.items():
+        if write is not None:
+            repos[name].store.write = types.MethodType(write, repos[name].store)  # type: ignore[method-assign]
+        warm(repos[name])
+    projects = sorted(p.stem for p in (src / "cards").glob("*.md"))
+    plan = plan_edits(repos["in-process writer"], projects, edits, seed=7)
+    env = clean_env()
+    for i, e in enumerate(plan):
+        runs_ = [(name, partial(gitmem_edit, repo, e, MAIN)) for name, repo in repos.items()]
+        runs_.append(("add+commit", partial(git_edit, git_root, e, env)))
+        for name, fn in runs_[i % 4 :] + runs_[: i % 4]:
+            times[name].append(timed(fn))
+    trees = {r.store.resolve("HEAD^{tree}") for r in repos.values()}
+    for repo in repos.values():
+        repo.close()
+    head = subprocess.check_output(["git", "rev-parse", "HEAD^{tree}"], cwd=git_root, text=True)
+    assert trees == {head.strip()}, f"the ways ended on different trees: {trees}"
+    cli = bench_cli(work / f"0-{commits}", projects[0], runs)
     base = median_ms(times["add+commit"])
     print(f"\n{commits} commits, {cards} cards, {edits} edits (median)")
-    print(f"  git add + git commit              {base:6.1f} ms")
-    for name, label in (("git", "git hash-object -w"), ("loose", "in-process writer")):
+    print(f"  git add + git commit {'':22} {base:6.1f} ms")
+    for name in writers:
         value = median_ms(times[name])
-        print(f"  write_card, {label:20} {value:6.1f} ms  {value / base:.2f}x (budget <= 1x)")
+        print(f"  write_card, {name:31} {value:6.1f} ms  {value / base:.2f}x (budget <= 1x)")
     for name, samples in cli.items():
-        print(f"  gitmem write CLI, {name:14} {median_ms(samples):6.0f} ms  (budget <= 300 ms)")
+        print(f"  gitmem write CLI, {name:25} {median_ms(samples):6.0f} ms  (budget <= 300 ms)")
 
 
 def bench_cli(root: Path, project: str, runs: int) -> dict[str, list[float]]:

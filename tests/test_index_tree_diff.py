@@ -117,7 +117,7 @@ def test_a_new_process_reads_only_what_the_new_commits_changed(
         assert tree is not None
     facts: list[str] = []
     parsed: list[int] = []  # the bytes of each tree the object store parsed
-    real_memo, real_parse = freshness.memo_for, objects._parse_tree
+    real_memo, real_parse = freshness.memo_for, objects.parse_tree
     loaded: list[bytes] = []
     import marshal
 
@@ -140,7 +140,7 @@ def test_a_new_process_reads_only_what_the_new_commits_changed(
         loads = staticmethod(loads_spy)
 
     monkeypatch.setattr(freshness, "memo_for", memo_spy)
-    monkeypatch.setattr(objects, "_parse_tree", parse_spy)
+    monkeypatch.setattr(objects, "parse_tree", parse_spy)
     monkeypatch.setattr(index_cards, "marshal", Marshal, raising=False)
     with MemoryRepo(client) as repo:
         text = index.rendered(repo)

@@ -1,82 +1,31 @@
-"""git objects as typed records: read through one long-running ``git cat-file --batch``
-(git-revise style, git then handles packs, replace refs and reftable), written through
-``git hash-object -w``. A commit and a tree are parsed here only.
+"""git objects read through one long-running ``git cat-file --batch`` (git-revise style:
+git handles packs, replace refs and reftable) and written through ``git hash-object -w``;
+the records and their parsers are in ``formats``.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from gitmem.errors import CorruptObject, GitError, NotFound, UnsafePath
+from gitmem.git.formats import BLOB_MODE as BLOB_MODE
+from gitmem.git.formats import EXEC_MODE as EXEC_MODE
+from gitmem.git.formats import GITLINK_MODE as GITLINK_MODE
+from gitmem.git.formats import LINK_MODE as LINK_MODE
+from gitmem.git.formats import TREE_MODE as TREE_MODE
+from gitmem.git.formats import Commit as Commit
+from gitmem.git.formats import GitObject as GitObject
+from gitmem.git.formats import TreeEntry as TreeEntry
+from gitmem.git.formats import parse_commit, tree_line, tree_order
+from gitmem.git.formats import parse_tree as parse_tree
 from gitmem.git.runner import Git, Sha
 
-TREE_MODE = b"40000"
-BLOB_MODE = b"100644"
-EXEC_MODE = b"100755"
-LINK_MODE = b"120000"
-GITLINK_MODE = b"160000"
 _FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _OBJECT_IN = re.compile(rb"[0-9a-f]{40,64}")
-
-
-@dataclass(frozen=True)
-class TreeEntry:
-    mode: bytes
-    name: bytes
-    sha: Sha
-
-    @property
-    def is_tree(self) -> bool:
-        return self.mode == TREE_MODE
-
-
-@dataclass(frozen=True, slots=True)
-class GitObject:
-    """One object as ``git cat-file --batch`` gives it: its id, its type and its bytes."""
-
-    sha: Sha
-    kind: str  # "blob", "tree", "commit" or "tag"
-    data: bytes
-
-
-@dataclass(frozen=True, slots=True)
-class Commit:
-    """A commit object's fields (``author``/``committer`` as ``Name <mail> 1700000000 +0000``)."""
-
-    sha: Sha
-    tree: Sha
-    parents: tuple[Sha, ...]
-    author: str
-    committer: str
-    message: str
-
-
-def parse_commit(sha: Sha, data: bytes) -> Commit:
-    """git's commit format: header lines (a continuation starts with a space), a blank
-    line, the message."""
-    head, _, message = data.decode("utf-8", "replace").partition("\n\n")
-    fields: dict[str, list[str]] = {}
-    for line in head.split("\n"):
-        if not line.startswith(" "):  # (a continuation belongs to a signature)
-            key, _, value = line.partition(" ")
-            fields.setdefault(key, []).append(value)
-    return Commit(
-        sha,
-        Sha(fields.get("tree", [""])[0]),
-        tuple(Sha(p) for p in fields.get("parent", [])),
-        fields.get("author", [""])[0],
-        fields.get("committer", [""])[0],
-        message,
-    )
-
-
-def _sort_key(entry: TreeEntry) -> bytes:
-    # git orders a tree as if directory names ended with "/".
-    return entry.name + b"/" if entry.is_tree else entry.name
 
 
 class ObjectStore:
@@ -88,6 +37,7 @@ class ObjectStore:
         self.common_dir = base  # where refs, packed-refs and their locks live
         self._raw_len: int | None = None  # (``sha_bytes``)
         self._proc: subprocess.Popen[bytes] | None = None
+        self._writers: dict[str, subprocess.Popen[bytes]] = {}  # (``write``)
         # Parsed trees by id (ids name content: always right); reading many paths of one
         # commit, as the index does, parses its cards/ tree once.
         self._trees: dict[str, list[TreeEntry]] = {}
@@ -162,7 +112,7 @@ class ObjectStore:
             if _FULL_SHA.fullmatch(rev):
                 raise CorruptObject(rev, path)
             return None
-        entries = _parse_tree(
+        entries = parse_tree(
             root.data, len(root.sha) // 2
         )  # (not kept: a replace ref may change it)
         parts = path.strip("/").split("/")
@@ -249,12 +199,12 @@ class ObjectStore:
     def _tree(self, name: str) -> tuple[list[TreeEntry], list[bytes]]:
         """A tree's entries with each one's raw bytes (as search/corpus.py compares them)."""
         entries = self.read_tree(name)
-        return entries, [_chunk(e) for e in entries]
+        return entries, [tree_line(e) for e in entries]
 
     def _remember(self, sha: str, data: bytes) -> list[TreeEntry]:
         while len(self._trees) >= 64:  # oldest out first
             del self._trees[next(iter(self._trees))]
-        entries = self._trees[sha] = _parse_tree(data, len(sha) // 2)
+        entries = self._trees[sha] = parse_tree(data, len(sha) // 2)
         return entries
 
     def resolve(self, ref: str) -> Sha | None:
@@ -262,19 +212,40 @@ class ObjectStore:
         return got.sha if got else None
 
     def close(self) -> None:
-        if self._proc is not None:
-            self._proc.communicate()  # (closes its pipes, waits for it)
-            self._proc = None
+        for proc in [self._proc, *self._writers.values()]:
+            if proc is not None:
+                proc.communicate()  # (closes its pipes, waits for it)
+        self._proc, self._writers = None, {}
 
     # -- writing ------------------------------------------------------------
     def write(self, kind: str, data: bytes) -> Sha:
         """Store an object through ``git hash-object -w``; its id."""
-        out = self.git.run("hash-object", "-w", "-t", kind, "--stdin", input=data).stdout
-        return Sha(out.decode().strip())
+        # One long-running git per kind: a process per object puts an edit over its budget
+        # (<= 1x git add + git commit: benchmarks/bench_object_writer.py).
+        proc = self._writers.get(kind)
+        if proc is None or proc.poll() is not None:
+            args = ("hash-object", "-w", "-t", kind, "--stdin-paths")
+            proc = self._writers[kind] = self.git.popen(*args)
+        assert proc.stdin is not None and proc.stdout is not None
+        tmp = self.git_dir / "gitmem" / f"object.{os.getpid()}"  # what git reads it from
+        try:
+            tmp.parent.mkdir(exist_ok=True)
+            tmp.write_bytes(data)
+            proc.stdin.write(os.fsencode(os.path.relpath(tmp, self.git.cwd)) + b"\n")
+            proc.stdin.flush()
+            line = proc.stdout.readline()
+        except BrokenPipeError:
+            line = b""
+        finally:
+            tmp.unlink(missing_ok=True)
+        if not line:
+            err = proc.stderr.read().decode("utf-8", "replace") if proc.stderr else ""
+            raise GitError(["git", "hash-object", "-w", "--stdin-paths"], proc.wait(), err)
+        return Sha(line.decode().strip())
 
     def write_tree(self, entries: list[TreeEntry]) -> Sha:
-        ordered = sorted(entries, key=_sort_key)
-        sha = self.write("tree", b"".join(_chunk(e) for e in ordered))
+        ordered = sorted(entries, key=tree_order)
+        sha = self.write("tree", b"".join(tree_line(e) for e in ordered))
         self._trees[sha] = ordered
         return sha
 
@@ -379,20 +350,3 @@ def _not_found(header: bytes) -> bool:
     """True for ``<name> missing`` / ``<name> ambiguous``: read from the right, as the
     name is echoed verbatim and may itself hold spaces (``cards/sp ace.md missing``)."""
     return header.rstrip(b"\n").rpartition(b" ")[2] in (b"missing", b"ambiguous")
-
-
-def _parse_tree(data: bytes, n: int) -> list[TreeEntry]:
-    """A tree object's entries (git's one tree format, parsed here only; ids of ``n`` bytes)."""
-    entries: list[TreeEntry] = []
-    pos = 0
-    while pos < len(data):
-        sp = data.index(b" ", pos)
-        nul = data.index(b"\0", sp)
-        sha = Sha(data[nul + 1 : nul + 1 + n].hex())
-        entries.append(TreeEntry(data[pos:sp], data[sp + 1 : nul], sha))
-        pos = nul + 1 + n
-    return entries
-
-
-def _chunk(e: TreeEntry) -> bytes:
-    return e.mode + b" " + e.name + b"\0" + bytes.fromhex(e.sha)

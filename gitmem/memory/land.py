@@ -9,7 +9,7 @@ index can be folded in incrementally.
 from __future__ import annotations
 
 from gitmem.errors import Conflict
-from gitmem.git.objects import Commit
+from gitmem.git.formats import Commit
 from gitmem.git.runner import Sha
 from gitmem.memory.publish import PlannedCommit, publish
 from gitmem.memory.repo import MemoryRepo

@@ -118,9 +118,14 @@ def ms(seconds: float) -> str:
 def machine() -> None:
     """The run's context: the commit measured, cores, load, Python and git."""
     here = Path(__file__).resolve().parent
-    commit = subprocess.run(
-        ["git", "-C", str(here), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-    ).stdout.strip()
+
+    def ask(*args: str) -> str:
+        return subprocess.run(
+            ["git", "-C", str(here), *args], capture_output=True, text=True
+        ).stdout
+
+    commit = ask("rev-parse", "--short", "HEAD").strip()
+    commit += " (gitmem/ changed since)" if ask("status", "--porcelain", "--", "../gitmem") else ""
     git_version = subprocess.run(["git", "--version"], capture_output=True, text=True).stdout
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(

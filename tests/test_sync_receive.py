@@ -23,32 +23,12 @@ from test_sync_cost import _commit_on, _merge, step
 from gitmem.errors import EXIT_CONFLICT
 from gitmem.git.runner import Git, Sha
 from gitmem.index import build as index
-from gitmem.index import freshness, replay
+from gitmem.index import replay
 from gitmem.memory.repo import MAIN, MEMORY_PATHS, MemoryRepo
 from gitmem.setup.init import init_repo
 from gitmem.sync import exchange
 
-from helpers import git, gm
-
-
-def _spy_logs(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...]]:
-    """Every `git log` gitmem starts (run or streamed), with its arguments."""
-    seen: list[tuple[str, ...]] = []
-    real_run, real_stream = Git.run, Git.stream
-
-    def run(self: Git, *args: str, **kw: Any) -> Any:
-        if "log" in args:
-            seen.append(args)
-        return real_run(self, *args, **kw)
-
-    def stream(self: Git, *args: str) -> Any:
-        if "log" in args:
-            seen.append(args)
-        return real_stream(self, *args)
-
-    monkeypatch.setattr(Git, "run", run)
-    monkeypatch.setattr(Git, "stream", stream)
-    return seen
+from helpers import git, gm, spy_full_replays
 
 
 def _received_and_own(tmp_path: Path) -> Path:
@@ -61,28 +41,21 @@ def _received_and_own(tmp_path: Path) -> Path:
     return desktop
 
 
-def test_a_sync_merge_reads_the_received_commits_trailers_once(
+def test_a_sync_merge_folds_in_the_received_commits(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     desktop = _received_and_own(tmp_path)
     with MemoryRepo(desktop) as repo:
         index.refresh(repo)  # the cache at the desktop's own commit
-        logs = _spy_logs(monkeypatch)
+        calls = spy_full_replays(monkeypatch)
         result = exchange.sync(repo)
         assert result.merged
-        # (the secret scan of the local commit that leaves reads its diff, "-p")
-        trailer_walks = [a for a in logs if any("%(trailers" in x for x in a) and "-p" not in a]
-        # the fold of what the merge brought and the fold of the local line: the merge's
-        # two sides are not read again to find the sections both describe
-        assert len(trailer_walks) == 2, trailer_walks
-        assert not [a for a in logs if "--left-right" in a]
-        merge = repo.tip(MAIN)
-        assert merge is not None
-        assert freshness.memo_for(repo, MAIN).contested[merge] == []
+        index.refresh(repo)
+        assert calls == []
     monkeypatch.undo()
     with MemoryRepo(desktop) as repo:  # and a new process agrees with a full replay
         got = index.refresh(repo)
-        assert got == index.resolve(repo, replay.replay_all(repo), {})
+        assert got == index.resolve(repo, replay.replay_all(repo))
         assert "card 2" in got.render() and "Ship v2 in March" in got.render()
 
 
@@ -125,7 +98,7 @@ def test_a_merge_folded_in_gives_the_index_a_full_rebuild_gives(
             fast = index.refresh(repo)
         _drop_caches(root)
         with MemoryRepo(root) as repo:
-            full = index.resolve(repo, replay.replay_all(repo), {})
+            full = index.resolve(repo, replay.replay_all(repo))
             assert fast == full
             assert fast.render() == full.render()
 

@@ -10,16 +10,12 @@ result by design (tests/test_index_property.py).
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import marshal
 import os
-import struct
 from dataclasses import dataclass, field
 from typing import Any
 
 from gitmem.errors import GitError
-from gitmem.index import freshness, replay
+from gitmem.index import cache_file, freshness, replay
 from gitmem.index.model import (
     CardEntry,
     Index,
@@ -37,22 +33,10 @@ from gitmem.memory.history import Commit, iter_log, read_log
 from gitmem.memory.names import is_slug
 from gitmem.memory.repo import MAIN, MemoryRepo
 
-__all__ = [
-    "CardEntry",
-    "Facts",
-    "Index",
-    "Replay",
-    "SectionEntry",
-    "differences",
-    "rebuild",
-    "refresh",
-    "rendered",
-    "replay_all",
-    "resolve",
-]
+__all__ = ["CardEntry", "Facts", "Index", "Replay", "SectionEntry", "differences", "rebuild"]
+__all__ += ["refresh", "rendered", "replay_all", "resolve"]
 
 VERSION = 13  # of the cache file's layout: another one is not read
-_RECORD = struct.Struct(">I20s")  # a record: its length and the sha1 of its marshal bytes
 
 
 @dataclass
@@ -191,56 +175,21 @@ def _path(repo: MemoryRepo, branch: str) -> str:
     return branch_files.path(repo, branch, "marshal")
 
 
-def _record(data: Any) -> bytes:
-    blob = marshal.dumps(data)
-    return _RECORD.pack(len(blob), hashlib.sha1(blob).digest()) + blob
-
-
-def _records(raw: bytes, want: int, alone: bool = False) -> list[Any] | None:
-    """The file's first ``want`` records, unmarshalled; None unless it is exactly its two
-    records (``alone``: ``raw`` is the first only), each whole with its digest holding."""
-    blobs, at = [], 0
-    while at < len(raw):
-        if at + _RECORD.size > len(raw):
-            return None
-        size, digest = _RECORD.unpack_from(raw, at)
-        blob = raw[at + _RECORD.size : at + _RECORD.size + size]
-        if len(blob) != size or hashlib.sha1(blob).digest() != digest:
-            return None
-        blobs.append(blob)
-        at += _RECORD.size + size
-    return [marshal.loads(b) for b in blobs[:want]] if len(blobs) == (1 if alone else 2) else None
-
-
 def _read(repo: MemoryRepo, branch: str, want: int) -> tuple[list[Any] | None, bool]:
-    """(the cache file's first ``want`` records or None, whether a file was there)."""
-    try:
-        with open(_path(repo, branch), "rb") as fh:
-            raw = fh.read()
-    except OSError:
-        return None, False
-    try:
-        got = _records(raw, want)
-    except (ValueError, EOFError, TypeError):  # another Python's marshal format
-        return None, True
+    """(the cache's first ``want`` records or None, whether a file was there)."""
+    got, there = cache_file.read(_path(repo, branch), 2, want)
     if not got or not isinstance(got[0], list) or got[0][:1] != [VERSION]:
-        return None, True
-    return got, True
+        return None, there
+    return got, there
 
 
 def _served(repo: MemoryRepo, branch: str, tip: str | None) -> str | None:
     """The I block kept for ``tip``, or None: its own record only, behind its own digest
     (the warm-cache read commands' 250 ms budget at 100k commits)."""
-    try:
-        with open(_path(repo, branch), "rb") as fh:
-            head = fh.read(_RECORD.size)
-            size = _RECORD.unpack(head)[0] if len(head) == _RECORD.size else 0
-            got = _records(head + fh.read(size), 1, alone=True)
-    except (OSError, ValueError, EOFError, TypeError):
+    head = cache_file.read_first(_path(repo, branch))
+    if not isinstance(head, list) or head[:2] != [VERSION, tip] or len(head) != 4:
         return None
-    if not got or not isinstance(got[0], list) or got[0][:2] != [VERSION, tip]:
-        return None
-    return got[0][2] if isinstance(got[0][2], str) else None
+    return head[2] if isinstance(head[2], str) else None
 
 
 def load(repo: MemoryRepo, branch: str) -> Cached | None:
@@ -284,16 +233,7 @@ def save(repo: MemoryRepo, branch: str, known: Cached) -> None:
         "contested": keep.contested,
     }
     text = known.rendered(repo)
-    blob = _record([VERSION, state.commit, text, known.parts]) + _record(data)
-    path = _path(repo, branch)
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(blob)
-        os.replace(tmp, path)
-    except OSError:  # a read-only or full disk: the cache is simply not kept
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+    cache_file.write(_path(repo, branch), [[VERSION, state.commit, text, known.parts], data])
 
 
 def _tip_blobs(repo: MemoryRepo, commit: str | None) -> list[str]:

@@ -307,13 +307,13 @@ def test_reindex_lets_go_of_the_search_rebuilds_word_caches_before_the_index(
 
     append_history(client, card_edits=30)
     seen: list[int] = []
-    rebuild = build.rebuild
+    rebuild = build.rebuild_checked
 
     def spy(repo: MemoryRepo, branch: str = "main") -> Any:
         seen.append(len(terms._TERMS) + terms.stem.cache_info().currsize)
         return rebuild(repo, branch)
 
-    monkeypatch.setattr(build, "rebuild", spy)
+    monkeypatch.setattr(build, "rebuild_checked", spy)
     with MemoryRepo(client) as repo:
         reindex(repo)
     assert seen == [0]

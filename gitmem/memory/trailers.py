@@ -217,18 +217,28 @@ def validate(pairs: list[tuple[str, str]]) -> dict[str, str]:
             raise InvalidInput(f"unknown trailer {key!r}; gitmem knows {', '.join(ALL_KEYS)}")
         if canon in (SECTION, KEYWORDS) and canon in found and SUMMARY not in found:
             repeated.append((canon, value))
-            continue
-        if canon == REVERTS:  # a session revert undoes several commits: one trailer each
-            sha = value.strip()
-            if not (len(sha) in (40, 64) and all(c in "0123456789abcdef" for c in sha)):
-                raise InvalidInput(f"{REVERTS} must be a full commit sha, not {value!r}")
+        elif canon == REVERTS:  # a session revert undoes several commits: one trailer each
+            sha = _full_sha(value)
             found[canon] = f"{found[canon]} {sha}" if canon in found else sha
-            continue
-        if canon in found:
+        elif canon in found:
             raise InvalidInput(f"trailer {canon} given more than once")
-        found[canon] = value
-    if not found:
-        return found
+        else:
+            found[canon] = value
+    if found:
+        _check_values(found)
+    if repeated:
+        found[MORE_SECTIONS] = _checked_repeats(repeated)
+    return found
+
+
+def _full_sha(value: str) -> str:
+    sha = value.strip()
+    if not (len(sha) in (40, 64) and all(c in "0123456789abcdef" for c in sha)):
+        raise InvalidInput(f"{REVERTS} must be a full commit sha, not {value!r}")
+    return sha
+
+
+def _check_values(found: dict[str, str]) -> None:
     checks = {
         CARD: names.project,
         SECTION: names.section_id,
@@ -247,13 +257,14 @@ def validate(pairs: list[tuple[str, str]]) -> dict[str, str]:
     if SECTION in found and REVERTS not in found and KEYWORDS not in found:
         # A summary is optional: without one the section is listed as unindexed.
         raise InvalidInput(f"{SECTION} needs {KEYWORDS} beside it")
-    if repeated:
-        secs = [v for k, v in repeated if k == SECTION]
-        kws = [v for k, v in repeated if k == KEYWORDS]
-        if len(secs) != len(kws):
-            raise InvalidInput(f"each repeated {SECTION} needs its own {KEYWORDS}")
-        for sec, kw in zip(secs, kws, strict=True):
-            names.section_id(sec)
-            names.split_keywords(kw)
-        found[MORE_SECTIONS] = more_sections(repeated)
-    return found
+
+
+def _checked_repeats(repeated: list[tuple[str, str]]) -> str:
+    secs = [v for k, v in repeated if k == SECTION]
+    kws = [v for k, v in repeated if k == KEYWORDS]
+    if len(secs) != len(kws):
+        raise InvalidInput(f"each repeated {SECTION} needs its own {KEYWORDS}")
+    for sec, kw in zip(secs, kws, strict=True):
+        names.section_id(sec)
+        names.split_keywords(kw)
+    return more_sections(repeated)

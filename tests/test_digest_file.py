@@ -14,7 +14,7 @@ from gitmem.index import digest_file
 from gitmem.memory.edit import write_card
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.memory.trailers import IndexEntry
-from gitmem.search.ranked import search_history
+from gitmem.search.ranked import search
 
 values: st.SearchStrategy[Any] = st.recursive(
     st.none() | st.integers() | st.text(max_size=5) | st.binary(max_size=5),
@@ -53,7 +53,7 @@ def test_the_index_caches_are_digest_files(repo: MemoryRepo) -> None:
     write_card(repo, "acme", "", "## Goals\nShip v2\n", IndexEntry.make("goals", ["v2"], "Ship v2"))
     index.refresh(repo, MAIN)
     index.rendered(repo, MAIN)  # the I block, kept card by card
-    assert [h.card for h in search_history(repo, "ship")] == ["acme"]
+    assert [h.card for h in search(repo, "ship")] == ["acme"]
     kept = {p.name: digest_file.read(str(p)) for p in repo.gitmem_dir.glob("*.marshal")}
     found = {n for n, data in kept.items() if isinstance(data, dict) and "version" in data}
     files = {"index-fresh-main.marshal", "index-main.cards.marshal"}

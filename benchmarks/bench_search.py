@@ -1,6 +1,6 @@
 """Search speed on the large client (1,000 cards, 10,000 commits), and the library choice.
 
-- search p50 in-process (``search_history``, a repo kept open, as a session has it);
+- search p50 in-process (``ranked.search``, a repo kept open, as a session has it);
 - what keeping the search index current adds to an edit: ``write_card`` on main, then
   ``search_index.current`` folding that one commit in (p50, p95, and the mean with the
   cache file rewritten every ``SAVE_EVERY`` commits), against ``write_card`` alone;
@@ -31,8 +31,10 @@ from generate import Params, cached_repo
 from gitmem.memory.edit import write_card
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
-from gitmem.search import corpus as S
-from gitmem.search.ranked import search_history
+from gitmem.search import cache as S
+from gitmem.search.documents import CURRENT, GONE, PAST, TURN, Read, text_of
+from gitmem.search.ranked import search
+from gitmem.search.state import SearchState
 from gitmem.search.terms import query_terms, terms
 
 TOPICS = [
@@ -57,7 +59,7 @@ def p95(xs: list[float]) -> str:
     return f"{sorted(xs)[int(0.95 * (len(xs) - 1))] * 1000:.2f} ms"
 
 
-def queries(state: S.SearchState, n: int, rng: random.Random) -> list[str]:
+def queries(state: SearchState, n: int, rng: random.Random) -> list[str]:
     cards = sorted(state.cards)
     out = []
     for _ in range(n):
@@ -107,16 +109,13 @@ def edit_cost(repo: MemoryRepo, rng: random.Random, rounds: int) -> dict[str, li
     return {"plain": plain, "fold": fold, "save": saves}
 
 
-def bm25s_figures(state: S.SearchState, qs: list[str]) -> dict[str, float]:
+def bm25s_figures(state: SearchState, read: Read, qs: list[str]) -> dict[str, float]:
     import bm25s
 
-    live = [d for d in state.docs if d[S.KIND] != S.GONE]
+    live = [d for d in state.docs if d.kind != GONE]
     t0 = time.perf_counter()
     corpus = [
-        terms(
-            f"{d[S.CARD]} {d[S.REF]} {d[S.HEADING]} {d[S.KEYWORDS]} {d[S.SUMMARY]} "
-            f"{S.text_of(state, d)}"
-        )
+        terms(f"{d.card} {d.ref} {d.heading} {d.keywords} {d.summary} {text_of(d, read)}")
         for d in live
     ]
     t1 = time.perf_counter()
@@ -136,7 +135,7 @@ def bm25s_figures(state: S.SearchState, qs: list[str]) -> dict[str, float]:
     return {"tokenize": t1 - t0, "index": t2 - t1, "query_p50": statistics.median(times)}
 
 
-def tantivy_figures(state: S.SearchState, qs: list[str], where: Path) -> dict[str, float]:
+def tantivy_figures(state: SearchState, read: Read, qs: list[str], where: Path) -> dict[str, float]:
     import tantivy
 
     sb = tantivy.SchemaBuilder()
@@ -146,14 +145,11 @@ def tantivy_figures(state: S.SearchState, qs: list[str], where: Path) -> dict[st
     where.mkdir(parents=True, exist_ok=True)
     idx = tantivy.Index(schema, path=str(where))
     writer = idx.writer(heap_size=50_000_000, num_threads=1)
-    live = [(n, d) for n, d in enumerate(state.docs) if d[S.KIND] != S.GONE]
+    live = [(n, d) for n, d in enumerate(state.docs) if d.kind != GONE]
     t0 = time.perf_counter()
     for n, d in live:
         body = " ".join(
-            terms(
-                f"{d[S.CARD]} {d[S.REF]} {d[S.HEADING]} {d[S.KEYWORDS]} "
-                f"{d[S.SUMMARY]} {S.text_of(state, d)}"
-            )
+            terms(f"{d.card} {d.ref} {d.heading} {d.keywords} {d.summary} {text_of(d, read)}")
         )
         writer.add_document(tantivy.Document(body=body, id=n))
     writer.commit()
@@ -200,8 +196,8 @@ def main() -> None:
         t0 = time.perf_counter()
         state = S.current(repo)  # no cache: a full build, saved
         build = time.perf_counter() - t0
-        live = sum(1 for d in state.docs if d[S.KIND] != S.GONE)
-        kinds = [sum(1 for d in state.docs if d[S.KIND] == k) for k in (S.CURRENT, S.PAST, S.TURN)]
+        live = sum(1 for d in state.docs if d.kind != GONE)
+        kinds = [sum(1 for d in state.docs if d.kind == k) for k in (CURRENT, PAST, TURN)]
         rows.append(
             (
                 "search index build (no cache; what reindex does)",
@@ -211,11 +207,11 @@ def main() -> None:
         )
         qs = queries(state, 200, rng)
         for q in qs[:10]:
-            search_history(repo, q)
+            search(repo, q)
         times = []
         for q in qs:
             t = time.perf_counter()
-            search_history(repo, q)
+            search(repo, q)
             times.append(time.perf_counter() - t)
         rows.append(("search_history p50 (in-process)", ms(times), "goal <= 30 ms"))
         rows.append(("search_history p95 (in-process)", p95(times), ""))
@@ -248,7 +244,7 @@ def main() -> None:
         )
     with MemoryRepo(root) as fresh:
         t = time.perf_counter()
-        search_history(fresh, qs[0])
+        search(fresh, qs[0])
         rows.append(
             (
                 "cold start: load the cache file + first search",
@@ -257,7 +253,7 @@ def main() -> None:
             )
         )
         state = S.current(fresh)
-        b = bm25s_figures(state, qs)
+        b = bm25s_figures(state, fresh.store.read_blob, qs)
         rows.append(
             (
                 "bm25s: tokenize + index all documents",
@@ -266,7 +262,7 @@ def main() -> None:
             )
         )
         rows.append(("bm25s: query p50", f"{b['query_p50'] * 1000:.2f} ms", ""))
-        tv = tantivy_figures(state, qs, work / "tantivy")
+        tv = tantivy_figures(state, fresh.store.read_blob, qs, work / "tantivy")
         rows.append(("tantivy: index all documents", f"{tv['index'] * 1000:.0f} ms", ""))
         rows.append(
             (

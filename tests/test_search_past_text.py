@@ -45,7 +45,7 @@ queries = st.lists(
 
 def _with_texts(state: SearchState, repo: MemoryRepo) -> SearchState:
     """The state as it was kept before: every past value's text in its document."""
-    old = SearchState.from_data(state.to_data())
+    old = SearchState.from_parts(state.parts())
     for n, d in enumerate(old.docs):
         if d.kind == PAST:
             old.docs[n] = d._replace(text=text_of(d, repo.store.read_blob), blob="")

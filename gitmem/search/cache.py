@@ -23,7 +23,9 @@ def path(repo: MemoryRepo, branch: str) -> str:
     return str(repo.gitmem_dir / f"search-{branch.replace('/', '%')}.marshal")
 
 
-# The file: sha1 of the rest, then the state's fingerprint, then the marshalled state.
+# The file: sha1 of the rest, the state's fingerprint, then each of the state's parts
+# marshalled and prefixed with its length: written a part at a time, never all in memory
+# at once (reindex's 300 MB budget).
 def load(repo: MemoryRepo, branch: str) -> SearchState | None:
     """The cached state of ``branch``; None when there is none or it is damaged."""
     try:
@@ -31,7 +33,12 @@ def load(repo: MemoryRepo, branch: str) -> SearchState | None:
             raw = memoryview(fh.read())
         if hashlib.sha1(raw[_DIGEST:]).digest() != raw[:_DIGEST]:
             return None  # damaged or edited: rebuilt from history
-        return SearchState.from_data(marshal.loads(raw[2 * _DIGEST :]))
+        parts, pos = [], 2 * _DIGEST
+        while pos < len(raw):
+            size = int.from_bytes(raw[pos : pos + 8], "big")
+            parts.append(marshal.loads(raw[pos + 8 : pos + 8 + size]))
+            pos += 8 + size
+        return SearchState.from_parts(parts)
     except (OSError, ValueError, KeyError, TypeError, EOFError):
         return None
 
@@ -41,13 +48,17 @@ def save(repo: MemoryRepo, branch: str, state: SearchState, mark: bytes | None =
     file = path(repo, branch)
     tmp = f"{file}.{os.getpid()}.tmp"
     mark = mark or fingerprint(state)
-    blob = marshal.dumps(state.to_data())
     digest = hashlib.sha1(mark)
-    digest.update(blob)
     try:
         with open(tmp, "wb") as fh:
-            fh.write(digest.digest() + mark)
-            fh.write(blob)
+            fh.write(bytes(_DIGEST) + mark)
+            for part in state.parts():
+                blob = marshal.dumps(part)
+                for piece in (len(blob).to_bytes(8, "big"), blob):
+                    digest.update(piece)
+                    fh.write(piece)
+            fh.seek(0)
+            fh.write(digest.digest())
         os.replace(tmp, file)  # readers see the old file or the new one, never half
     except OSError:  # a read-only or full disk: the cache is simply not kept
         with contextlib.suppress(OSError):

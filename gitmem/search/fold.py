@@ -23,6 +23,16 @@ from gitmem.search.documents import CURRENT, Doc, Read, card_sections, text_of, 
 from gitmem.search.state import SearchState
 
 ZERO = "0" * 40
+# git's caches while it walks all of history: left at their defaults (96 MiB of delta
+# bases, every pack window mapped) git grows to the pack's size (reindex's 300 MB budget)
+BOUNDED = (
+    "-c",
+    "core.deltaBaseCacheLimit=8m",
+    "-c",
+    "core.packedGitWindowSize=8m",
+    "-c",
+    "core.packedGitLimit=32m",
+)
 
 
 @dataclass(frozen=True)
@@ -163,7 +173,14 @@ def iter_commits(repo: MemoryRepo, rev: str) -> Iterator[LogCommit]:
     (a merge: what it changed against its first parent), parsed while git writes them."""
     args = ("log", "--first-parent", "--diff-merges=first-parent", "--reverse", "--raw")
     with repo.git.stream(
-        *T.DEFAULT_BLOCKS, *args, "--no-abbrev", "--no-renames", f"--format={_FORMAT}", rev, "--"
+        *T.DEFAULT_BLOCKS,
+        *BOUNDED,
+        *args,
+        "--no-abbrev",
+        "--no-renames",
+        f"--format={_FORMAT}",
+        rev,
+        "--",
     ) as stream:
         for piece in stream.pieces(_PIECE):
             for record in piece.split(b"\0"):

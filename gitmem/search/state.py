@@ -13,7 +13,7 @@ from typing import Any
 
 from gitmem.search.documents import GONE, PAST, Doc, weighted
 
-CACHE_VERSION = 7  # 7: documents as records, postings as (doc, count) pairs
+CACHE_VERSION = 7  # 7: documents as records, postings as (doc, count) pairs, in parts
 
 
 @dataclass
@@ -83,41 +83,29 @@ class SearchState:
         self.docs[n] = self.docs[n]._replace(kind=PAST, until=date, text="")
         self.past.setdefault(key, []).append(n)
 
-    def to_data(self) -> dict[str, Any]:
-        """The state as marshal writes it; equal states give equal data."""
-        return {
-            "version": CACHE_VERSION,
-            "commit": self.commit,
-            "docs": [tuple(d) for d in self.docs],
-            "postings": {t: a.tobytes() for t, a in self.postings.items()},
-            "live": self.live,
-            "total": self.total,
-            "cards": self.cards,
-            "titles": self.titles,
-            "entries": self.entries,
-            "past": self.past,
-            "sessions": self.sessions,
-        }
+    def parts(self) -> list[Any]:
+        """The state as the cache file holds it, one marshal record a part, the documents
+        as columns of their fields; equal states give equal parts."""
+        columns = list(zip(*self.docs, strict=True)) or [()] * len(Doc._fields)
+        head = (CACHE_VERSION, self.commit, self.live, self.total)
+        parts = (self.cards, self.titles, self.entries, self.past, self.sessions)
+        return [head, columns, self.postings, *parts]
 
     @classmethod
-    def from_data(cls, data: dict[str, Any]) -> SearchState:
-        """The state ``to_data`` gave (ValueError, KeyError or TypeError when it is not one)."""
-        if data["version"] != CACHE_VERSION:
+    def from_parts(cls, parts: list[Any]) -> SearchState:
+        """The state ``parts`` gave (ValueError, TypeError when they are not one)."""
+        (version, commit, live, total), columns, postings, *rest = parts
+        if version != CACHE_VERSION or len(columns) != len(Doc._fields):
             raise ValueError("another version's cache")
-        state = cls(
-            **{k: data[k] for k in ("commit", "live", "total", "cards", "titles")},
-            **{k: data[k] for k in ("entries", "past", "sessions")},
-            docs=list(map(Doc._make, data["docs"])),
-            postings={t: _array(raw) for t, raw in data["postings"].items()},
+        docs = list(map(Doc._make, zip(*columns, strict=True)))
+        return cls(
+            commit, docs, {t: _array(raw) for t, raw in postings.items()}, live, total, *rest
         )
-        if any(len(d) != len(Doc._fields) for d in state.docs):
-            raise ValueError("a document of another shape")
-        return state
 
 
-def _array(raw: bytes) -> array[int]:
+def _array(raw: bytes | array[int]) -> array[int]:
     got = array("I")
-    got.frombytes(raw)
+    got.frombytes(bytes(raw))  # bytes from the file, an array from parts()
     if len(got) % 2:
         raise ValueError("a posting without its count")
     return got

@@ -199,15 +199,16 @@ def rank(
     scores = _scores(state, weighted, side)
     factor = {PAST: PAST_ASKED if past_asked else PAST_DEFAULT, TURN: TURN_WEIGHT}
 
-    def doc(doc_id: int) -> Doc:
-        return state.docs[doc_id] if doc_id >= 0 else side[-1 - doc_id]
-
-    ranked = [(-score * factor.get(doc(i).kind, 1.0), i) for i, score in scores.items()]
+    docs = state.docs
+    ranked = [
+        (-score * factor.get((docs[i] if i >= 0 else side[-1 - i]).kind, 1.0), i)
+        for i, score in scores.items()
+    ]
     stems = set(weighted)
     hits: list[Hit] = []
     seen: set[tuple[str, str, int]] = set()
     for neg, doc_id in _best_first(ranked, limit * 6 + 20):
-        d = doc(doc_id)
+        d = docs[doc_id] if doc_id >= 0 else side[-1 - doc_id]
         if d.kind != TURN:
             value = (d.card, d.section, d.kind)
             if value in seen:  # one hit per section value kind: the best past one

@@ -8,7 +8,7 @@ set; both sets are reported.
 
 Systems, each given the same memory:
 
-- **gitmem**: ``gitmem.search.ranked.search_history`` on the repo (current sections with their
+- **gitmem**: ``gitmem.search.ranked.search`` on the repo (current sections with their
   index entries, past values, transcripts).
 - **bm25s**: the bm25s library over gitmem's own documents and terms (one field; the
   alternative library for the same job, for the library comparison).
@@ -47,8 +47,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import search_memory as M
 
 from gitmem.memory.repo import MemoryRepo
-from gitmem.search import corpus as S
-from gitmem.search.ranked import search_history
+from gitmem.search import cache as S
+from gitmem.search.documents import GONE, text_of
+from gitmem.search.ranked import search
 from gitmem.search.terms import terms
 
 MEMORY_VERSION = 3  # bump when search_memory.py changes what it writes
@@ -114,10 +115,10 @@ def sections_at_tip(repo: MemoryRepo) -> list[dict[str, Any]]:
                     "card": card,
                     "section": sid,
                     "title": state.titles.get(card, ""),
-                    "heading": d[S.HEADING],
-                    "text": d[S.TEXT],
-                    "keywords": d[S.KEYWORDS],
-                    "summary": d[S.SUMMARY],
+                    "heading": d.heading,
+                    "text": d.text,
+                    "keywords": d.keywords,
+                    "summary": d.summary,
                 }
             )
     return out
@@ -125,7 +126,7 @@ def sections_at_tip(repo: MemoryRepo) -> list[dict[str, Any]]:
 
 def gitmem_ranker(repo: MemoryRepo) -> Ranker:
     def rank(q: str) -> list[tuple[str, str]]:
-        return [(h.card, h.section) for h in search_history(repo, q, 10)]
+        return [(h.card, h.section) for h in search(repo, q, 10)]
 
     return rank
 
@@ -152,11 +153,11 @@ def bm25s_ranker(repo: MemoryRepo) -> Ranker:
     import bm25s
 
     state = S.current(repo)
-    live = [d for d in state.docs if d[S.KIND] != S.GONE]
+    live = [d for d in state.docs if d.kind != GONE]
     corpus = [
         terms(
-            f"{d[S.CARD]} {d[S.REF]} {d[S.HEADING]} {d[S.KEYWORDS]} {d[S.SUMMARY]} "
-            f"{S.text_of(state, d)}"
+            f"{d.card} {d.ref} {d.heading} {d.keywords} {d.summary} "
+            f"{text_of(d, repo.store.read_blob)}"
         )
         for d in live
     ]
@@ -171,7 +172,7 @@ def bm25s_ranker(repo: MemoryRepo) -> Ranker:
             return []
         scores = retriever.get_scores_from_ids(qt)
         order = sorted(range(len(live)), key=lambda i: -scores[i])[:10]
-        return [(live[i][S.CARD], live[i][S.SECTION]) for i in order if scores[i] > 0]
+        return [(live[i].card, live[i].section) for i in order if scores[i] > 0]
 
     return rank
 

@@ -2,9 +2,9 @@
 
 One search for the chat tool, MCP and ``gitmem search``. Documents are the current
 section values (heading, text, and the section's index keywords and summary, weighted),
-every past value with the dates it held (``search_index``), and transcript turns --
+every past value with the dates it held (``cache.current``), and transcript turns --
 committed ones from the search index, live ones of running sessions read at query time.
-Ranking is BM25 over weighted term counts (``search_text`` folds, stems and drops stop
+Ranking is BM25 over weighted term counts (``terms`` folds, stems and drops stop
 words); a query word that matches nothing simply adds nothing. A query that asks for
 the past ("before", "previously") ranks past values first; otherwise the value in force
 wins over its own history.

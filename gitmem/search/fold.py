@@ -11,11 +11,14 @@ state and not the log.
 from __future__ import annotations
 
 import hashlib
+import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from gitmem.errors import GitmemError
+from gitmem.git.objects import ObjectStore
+from gitmem.git.runner import Git
 from gitmem.memory import trailers as T
 from gitmem.memory.names import is_slug
 from gitmem.memory.repo import MemoryRepo
@@ -188,11 +191,23 @@ def iter_commits(repo: MemoryRepo, rev: str) -> Iterator[LogCommit]:
                     yield _parse(record.decode("utf-8", "replace")[1:])
 
 
+class _BoundedGit(Git):
+    """git whose every process keeps ``BOUNDED`` caches: the rebuild's ``cat-file``, reading
+    every card blob of history, otherwise maps and keeps the whole pack."""
+
+    def popen(self, *args: str) -> subprocess.Popen[bytes]:
+        return super().popen(*BOUNDED, *args)
+
+
 def build(repo: MemoryRepo, tip: str) -> SearchState:
     """The state at ``tip``, folded from all of its history."""
     state = SearchState()
-    for c in iter_commits(repo, tip):
-        fold(state, c, repo.store.read_blob)
+    store = ObjectStore(_BoundedGit(repo.git.cwd), repo.git_dir)
+    try:
+        for c in iter_commits(repo, tip):
+            fold(state, c, store.read_blob)
+    finally:
+        store.close()
     state.commit = tip
     return state
 

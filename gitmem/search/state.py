@@ -98,17 +98,11 @@ class SearchState:
         if version != CACHE_VERSION or len(columns) != len(Doc._fields):
             raise ValueError("another version's cache")
         docs = list(map(Doc._make, zip(*columns, strict=True)))
-        return cls(
-            commit, docs, {t: _array(raw) for t, raw in postings.items()}, live, total, *rest
-        )
-
-
-def _array(raw: bytes | array[int]) -> array[int]:
-    got = array("I")
-    got.frombytes(bytes(raw))  # bytes from the file, an array from parts()
-    if len(got) % 2:
-        raise ValueError("a posting without its count")
-    return got
+        # bytes from the file, an array from parts()
+        post = {t: array("I", raw) for t, raw in postings.items()}
+        if any(len(a) % 2 for a in post.values()):
+            raise ValueError("a posting without its count")
+        return cls(commit, docs, post, live, total, *rest)
 
 
 def pairs(post: array[int]) -> Iterator[tuple[int, int]]:

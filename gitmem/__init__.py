@@ -84,7 +84,6 @@ if TYPE_CHECKING:
     from gitmem.memory.editor import run_editor as run_editor
     from gitmem.memory.editor import save as save_edit
     from gitmem.memory.remote import RemoteError as RemoteError
-    from gitmem.memory.remote import StartedFetch as StartedFetch
     from gitmem.memory.repo import MemoryRepo as MemoryRepo
     from gitmem.memory.revert import RevertResult as RevertResult
     from gitmem.memory.revert import revert_commit as revert_commit
@@ -133,7 +132,6 @@ if TYPE_CHECKING:
     from gitmem.sync.exchange import abort_sync as abort_sync
     from gitmem.sync.exchange import continue_sync as continue_sync
     from gitmem.sync.exchange import sync as sync_repo
-    from gitmem.sync.first_fetch import start as start_sync_fetch
     from gitmem.sync.redact import Redaction as Redaction
     from gitmem.sync.redact import redact as redact_secrets
 
@@ -182,8 +180,6 @@ _EXPORTS = {
     "Decision": ("gitmem.review.decision", "Decision"),
     # sync
     "sync_repo": ("gitmem.sync.exchange", "sync"),
-    "start_sync_fetch": ("gitmem.sync.first_fetch", "start"),
-    "StartedFetch": ("gitmem.memory.remote", "StartedFetch"),
     "continue_sync": ("gitmem.sync.exchange", "continue_sync"),
     "abort_sync": ("gitmem.sync.exchange", "abort_sync"),
     "SyncResult": ("gitmem.sync.exchange", "SyncResult"),
@@ -322,7 +318,6 @@ __all__ = [
     "SessionView",
     "StaleLock",
     "StaleReport",
-    "StartedFetch",
     "StorageError",
     "SyncResult",
     "TokenSizes",
@@ -380,7 +375,6 @@ __all__ = [
     "session_markdown",
     "stale_report",
     "start_session",
-    "start_sync_fetch",
     "sync_repo",
     "token_sizes",
     "usage_by_session",

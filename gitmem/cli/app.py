@@ -53,7 +53,6 @@ class Ctx:
         from gitmem import recover
 
         repo = self.repo_open()
-        repo.store.clean_temporaries()
         done = recover(repo)
         if done:
             click.echo(f"gitmem: finished an interrupted update of {', '.join(done)}", err=True)
@@ -156,7 +155,7 @@ COMMANDS = {
     "export": "notes",
     "import": "notes",
     "review": "review",
-    "sync": "review",
+    "sync": "sync",
     "redact": "secrets",
     "scan": "secrets",
     "search": "search",

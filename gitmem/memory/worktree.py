@@ -1,20 +1,15 @@
 """A checked-out branch's working tree and index follow its ref, even across a crash.
 
-A writer moves the branch first (compare-and-swap) and only then updates the files
-and git's index. A crash, a full disk or a failed update in between would leave the
-card "modified" against HEAD: later edits refused, and a person's next ``git commit``
-quietly undoing the agent's edit. So the move is announced first: ``move_and_follow``
-records the intent (branch, old tip, new tip, paths) in ``.git/gitmem/follow`` before
-the compare-and-swap and removes it once the working tree followed. Whoever takes
-the working-tree lock next -- every writer, and every gitmem command and hook through
-``recover`` -- finishes an interrupted follow first: each path that still holds what
-the old tip or the new one had is brought to the branch's tip; a path a person has
-edited since is left alone.
+A writer moves the branch first (compare-and-swap), then updates the files and git's
+index. A crash in between would leave the card "modified" against HEAD, so
+``move_and_follow`` records the intent (branch, old tip, new tip, paths) in
+``.git/gitmem/follow`` before the move and removes it once the files followed. Whoever
+takes the working-tree lock next (every writer, every gitmem command and hook through
+``recover``) finishes an interrupted follow first: each path that still holds the old
+tip's or the new one's version is brought to the tip; one a person edited is left alone.
 
-No file is ever written through a symlink (``safe_files``), and no temporary file is
-left in ``cards/``. Outside where memory lives (``MEMORY_PATHS``) a commit may hold a
-symlink or a submodule (a remote's ``docs/``); gitmem does not write those paths itself
-but lets git bring them to the commit (``git restore``), as a checkout would.
+No file is written through a symlink (``safe_files``). Outside where memory lives a
+commit may hold a symlink or a submodule; git brings those paths (``git restore``).
 """
 
 from __future__ import annotations
@@ -23,15 +18,15 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from gitmem.errors import DirtyCard, GitError, GitmemError, StaleLock, UnsafePath, from_os_error
 from gitmem.git import safe_files
-from gitmem.git.index_file import restage, staged
 from gitmem.git.objects import GITLINK_MODE, LINK_MODE, GitObject
 from gitmem.git.runner import Sha
+from gitmem.git.staging import staged
 from gitmem.memory.refs import LOCK_PATIENCE_S, cas, cas_fast, lock_files, wait_for_locks
 from gitmem.memory.repo import MemoryRepo, where_memory_lives
 
@@ -72,10 +67,8 @@ def operation_in_progress(repo: MemoryRepo, branch: str) -> None:
 
 @contextlib.contextmanager
 def worktree_guard(repo: MemoryRepo, branch: str) -> Iterator[bool]:
-    """Hold the working-tree lock while ``branch`` is the checked-out one; yields whether it is.
-
-    An interrupted follow is finished first, so the caller sees a working tree in step.
-    """
+    """Hold the working-tree lock while ``branch`` is the checked-out one; yields whether
+    it is. An interrupted follow is finished first: the caller sees a working tree in step."""
     operation_in_progress(repo, branch)
     if not checked_out(repo, branch) and not _intent_path(repo).exists():
         yield False
@@ -86,12 +79,8 @@ def worktree_guard(repo: MemoryRepo, branch: str) -> Iterator[bool]:
 
 
 def recover(repo: MemoryRepo) -> list[str]:
-    """Finish an update of the working tree that a crash interrupted (a branch moved, the
-    files not yet): returns the paths brought up to date (usually none). A card a person
-    edited since is left alone.
-
-    Cheap when there is nothing to do: one ``stat``.
-    """
+    """Finish a follow a crash interrupted (the branch moved, the files not yet); the
+    paths brought up to date (usually none; one ``stat``). A person's edit is left alone."""
     if not _intent_path(repo).exists():
         return []
     with repo.lock("worktree"):
@@ -136,7 +125,6 @@ def _finish(repo: MemoryRepo) -> list[str]:
     except (ValueError, KeyError, TypeError):
         _clear(repo)  # a torn record: written before the move, so nothing moved
         return []
-    _drop_index_next(repo)
     for path in paths:
         safe_files.clean_temporaries(repo.root, path)
     tip = repo.tip(branch)
@@ -154,14 +142,14 @@ def _untouched(repo: MemoryRepo, path: str, old: Sha, tip: Sha) -> bool:
     """Whether ``path`` in the working tree and index still holds ``old``'s or ``tip``'s
     version (so gitmem left it there); False when a person has edited it since."""
     if _for_git(repo, (old, tip), path):
-        entries = staged(repo.git_dir / "index", path, repo.store.sha_bytes)
+        entries = staged(repo.git, path)
         tree = [repo.store.entry(rev, path) for rev in (old, tip)]
-        return entries is None or any(entries == ([(0, e.sha)] if e else []) for e in tree)
+        return any(entries == ([(0, e.sha)] if e else []) for e in tree)
     versions = [repo.store.read(f"{rev}:{path}") for rev in (old, tip)]
     blobs = {got.sha if got else None for got in versions}
     contents = {got.data if got else None for got in versions}
-    entries = staged(repo.git_dir / "index", path, repo.store.sha_bytes)
-    if entries is not None and not any(entries == ([(0, b)] if b else []) for b in blobs):
+    entries = staged(repo.git, path)
+    if not any(entries == ([(0, b)] if b else []) for b in blobs):
         return False
     return safe_files.read(repo.root, path) in contents
 
@@ -171,9 +159,6 @@ def _untouched(repo: MemoryRepo, path: str, old: Sha, tip: Sha) -> bool:
 class Moved:
     moved: bool  # the compare-and-swap succeeded
     behind: str | None = None  # why the working tree did not follow (the next command will)
-    # ``later``: the follow, for the caller to run with the working-tree lock still held;
-    # it returns what ``behind`` would say (None: followed)
-    follow: Callable[[], str | None] | None = None
 
 
 def move_and_follow(
@@ -186,13 +171,9 @@ def move_and_follow(
     live: bool,
     reason: str | None = None,
     known: dict[str, tuple[Sha, bytes]] | None = None,
-    later: bool = False,
 ) -> Moved:
     """Compare-and-swap ``branch`` from ``old`` to ``new``; when it is checked out
-    (``live``, the working-tree lock held), make ``paths`` follow, crash-safely. With
-    ``later`` the follow is returned (``Moved.follow``) for the caller to run while it
-    still holds the lock, once it has started something that waits (a push): until then
-    the intent stays recorded, so a crash in between is finished like any other."""
+    (``live``, the working-tree lock held), make ``paths`` follow, crash-safely."""
     ref = f"refs/heads/{branch}"
     if live:
         check_index_lock(repo)
@@ -209,8 +190,6 @@ def move_and_follow(
         return Moved(False)
     if not live:
         return Moved(True)
-    if later:
-        return Moved(True, follow=lambda: _follow(repo, new, paths, known))
     return Moved(True, _follow(repo, new, paths, known))
 
 
@@ -261,17 +240,13 @@ def dirty_paths(repo: MemoryRepo, paths: list[str]) -> list[str]:
     return sorted({item[3:] for item in out.split("\0") if len(item) > 3})
 
 
-def card_is_clean(
-    repo: MemoryRepo, path: str, blob: Sha | None, content: bytes | None
-) -> bool | None:
-    """Whether ``path`` in the index and working tree equals HEAD's ``blob`` (None: ask git).
+def card_is_clean(repo: MemoryRepo, path: str, blob: Sha | None, content: bytes | None) -> bool:
+    """Whether ``path`` in the index and working tree equals HEAD's ``blob``.
 
     The fast check for one card on every edit: the index entry must be HEAD's blob
     at stage 0, and the file must hold exactly HEAD's bytes.
     """
-    entries = staged(repo.git_dir / "index", path, repo.store.sha_bytes)
-    if entries is None:
-        return None
+    entries = staged(repo.git, path)
     if entries != ([(0, blob)] if blob else []):
         return False
     return safe_files.read(repo.root, path) == content
@@ -309,13 +284,9 @@ def sync_worktree(
     paths: list[str],
     known: dict[str, tuple[Sha, bytes]] | None = None,
 ) -> None:
-    """Make ``paths`` in the working tree and index match ``commit`` (after a CAS moved HEAD).
-
-    ``known`` gives the (blob, content) the caller just wrote, saving a read.
-    """
-    updates: dict[str, tuple[str, os.stat_result]] = {}
+    """Make ``paths`` in the working tree and index match ``commit`` (after a CAS moved
+    HEAD); ``known``: the (blob, content) the caller just wrote."""
     contents: dict[str, tuple[Sha, bytes]] = {}
-    removed = False
     by_git = [p for p in paths if not (known and p in known) and _for_git(repo, (commit,), p)]
     if by_git:
         paths = [p for p in paths if p not in by_git]
@@ -326,15 +297,13 @@ def sync_worktree(
             else repo.store.read(f"{commit}:{path}")
         )
         if got is None or got.kind != "blob":
-            removed = True
             safe_files.remove(repo.root, path)
         else:
             contents[path] = (got.sha, got.data)
     # Deletions first: a file may take the place of a folder this commit emptied.
-    for path, (blob, data) in contents.items():
-        updates[path] = (blob, safe_files.write(repo.root, path, data))
-    sha_len = repo.store.sha_bytes
-    if removed or not restage(repo.git_dir / "index", updates, sha_len, _index_next(repo)):
+    for path, (_blob, data) in contents.items():
+        safe_files.write(repo.root, path, data)
+    if paths:
         _update_index(repo, paths)
     if by_git:
         _restore(repo, commit, by_git)
@@ -360,12 +329,7 @@ def _for_git(repo: MemoryRepo, revs: tuple[Sha, ...], path: str) -> bool:
 def _restore(repo: MemoryRepo, commit: Sha, paths: list[str]) -> None:
     """git brings ``paths`` in the index and working tree to ``commit``: created, changed
     or deleted as there (a path neither has is left alone, as git would leave it)."""
-    index = repo.git_dir / "index"
-    tracked = [
-        p
-        for p in paths
-        if repo.store.entry(commit, p) is not None or staged(index, p, repo.store.sha_bytes)
-    ]
+    tracked = [p for p in paths if repo.store.entry(commit, p) is not None or staged(repo.git, p)]
     if tracked:  # no hooks: gitmem's post-checkout would wait for the lock held here
         repo.git.run(
             "-c",
@@ -393,24 +357,3 @@ def _update_index(repo: MemoryRepo, paths: list[str]) -> None:
         wait_for_locks([lock])  # StaleLock if it stays; otherwise a person's git let go
         if time.monotonic() > deadline:
             raise StaleLock(str(lock))
-
-
-def _index_next(repo: MemoryRepo) -> Path:
-    """Where ``restage`` writes the new index before linking it in as ``index.lock``."""
-    return repo.private_dir() / "index.next"
-
-
-def _drop_index_next(repo: MemoryRepo) -> None:
-    """Undo what a writer killed inside ``restage`` left: its ``index.lock`` (recognised as
-    a second link to gitmem's own ``index.next``, never git's lock) and that file."""
-    nxt = repo.git_dir / "gitmem" / "index.next"
-    try:
-        mine = nxt.stat()
-    except FileNotFoundError:
-        return
-    lock = repo.git_dir / "index.lock"
-    with contextlib.suppress(FileNotFoundError):
-        st = lock.stat()
-        if (st.st_dev, st.st_ino) == (mine.st_dev, mine.st_ino):
-            lock.unlink()
-    nxt.unlink()

@@ -22,11 +22,11 @@ from gitmem.memory import hunks as H
 from gitmem.memory import secrets
 from gitmem.memory import session_branches as sessions
 from gitmem.memory import trailers as T
-from gitmem.memory.land import land, read_commit
+from gitmem.memory.land import land
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.memory.transplant import transplant
 from gitmem.memory.worktree import checked_out, ensure_clean
-from gitmem.review import team, team_refs
+from gitmem.review import team
 from gitmem.review.pending import ARCHIVE_OF_ACTION, ReviewCommit, SessionView, load
 from gitmem.wording import count
 
@@ -162,7 +162,7 @@ def build_chain(repo: MemoryRepo, view: SessionView, plan: Selection) -> list[Sh
             chain.append(c.sha)  # unchanged so far: the original commit itself
             parent = c.sha
             continue
-        raw = read_commit(repo, c.sha)
+        raw = repo.store.read_commit(c.sha)
         if keep is None:
             try:
                 tree, _ = transplant(repo, parent, [(raw.parents[0], raw.sha)])
@@ -218,7 +218,7 @@ def _claimed_on(repo: MemoryRepo, view: SessionView) -> str | None:
     for ref in synced:
         where = ref.removeprefix("refs/gitmem/sync/").removesuffix("/last-synced")
         if ref.endswith("/last-synced") and repo.store.resolve(
-            team_refs.tracking(where, "session") + view.ref.id
+            team.tracking(where, "session") + view.ref.id
         ):
             return where
     return None

@@ -119,7 +119,7 @@ if TYPE_CHECKING:
     from gitmem.review.team import PushedSession as PushedSession
     from gitmem.review.team import push_session as push_session
     from gitmem.search.snippets import SearchHit as SearchHit
-    from gitmem.search.snippets import search as search_history
+    from gitmem.search.snippets import search_history as search_history
     from gitmem.setup.clone import CloneResult as CloneResult
     from gitmem.setup.clone import clone as clone_repo
     from gitmem.setup.clone import default_path as default_clone_path
@@ -189,7 +189,7 @@ _EXPORTS = {
     "CardInfo": ("gitmem.index.card_list", "CardInfo"),
     "stale_report": ("gitmem.index.stale", "report"),
     "StaleReport": ("gitmem.index.stale", "StaleReport"),
-    "search_history": ("gitmem.search.snippets", "search"),
+    "search_history": ("gitmem.search.snippets", "search_history"),
     "SearchHit": ("gitmem.search.snippets", "SearchHit"),
     "repo_status": ("gitmem.status", "status"),
     "RepoStatus": ("gitmem.status", "Status"),

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from gitmem.index import build
 from gitmem.memory.repo import MAIN, MemoryRepo
-from gitmem.search import corpus, terms
+from gitmem.search import cache, terms
 from gitmem.wording import count
 
 
@@ -51,7 +51,7 @@ def reindex(repo: MemoryRepo, branch: str = MAIN) -> ReindexResult:
     """
     repo.branch_tip(branch)
     # the search index first, and let go: its state and the index's are never held at once
-    search_ok = corpus.rebuild(repo, branch)[1]
+    search_ok = cache.rebuild(repo, branch)[1]
     repo.memo.pop(("search", branch), None)
     terms.forget()
     rebuilt, cached, served_ok = build.rebuild_checked(repo, branch)

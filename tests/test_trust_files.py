@@ -419,3 +419,18 @@ def test_a_damaged_state_cache_is_rebuilt(client: Path) -> None:
         assert index.load(repo, "main") is None
         assert index.refresh(repo, "main").render() == good
         assert index.load(repo, "main") is not None  # rewritten whole
+
+
+@pytest.mark.parametrize(
+    "attributes",
+    ["* text=auto eol=crlf\n", "* working-tree-encoding=UTF-16LE\n", "* filter=upper\n"],
+)
+def test_git_attributes_never_change_what_an_edit_commits(client: Path, attributes: str) -> None:
+    # A filter or encoding that matches every path must not reach the objects gitmem writes.
+    git(client, "config", "filter.upper.clean", "tr a-z A-Z")
+    (client / ".git" / "info").mkdir(exist_ok=True)
+    (client / ".git" / "info" / "attributes").write_text(attributes)
+    code, err = write(client, "acme", "", "# acme\n\n## P\nBudget: 30k\n")
+    assert code == 0, err
+    blob = git(client, "cat-file", "blob", "main:cards/acme.md")
+    assert blob == "# acme\n\n## P\nBudget: 30k\n"

@@ -96,27 +96,6 @@ _SPACE = " \t\n\r"
 _TOKEN = re.compile(r"[A-Za-z0-9-]+[ \t]*:")  # a trailer line: token, blanks, separator
 
 
-_TRAILER_LINE = re.compile(r"[A-Za-z0-9-]+:[^\n]*")
-_SPACED_KEY = re.compile(r"[A-Za-z0-9-]+[ \t]+:")  # "Key : value": git reads it as a trailer too
-
-
-def plain_block(message: str) -> str | None:
-    """The trailer block of a message whose trailers git reads the one obvious way (the
-    last paragraph, every line ``Key: value``, below a subject), "" for a message with
-    no trailer-like line at all, None for anything subtler: then git reads it (what
-    ``%(trailers)`` prints for the message, with ``DEFAULT_BLOCKS``)."""
-    paragraphs = [p for p in message.strip("\n").split("\n\n") if p.strip()]
-    if any(ln.startswith(("---", "#", " ", "\t")) or "\r" in ln for ln in message.split("\n")):
-        return None
-    last = paragraphs[-1].split("\n") if paragraphs else []
-    if any(_SPACED_KEY.match(ln) for ln in last):
-        return None
-    trailer_like = [bool(_TRAILER_LINE.fullmatch(ln)) for ln in last]
-    if len(paragraphs) >= 2 and all(trailer_like):
-        return paragraphs[-1]
-    return "" if not any(trailer_like) else None
-
-
 def written_key(key: str) -> str | None:
     """The canonical key of a trailer line's key as ``gitmem_trailers`` reads it (blanks
     before the colon allowed, ASCII only), None for any other key."""

@@ -14,16 +14,14 @@ from typing import TYPE_CHECKING
 
 from gitmem.errors import NotARepo, NotFound
 from gitmem.git import identity
+from gitmem.git.objects import ObjectStore
+from gitmem.git.ref_transaction import RefTransactions
 from gitmem.git.runner import Git, Sha
 from gitmem.memory import names
 
-# The object store and gitmem.toml's reading are imported where first used: finding a
-# repo and starting a sync's fetch need neither.
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from gitmem.git.objects import ObjectStore
-    from gitmem.git.ref_transaction import RefTransactions
     from gitmem.memory.config import Config
 
 MAIN = "main"
@@ -113,20 +111,16 @@ class MemoryRepo:
 
     @cached_property
     def store(self) -> ObjectStore:
-        from gitmem.git.objects import ObjectStore
-
         return ObjectStore(self.git, self.git_dir)
 
     @cached_property
     def ref_tx(self) -> RefTransactions:
         """Compare-and-swap ref updates without a process each (the edit hot path)."""
-        from gitmem.git.ref_transaction import RefTransactions
-
         return RefTransactions(self.git, "gitmem write")
 
     @cached_property
     def config(self) -> Config:
-        from gitmem.memory import config
+        from gitmem.memory import config  # config.py imports CONFIG_FILE from here
 
         return config.load(self.root)
 

@@ -25,7 +25,7 @@ reach the remote wins; a later one is refused before anything lands here.
 
 from __future__ import annotations
 
-import socket
+import os
 from dataclasses import asdict, dataclass, field
 
 from gitmem.errors import Conflict, InvalidInput
@@ -76,7 +76,7 @@ def machine(repo: MemoryRepo) -> str:
     proc = repo.git.run("config", "--get", MACHINE_KEY, check=False)
     name = proc.stdout.decode("utf-8", "replace").strip() if proc.returncode == 0 else ""
     if not name:
-        name = socket.gethostname()
+        name = os.uname().nodename  # the host name, as gethostname() gives it
     got = names.slugify(name) or "machine"
     repo.memo[("machine", "")] = got
     return got
@@ -179,6 +179,7 @@ class Outgoing:
     published: list[str]  # session ids whose branch this push creates or grows
     decided: list[str]  # session ids whose decision this push carries
     notes: list[str]
+    mine: View  # this clone's sessions and decisions, as the push was planned from them
 
 
 def _grows(repo: MemoryRepo, old: str, new: str) -> bool:
@@ -233,15 +234,17 @@ def outgoing(
         if who and sid not in theirs.decided_on:
             updates.append(Update(f"{BY_PREFIX}{who}/{sid}", tip))
         decided.append(sid)
-    return Outgoing(updates, published, decided, notes)
+    return Outgoing(updates, published, decided, notes, mine)
 
 
-def waiting(repo: MemoryRepo, remote: str, theirs: View | None = None) -> list[str]:
+def waiting(
+    repo: MemoryRepo, remote: str, theirs: View | None = None, mine: View | None = None
+) -> list[str]:
     """Sessions pending on the remote that came from elsewhere: for review here."""
     theirs = theirs or view(repo, remote)
     if not theirs.sessions:
         return []
-    mine = view(repo)
+    mine = mine or view(repo)
     return sorted(set(theirs.sessions) - set(mine.sessions) - set(mine.decisions))
 
 

@@ -86,15 +86,17 @@ def incoming(repo: MemoryRepo, remote: str, ours: Sha | None, theirs: Sha | None
 def unsafe_entry(out: str) -> tuple[str, str, str] | None:
     """The first (path, "a symlink" or "a submodule", commit) where memory lives in
     ``git log -m --raw -z --format=%x00%H``'s ``out``, or None."""
-    items, commit = out.split("\0"), ""
-    for i, item in enumerate(items):
-        item = item.strip("\n")
-        if len(item) in (40, 64) and all(c in "0123456789abcdef" for c in item):
-            commit = item
-        elif item.startswith(":") and i + 1 < len(items):
-            mode, path = item[1:].split(" ")[1], items[i + 1]
+    items, commit, i = out.split("\0"), "", 0
+    while i < len(items):
+        item = items[i].strip("\n")
+        if item.startswith(":") and i + 1 < len(items):
+            mode, path = item[1:].split(" ")[1], items[i + 1]  # --no-renames: one path each
             if mode in _UNSAFE_MODES and where_memory_lives(path):
                 return path, _UNSAFE_MODES[mode], commit
+            i += 2
+            continue
+        commit = item or commit  # what is neither an entry nor its path is a commit
+        i += 1
     return None
 
 

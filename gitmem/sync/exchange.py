@@ -211,7 +211,7 @@ def _report(
     index.refresh(repo, MAIN)
     finished = [f"finished the interrupted decision on {sid}" for sid in so_far.finished]
     note = "".join(f"\n{n}" for n in finished + so_far.notes + out.notes)
-    waiting = team.waiting(repo, remote, seen)
+    waiting = team.waiting(repo, remote, seen, out.mine)  # the push moved no local ref
     if not (so_far.received or done.sent or out.published or out.decided or so_far.settled):
         return SyncResult(
             remote, "up-to-date", done.main, note=note, waiting=waiting, rounds=rounds

@@ -15,22 +15,20 @@ from typing import TYPE_CHECKING
 from gitmem.errors import NotARepo, NotFound
 from gitmem.git import identity
 from gitmem.git.runner import Git, Sha
-from gitmem.memory import names
+from gitmem.memory import config, names
+from gitmem.memory.config import Config
 
-# The object store and gitmem.toml's reading are imported where first used: finding a
-# repo and starting a sync's fetch need neither.
+# The object store is imported where first used: finding a repo needs none.
 if TYPE_CHECKING:
     from datetime import datetime
 
     from gitmem.git.objects import ObjectStore
     from gitmem.git.ref_transaction import RefTransactions
-    from gitmem.memory.config import Config
 
 MAIN = "main"
 SESSION_PREFIX = "gitmem/session/"
 ARCHIVE_PREFIX = "refs/gitmem/archive/"  # decided sessions' branches, kept
 OWN_COMMITS = "own-commits"  # under .git/gitmem/: one sha per line, appended
-CONFIG_FILE = "gitmem.toml"  # at the top of every memory repo (``config.py`` reads it)
 # Where gitmem keeps memory: gitmem writes these itself and never through a symlink; a
 # symlink or submodule there is never brought in by a sync.
 MEMORY_PATHS = ("cards", "sessions", "logs", "persona.md", "synthesis.md", "gitmem.toml")
@@ -47,7 +45,7 @@ def find_root(start: Path) -> Path:
     if not here.exists():
         raise NotARepo(f"no such directory: {start}")
     for candidate in (here, *here.parents):
-        if (candidate / CONFIG_FILE).is_file() and (candidate / ".git").exists():
+        if (candidate / config.FILENAME).is_file() and (candidate / ".git").exists():
             return candidate
     raise NotARepo(
         f"not a gitmem memory repo: {start}",
@@ -126,8 +124,6 @@ class MemoryRepo:
 
     @cached_property
     def config(self) -> Config:
-        from gitmem.memory import config
-
         return config.load(self.root)
 
     def close(self) -> None:

@@ -441,9 +441,9 @@ def _finish_interrupted(repo: MemoryRepo, remote: str) -> list[str]:
     folder = repo.git_dir / "gitmem" / "decisions"
     if not folder.is_dir() or next(folder.glob("*.json"), None) is None:
         return []
-    from gitmem.review import decision_intent
+    from gitmem.review import decision
 
-    return decision_intent.finish_interrupted(repo, remote)
+    return decision.finish_interrupted(repo, remote)
 
 
 def _guard(held: contextlib.ExitStack | None, mine: contextlib.ExitStack, repo: MemoryRepo) -> bool:

@@ -50,18 +50,12 @@ def edit(
     terminal (the current keywords are the default), or given with --keywords,
     --summary and --section. Closing the editor without a change commits nothing.
     """
-    from gitmem import (
-        EditOutcome,
-        IndexEntry,
-        card_sections,
-        changed_section,
-        edit_buffer,
-        editor_command,
-        read_index,
-        run_editor,
-        save_edit,
-    )
+    from gitmem import IndexEntry, read_index
     from gitmem.memory import names
+    from gitmem.memory.cards import sections as card_sections
+    from gitmem.memory.editor import EditOutcome, changed_section, editor_command, run_editor
+    from gitmem.memory.editor import load as edit_buffer
+    from gitmem.memory.editor import save as save_edit
     from gitmem.memory.names import split_keywords
 
     # Without a terminal to ask in, the entry comes from the flags; a missing one is named

@@ -81,7 +81,8 @@ def revert(ctx: Ctx, target: str, actor: str, branch: str) -> None:
     The commit carries a Gitmem-Reverts trailer per undone commit, so the index
     holds what it held before those edits.
     """
-    from gitmem import is_session, revert_commit, revert_session
+    from gitmem import revert_commit, revert_session
+    from gitmem.review.revert_session import is_session
 
     with ctx.repo() as repo:
         repo.branch_tip(branch)

@@ -186,7 +186,8 @@ PRESENTATION: dict[str, set[str]] = {
     # session, and the event types it implements (a program passes its own to run_chat)
     "gitmem.agent.chat_view": {"*"},
     "gitmem.agent.chat_commands": {"*"},
-    "gitmem.agent.session": {"AgentEvents", "AgentSession", "ResponseUsage", "ToolCall"},
+    "gitmem.agent.session": {"AgentSession"},
+    "gitmem.agent.events": {"*"},
     "gitmem.agent.chat_report": {"*"},  # what `gitmem ask --json` prints
     # `gitmem edit`'s steps: the buffer, $EDITOR, the section a whole-card edit changed
     "gitmem.memory.editor": {"*"},

@@ -209,8 +209,7 @@ print(json.dumps([code, seen]), file=sys.stderr)
 
 
 # What the command loads only once its fetch runs: the command line (click), the sync,
-# the merge and index code, the object store, gitmem.toml's reading, and dataclasses
-# (with the inspect module it loads, some 5 ms).
+# the merge and index code, the object store, and gitmem.toml's parser.
 LATER = (
     "click",
     "gitmem.cli.app",
@@ -218,10 +217,7 @@ LATER = (
     "gitmem.memory.merge",
     "gitmem.index.build",
     "gitmem.git.objects",
-    "gitmem.memory.config",
     "tomllib",
-    "dataclasses",
-    "inspect",
 )
 
 

@@ -59,7 +59,6 @@ from gitmem.memory.audit import read_card as read_card
 from gitmem.memory.edit import EditResult as EditResult
 from gitmem.memory.edit import write_card as write_card
 from gitmem.memory.remote import RemoteError as RemoteError
-from gitmem.memory.remote import StartedFetch as StartedFetch
 from gitmem.memory.repo import MemoryRepo as MemoryRepo
 from gitmem.memory.revert import RevertResult as RevertResult
 from gitmem.memory.revert import revert_commit as revert_commit
@@ -106,7 +105,6 @@ from gitmem.sync.exchange import SyncResult as SyncResult
 from gitmem.sync.exchange import abort_sync as abort_sync
 from gitmem.sync.exchange import continue_sync as continue_sync
 from gitmem.sync.exchange import sync as sync_repo
-from gitmem.sync.first_fetch import start as start_sync_fetch
 from gitmem.sync.redact import Redaction as Redaction
 from gitmem.sync.redact import redact as redact_secrets
 
@@ -160,7 +158,6 @@ __all__ = [
     "SessionView",
     "StaleLock",
     "StaleReport",
-    "StartedFetch",
     "StorageError",
     "SyncResult",
     "TokenSizes",
@@ -208,7 +205,6 @@ __all__ = [
     "session_markdown",
     "stale_report",
     "start_session",
-    "start_sync_fetch",
     "sync_repo",
     "token_sizes",
     "usage_by_session",

@@ -94,7 +94,7 @@ def _counts(repo: MemoryRepo, ours: str, theirs: str) -> tuple[int, int]:
 
 
 def _remote(repo: MemoryRepo, name: str, main: Sha | None) -> RemoteState:
-    from gitmem.sync.exchange import sync_ref
+    from gitmem.sync.refs import sync_ref
 
     url = repo.git.run("remote", "get-url", name, check=False).stdout.decode().strip()
     last = repo.store.resolve(sync_ref(name, "last-synced"))

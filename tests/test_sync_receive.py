@@ -1,54 +1,28 @@
-"""What `gitmem sync` costs when it receives commits and merges them with local ones: the
-received commits' trailers are read once for the index (the merge's contested sections
-are known from the fold), the index is refreshed while git pushes, and the check for
-symlinks and submodules reads git's output in full only when an unsafe mode shows up."""
+"""What `gitmem sync` does when it receives commits: merged with local ones, the index is
+the one a full replay gives; a symlink or submodule where memory lives is refused, one
+outside it is brought in by git."""
 
 from __future__ import annotations
 
-import json
 import os
-import stat
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_sync import diverged, make_pair, sync, write
 from test_sync_cost import _commit_on, _merge, step
 
 from gitmem.errors import EXIT_CONFLICT
-from gitmem.git.runner import Git, Sha
 from gitmem.index import build as index
-from gitmem.index import freshness, replay
+from gitmem.index import replay
 from gitmem.memory.repo import MAIN, MEMORY_PATHS, MemoryRepo
 from gitmem.setup.init import init_repo
-from gitmem.sync import exchange
+from gitmem.sync import checks, exchange
 
 from helpers import git, gm
-
-
-def _spy_logs(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...]]:
-    """Every `git log` gitmem starts (run or streamed), with its arguments."""
-    seen: list[tuple[str, ...]] = []
-    real_run, real_stream = Git.run, Git.stream
-
-    def run(self: Git, *args: str, **kw: Any) -> Any:
-        if "log" in args:
-            seen.append(args)
-        return real_run(self, *args, **kw)
-
-    def stream(self: Git, *args: str) -> Any:
-        if "log" in args:
-            seen.append(args)
-        return real_stream(self, *args)
-
-    monkeypatch.setattr(Git, "run", run)
-    monkeypatch.setattr(Git, "stream", stream)
-    return seen
 
 
 def _received_and_own(tmp_path: Path) -> Path:
@@ -61,28 +35,15 @@ def _received_and_own(tmp_path: Path) -> Path:
     return desktop
 
 
-def test_a_sync_merge_reads_the_received_commits_trailers_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_sync_merge_gives_the_index_a_full_replay_gives(tmp_path: Path) -> None:
     desktop = _received_and_own(tmp_path)
     with MemoryRepo(desktop) as repo:
         index.refresh(repo)  # the cache at the desktop's own commit
-        logs = _spy_logs(monkeypatch)
-        result = exchange.sync(repo)
-        assert result.merged
-        # (the secret scan of the local commit that leaves reads its diff, "-p")
-        trailer_walks = [a for a in logs if any("%(trailers" in x for x in a) and "-p" not in a]
-        # the fold of what the merge brought and the fold of the local line: the merge's
-        # two sides are not read again to find the sections both describe
-        assert len(trailer_walks) == 2, trailer_walks
-        assert not [a for a in logs if "--left-right" in a]
-        merge = repo.tip(MAIN)
-        assert merge is not None
-        assert freshness.memo_for(repo, MAIN).contested[merge] == []
-    monkeypatch.undo()
+        assert exchange.sync(repo).merged
+        here = index.refresh(repo)
     with MemoryRepo(desktop) as repo:  # and a new process agrees with a full replay
         got = index.refresh(repo)
-        assert got == index.resolve(repo, replay.replay_all(repo), {})
+        assert got == here == index.resolve(repo, replay.replay_all(repo), {})
         assert "card 2" in got.render() and "Ship v2 in March" in got.render()
 
 
@@ -130,39 +91,7 @@ def test_a_merge_folded_in_gives_the_index_a_full_rebuild_gives(
             assert fast.render() == full.render()
 
 
-def test_the_index_is_refreshed_while_git_pushes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The remote holds the push until the index at the merge exists: a sync that refreshed
-    the index only after its push would wait out the hook and be refused."""
-    desktop = _received_and_own(tmp_path)
-    bare = tmp_path / "remote.git"
-    marker = tmp_path / "refreshed"
-    hook = bare / "hooks" / "pre-receive"
-    hook.write_text(
-        "#!/bin/sh\ncat >/dev/null\n"
-        f"i=0; while [ ! -e '{marker}' ]; do i=$((i+1)); [ $i -gt 200 ] && exit 1; sleep 0.05; done\n"
-    )
-    hook.chmod(hook.stat().st_mode | stat.S_IEXEC)
-    real = index.refresh
-
-    def refresh(repo: MemoryRepo, branch: str = MAIN) -> index.Index:
-        got = real(repo, branch)
-        if repo.tip(MAIN) != git(bare, "rev-parse", "main").strip():
-            marker.touch()  # main is ahead of the remote: refreshed before the push landed
-        return got
-
-    monkeypatch.setattr(index, "refresh", refresh)  # the module exchange refreshes through
-    with MemoryRepo(desktop) as repo:
-        result = exchange.sync(repo)
-        assert result.merged and result.status == "synced"
-        assert git(bare, "rev-parse", "main").strip() == repo.tip(MAIN)
-        memo = repo.memo[("index", MAIN)]
-        assert memo.state.commit == repo.tip(MAIN)  # type: ignore[attr-defined]
-    assert marker.exists()
-
-
-# -- the check for symlinks and submodules: the fast look equals the full reading ----------
+# -- the check for symlinks and submodules where memory lives ------------------------------
 
 modes = st.sampled_from(["000000", "100644", "100755", "120000", "160000", "040000"])
 names = st.builds(
@@ -200,12 +129,10 @@ def _raw(commits: list[tuple[str, list[tuple[str, str, str]]]]) -> str:
 
 @settings(max_examples=300, deadline=None)
 @given(commits=st.lists(st.tuples(commit_ids, st.lists(entry, max_size=4)), max_size=5))
-def test_the_unsafe_mode_look_finds_what_the_full_reading_finds(
+def test_the_first_unsafe_entry_where_memory_lives_is_found(
     commits: list[tuple[str, list[tuple[str, str, str]]]],
 ) -> None:
-    out = _raw(commits)
-    expected = exchange._read_unsafe(out)
-    assert exchange._unsafe(out) == expected
+    expected = checks.unsafe_entry(_raw(commits))
     wanted = [
         (p, n)
         for _sha, entries in commits
@@ -321,50 +248,8 @@ def test_a_symlink_inside_a_memory_folder_on_the_way_is_refused(tmp_path: Path) 
     assert git(desktop, "rev-parse", "main") == before
 
 
-# -- the first fetch starts before the sync's code is loaded ------------------------------
-
-_WATCH_FETCH = """
-import json, subprocess, sys
-loaded = []
-real = subprocess.Popen.__init__
-def init(self, args, *a, **kw):
-    if list(args[:2]) == ["git", "fetch"]:
-        loaded.append(sorted(m for m in ("gitmem.sync.exchange", "gitmem.index.build",
-                                         "gitmem.index.replay") if m in sys.modules))
-    real(self, args, *a, **kw)
-subprocess.Popen.__init__ = init
-from gitmem.cli import main
-sys.argv = ["gitmem", "-C", sys.argv[1], "sync"]
-try:
-    main()
-    rc = 0
-except SystemExit as exc:
-    rc = exc.code or 0
-print(json.dumps({"rc": rc, "loaded": loaded}))
-"""
-
-
-def test_the_first_fetch_starts_before_the_merge_and_the_index_are_loaded(
-    tmp_path: Path,
-) -> None:
-    desktop = _received_and_own(tmp_path)
-    proc = subprocess.run(
-        [sys.executable, "-c", _WATCH_FETCH, str(desktop)],
-        capture_output=True,
-        check=True,
-        text=True,
-    )
-    data = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert data["rc"] == 0, proc.stderr
-    assert data["loaded"][0] == []  # the first round's fetch: nothing of the sync loaded yet
-    assert "merge origin/main" in git(desktop, "log", "-1", "--format=%s", "main")
-    assert git(tmp_path / "remote.git", "rev-parse", "main") == git(desktop, "rev-parse", "main")
-
-
-def test_a_sync_refused_before_fetching_starts_no_fetch(tmp_path: Path) -> None:
+def test_a_stopped_sync_refuses_another_and_fetches_nothing(tmp_path: Path) -> None:
     """A stopped sync (a conflict waits) is refused as before: nothing fetched, no ref."""
-    from gitmem.sync import first_fetch
-
     _bare, laptop, desktop = make_pair(tmp_path)
     write(laptop, "beta", "Ship v2", "Ship v3", "goals", "Ship v3")
     assert sync(laptop)[0] == 0
@@ -374,104 +259,9 @@ def test_a_sync_refused_before_fetching_starts_no_fetch(tmp_path: Path) -> None:
     refs = git(desktop, "for-each-ref")
     write(laptop, "beta", "Ship v3", "Ship v5", "goals", "Ship v5")
     assert sync(laptop)[0] == 0
-    with MemoryRepo(desktop) as repo:
-        assert first_fetch.start(repo, "origin") is None
-        assert first_fetch.start(repo, "nowhere") is None
     code, _out, err = sync(desktop)
     assert code == EXIT_CONFLICT and "stopped at a conflict" in err, err
     assert git(desktop, "for-each-ref") == refs
-
-
-def test_the_secret_scan_runs_while_git_lists_what_comes_in(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from gitmem.memory import scan
-
-    desktop = _received_and_own(tmp_path)
-    listing: list[subprocess.Popen[bytes]] = []
-    seen: list[bool] = []
-    real_popen, real_outgoing = Git.popen, scan.outgoing
-
-    def popen(self: Git, *args: str) -> subprocess.Popen[bytes]:
-        proc = real_popen(self, *args)
-        if "--raw" in args:
-            listing.append(proc)
-        return proc
-
-    def outgoing(*args: Any, **kw: Any) -> Any:
-        seen.append(bool(listing) and listing[0].returncode is None)  # not yet waited for
-        return real_outgoing(*args, **kw)
-
-    monkeypatch.setattr(Git, "popen", popen)
-    monkeypatch.setattr(scan, "outgoing", outgoing)
-    with MemoryRepo(desktop) as repo:
-        assert exchange.sync(repo).merged
-    assert seen == [True]
-    assert listing[0].returncode == 0
-
-
-# -- the merge base from the walk that counts: what `git merge-base` says -------------------
-
-dag = st.lists(
-    st.lists(st.integers(min_value=0, max_value=40), max_size=3), min_size=2, max_size=14
-)
-
-
-@settings(max_examples=60, deadline=None)
-@given(
-    parents=dag,
-    pick=st.tuples(st.integers(min_value=0), st.integers(min_value=0)),
-    begun=st.tuples(st.integers(min_value=0), st.integers(min_value=0)),
-)
-def test_the_merge_base_from_the_counting_walk_is_git_merge_bases(
-    parents: list[list[int]], pick: tuple[int, int], begun: tuple[int, int]
-) -> None:
-    """Any history (each commit's parents among the commits before it, roots anywhere): the
-    counts are `rev-list --count`'s, and a base, given when both sides have commits and one
-    commit bounds them, is the only one `git merge-base --all` names. The same with the
-    walk begun earlier, on these tips or on others (main moved meanwhile: walked again)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp) / "c"
-        init_repo(root)
-        tree = git(root, "rev-parse", "main^{tree}").strip()
-        shas: list[str] = []
-        for i, ps in enumerate(parents):
-            mine = sorted({shas[p % i] for p in ps}) if i else []
-            args = [a for p in mine for a in ("-p", p)]
-            shas.append(git(root, "commit-tree", tree, *args, "-m", f"c{i}").strip())
-        ours, theirs = shas[pick[0] % len(shas)], shas[pick[1] % len(shas)]
-        with MemoryRepo(root) as repo:
-            ahead, behind, base = exchange._divergence(repo, ours, theirs)
-            for tips in ((ours, theirs), (shas[begun[0] % len(shas)], shas[begun[1] % len(shas)])):
-                walk = exchange._Walk(repo, Sha(tips[0]), Sha(tips[1]))
-                assert exchange._divergence(repo, ours, theirs, walk) == (ahead, behind, base)
-                assert walk.running is None  # taken, or stopped when its tips differ
-        assert ahead == int(git(root, "rev-list", "--count", f"{theirs}..{ours}"))
-        assert behind == int(git(root, "rev-list", "--count", f"{ours}..{theirs}"))
-        found = git(root, "merge-base", "--all", ours, theirs, check=False).split()
-        walked = git(root, "rev-list", "--boundary", f"{ours}...{theirs}").split()
-        bounds = [line[1:] for line in walked if line.startswith("-")]
-        if ahead and behind and len(bounds) == 1:
-            assert base == bounds[0] and found == [base]
-        else:
-            assert base is None
-
-
-def test_a_merging_sync_starts_no_merge_base(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    desktop = _received_and_own(tmp_path)
-    started: list[tuple[str, ...]] = []
-    real_run = Git.run
-
-    def run(self: Git, *args: str, **kw: Any) -> Any:
-        started.append(args)
-        return real_run(self, *args, **kw)
-
-    monkeypatch.setattr(Git, "run", run)
-    with MemoryRepo(desktop) as repo:
-        assert exchange.sync(repo).merged
-    assert [a for a in started if a[:1] == ("merge-base",) and "--is-ancestor" not in a] == []
 
 
 def test_a_symlink_outside_memory_syncs_into_a_clone_with_gitmems_hooks(tmp_path: Path) -> None:

@@ -46,7 +46,6 @@ class Published:
     paths: list[str]
     worktree: bool  # the branch is checked out and its working tree followed
     behind: str | None = None  # why the working tree has not followed yet (it will)
-    follow: Callable[[], str | None] | None = None  # ``later``: the follow, still to run
 
 
 def publish(
@@ -85,13 +84,10 @@ def publish_once(
     *,
     live: bool,
     reason: str | None = None,
-    later: bool = False,
 ) -> Published | None:
     """One compare-and-swap of ``planned`` from ``tip``, the working-tree lock held when
     ``live`` and the files checked clean by the caller; None when another writer moved
-    ``branch`` first. Stale locks are refused before any object is written. ``later``:
-    the working tree's follow is left to the caller (``Published.follow``, see
-    ``worktree.move_and_follow``).
+    ``branch`` first. Stale locks are refused before any object is written.
 
     Every writer publishes through this; ``publish`` loops over it, planning again on
     the new tip. ``gitmem sync`` calls it without that loop, because what it does when
@@ -112,9 +108,7 @@ def publish_once(
         live=live,
         reason=reason,
         known=blobs,
-        later=later,
     )
     if not done.moved:
         return None
-    followed = live and not done.behind and done.follow is None
-    return Published(commit, planned.paths, followed, done.behind, done.follow)
+    return Published(commit, planned.paths, live and not done.behind, done.behind)

@@ -9,9 +9,7 @@ errors naming the remote and what git said.
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from gitmem.errors import EXIT_GIT, GitmemError, NotFound
@@ -45,38 +43,16 @@ def url(repo: MemoryRepo, name: str) -> str:
 
 
 def fetch_main(
-    repo: MemoryRepo,
-    name: str,
-    into: str,
-    where: str | None = None,
-    extra: Sequence[str] = (),
-    started: StartedFetch | None = None,
+    repo: MemoryRepo, name: str, into: str, where: str | None = None, extra: Sequence[str] = ()
 ) -> Sha | None:
     """Fetch the remote's ``main`` into ``into`` (a private ref); None if it has no main yet.
 
     ``--refmap=`` keeps the person's remote-tracking refs as they are, and no
     FETCH_HEAD is written: a refused sync leaves nothing behind but objects. ``extra``
     refspecs come in the same fetch (pruned: what the remote deleted goes here too).
-    ``started``: this very fetch, begun by ``start_fetch_main``; its outcome is taken.
     """
-    if started is not None:
-        return started.result()
     where = where or url(repo, name)
-    return _fetched(repo, name, into, where, extra, _fetch(repo, name, _main_specs(into, extra)))
-
-
-def _main_specs(into: str, extra: Sequence[str]) -> list[str]:
-    return [f"+refs/heads/main:{into}", *extra]
-
-
-def _fetched(
-    repo: MemoryRepo,
-    name: str,
-    into: str,
-    where: str,
-    extra: Sequence[str],
-    proc: subprocess.CompletedProcess[bytes],
-) -> Sha | None:
+    proc = _fetch(repo, name, [f"+refs/heads/main:{into}", *extra])
     if proc.returncode == 0:
         return repo.store.resolve(into)
     if b"couldn't find remote ref" in proc.stderr:
@@ -95,62 +71,9 @@ def fetch_refs(repo: MemoryRepo, name: str, specs: Sequence[str], where: str | N
 
 
 def _fetch(repo: MemoryRepo, name: str, specs: Sequence[str]) -> subprocess.CompletedProcess[bytes]:
-    return progress.run(repo.git, f"fetching from {name}", *_fetch_args(name, specs))
-
-
-def _fetch_args(name: str, specs: Sequence[str]) -> list[str]:
     prune = ["--prune"] if len(specs) > 1 else []
-    return [
-        "fetch",
-        "--quiet",
-        "--no-tags",
-        "--no-write-fetch-head",
-        *prune,
-        "--refmap=",
-        name,
-        *specs,
-    ]
-
-
-# No dataclasses in this module: a sync's first fetch starts before they are loaded.
-class StartedFetch:
-    """``fetch_main`` begun in the background (``start_fetch_main``): ``result()`` waits for
-    git and gives what ``fetch_main`` returns (or raises)."""
-
-    def __init__(
-        self,
-        repo: MemoryRepo,
-        name: str,
-        into: str,
-        where: str,
-        extra: tuple[str, ...],
-        proc: subprocess.Popen[bytes],
-    ) -> None:
-        self.repo, self.name, self.into, self.where = repo, name, into, where
-        self.extra, self.proc = extra, proc
-
-    def result(self) -> Sha | None:
-        out, err = self.proc.communicate()
-        done = subprocess.CompletedProcess(self.proc.args, self.proc.returncode, out, err)
-        return _fetched(self.repo, self.name, self.into, self.where, self.extra, done)
-
-    def abandon(self) -> None:
-        """Let the fetch end, and delete the private ref it fetched into: nothing is left
-        but the objects it brought."""
-        if self.proc.returncode is None:
-            self.proc.communicate()
-        self.repo.git.run("update-ref", "-d", self.into, check=False)
-
-
-def start_fetch_main(
-    repo: MemoryRepo, name: str, into: str, where: str, extra: Sequence[str] = ()
-) -> StartedFetch | None:
-    """``fetch_main``, started: git fetches while the caller goes on. None when progress is
-    to be drawn (then ``fetch_main`` runs it in the foreground)."""
-    if progress.wanted():
-        return None
-    proc = repo.git.popen(*_fetch_args(name, _main_specs(into, extra)))
-    return StartedFetch(repo, name, into, where, tuple(extra), proc)
+    args = ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", *prune, "--refmap="]
+    return progress.run(repo.git, f"fetching from {name}", *args, name, *specs)
 
 
 class Pushed(NamedTuple):
@@ -177,35 +100,6 @@ def push(repo: MemoryRepo, name: str, source: str, target: str, where: str | Non
                 return Pushed(False, reason)
             raise RemoteError(f"{name} ({where}) refused the push of {target}: {reason}")
     raise RemoteError(f"cannot push to {name} ({where}): {_last_line(proc.stderr)}")
-
-
-# Local work that needs nothing from the remote, done while git pushes (``meanwhile``).
-_meanwhile: ContextVar[Callable[[], None] | None] = ContextVar(
-    "gitmem_push_meanwhile", default=None
-)
-
-
-@contextmanager
-def meanwhile(work: Callable[[], None]) -> Iterator[None]:
-    """Inside the block, ``push_updates`` calls ``work`` while git pushes (the remote's
-    side of a push is mostly waiting here); with progress drawn, after it. ``work`` must
-    not depend on the push's outcome."""
-    token = _meanwhile.set(work)
-    try:
-        yield
-    finally:
-        _meanwhile.reset(token)
-
-
-def _run_while(
-    repo: MemoryRepo, args: Sequence[str], work: Callable[[], None]
-) -> subprocess.CompletedProcess[bytes]:
-    proc = repo.git.popen(*args)
-    try:
-        work()
-    finally:
-        out, err = proc.communicate()
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
 # What git's --porcelain says when a ref moved on the remote since we looked: a lost race.
@@ -250,13 +144,7 @@ def push_updates(
         name,
         *(u.refspec() for u in updates),
     )
-    work = _meanwhile.get()
-    if work is None or progress.wanted():
-        proc = progress.run(repo.git, f"pushing to {name}", *args)
-        if work is not None:
-            work()
-    else:
-        proc = _run_while(repo, args, work)
+    proc = progress.run(repo.git, f"pushing to {name}", *args)
     if proc.returncode == 0:
         return Pushed(True, None)
     refused = [

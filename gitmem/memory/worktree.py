@@ -1,20 +1,15 @@
 """A checked-out branch's working tree and index follow its ref, even across a crash.
 
-A writer moves the branch first (compare-and-swap) and only then updates the files
-and git's index. A crash, a full disk or a failed update in between would leave the
-card "modified" against HEAD: later edits refused, and a person's next ``git commit``
-quietly undoing the agent's edit. So the move is announced first: ``move_and_follow``
-records the intent (branch, old tip, new tip, paths) in ``.git/gitmem/follow`` before
-the compare-and-swap and removes it once the working tree followed. Whoever takes
-the working-tree lock next -- every writer, and every gitmem command and hook through
-``recover`` -- finishes an interrupted follow first: each path that still holds what
-the old tip or the new one had is brought to the branch's tip; a path a person has
-edited since is left alone.
+A writer moves the branch first (compare-and-swap), then updates the files and git's
+index. A crash in between would leave the card "modified" against HEAD, so
+``move_and_follow`` records the intent (branch, old tip, new tip, paths) in
+``.git/gitmem/follow`` before the move and removes it once the files followed. Whoever
+takes the working-tree lock next (every writer, every gitmem command and hook through
+``recover``) finishes an interrupted follow first: each path that still holds the old
+tip's or the new one's version is brought to the tip; one a person edited is left alone.
 
-No file is ever written through a symlink (``safe_files``), and no temporary file is
-left in ``cards/``. Outside where memory lives (``MEMORY_PATHS``) a commit may hold a
-symlink or a submodule (a remote's ``docs/``); gitmem does not write those paths itself
-but lets git bring them to the commit (``git restore``), as a checkout would.
+No file is written through a symlink (``safe_files``). Outside where memory lives a
+commit may hold a symlink or a submodule; git brings those paths (``git restore``).
 """
 
 from __future__ import annotations
@@ -23,7 +18,7 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,10 +67,8 @@ def operation_in_progress(repo: MemoryRepo, branch: str) -> None:
 
 @contextlib.contextmanager
 def worktree_guard(repo: MemoryRepo, branch: str) -> Iterator[bool]:
-    """Hold the working-tree lock while ``branch`` is the checked-out one; yields whether it is.
-
-    An interrupted follow is finished first, so the caller sees a working tree in step.
-    """
+    """Hold the working-tree lock while ``branch`` is the checked-out one; yields whether
+    it is. An interrupted follow is finished first: the caller sees a working tree in step."""
     operation_in_progress(repo, branch)
     if not checked_out(repo, branch) and not _intent_path(repo).exists():
         yield False
@@ -86,12 +79,8 @@ def worktree_guard(repo: MemoryRepo, branch: str) -> Iterator[bool]:
 
 
 def recover(repo: MemoryRepo) -> list[str]:
-    """Finish an update of the working tree that a crash interrupted (a branch moved, the
-    files not yet): returns the paths brought up to date (usually none). A card a person
-    edited since is left alone.
-
-    Cheap when there is nothing to do: one ``stat``.
-    """
+    """Finish a follow a crash interrupted (the branch moved, the files not yet); the
+    paths brought up to date (usually none; one ``stat``). A person's edit is left alone."""
     if not _intent_path(repo).exists():
         return []
     with repo.lock("worktree"):
@@ -171,9 +160,6 @@ def _untouched(repo: MemoryRepo, path: str, old: Sha, tip: Sha) -> bool:
 class Moved:
     moved: bool  # the compare-and-swap succeeded
     behind: str | None = None  # why the working tree did not follow (the next command will)
-    # ``later``: the follow, for the caller to run with the working-tree lock still held;
-    # it returns what ``behind`` would say (None: followed)
-    follow: Callable[[], str | None] | None = None
 
 
 def move_and_follow(
@@ -186,13 +172,9 @@ def move_and_follow(
     live: bool,
     reason: str | None = None,
     known: dict[str, tuple[Sha, bytes]] | None = None,
-    later: bool = False,
 ) -> Moved:
     """Compare-and-swap ``branch`` from ``old`` to ``new``; when it is checked out
-    (``live``, the working-tree lock held), make ``paths`` follow, crash-safely. With
-    ``later`` the follow is returned (``Moved.follow``) for the caller to run while it
-    still holds the lock, once it has started something that waits (a push): until then
-    the intent stays recorded, so a crash in between is finished like any other."""
+    (``live``, the working-tree lock held), make ``paths`` follow, crash-safely."""
     ref = f"refs/heads/{branch}"
     if live:
         check_index_lock(repo)
@@ -209,8 +191,6 @@ def move_and_follow(
         return Moved(False)
     if not live:
         return Moved(True)
-    if later:
-        return Moved(True, follow=lambda: _follow(repo, new, paths, known))
     return Moved(True, _follow(repo, new, paths, known))
 
 
@@ -309,10 +289,8 @@ def sync_worktree(
     paths: list[str],
     known: dict[str, tuple[Sha, bytes]] | None = None,
 ) -> None:
-    """Make ``paths`` in the working tree and index match ``commit`` (after a CAS moved HEAD).
-
-    ``known`` gives the (blob, content) the caller just wrote, saving a read.
-    """
+    """Make ``paths`` in the working tree and index match ``commit`` (after a CAS moved
+    HEAD); ``known``: the (blob, content) the caller just wrote."""
     updates: dict[str, tuple[str, os.stat_result]] = {}
     contents: dict[str, tuple[Sha, bytes]] = {}
     removed = False

@@ -28,7 +28,7 @@ from gitmem.memory.land import land, read_commit
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.memory.transplant import transplant
 from gitmem.memory.worktree import checked_out, ensure_clean
-from gitmem.review import decision_intent, team, team_refs
+from gitmem.review import decision_intent, team
 from gitmem.review.pending import ARCHIVE_OF_ACTION, ReviewCommit, SessionRef, SessionView, load
 from gitmem.wording import count
 
@@ -220,7 +220,7 @@ def _claimed_on(repo: MemoryRepo, view: SessionView) -> str | None:
     for ref in synced:
         where = ref.removeprefix("refs/gitmem/sync/").removesuffix("/last-synced")
         if ref.endswith("/last-synced") and repo.store.resolve(
-            team_refs.tracking(where, "session") + view.ref.id
+            team.tracking(where, "session") + view.ref.id
         ):
             return where
     return None

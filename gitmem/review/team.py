@@ -25,6 +25,7 @@ reach the remote wins; a later one is refused before anything lands here.
 
 from __future__ import annotations
 
+import socket
 from dataclasses import asdict, dataclass, field
 
 from gitmem.errors import Conflict, InvalidInput
@@ -32,15 +33,36 @@ from gitmem.git.runner import Sha
 from gitmem.memory import names
 from gitmem.memory import remote as remote_mod
 from gitmem.memory.remote import RemoteError, Update
-from gitmem.memory.repo import SESSION_PREFIX, MemoryRepo
-from gitmem.review.team_refs import (
-    BRANCH_PREFIX,
-    BY_PREFIX,
-    DECISION_PREFIX,
-    FROM_PREFIX,
-    fetch_specs,
-    tracking,
-)
+from gitmem.memory.repo import ARCHIVE_PREFIX, SESSION_PREFIX, MemoryRepo
+
+DECISION_PREFIX = {
+    "accepted": ARCHIVE_PREFIX,
+    "partial": "refs/gitmem/partial/",
+    "rejected": "refs/gitmem/rejected/",
+}
+FROM_PREFIX = "refs/gitmem/from/"
+BY_PREFIX = "refs/gitmem/by/"
+BRANCH_PREFIX = "refs/heads/" + SESSION_PREFIX
+
+
+def tracking(remote: str, what: str) -> str:
+    """Where a sync keeps the remote's ``what`` refs (never a local branch)."""
+    if what == "session":
+        return f"refs/remotes/{remote}/{SESSION_PREFIX}"
+    return f"refs/gitmem/remotes/{remote}/{what}/"
+
+
+def fetch_specs(remote: str) -> list[str]:
+    """The refspecs a sync fetches beside main (pruned: a decided session's branch goes)."""
+    specs = [f"+{BRANCH_PREFIX}*:{tracking(remote, 'session')}*"]
+    specs += [
+        f"+{FROM_PREFIX}*:{tracking(remote, 'from')}*",
+        f"+{BY_PREFIX}*:{tracking(remote, 'by')}*",
+    ]
+    for action, prefix in DECISION_PREFIX.items():
+        specs.append(f"+{prefix}*:{tracking(remote, action)}*")
+    return specs
+
 
 MACHINE_KEY = "gitmem.machine"
 SAID = {"accepted": "accepted", "partial": "accepted in part", "rejected": "rejected"}
@@ -54,8 +76,6 @@ def machine(repo: MemoryRepo) -> str:
     proc = repo.git.run("config", "--get", MACHINE_KEY, check=False)
     name = proc.stdout.decode("utf-8", "replace").strip() if proc.returncode == 0 else ""
     if not name:
-        import socket
-
         name = socket.gethostname()
     got = names.slugify(name) or "machine"
     repo.memo[("machine", "")] = got

@@ -27,8 +27,17 @@ from gitmem.git.objects import TreeEntry
 from gitmem.git.runner import Sha, clean_env
 from gitmem.index import build as index
 from gitmem.memory import remote as remote_mod
+from gitmem.memory.land import commits_between, land
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.memory.scan import Hit, scan_log
+from gitmem.memory.transplant import changed_paths
+from gitmem.memory.worktree import (
+    ensure_clean,
+    move_and_follow,
+    sync_worktree,
+    worktree_guard,
+)
+from gitmem.sync.refs import sync_ref
 
 RECORDS = "refs/gitmem/redactions/"
 NOTES = "refs/notes/gitmem-redactions"
@@ -140,8 +149,6 @@ def _write_record(repo: MemoryRepo, ref: str, data: dict[str, object]) -> None:
 
 def redact(repo: MemoryRepo, push: str | None = None) -> Redaction:
     """Rewrite local history without its secrets; with ``push``, publish main and the record."""
-    from gitmem.memory.transplant import changed_paths
-    from gitmem.memory.worktree import ensure_clean, sync_worktree, worktree_guard
 
     if repo.tip(MAIN) is None:
         raise NotFound("no main branch")
@@ -204,7 +211,6 @@ def _push_pending(repo: MemoryRepo, remote: str) -> Redaction:
 
 
 def _publish(repo: MemoryRepo, remote: str, done: Redaction) -> Redaction:
-    from gitmem.sync.exchange import sync_ref
 
     where = remote_mod.url(repo, remote)
     lease = repo.store.resolve(sync_ref(remote, "last-synced"))
@@ -268,10 +274,6 @@ def redacted_as(repo: MemoryRepo, remote: str, last: str) -> str | None:
 def accept_redaction(repo: MemoryRepo, remote: str, theirs: Sha, last: Sha) -> str:
     """Take the remote's rewritten main: main moves to its rewrite of ``last`` and the
     local commits since are re-created on top; the next sync round merges and pushes."""
-    from gitmem.memory.land import commits_between, land
-    from gitmem.memory.transplant import changed_paths
-    from gitmem.memory.worktree import ensure_clean, move_and_follow, worktree_guard
-    from gitmem.sync.exchange import sync_ref
 
     new_last = redacted_as(repo, remote, last)
     if new_last is None or repo.store.resolve(new_last) is None:

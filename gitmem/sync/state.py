@@ -9,17 +9,17 @@ markers. Undoing puts back exactly those files and drops the refs and the state.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from gitmem.errors import Conflict, InvalidInput
 from gitmem.git import safe_files
 from gitmem.git.runner import Sha
+from gitmem.memory.merge import Merged, has_markers
 from gitmem.memory.repo import MemoryRepo
-
-if TYPE_CHECKING:  # the merge code is loaded by the syncs that merge, not by every sync's start
-    from gitmem.memory.merge import Merged
 
 LOCAL_REF = "refs/gitmem/conflict/local"
 REMOTE_REF = "refs/gitmem/conflict/remote"
@@ -30,8 +30,6 @@ def _path(repo: MemoryRepo) -> Path:
     return repo.gitmem_dir / STATE_FILE
 
 
-# Every sync loads this module before its first fetch, which starts as soon as it can:
-# json and hashlib are imported where a stopped sync's state is read or written.
 def load(repo: MemoryRepo) -> dict[str, Any] | None:
     """The state of a sync stopped at a conflict, None when none is; ``Conflict`` when
     the file cannot be read as one (what a stopped sync kept is then for a person)."""
@@ -42,8 +40,6 @@ def load(repo: MemoryRepo) -> dict[str, Any] | None:
         return None
     except (OSError, UnicodeDecodeError) as exc:
         raise _damaged(path, exc) from None
-    import json
-
     try:
         data = json.loads(text)
     except ValueError as exc:
@@ -77,8 +73,6 @@ def keep(
     repo: MemoryRepo, remote: str, ours: Sha, theirs: Sha, merged: Merged, live: bool
 ) -> list[str]:
     """Record the stop; returns the working-tree files now showing both versions."""
-    import hashlib
-    import json
 
     both = f"update {LOCAL_REF} {ours}\nupdate {REMOTE_REF} {theirs}\n"
     repo.git.run("update-ref", "-m", "gitmem sync: conflict", "--stdin", input=both.encode())
@@ -102,7 +96,6 @@ def resolutions(
     repo: MemoryRepo, state: dict[str, Any], ours: Sha, live: bool
 ) -> dict[str, bytes | None]:
     """Each conflicted path as the person settled it: in the working tree, or committed on main."""
-    from gitmem.memory.merge import has_markers
 
     out: dict[str, bytes | None] = {}
     for c in state["conflicts"]:
@@ -125,7 +118,6 @@ def clear(repo: MemoryRepo) -> None:
 
 def undo(repo: MemoryRepo, state: dict[str, Any], tip: Sha | None, live: bool) -> str:
     """Put back the working-tree files the stop wrote; a note when the person had edited one."""
-    import hashlib
 
     note = ""
     for path, digest in state["written"].items() if live else ():

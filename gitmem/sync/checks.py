@@ -1,0 +1,114 @@
+"""What a sync round checks once it has fetched, before anything changes here: the
+remote's history still holds what we synced last (a rewritten remote is refused, a
+``gitmem redact`` taken only when asked), nothing it brings puts a symlink or a
+submodule where memory lives, and nothing that leaves carries a secret."""
+
+from __future__ import annotations
+
+from gitmem.errors import Conflict, InvalidInput, UnsafePath
+from gitmem.git.runner import Sha
+from gitmem.memory import scan
+from gitmem.memory.repo import MemoryRepo, where_memory_lives
+from gitmem.review import team
+from gitmem.sync import redact
+from gitmem.sync.refs import sync_ref
+
+
+class RemoteRewritten(Conflict):
+    """The remote's main no longer contains what we synced last."""
+
+
+def history(repo: MemoryRepo, remote: str, theirs: Sha | None, accept_redaction: bool) -> None:
+    """Refuse (``RemoteRewritten``, ``RemoteRedacted``) a remote main that lost what we
+    synced last; with ``accept_redaction``, take a ``gitmem redact`` of it instead."""
+    last = repo.store.resolve(sync_ref(remote, "last-synced"))
+    if last is None or last == theirs or (theirs is not None and _ancestor(repo, last, theirs)):
+        if accept_redaction:
+            raise InvalidInput(
+                f"{remote}/main was not redacted since the last sync: plain `gitmem sync`"
+            )
+        return
+    if theirs is not None and redact.redacted_as(repo, remote, last) is not None:
+        if accept_redaction:
+            redact.accept_redaction(repo, remote, theirs, last)
+            return
+        raise redact.RemoteRedacted(
+            f"{remote}/main was rewritten by `gitmem redact` (secrets removed from history); "
+            "nothing was changed here. Take the redacted history with "
+            "`gitmem sync --accept-redaction`"
+        )
+    # The lease names what we just fetched: gitmem's fetch leaves refs/remotes/* alone, so
+    # a bare --force-with-lease would compare with a stale tracking ref and be refused.
+    lease = f"main:{theirs or ''}"
+    raise RemoteRewritten(
+        f"{remote}/main was rewritten: it no longer contains {last[:7]}, what we synced last; "
+        f"nothing was changed here. To keep this history, put it back with "
+        f"`git push --force-with-lease={lease} {remote} main`; to take theirs, start from a "
+        "fresh clone",
+        hint="gitmem never force-pushes and never drops a local commit",
+    )
+
+
+def _ancestor(repo: MemoryRepo, a: str, b: str) -> bool:
+    return repo.git.run("merge-base", "--is-ancestor", a, b, check=False).returncode == 0
+
+
+_UNSAFE_MODES = {"120000": "a symlink", "160000": "a submodule"}
+
+
+def incoming(repo: MemoryRepo, remote: str, ours: Sha | None, theirs: Sha | None) -> None:
+    """Refuse (``UnsafePath``) a remote history that puts a symlink or submodule where
+    memory lives, in any commit we would receive."""
+    if theirs is None:
+        return
+    # No pathspec: git would compare each commit twice (to simplify history, then to diff).
+    listing = repo.git.out(
+        "log",
+        "-m",
+        "--raw",
+        "-z",
+        "--no-renames",
+        "--no-abbrev",
+        "--format=%x00%H",
+        theirs,
+        *([f"^{ours}"] if ours else []),
+    )
+    found = unsafe_entry(listing)
+    if found is not None:
+        path, what, commit = found
+        raise UnsafePath(
+            f"{remote}/main brings {path} as {what} (commit {commit[:7]}); gitmem never "
+            "follows one where it keeps memory; nothing was changed here",
+            hint=f"fix it on {remote} with a commit that makes it a real file or folder",
+        )
+
+
+def unsafe_entry(out: str) -> tuple[str, str, str] | None:
+    """The first (path, "a symlink" or "a submodule", commit) where memory lives in
+    ``git log -m --raw -z --format=%x00%H``'s ``out``, or None."""
+    items, commit = out.split("\0"), ""
+    for i, item in enumerate(items):
+        item = item.strip("\n")
+        if len(item) in (40, 64) and all(c in "0123456789abcdef" for c in item):
+            commit = item
+        elif item.startswith(":") and i + 1 < len(items):
+            mode, path = item[1:].split(" ")[1], items[i + 1]
+            if mode in _UNSAFE_MODES and where_memory_lives(path):
+                return path, _UNSAFE_MODES[mode], commit
+    return None
+
+
+def outgoing_main(repo: MemoryRepo, remote: str, ours: Sha | None, theirs: Sha | None) -> None:
+    """Refuse to send commits that carry a secret: those main has and ``theirs`` has not."""
+    if ours is not None and ours != theirs:
+        scan.outgoing(repo, remote, ours, theirs)
+
+
+def outgoing_sessions(
+    repo: MemoryRepo, remote: str, out: team.Outgoing, theirs: Sha | None
+) -> None:
+    """The session branches this round publishes carry no secret either."""
+    for update in out.updates:
+        if update.new and update.ref.startswith("refs/heads/gitmem/session/"):
+            base = [b for b in (update.old, theirs) if b]
+            scan.outgoing(repo, remote, update.new, base[0] if base else None)

@@ -1,0 +1,119 @@
+"""What a sync reports: ``SyncResult`` (its status, what moved, and its text for people)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from gitmem.memory.merge import FileConflict
+from gitmem.memory.repo import MemoryRepo
+from gitmem.sync import state as sync_state
+from gitmem.wording import count
+
+
+@dataclass(frozen=True)
+class SyncResult:
+    """A sync's outcome: ``status`` up-to-date, synced, conflict (both versions kept until
+    ``continue_sync`` or ``abort_sync``) or aborted; commits received and sent, sessions
+    published and decided, and ``text()`` for people."""
+
+    remote: str
+    status: str  # up-to-date | synced | conflict | aborted
+    main: str | None
+    received: int = 0
+    sent: int = 0
+    merged: bool = False
+    conflicts: list[FileConflict] = field(default_factory=list)
+    note: str = ""
+    # Files that change how the agent behaves (persona, settings) that this sync changed,
+    # and the commits before and after, so a person can look: `git diff BEFORE AFTER -- ...`.
+    behaviour: list[str] = field(default_factory=list)
+    before: str | None = None
+    # Sessions: published here (their branch created or grown on the remote), decisions this
+    # machine sent, sessions archived here because they were decided on another machine.
+    published: list[str] = field(default_factory=list)
+    decided: list[str] = field(default_factory=list)
+    settled: list[str] = field(default_factory=list)
+    waiting: list[str] = field(default_factory=list)  # remote sessions to review here
+    rounds: int = 1  # push rounds it took (more than one: another machine pushed first)
+
+    def to_json(self) -> dict[str, object]:
+        return asdict(self)
+
+    def text(self) -> str:
+        r, at = self.remote, (self.main or "")[:7]
+        if self.status == "conflict":
+            return conflict_report(r, self.conflicts, self.note)
+        if self.status == "aborted":
+            return (
+                f"sync with {r} aborted: main and the working tree are as they were.{self.note}\n"
+            )
+        if self.status == "up-to-date":
+            return f"main is up to date with {r} ({at}).{self.note}\n" + self.sessions_text()
+        how = ", merged" if self.merged else ""
+        return (
+            (
+                f"synced with {r}: received {count(self.received, 'commit')}, sent {self.sent} "
+                f"(main at {at}{how}).{self.note}\n"
+            )
+            + self.sessions_text()
+            + self.behaviour_text()
+        )
+
+    def sessions_text(self) -> str:
+        out = ""
+        if self.published:
+            out += f"published {count(len(self.published), 'pending session')}: {', '.join(self.published)}\n"
+        if self.decided:
+            out += f"sent the decision on {', '.join(self.decided)}\n"
+        if self.settled:
+            out += (
+                f"decided on another machine, archived here: {', '.join(self.settled)} "
+                "(`gitmem review --all`)\n"
+            )
+        if self.waiting:
+            n = len(self.waiting)
+            out += (
+                f"{count(n, 'session')} from "
+                f"{'another machine waits' if n == 1 else 'other machines wait'} "
+                f"for review: {', '.join(self.waiting)} (`gitmem review`)\n"
+            )
+        return out
+
+    def behaviour_text(self) -> str:
+        if not self.behaviour:
+            return ""
+        files = " ".join(self.behaviour)
+        they = "they change" if len(self.behaviour) > 1 else "it changes"
+        return (
+            f"{_joined(self.behaviour)} changed by {self.remote}: {they} how the agent behaves; "
+            f"see what changed with `git diff {(self.before or '')[:12]} {(self.main or '')[:12]} "
+            f"-- {files}`\n"
+        )
+
+
+# What the agent follows rather than reads: a sync that changes them says so.
+BEHAVIOUR_FILES = ("persona.md", "gitmem.toml")
+
+
+def _joined(paths: list[str]) -> str:
+    return paths[0] if len(paths) == 1 else f"{', '.join(paths[:-1])} and {paths[-1]}"
+
+
+def behaviour_changes(repo: MemoryRepo, before: str | None, after: str | None) -> list[str]:
+    """The behaviour files that differ between ``before`` and ``after`` (main's tips)."""
+    if before is None or after is None or before == after:
+        return []
+    out = repo.git.out("diff", "--name-only", "-z", before, after, "--", *BEHAVIOUR_FILES)
+    return [p for p in BEHAVIOUR_FILES if p in out.split("\0")]
+
+
+def conflict_report(remote: str, conflicts: list[FileConflict], note: str) -> str:
+    lines = [f"sync with {remote} stopped: the same part of memory was edited here and there:"]
+    lines += [f"  {c.label():<40}  {c.path}" for c in conflicts]
+    lines += [
+        f"Both versions are kept: this machine's in main, {remote}'s in {sync_state.REMOTE_REF}.",
+        note.strip() or "main is not checked out: commit the resolution on main.",
+        "Keep what you want of both, then run `gitmem sync --continue`;",
+        "`gitmem sync --abort` puts everything back as it was.",
+    ]
+    return "\n".join(lines) + "\n"

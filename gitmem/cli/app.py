@@ -24,8 +24,8 @@ from ..errors import (
     InvalidInput,
     from_os_error,
 )
-from . import COMPLETE_VAR
 
+COMPLETE_VAR = "_GITMEM_COMPLETE"  # set by the shell asking for completions
 F = TypeVar("F", bound=Callable[..., Any])
 
 

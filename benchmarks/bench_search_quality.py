@@ -8,10 +8,8 @@ set; both sets are reported.
 
 Systems, each given the same memory:
 
-- **gitmem**: ``gitmem.search.ranked.search_history`` on the repo (current sections with their
+- **gitmem**: ``gitmem.search_history`` on the repo (current sections with their
   index entries, past values, transcripts).
-- **bm25s**: the bm25s library over gitmem's own documents and terms (one field; the
-  alternative library for the same job, for the library comparison).
 - **baseline**: plain BM25 (rank-bm25's ``BM25Okapi``) over the current card sections
   (card title, heading and text), lower-cased words, no stemming, no stop words.
 - **memgit**: memgit's own BM25 scorer (``memgit.scorer.score``, what ``memgit search``
@@ -46,10 +44,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import search_memory as M
 
-from gitmem.memory.repo import MemoryRepo
-from gitmem.search import corpus as S
-from gitmem.search.ranked import search_history
-from gitmem.search.terms import terms
+import gitmem
+from gitmem import MemoryRepo
 
 MEMORY_VERSION = 3  # bump when search_memory.py changes what it writes
 MEMGIT = "memgit==0.13.0"
@@ -104,20 +100,20 @@ def _replayed_plan(seed: int) -> list[M.Card]:
 
 
 def sections_at_tip(repo: MemoryRepo) -> list[dict[str, Any]]:
-    state = S.current(repo)
+    """Every indexed section at main's tip, through the public API."""
     out = []
-    for card, secs in sorted(state.cards.items()):
-        for sid, n in secs.items():
-            d = state.docs[n]
+    for card in gitmem.read_index(repo).cards:
+        for sec in card.sections:
+            body = gitmem.read_card(repo, card.project, sec.id).split("\n", 1)
             out.append(
                 {
-                    "card": card,
-                    "section": sid,
-                    "title": state.titles.get(card, ""),
-                    "heading": d[S.HEADING],
-                    "text": d[S.TEXT],
-                    "keywords": d[S.KEYWORDS],
-                    "summary": d[S.SUMMARY],
+                    "card": card.project,
+                    "section": sec.id,
+                    "title": card.title,
+                    "heading": sec.heading,
+                    "text": body[1] if len(body) > 1 else "",
+                    "keywords": ", ".join(sec.keywords),
+                    "summary": sec.summary or "",
                 }
             )
     return out
@@ -125,7 +121,7 @@ def sections_at_tip(repo: MemoryRepo) -> list[dict[str, Any]]:
 
 def gitmem_ranker(repo: MemoryRepo) -> Ranker:
     def rank(q: str) -> list[tuple[str, str]]:
-        return [(h.card, h.section) for h in search_history(repo, q, 10)]
+        return [(h.card, h.section) for h in gitmem.search_history(repo, q, 10)]
 
     return rank
 
@@ -143,35 +139,6 @@ def baseline_ranker(secs: list[dict[str, Any]]) -> Ranker:
         scores = bm.get_scores(tok(q))
         order = sorted(range(len(secs)), key=lambda i: -scores[i])[:10]
         return [(secs[i]["card"], secs[i]["section"]) for i in order if scores[i] > 0]
-
-    return rank
-
-
-def bm25s_ranker(repo: MemoryRepo) -> Ranker:
-    """bm25s over the same documents and terms as gitmem (fields joined into one)."""
-    import bm25s
-
-    state = S.current(repo)
-    live = [d for d in state.docs if d[S.KIND] != S.GONE]
-    corpus = [
-        terms(
-            f"{d[S.CARD]} {d[S.REF]} {d[S.HEADING]} {d[S.KEYWORDS]} {d[S.SUMMARY]} "
-            f"{S.text_of(state, d)}"
-        )
-        for d in live
-    ]
-    vocab: dict[str, int] = {}
-    ids = [[vocab.setdefault(t, len(vocab)) for t in doc] for doc in corpus]
-    retriever = bm25s.BM25()
-    retriever.index(bm25s.tokenization.Tokenized(ids=ids, vocab=vocab), show_progress=False)
-
-    def rank(q: str) -> list[tuple[str, str]]:
-        qt = [vocab[t] for t in terms(q) if t in vocab]
-        if not qt:
-            return []
-        scores = retriever.get_scores_from_ids(qt)
-        order = sorted(range(len(live)), key=lambda i: -scores[i])[:10]
-        return [(live[i][S.CARD], live[i][S.SECTION]) for i in order if scores[i] > 0]
 
     return rank
 
@@ -230,16 +197,15 @@ def main() -> None:
     (work / ".git" / "gitmem").mkdir(exist_ok=True)
     for f in (work / ".git" / "gitmem").glob("search-*"):
         f.unlink()
-    with MemoryRepo(work) as repo:
+    with gitmem.open_repo(work) as repo:
         t0 = time.perf_counter()
-        S.current(repo)
+        gitmem.search_history(repo, "warm", 1)  # builds the search index
         build_ms = (time.perf_counter() - t0) * 1000
         secs = sections_at_tip(repo)
         systems: dict[str, list[list[tuple[str, str]]]] = {}
         lat: dict[str, float] = {}
         for name, make in [
             ("gitmem", lambda: gitmem_ranker(repo)),
-            ("bm25s", lambda: bm25s_ranker(repo)),
             ("baseline", lambda: baseline_ranker(secs)),
         ]:
             ranker = make()

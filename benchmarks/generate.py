@@ -1,21 +1,22 @@
 """Build a large client memory repo for the benchmarks, fast, with ``git fast-import``.
 
-The repo starts as ``gitmem.setup.init.init_repo`` makes it; then one fast-import
-stream adds the history an agent and a person would have made over months:
+The repo starts as ``gitmem.init_repo`` makes it; then one fast-import stream adds the
+history an agent and a person would have made over months:
 
-* card creations and section edits with the exact message ``gitmem.memory.trailers.edit_message``
-  writes (agent edits in sessions, some ``gitmem write`` edits by a person),
+* card creations and section edits with the message ``gitmem.write_card`` writes (agent
+  edits in sessions, some ``gitmem write`` edits by a person),
 * hand edits committed with plain git (no trailers; some add a section),
-* reverts in ``gitmem.memory.revert`` 's format (``Gitmem-Reverts: <sha>``),
-* session transcripts in ``gitmem.memory.session_branches.save_transcript`` 's format.
+* reverts in ``gitmem.revert_commit``'s format (``Gitmem-Reverts: <sha>``),
+* session transcripts as a finished session commits them.
 
 Every commit changes one file; every edit commit changes one section of one card.
 Before the repo is cached, a sample of the generated commits is re-made with
-``gitmem.memory.edit.write_card`` / ``gitmem.memory.revert.revert_commit`` on their parents and
-must come out with the very same commit ids. Repos are cached by parameters, so
-reruns are fast::
+``gitmem.write_card`` / ``gitmem.revert_commit`` on their parents and must come out with
+the very same commit ids. Only gitmem's public API is used. Repos are cached by
+parameters under ``$GITMEM_BENCH_CACHE`` (default ``/tmp/gitmem-bench``)::
 
     .venv/bin/python benchmarks/generate.py --cards 1000 --commits 10000
+    .venv/bin/python benchmarks/generate.py --cards 1000 --commits 100000 --sections 75
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -36,18 +38,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from gitmem.git.runner import clean_env
-from gitmem.index.build import refresh
-from gitmem.memory import trailers as T
-from gitmem.memory.edit import write_card
-from gitmem.memory.names import slugify
-from gitmem.memory.repo import MAIN, MemoryRepo
-from gitmem.memory.revert import revert_commit
-from gitmem.memory.trailers import IndexEntry, edit_message
-from gitmem.paths import shipped
-from gitmem.setup.init import init_repo
+import gitmem
+from gitmem import IndexEntry, MemoryRepo, init_repo, open_repo, revert_commit, write_card
 
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2  # bump when what this file generates changes
+MAIN = "main"
+CARD, SECTION, KEYWORDS = "Gitmem-Card", "Gitmem-Section", "Gitmem-Keywords"
+SUMMARY, SESSION, ACTOR = "Gitmem-Summary", "Gitmem-Session", "Gitmem-Actor"
+REVERTS, LAYER = "Gitmem-Reverts", "Gitmem-Layer"
 NAME, EMAIL = "Dana Reyes", "dana@example.com"
 START_EPOCH = 1735722000  # 2025-01-01 09:00 UTC
 CLIENT = "bench"
@@ -180,18 +178,47 @@ class Params:
     cards: int = 1000
     commits: int = 10_000
     seed: int = 1
+    sections: int = 0  # sections per new card; 0: 4 to 7
 
     def key(self) -> str:
-        """A cache key that changes with the parameters, this file, gitmem's format and
-        the repo template (its ``gitmem.toml`` names the model, for one)."""
-        probe = edit_message(
-            "a-b", IndexEntry.make("c", ["d"], "e"), session="s", actor="agent"
-        ).encode()
-        template = shipped("template-repo")
-        files = sorted(f for f in template.rglob("*") if f.is_file())
-        probe += b"".join(str(f.relative_to(template)).encode() + f.read_bytes() for f in files)
-        digest = hashlib.sha1(Path(__file__).read_bytes() + probe).hexdigest()[:10]
-        return f"v{GENERATOR_VERSION}-c{self.cards}-n{self.commits}-s{self.seed}-{digest}"
+        """A cache key that changes with the parameters, ``GENERATOR_VERSION`` and what gitmem
+        makes of an empty repo and of one edit (its template and its commit format)."""
+        digest = hashlib.sha1(_probe()).hexdigest()[:10]
+        shape = f"-x{self.sections}" if self.sections else ""
+        return f"v{GENERATOR_VERSION}-c{self.cards}-n{self.commits}{shape}-s{self.seed}-{digest}"
+
+
+def _probe() -> bytes:
+    """gitmem's template tree and the message of one edit, made in a scratch repo."""
+    with tempfile.TemporaryDirectory(prefix="gitmem-probe-") as tmp, identity(START_EPOCH):
+        root = Path(tmp) / "r"
+        init_repo(root, CLIENT)
+        with open_repo(root) as repo:
+            write_card(repo, "a-b", "", "## C\n\nd\n", IndexEntry.make("c", ["d"], "e"))
+        return git(root, "log", "--format=%T%n%B", "-2").encode()
+
+
+def clean_env() -> dict[str, str]:
+    """The environment without inherited ``GIT_*`` variables, for git's own processes."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+
+
+def slugify(text: str) -> str:
+    """A heading's section id, as gitmem derives it."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:64].rstrip("-")
+
+
+def edit_message(card: str, entry: IndexEntry, *, session: str | None, actor: str) -> str:
+    """The commit message ``gitmem.write_card`` writes (checked by ``verify``)."""
+    head = f"{card}: {entry.summary}"
+    if len(head) > 72:
+        head = head[:71].rstrip() + "…"
+    lines = [f"{CARD}: {card}", f"{SECTION}: {entry.section_id}"]
+    lines += [f"{KEYWORDS}: {', '.join(entry.keywords)}", f"{SUMMARY}: {entry.summary}"]
+    if session:
+        lines.append(f"{SESSION}: {session}")
+    lines.append(f"{ACTOR}: {actor}")
+    return f"{head}\n\n" + "\n".join(lines) + "\n"
 
 
 # -- the cards ---------------------------------------------------------------------
@@ -345,7 +372,10 @@ class History:
     # -- commit kinds ----------------------------------------------------------
     def _create(self) -> Commit:
         project = self.names[len(self.created)]
-        headings = self.rng.sample(HEADINGS, self.rng.randint(4, 7))
+        if self.p.sections:
+            headings = [HEADINGS[i % len(HEADINGS)] + f" {i + 1}" for i in range(self.p.sections)]
+        else:
+            headings = self.rng.sample(HEADINGS, self.rng.randint(4, 7))
         card = Card(project, title_of(project), [])
         for h in headings:
             card.sections.append(Section(h, [self._bullet(h.lower()) for _ in range(2)]))
@@ -414,10 +444,10 @@ class History:
                 Sample("revert", self.mark, self.mark - 1, self.epoch, project, target=record.mark)
             )
         lines = [
-            f"{T.CARD}: {project}",
-            f"{T.SECTION}: {record.section}",
-            f"{T.REVERTS}: {target}",
-            f"{T.ACTOR}: cli",
+            f"{CARD}: {project}",
+            f"{SECTION}: {record.section}",
+            f"{REVERTS}: {target}",
+            f"{ACTOR}: cli",
         ]
         message = (
             f'Revert "{record.subject}"\n\nThis reverts commit {target}.\n\n'
@@ -436,9 +466,7 @@ class History:
             block = [{"type": "text", "text": text}]
             when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.epoch))
             lines.append(json.dumps({"at": when, "role": role, "text": text, "content": block}))
-        message = (
-            f"session {sid}: transcript\n\n{T.SESSION}: {sid}\n{T.LAYER}: chat\n{T.ACTOR}: agent\n"
-        )
+        message = f"session {sid}: transcript\n\n{SESSION}: {sid}\n{LAYER}: chat\n{ACTOR}: agent\n"
         content = "\n".join(lines) + "\n"
         return Commit(
             self.mark, self.epoch, message, f"sessions/{sid}.jsonl", content, "transcript"
@@ -575,8 +603,8 @@ def build(root: Path, params: Params) -> dict[str, Any]:
     marks.unlink()
     verify(root, history.samples, {int(k[1:]): v for k, v in mark_shas.items()})
     git(root, "gc", "-q", "--prune=now")
-    with MemoryRepo(root) as repo:
-        refresh(repo, MAIN)
+    with open_repo(root) as repo:
+        gitmem.read_index(repo)  # the index cached, as after any command
     return {
         "params": asdict(params),
         "kinds": history.kinds,
@@ -588,7 +616,7 @@ def build(root: Path, params: Params) -> dict[str, Any]:
 def verify(root: Path, samples: list[Sample], shas: dict[int, str]) -> None:
     """Re-make sampled commits with gitmem itself on their parents: ids must match."""
     branch = "bench-verify"
-    with MemoryRepo(root) as repo:
+    with open_repo(root) as repo:
         for s in samples:
             parent = shas.get(s.parent) or git(root, "rev-parse", f"{shas[s.mark]}^")
             git(root, "update-ref", f"refs/heads/{branch}", parent)
@@ -646,13 +674,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cards", type=int, default=Params.cards)
     ap.add_argument("--commits", type=int, default=Params.commits)
     ap.add_argument("--seed", type=int, default=Params.seed)
+    ap.add_argument("--sections", type=int, default=0, help="sections per card (default 4-7)")
     ap.add_argument(
         "--cache-dir", default=None, help="default: $GITMEM_BENCH_CACHE or TMP/gitmem-bench"
     )
     args = ap.parse_args(argv)
     if args.cards < 1 or args.commits < args.cards:
         ap.error("need --cards >= 1 and --commits >= --cards (each card is created by a commit)")
-    repo = cached_repo(Params(args.cards, args.commits, args.seed), cache_root(args.cache_dir))
+    repo = cached_repo(
+        Params(args.cards, args.commits, args.seed, args.sections), cache_root(args.cache_dir)
+    )
     print(repo)
     return 0
 

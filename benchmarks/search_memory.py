@@ -1,7 +1,7 @@
 """A freelance consultant's memory for the search quality benchmark, and questions about it.
 
 Deterministic for a seed: 30 clients, 70 project cards (about 450 sections) written
-one real gitmem edit at a time (``gitmem.memory.edit.write_card``, about 550 commits over
+one real gitmem edit at a time (``gitmem.write_card``, about 550 commits over
 a year), about 60 of them knowledge updates (a budget raised or cut, a launch moved,
 a project manager replaced, a host or a rate changed), and a dozen committed session
 transcripts. Wording is drawn from several phrasings per kind of section so no two
@@ -23,10 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gitmem.memory.edit import write_card
-from gitmem.memory.repo import MemoryRepo
-from gitmem.memory.trailers import IndexEntry
-from gitmem.setup.init import init_repo
+from gitmem import IndexEntry, MemoryRepo, init_repo, open_repo, write_card
 
 START = 1736150400  # 2025-01-06 08:00 UTC
 
@@ -713,7 +710,7 @@ def build(path: Path, seed: int = 15) -> list[Card]:
 
     saved = {k: os.environ.get(k) for k in ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE")}
     try:
-        with MemoryRepo(path) as repo:
+        with open_repo(path) as repo:
             steps = [(c, i) for c in cards for i in range(len(c.sections))]
             rng.shuffle(steps)
             # sections in card order: the i-th section of a card is written after the (i-1)-th

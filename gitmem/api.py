@@ -55,7 +55,6 @@ def open_repo(
     where = Path(path).expanduser() if path is not None else None
     repo = MemoryRepo(find_repo(where, client=client))
     if finish_interrupted:
-        repo.store.clean_temporaries()
         recover(repo)
     return repo
 

@@ -1,4 +1,4 @@
-"""The in-process index reader agrees with `git ls-files --stage`, and falls back when unsure."""
+"""An edit on a checked-out branch leaves git's staging area as `git status` expects it."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 from gitmem.errors import DirtyCard
-from gitmem.git.index_file import staged
 from gitmem.memory.edit import write_card
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
@@ -20,25 +19,6 @@ ENTRY = IndexEntry.make("notes", ["n"], "notes")
 def ls_stage(root: Path, path: str) -> list[tuple[int, str]]:
     out = git(root, "ls-files", "--stage", "--", path)
     return [(int(line.split()[2]), line.split()[1]) for line in out.splitlines()]
-
-
-@pytest.mark.parametrize("version", ["2", "3"])
-def test_staged_matches_git(client: Path, version: str) -> None:
-    names = [f"cards/{n}.md" for n in ("a", "a-b", "ab", "b", "z" * 120)]
-    for i, name in enumerate(names):
-        (client / name).write_text(f"# x\n\n## Notes\n{i}\n")
-    git(client, "add", "-A")
-    git(client, "update-index", "--index-version", version)
-    if version == "3":
-        (client / "cards/later.md").write_text("# later\n")
-        git(client, "add", "--intent-to-add", "cards/later.md")  # sets the extended flags
-    for name in [*names, "cards/later.md", "cards/missing.md", "gitmem.toml"]:
-        assert staged(client / ".git/index", name) == ls_stage(client, name), name
-
-
-def test_version_4_is_left_to_git(client: Path) -> None:
-    git(client, "update-index", "--index-version", "4")
-    assert staged(client / ".git/index", "gitmem.toml") is None
 
 
 def test_untracked_new_card_blocks_its_creation(repo: MemoryRepo) -> None:
@@ -82,18 +62,6 @@ def test_edit_on_a_checked_out_branch_leaves_the_index_as_git_would(
     # The stat data is what git would record: a refresh finds nothing to re-hash.
     assert git(repo.root, "update-index", "--refresh") == ""
     assert "error" not in git(repo.root, "fsck", "--no-dangling").lower()
-
-
-def test_restage_gives_way_to_a_held_index_lock(repo: MemoryRepo) -> None:
-    from gitmem.git.index_file import restage
-
-    write_card(repo, "a", "", "## Notes\nx\n", ENTRY)
-    lock = repo.root / ".git/index.lock"
-    lock.write_text("someone else")
-    before = (repo.root / ".git/index").read_bytes()
-    st = (repo.root / "cards/a.md").stat()
-    assert restage(repo.root / ".git/index", {"cards/a.md": ("0" * 40, st)}) is False
-    assert (repo.root / ".git/index").read_bytes() == before and lock.read_text() == "someone else"
 
 
 def test_kept_extensions_stay_readable_over_many_edits(repo: MemoryRepo) -> None:

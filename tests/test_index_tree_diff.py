@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_index_property import SECTIONS, do_edit, do_hand, do_revert, full_replay
 
-from gitmem.git.objects import ObjectStore
+from gitmem.git import objects
 from gitmem.index import build as index
 from gitmem.index import card_cache as index_cards
 from gitmem.index import freshness
@@ -117,7 +117,7 @@ def test_a_new_process_reads_only_what_the_new_commits_changed(
         assert tree is not None
     facts: list[str] = []
     parsed: list[int] = []  # the bytes of each tree the object store parsed
-    real_memo, real_parse = freshness.memo_for, ObjectStore._parse
+    real_memo, real_parse = freshness.memo_for, objects.parse_tree
     loaded: list[bytes] = []
     import marshal
 
@@ -127,9 +127,9 @@ def test_a_new_process_reads_only_what_the_new_commits_changed(
         facts.append(branch)
         return real_memo(repo, branch)
 
-    def parse_spy(self: ObjectStore, data: bytes) -> object:
+    def parse_spy(data: bytes, n: int) -> list[objects.TreeEntry]:
         parsed.append(len(data))
-        return real_parse(self, data)
+        return real_parse(data, n)
 
     def loads_spy(data: bytes) -> object:
         loaded.append(data)
@@ -140,7 +140,7 @@ def test_a_new_process_reads_only_what_the_new_commits_changed(
         loads = staticmethod(loads_spy)
 
     monkeypatch.setattr(freshness, "memo_for", memo_spy)
-    monkeypatch.setattr(ObjectStore, "_parse", parse_spy)
+    monkeypatch.setattr(objects, "parse_tree", parse_spy)
     monkeypatch.setattr(index_cards, "marshal", Marshal, raising=False)
     with MemoryRepo(client) as repo:
         text = index.rendered(repo)

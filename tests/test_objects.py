@@ -102,7 +102,7 @@ def test_read_answers_any_name_git_echoes_back(name: str, exists: bool) -> None:
 def test_read_names_each_part_of_what_it_read(repo: MemoryRepo) -> None:
     """``read`` gives an object's id, kind and bytes by name, as git itself reports them."""
     root = repo.root
-    blob = repo.store.write("blob", b"written in-process\n")  # read back from the store's memory
+    blob = repo.store.write("blob", b"written by gitmem\n")
     for name in ("main", "main^{tree}", "main:gitmem.toml", blob):
         got = repo.store.read(name)
         assert got is not None
@@ -112,3 +112,22 @@ def test_read_names_each_part_of_what_it_read(repo: MemoryRepo) -> None:
             ["git", "cat-file", kind, sha], cwd=root, capture_output=True, check=True
         ).stdout
         assert (got.sha, got.kind, got.data) == (sha, kind, raw), name
+
+
+def test_a_commit_reads_as_git_reads_it_a_signed_merge_too(repo: MemoryRepo) -> None:
+    root = repo.root
+    tip = git(root, "rev-parse", "main").strip()
+    tree = git(root, "rev-parse", "main^{tree}").strip()
+    who = "A U Thor <a@example.com> 1700000000 +0000"
+    raw = (
+        f"tree {tree}\nparent {tip}\nparent {tip}\nauthor {who}\ncommitter Other <o@x> 1 +0100\n"
+        "gpgsig -----BEGIN PGP SIGNATURE-----\n \n parent 0000\n -----END PGP SIGNATURE-----\n"
+        "\nsubject\n\nbody: more\n"
+    )
+    sha = git(root, "hash-object", "-w", "-t", "commit", "--stdin", input=raw.encode()).strip()
+    got = repo.store.read_commit(sha)
+    shown = git(root, "show", "-s", "--format=%T%n%P", sha).split("\n")
+    assert (got.sha, got.tree, " ".join(got.parents)) == (sha, shown[0], shown[1])
+    assert got.parents == (tip, tip) and got.author == who
+    assert got.committer == "Other <o@x> 1 +0100"
+    assert got.message == "subject\n\nbody: more\n"

@@ -367,18 +367,6 @@ def test_a_new_edit_is_read_without_a_git_process_and_as_git_reads_it(memory: Me
     assert commit.trailers["Gitmem-Summary"] == "$30k"
 
 
-def test_what_the_store_just_wrote_is_read_back_without_git(client: Path) -> None:
-    with MemoryRepo(client) as fresh:
-        store = fresh.store
-        blob = store.write("blob", b"budget 40k\n")
-        assert store.read_blob(blob) == b"budget 40k\n"
-        assert store._proc is None  # no cat-file process was needed
-        big = store.write("blob", b"x" * 70000)  # large objects are not kept in memory:
-        assert big not in store._written
-        assert store.read_blob(big) == b"x" * 70000  # read back from the loose file
-        assert store._proc is None
-
-
 def test_the_rules_and_the_tool_teach_searching_well() -> None:
     from gitmem.agent.prompt import rules_text
     from gitmem.agent.tools import TOOLS

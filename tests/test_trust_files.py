@@ -377,25 +377,6 @@ def test_detached_head_reads_and_writes_main(client: Path) -> None:
     assert gm("-C", str(client), "log").code == 0
 
 
-def test_a_failed_object_write_leaves_no_temporary(
-    client: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import errno
-    import zlib
-
-    seeded(client)
-
-    def full(data: bytes, level: int = -1) -> bytes:
-        raise OSError(errno.ENOSPC, "No space left on device")
-
-    with MemoryRepo(client) as repo:
-        monkeypatch.setattr(zlib, "compress", full)
-        with pytest.raises(OSError):
-            repo.store.write("blob", b"a new blob nobody has")
-        monkeypatch.undo()
-    assert not list((client / ".git/objects").rglob("tmp_obj_*"))
-
-
 # -- 13. file modes -----------------------------------------------------------------------
 def test_an_executable_card_keeps_its_mode(client: Path) -> None:
     seeded(client)

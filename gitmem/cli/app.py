@@ -53,7 +53,6 @@ class Ctx:
         from gitmem import recover
 
         repo = self.repo_open()
-        repo.store.clean_temporaries()
         done = recover(repo)
         if done:
             click.echo(f"gitmem: finished an interrupted update of {', '.join(done)}", err=True)

@@ -1,77 +1,31 @@
-"""Reading and writing git objects without a process per object.
-
-Reads go through one long-running ``git cat-file --batch`` (git-revise style).
-Writes of blobs, trees and commits are serialised here and stored as loose
-objects -- the exact bytes ``git hash-object -w`` would write -- so an edit costs
-no process at all until the compare-and-swap ``update-ref`` that publishes it.
+"""git objects read through one long-running ``git cat-file --batch`` (git-revise style:
+git handles packs, replace refs and reftable) and written through ``git hash-object -w``;
+the records and their parsers are in ``formats``.
 """
 
 from __future__ import annotations
 
-import bisect
-import contextlib
 import os
 import re
 import subprocess
-import zlib
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
-from gitmem.errors import CorruptObject, GitError, UnsafePath
-from gitmem.git import repo_format
+from gitmem.errors import CorruptObject, GitError, NotFound, UnsafePath
+from gitmem.git.formats import BLOB_MODE as BLOB_MODE
+from gitmem.git.formats import EXEC_MODE as EXEC_MODE
+from gitmem.git.formats import GITLINK_MODE as GITLINK_MODE
+from gitmem.git.formats import LINK_MODE as LINK_MODE
+from gitmem.git.formats import TREE_MODE as TREE_MODE
+from gitmem.git.formats import Commit as Commit
+from gitmem.git.formats import GitObject as GitObject
+from gitmem.git.formats import TreeEntry as TreeEntry
+from gitmem.git.formats import parse_commit, tree_line, tree_order
+from gitmem.git.formats import parse_tree as parse_tree
 from gitmem.git.runner import Git, Sha
 
-TREE_MODE = b"40000"
-BLOB_MODE = b"100644"
-EXEC_MODE = b"100755"
-LINK_MODE = b"120000"
-GITLINK_MODE = b"160000"
 _FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _OBJECT_IN = re.compile(rb"[0-9a-f]{40,64}")
-
-
-_TMP_PREFIX = "tmp_obj_gitmem_"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _named_in(err: str) -> str | None:
-    m = _OBJECT_IN.search(err.encode())
-    return m.group().decode() if m else None
-
-
-@dataclass(frozen=True)
-class TreeEntry:
-    mode: bytes
-    name: bytes
-    sha: Sha
-
-    @property
-    def is_tree(self) -> bool:
-        return self.mode == TREE_MODE
-
-
-@dataclass(frozen=True, slots=True)
-class GitObject:
-    """One object as ``git cat-file --batch`` gives it: its id, its type and its bytes."""
-
-    sha: Sha
-    kind: str  # "blob", "tree", "commit" or "tag"
-    data: bytes
-
-
-def _sort_key(entry: TreeEntry) -> bytes:
-    # git orders a tree as if directory names ended with "/".
-    return entry.name + b"/" if entry.is_tree else entry.name
 
 
 class ObjectStore:
@@ -80,27 +34,27 @@ class ObjectStore:
         self.git_dir = git_dir
         common = git_dir / "commondir"
         base = (git_dir / common.read_text().strip()).resolve() if common.exists() else git_dir
-        self.objects_dir = base / "objects"
-        self._sha256 = repo_format.object_format(base / "config") == repo_format.SHA256
-        self._raw_len = 32 if self._sha256 else 20
+        self.common_dir = base  # where refs, packed-refs and their locks live
+        self._raw_len: int | None = None  # (``sha_bytes``)
         self._proc: subprocess.Popen[bytes] | None = None
-        self._trees: dict[str, tuple[list[TreeEntry], list[bytes]]] = {}
-        self._root_of: dict[str, Sha] = {}  # a commit's full id -> its tree's (``_root``)
-        # Small commits and blobs this store wrote, by id (ids name content: always right),
-        # so what was just written is read back without a round trip to git.
-        self._written: dict[str, tuple[str, bytes]] = {}
-        self._replacing: bool | None = None  # whether refs/replace/ may exist (``_replaces``)
+        self._writers: dict[str, subprocess.Popen[bytes]] = {}  # (``write``)
+        # Parsed trees by id (ids name content: always right); reading many paths of one
+        # commit, as the index does, parses its cards/ tree once.
+        self._trees: dict[str, list[TreeEntry]] = {}
 
     # -- the object format ----------------------------------------------------
     @property
     def sha_bytes(self) -> int:
-        """The length of an object id in bytes (as trees and the index file store it)."""
+        """The length of an object id in bytes (as trees store it): sha1 20, sha256 32."""
+        if self._raw_len is None:
+            fmt = self.git.out("rev-parse", "--show-object-format")
+            self._raw_len = 32 if fmt == "sha256" else 20
         return self._raw_len
 
     @property
     def zero_sha(self) -> Sha:
         """The all-zero id git reads as "no object" (``update-ref``'s "must not exist")."""
-        return Sha("0" * (2 * self._raw_len))
+        return Sha("0" * (2 * self.sha_bytes))
 
     # -- reading ------------------------------------------------------------
     def _batch(self) -> subprocess.Popen[bytes]:
@@ -109,8 +63,7 @@ class ObjectStore:
         return self._proc
 
     def start(self) -> None:
-        """Start ``git cat-file`` now (it is started on the first read otherwise): its
-        start then overlaps whatever the caller does before that read."""
+        """Start ``git cat-file`` now (it is started on the first read otherwise)."""
         self._batch()
 
     def read(self, name: str) -> GitObject | None:
@@ -125,12 +78,16 @@ class ObjectStore:
             return None
         rev, colon, path = name.partition(":")
         if colon and rev and path:
-            return self._read_path(rev, path)
+            got = self._walk(rev, path, leaf=False)
+            assert not isinstance(got, TreeEntry)
+            return got
         got = self._cat(name)
         if got is None and _FULL_SHA.fullmatch(name):
             raise CorruptObject(name)
-        if got is None and name.startswith("refs/") and self._ref_exists(name):
-            raise CorruptObject(name.partition("^")[0], detail="the ref points at it")
+        if got is None and name.startswith("refs/"):
+            ref = name.partition("^")[0]
+            if self.git.run("rev-parse", "--verify", "-q", ref, check=False).returncode == 0:
+                raise CorruptObject(ref, detail="the ref points at it")
         return got
 
     def resolved(self, name: str) -> GitObject | None:
@@ -141,11 +98,6 @@ class ObjectStore:
             return None
         return self._cat(name)
 
-    def _read_path(self, rev: str, path: str) -> GitObject | None:
-        got = self._walk(rev, path, leaf=False)
-        assert not isinstance(got, TreeEntry)
-        return got
-
     def entry(self, rev: str, path: str) -> TreeEntry | None:
         """The tree entry of ``path`` in ``rev`` (its mode and object), or None when there
         is none: a symlink or submodule there is given, not refused (one on the way is)."""
@@ -153,39 +105,22 @@ class ObjectStore:
         assert got is None or isinstance(got, TreeEntry)
         return got
 
-    def _root(self, rev: str) -> GitObject | None:
-        """``rev``'s tree. For a commit named by its full id the tree's id is kept: the
-        next path read in that commit asks git nothing when the tree is parsed already
-        (unless objects may be replaced, when git's answer is the one to take)."""
-        known = self._root_of.get(rev)
-        if known is not None and known in self._trees:
-            return GitObject(known, "tree", b"")
-        got = self.read(f"{rev}^{{tree}}")
-        if got is not None and _FULL_SHA.fullmatch(rev) and not self._replaces():
-            while len(self._root_of) >= 256:
-                del self._root_of[next(iter(self._root_of))]
-            self._root_of[rev] = got.sha
-        return got
-
     def _walk(self, rev: str, path: str, leaf: bool) -> GitObject | TreeEntry | None:
         """``REV:PATH``'s object, or with ``leaf`` its tree entry."""
-        got = self._root(rev)
-        if got is None:
+        root = self.read(f"{rev}^{{tree}}")
+        if root is None:
             if _FULL_SHA.fullmatch(rev):
                 raise CorruptObject(rev, path)
             return None
+        entries = parse_tree(
+            root.data, len(root.sha) // 2
+        )  # (not kept: a replace ref may change it)
         parts = path.strip("/").split("/")
         for depth, part in enumerate(parts):
-            if got.kind != "tree":
-                return None  # a file where a folder would be: no such path
-            if got.sha not in self._trees:
-                self._remember(got.sha, self._parse(got.data))
-            entries = self._trees[got.sha][0]
             raw = part.encode("utf-8", "surrogateescape")
             entry = next((e for e in entries if e.name == raw), None)
-            if entry is None:
-                return None
-            if leaf and depth == len(parts) - 1:
+            last = depth == len(parts) - 1
+            if entry is None or (leaf and last):
                 return entry
             here = "/".join(parts[: depth + 1])
             if entry.mode in (LINK_MODE, GITLINK_MODE):
@@ -195,56 +130,20 @@ class ObjectStore:
                     f"{here} is {what} in {label}; gitmem never follows one where it keeps memory",
                     hint=f"replace it with a real file or folder in a new commit (git rm {here!r})",
                 )
-            if entry.is_tree and entry.sha in self._trees and depth < len(parts) - 1:
-                got = GitObject(entry.sha, "tree", b"")  # parsed already: no read
+            if not last and not entry.is_tree:
+                return None  # a file where a folder would be: no such path
+            if not last and entry.sha in self._trees:
+                entries = self._trees[entry.sha]
                 continue
             got = self._cat(entry.sha, here)
             if got is None:
                 raise CorruptObject(entry.sha, here)
-        return got
-
-    def _loose(self, name: str) -> GitObject | None:
-        """Object ``name`` (a full id) read from its loose file, as git stores what was just
-        written (no process needed for a few new commits); None when it is not loose here,
-        or cannot be read so (then git reads it and says what is wrong), or when the
-        repository replaces objects (``git replace``: git's answer may differ)."""
-        if len(name) != 2 * self._raw_len or not _FULL_SHA.fullmatch(name) or self._replaces():
-            return None
-        try:
-            with open(f"{self.objects_dir}/{name[:2]}/{name[2:]}", "rb") as fh:
-                raw = zlib.decompress(fh.read())
-            head, _, data = raw.partition(b"\0")
-            kind, _, size = head.partition(b" ")
-            if int(size) != len(data) or kind not in (b"blob", b"tree", b"commit", b"tag"):
-                return None
-        except (OSError, zlib.error, ValueError):
-            return None
-        return GitObject(Sha(name), kind.decode(), data)
-
-    def _replaces(self) -> bool:
-        """Whether replacement refs may exist (``refs/replace/``, loose or packed)."""
-        if self._replacing is None:
-            if os.environ.get("GIT_REPLACE_REF_BASE"):  # replacements kept elsewhere
-                self._replacing = True
-                return True
-            base = self.objects_dir.parent
-            packed = b""
-            with contextlib.suppress(OSError):
-                packed = (base / "packed-refs").read_bytes()
-            self._replacing = (
-                (base / "refs" / "replace").exists()
-                or b" refs/replace/" in packed
-                or (base / "reftable").exists()
-            )
-        return self._replacing
+            if last:
+                return got
+            entries = self._remember(got.sha, got.data) if got.kind == "tree" else []
+        raise AssertionError("unreachable: the last part returns")
 
     def _cat(self, name: str, path: str | None = None) -> GitObject | None:
-        kept = self._written.get(name)
-        if kept is not None:
-            return GitObject(Sha(name), kept[0], kept[1])
-        loose = self._loose(name)  # (a failed open costs far less than a round trip to git)
-        if loose is not None:
-            return loose
         proc = self._batch()
         assert proc.stdin is not None and proc.stdout is not None
         try:
@@ -257,9 +156,9 @@ class ObjectStore:
             err = proc.stderr.read().decode("utf-8", "replace") if proc.stderr else ""
             code = proc.wait()
             self._proc = None
-            named = _named_in(err)  # an object id in git's words, whatever their language
+            named = _OBJECT_IN.search(err.encode())  # an id in git's words, in any language
             if named:
-                raise CorruptObject(named, path, "git cannot read it")
+                raise CorruptObject(named.group().decode(), path, "git cannot read it")
             raise GitError(["git", "cat-file", "--batch"], code, err)
         if _not_found(header):
             return None
@@ -273,131 +172,81 @@ class ObjectStore:
             proc.wait()
             self._proc = None
             raise CorruptObject(parts[0].decode(), path, "git could read only part of it")
+        self._raw_len = len(parts[0]) // 2  # (the format, learnt without asking git)
         return GitObject(Sha(parts[0].decode()), parts[1].decode(), got[:size])
 
-    def _ref_exists(self, name: str) -> bool:
-        """Whether the ref in ``refs/...^{commit}`` is set, read from the files (no process)."""
-        ref = name.partition("^")[0]
-        base = self.objects_dir.parent
-        if (base / ref).is_file() or (self.git_dir / ref).is_file():
-            return True
-        try:
-            packed = (base / "packed-refs").read_bytes()
-        except FileNotFoundError:
-            return False
-        return any(line.endswith(b" " + ref.encode()) for line in packed.splitlines())
+    def read_commit(self, rev: str) -> Commit:
+        """The commit ``rev`` names (NotFound when it names none)."""
+        got = self.read(f"{rev}^{{commit}}")
+        if got is None:
+            raise NotFound(f"no commit {rev!r}")
+        return parse_commit(got.sha, got.data)
 
     def read_blob(self, name: str) -> bytes | None:
         got = self.read(name)
         return got.data if got and got.kind == "blob" else None
 
     def read_tree(self, name: str) -> list[TreeEntry]:
-        return self._tree(name)[0]
-
-    def _tree(self, name: str) -> tuple[list[TreeEntry], list[bytes]]:
-        """A tree's entries in git order, with each entry's raw bytes (cached by id)."""
+        """A tree's entries in git order ([] when ``name`` names no tree)."""
         cached = self._trees.get(name)
         if cached is not None:
             return cached
         got = self.read(name)
         if got is None or got.kind != "tree":
-            return [], []
-        parsed = self._parse(got.data)
-        self._remember(got.sha, parsed)
-        return parsed
+            return []
+        return self._remember(got.sha, got.data)
 
-    def _remember(self, sha: str, parsed: tuple[list[TreeEntry], list[bytes]]) -> None:
-        # Trees are immutable: a small cache by id is always right. Oldest out first.
-        while len(self._trees) >= 64:
+    def _tree(self, name: str) -> tuple[list[TreeEntry], list[bytes]]:
+        """A tree's entries with each one's raw bytes (as search/corpus.py compares them)."""
+        entries = self.read_tree(name)
+        return entries, [tree_line(e) for e in entries]
+
+    def _remember(self, sha: str, data: bytes) -> list[TreeEntry]:
+        while len(self._trees) >= 64:  # oldest out first
             del self._trees[next(iter(self._trees))]
-        self._trees[sha] = parsed
-
-    def parse_tree(self, data: bytes) -> list[TreeEntry]:
-        return self._parse(data)[0]
-
-    def _parse(self, data: bytes) -> tuple[list[TreeEntry], list[bytes]]:
-        entries: list[TreeEntry] = []
-        chunks: list[bytes] = []
-        pos, n = 0, self._raw_len
-        while pos < len(data):
-            sp = data.index(b" ", pos)
-            nul = data.index(b"\0", sp)
-            end = nul + 1 + n
-            entries.append(
-                TreeEntry(data[pos:sp], data[sp + 1 : nul], Sha(data[nul + 1 : end].hex()))
-            )
-            chunks.append(data[pos:end])
-            pos = end
-        return entries, chunks
+        entries = self._trees[sha] = parse_tree(data, len(sha) // 2)
+        return entries
 
     def resolve(self, ref: str) -> Sha | None:
         got = self.read(ref)
         return got.sha if got else None
 
     def close(self) -> None:
-        if self._proc is not None:
-            if self._proc.stdin:
-                self._proc.stdin.close()
-            self._proc.wait()
-            for stream in (self._proc.stdout, self._proc.stderr):
-                if stream:
-                    stream.close()
-            self._proc = None
+        for proc in [self._proc, *self._writers.values()]:
+            if proc is not None:
+                proc.communicate()  # (closes its pipes, waits for it)
+        self._proc, self._writers = None, {}
 
     # -- writing ------------------------------------------------------------
     def write(self, kind: str, data: bytes) -> Sha:
-        """Store a loose object as git would (temp file, then rename); its id."""
-        import hashlib
-
-        raw = f"{kind} {len(data)}\0".encode() + data
-        digest = (hashlib.sha256(raw) if self._sha256 else hashlib.sha1(raw)).hexdigest()
-        folder = f"{self.objects_dir}/{digest[:2]}"
-        path = f"{folder}/{digest[2:]}"
-        if kind in ("commit", "blob") and len(data) <= 65536:
-            while len(self._written) >= 16:
-                del self._written[next(iter(self._written))]
-            self._written[digest] = (kind, data)
-        if os.path.exists(path):
-            return Sha(digest)
-        # The temporary file sits in objects/ itself, named with our pid: one folder to
-        # look in for what a killed writer left (``clean_temporaries``).
-        tmp = f"{self.objects_dir}/{_TMP_PREFIX}{os.getpid()}_{digest[2:10]}"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o444)
+        """Store an object through ``git hash-object -w``; its id."""
+        # One long-running git per kind: a process per object puts an edit over its budget
+        # (<= 1x git add + git commit: benchmarks/bench_object_writer.py).
+        proc = self._writers.get(kind)
+        if proc is None or proc.poll() is not None:
+            args = ("hash-object", "-w", "-t", kind, "--stdin-paths")
+            proc = self._writers[kind] = self.git.popen(*args)
+        assert proc.stdin is not None and proc.stdout is not None
+        tmp = self.git_dir / "gitmem" / f"object.{os.getpid()}"  # what git reads it from
         try:
-            try:
-                os.write(fd, zlib.compress(raw, 1))
-            finally:
-                os.close(fd)
-            try:
-                os.replace(tmp, path)
-            except FileNotFoundError:
-                os.makedirs(folder, exist_ok=True)
-                os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)  # a full disk leaves no tmp_obj_* behind
-            raise
-        return Sha(digest)
-
-    def clean_temporaries(self) -> None:
-        """Remove what a writer killed half-way through ``write`` left (its pid is gone)."""
-        try:
-            names = [n for n in os.listdir(self.objects_dir) if n.startswith(_TMP_PREFIX)]
-        except OSError:
-            return
-        for name in names:
-            pid = name[len(_TMP_PREFIX) :].partition("_")[0]
-            if pid.isdigit() and not _alive(int(pid)):
-                with contextlib.suppress(OSError):
-                    os.unlink(os.path.join(self.objects_dir, name))
+            tmp.parent.mkdir(exist_ok=True)
+            tmp.write_bytes(data)
+            proc.stdin.write(os.fsencode(os.path.relpath(tmp, self.git.cwd)) + b"\n")
+            proc.stdin.flush()
+            line = proc.stdout.readline()
+        except BrokenPipeError:
+            line = b""
+        finally:
+            tmp.unlink(missing_ok=True)
+        if not line:
+            err = proc.stderr.read().decode("utf-8", "replace") if proc.stderr else ""
+            raise GitError(["git", "hash-object", "-w", "--stdin-paths"], proc.wait(), err)
+        return Sha(line.decode().strip())
 
     def write_tree(self, entries: list[TreeEntry]) -> Sha:
-        ordered = sorted(entries, key=_sort_key)
-        return self._write_tree(ordered, [_chunk(e) for e in ordered])
-
-    def _write_tree(self, ordered: list[TreeEntry], chunks: list[bytes]) -> Sha:
-        sha = self.write("tree", b"".join(chunks))
-        self._remember(sha, (ordered, chunks))
+        ordered = sorted(entries, key=tree_order)
+        sha = self.write("tree", b"".join(tree_line(e) for e in ordered))
+        self._trees[sha] = ordered
         return sha
 
     def write_commit(
@@ -414,19 +263,16 @@ class ObjectStore:
         """The tree ``root`` with the file at ``path`` set to ``blob`` (None removes it; a
         ``TreeEntry`` puts that entry there as it is, a symlink or a submodule too).
 
-        Returns None when the result is empty (git stores no empty subtrees). Only the
-        changed entry is re-serialised: a 1,000-card folder costs one list splice.
+        Returns None when the result is empty (git stores no empty subtrees).
         """
         head, _, rest = path.partition("/")
-        entries, chunks = self._tree(root) if root else ([], [])
+        entries = list(self.read_tree(root)) if root else []
         name = head.encode()
-        at = next((i for i, e in enumerate(entries) if e.name == name), None)
-        entries, chunks = list(entries), list(chunks)
-        old = entries[at] if at is not None else None
+        old = next((e for e in entries if e.name == name), None)
         if rest or isinstance(blob, str):  # removing a link, or setting an entry, writes none
             _refuse_link(head, old)
-        if at is not None:
-            del entries[at], chunks[at]
+        if old is not None:
+            entries.remove(old)
         new: TreeEntry | None = None
         if rest and blob is None and old is not None and not old.is_tree:
             new = old  # nothing to remove below a file
@@ -436,8 +282,8 @@ class ObjectStore:
         else:
             new = _file_entry(name, old, blob)
         if new is not None:
-            _insert(entries, chunks, new)
-        return self._write_tree(entries, chunks) if entries else None
+            entries.append(new)
+        return self.write_tree(entries) if entries else None
 
     def update_paths(
         self, root: Sha | None, changes: Mapping[str, Sha | TreeEntry | None]
@@ -448,7 +294,7 @@ class ObjectStore:
         for path, blob in sorted(changes.items()):
             head, _, rest = path.partition("/")
             groups.setdefault(head.encode(), {})[rest] = blob
-        entries, chunks = self._tree(root) if root else ([], [])
+        entries = list(self.read_tree(root)) if root else []
         named = {e.name: e for e in entries}
         for name, group in groups.items():
             old = named.get(name)
@@ -459,14 +305,12 @@ class ObjectStore:
                 for path, blob in sorted(changes.items()):
                     root = self.update_path(root, path, blob)
                 return root
-        entries, chunks = list(entries), list(chunks)
         for name, group in groups.items():
             old = named.get(name)
             if len(group) > 1 or "" not in group or isinstance(group[""], str):
                 _refuse_link(name.decode(), old)
             if old is not None:
-                at = entries.index(old)
-                del entries[at], chunks[at]
+                entries.remove(old)
             new: TreeEntry | None = None
             if "" not in group:
                 sub = self.update_paths(old.sha if old is not None else None, group)
@@ -474,8 +318,8 @@ class ObjectStore:
             else:
                 new = _file_entry(name, old, group[""])
             if new is not None:
-                _insert(entries, chunks, new)
-        return self._write_tree(entries, chunks) if entries else None
+                entries.append(new)
+        return self.write_tree(entries) if entries else None
 
 
 def _file_entry(
@@ -502,18 +346,7 @@ def _refuse_link(head: str, old: TreeEntry | None) -> None:
         )
 
 
-def _insert(entries: list[TreeEntry], chunks: list[bytes], new: TreeEntry) -> None:
-    """Put ``new`` (and its serialised form) where git sorts it."""
-    i = bisect.bisect(entries, _sort_key(new), key=_sort_key)
-    entries.insert(i, new)
-    chunks.insert(i, _chunk(new))
-
-
 def _not_found(header: bytes) -> bool:
     """True for ``<name> missing`` / ``<name> ambiguous``: read from the right, as the
     name is echoed verbatim and may itself hold spaces (``cards/sp ace.md missing``)."""
     return header.rstrip(b"\n").rpartition(b" ")[2] in (b"missing", b"ambiguous")
-
-
-def _chunk(e: TreeEntry) -> bytes:
-    return e.mode + b" " + e.name + b"\0" + bytes.fromhex(e.sha)

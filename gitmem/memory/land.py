@@ -8,39 +8,12 @@ index can be folded in incrementally.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from gitmem.errors import Conflict, NotFound
+from gitmem.errors import Conflict
+from gitmem.git.formats import Commit
 from gitmem.git.runner import Sha
 from gitmem.memory.publish import PlannedCommit, publish
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.transplant import transplant
-
-
-@dataclass(frozen=True)
-class RawCommit:
-    sha: Sha
-    tree: Sha
-    parents: tuple[Sha, ...]
-    author: str
-    message: str
-
-
-def read_commit(repo: MemoryRepo, rev: str) -> RawCommit:
-    got = repo.store.read(f"{rev}^{{commit}}")
-    if got is None:
-        raise NotFound(f"no commit {rev!r}")
-    head, _, message = got.data.decode("utf-8", "replace").partition("\n\n")
-    tree, author, parents = "", "", []
-    for line in head.split("\n"):
-        key, _, value = line.partition(" ")
-        if key == "tree":
-            tree = value
-        elif key == "parent":
-            parents.append(Sha(value))
-        elif key == "author":
-            author = value
-    return RawCommit(got.sha, Sha(tree), tuple(parents), author, message)
 
 
 def commits_between(repo: MemoryRepo, base: str, tip: str) -> list[Sha]:
@@ -57,7 +30,7 @@ def land(repo: MemoryRepo, shas: list[Sha], onto: str, reason: str) -> list[Sha]
     """
     if not shas:
         return []
-    raws = [read_commit(repo, s) for s in shas]
+    raws = [repo.store.read_commit(s) for s in shas]
     new: list[Sha] = []
 
     def plan(tip: Sha, _root: Sha) -> PlannedCommit:
@@ -83,7 +56,7 @@ def land(repo: MemoryRepo, shas: list[Sha], onto: str, reason: str) -> list[Sha]
     return list(new)
 
 
-def _paths(repo: MemoryRepo, raw: RawCommit) -> list[str]:
+def _paths(repo: MemoryRepo, raw: Commit) -> list[str]:
     from gitmem.memory.transplant import changed_paths
 
     return changed_paths(repo, raw.parents[0], raw.sha) if raw.parents else []

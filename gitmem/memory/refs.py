@@ -21,7 +21,7 @@ LOCK_PATIENCE_S = 1.0
 
 def lock_files(repo: MemoryRepo, ref: str) -> list[Path]:
     """The lock files git takes to move ``ref``."""
-    common = repo.store.objects_dir.parent
+    common = repo.store.common_dir
     files = [common / f"{ref}.lock", common / "packed-refs.lock"]
     if repo.head_branch() is not None and ref == f"refs/heads/{repo.head_branch()}":
         files.append(repo.git_dir / "HEAD.lock")  # git logs the move in HEAD's reflog too

@@ -24,9 +24,9 @@ from pathlib import Path
 
 from gitmem.errors import DirtyCard, GitError, GitmemError, StaleLock, UnsafePath, from_os_error
 from gitmem.git import safe_files
-from gitmem.git.index_file import restage, staged
 from gitmem.git.objects import GITLINK_MODE, LINK_MODE, GitObject
 from gitmem.git.runner import Sha
+from gitmem.git.staging import staged
 from gitmem.memory.refs import LOCK_PATIENCE_S, cas, cas_fast, lock_files, wait_for_locks
 from gitmem.memory.repo import MemoryRepo, where_memory_lives
 
@@ -125,7 +125,6 @@ def _finish(repo: MemoryRepo) -> list[str]:
     except (ValueError, KeyError, TypeError):
         _clear(repo)  # a torn record: written before the move, so nothing moved
         return []
-    _drop_index_next(repo)
     for path in paths:
         safe_files.clean_temporaries(repo.root, path)
     tip = repo.tip(branch)
@@ -143,14 +142,14 @@ def _untouched(repo: MemoryRepo, path: str, old: Sha, tip: Sha) -> bool:
     """Whether ``path`` in the working tree and index still holds ``old``'s or ``tip``'s
     version (so gitmem left it there); False when a person has edited it since."""
     if _for_git(repo, (old, tip), path):
-        entries = staged(repo.git_dir / "index", path, repo.store.sha_bytes)
+        entries = staged(repo.git, path)
         tree = [repo.store.entry(rev, path) for rev in (old, tip)]
-        return entries is None or any(entries == ([(0, e.sha)] if e else []) for e in tree)
+        return any(entries == ([(0, e.sha)] if e else []) for e in tree)
     versions = [repo.store.read(f"{rev}:{path}") for rev in (old, tip)]
     blobs = {got.sha if got else None for got in versions}
     contents = {got.data if got else None for got in versions}
-    entries = staged(repo.git_dir / "index", path, repo.store.sha_bytes)
-    if entries is not None and not any(entries == ([(0, b)] if b else []) for b in blobs):
+    entries = staged(repo.git, path)
+    if not any(entries == ([(0, b)] if b else []) for b in blobs):
         return False
     return safe_files.read(repo.root, path) in contents
 
@@ -241,17 +240,13 @@ def dirty_paths(repo: MemoryRepo, paths: list[str]) -> list[str]:
     return sorted({item[3:] for item in out.split("\0") if len(item) > 3})
 
 
-def card_is_clean(
-    repo: MemoryRepo, path: str, blob: Sha | None, content: bytes | None
-) -> bool | None:
-    """Whether ``path`` in the index and working tree equals HEAD's ``blob`` (None: ask git).
+def card_is_clean(repo: MemoryRepo, path: str, blob: Sha | None, content: bytes | None) -> bool:
+    """Whether ``path`` in the index and working tree equals HEAD's ``blob``.
 
     The fast check for one card on every edit: the index entry must be HEAD's blob
     at stage 0, and the file must hold exactly HEAD's bytes.
     """
-    entries = staged(repo.git_dir / "index", path, repo.store.sha_bytes)
-    if entries is None:
-        return None
+    entries = staged(repo.git, path)
     if entries != ([(0, blob)] if blob else []):
         return False
     return safe_files.read(repo.root, path) == content
@@ -291,9 +286,7 @@ def sync_worktree(
 ) -> None:
     """Make ``paths`` in the working tree and index match ``commit`` (after a CAS moved
     HEAD); ``known``: the (blob, content) the caller just wrote."""
-    updates: dict[str, tuple[str, os.stat_result]] = {}
     contents: dict[str, tuple[Sha, bytes]] = {}
-    removed = False
     by_git = [p for p in paths if not (known and p in known) and _for_git(repo, (commit,), p)]
     if by_git:
         paths = [p for p in paths if p not in by_git]
@@ -304,15 +297,13 @@ def sync_worktree(
             else repo.store.read(f"{commit}:{path}")
         )
         if got is None or got.kind != "blob":
-            removed = True
             safe_files.remove(repo.root, path)
         else:
             contents[path] = (got.sha, got.data)
     # Deletions first: a file may take the place of a folder this commit emptied.
-    for path, (blob, data) in contents.items():
-        updates[path] = (blob, safe_files.write(repo.root, path, data))
-    sha_len = repo.store.sha_bytes
-    if removed or not restage(repo.git_dir / "index", updates, sha_len, _index_next(repo)):
+    for path, (_blob, data) in contents.items():
+        safe_files.write(repo.root, path, data)
+    if paths:
         _update_index(repo, paths)
     if by_git:
         _restore(repo, commit, by_git)
@@ -338,12 +329,7 @@ def _for_git(repo: MemoryRepo, revs: tuple[Sha, ...], path: str) -> bool:
 def _restore(repo: MemoryRepo, commit: Sha, paths: list[str]) -> None:
     """git brings ``paths`` in the index and working tree to ``commit``: created, changed
     or deleted as there (a path neither has is left alone, as git would leave it)."""
-    index = repo.git_dir / "index"
-    tracked = [
-        p
-        for p in paths
-        if repo.store.entry(commit, p) is not None or staged(index, p, repo.store.sha_bytes)
-    ]
+    tracked = [p for p in paths if repo.store.entry(commit, p) is not None or staged(repo.git, p)]
     if tracked:  # no hooks: gitmem's post-checkout would wait for the lock held here
         repo.git.run(
             "-c",
@@ -371,24 +357,3 @@ def _update_index(repo: MemoryRepo, paths: list[str]) -> None:
         wait_for_locks([lock])  # StaleLock if it stays; otherwise a person's git let go
         if time.monotonic() > deadline:
             raise StaleLock(str(lock))
-
-
-def _index_next(repo: MemoryRepo) -> Path:
-    """Where ``restage`` writes the new index before linking it in as ``index.lock``."""
-    return repo.private_dir() / "index.next"
-
-
-def _drop_index_next(repo: MemoryRepo) -> None:
-    """Undo what a writer killed inside ``restage`` left: its ``index.lock`` (recognised as
-    a second link to gitmem's own ``index.next``, never git's lock) and that file."""
-    nxt = repo.git_dir / "gitmem" / "index.next"
-    try:
-        mine = nxt.stat()
-    except FileNotFoundError:
-        return
-    lock = repo.git_dir / "index.lock"
-    with contextlib.suppress(FileNotFoundError):
-        st = lock.stat()
-        if (st.st_dev, st.st_ino) == (mine.st_dev, mine.st_ino):
-            lock.unlink()
-    nxt.unlink()

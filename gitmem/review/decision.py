@@ -24,7 +24,7 @@ from gitmem.memory import session_branches as sessions
 from gitmem.memory import trailers as T
 from gitmem.memory.history import read_log
 from gitmem.memory.hunks import commit_diffs
-from gitmem.memory.land import land, read_commit
+from gitmem.memory.land import land
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.memory.transplant import transplant
 from gitmem.memory.worktree import checked_out, ensure_clean
@@ -164,7 +164,7 @@ def build_chain(repo: MemoryRepo, view: SessionView, plan: Selection) -> list[Sh
             chain.append(c.sha)  # unchanged so far: the original commit itself
             parent = c.sha
             continue
-        raw = read_commit(repo, c.sha)
+        raw = repo.store.read_commit(c.sha)
         if keep is None:
             try:
                 tree, _ = transplant(repo, parent, [(raw.parents[0], raw.sha)])

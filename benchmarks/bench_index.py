@@ -1,0 +1,105 @@
+"""Budgets: ``gitmem index`` after 10 plain commits <= 2x a cached ``gitmem index`` at 100k
+commits; ``gitmem reindex`` at 100k commits <= 60 s wall and <= 300 MB peak RSS, on
+generate.py's history and on one of 1,000 cards with 75 sections each.
+
+Refresh: each round 10 hand edits committed with plain git (hooks off, not timed), then
+``gitmem index`` (it folds them in) and ``gitmem index`` again (cached). Reindex: ``gitmem
+reindex`` as a process; its peak is the largest resident set of it or any process it
+started (``getrusage(RUSAGE_CHILDREN)`` of a wrapper). Medians::
+
+    .venv/bin/python benchmarks/bench_index.py                 # 100k commits
+    .venv/bin/python benchmarks/bench_index.py --quick         # 10k commits
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import common
+
+# Runs a command; prints the largest resident set (KiB) of it or any descendant.
+PEAK = (
+    "import resource, subprocess, sys\n"
+    "proc = subprocess.run(sys.argv[1:], capture_output=True)\n"
+    "sys.stderr.buffer.write(proc.stderr)\n"
+    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+    "sys.exit(proc.returncode)\n"
+)
+
+
+def hand_commits(root: Path, env: dict[str, str], projects: list[str], n: int) -> None:
+    for i in range(10):
+        card = root / "cards" / f"{projects[(n * 10 + i) % len(projects)]}.md"
+        card.write_text(card.read_text() + f"\n- a note typed by hand, {n}.{i}\n")
+        common.git(root, env, *common.PLAIN, "commit", "-q", "-am", f"Notes by hand {n}.{i}")
+
+
+def refresh(size: int, rounds: int) -> None:
+    with common.scratch() as tmp:
+        work = Path(tmp)
+        env = common.bench_env(work / "home")
+        root = common.copy_of(common.history(size), work / "repo")
+        projects = sorted(p.stem for p in (root / "cards").glob("*.md"))
+        common.run([common.GITMEM, "index"], root, env)
+        after, cached = [], []
+        for n in range(rounds):
+            hand_commits(root, env, projects, n)
+            after.append(common.run([common.GITMEM, "index"], root, env))
+            cached.append(common.run([common.GITMEM, "index"], root, env))
+    a, c = statistics.median(after), statistics.median(cached)
+    print(f"{size:,} commits:")
+    common.row("  gitmem index after 10 plain commits", common.ms(a), "")
+    common.row("  gitmem index, cached", common.ms(c), "")
+    common.row("  after 10 / cached", f"{a / c:.2f}x", "<= 2x", a / c <= 2)
+
+
+def reindex(size: int, sections: int, rounds: int) -> None:
+    with common.scratch() as tmp:
+        work = Path(tmp)
+        env = common.bench_env(work / "home")
+        root = common.copy_of(common.history(size, sections), work / "repo")
+        walls, peaks = [], []
+        for _ in range(rounds):
+            start = time.perf_counter()
+            proc = subprocess.run(
+                [sys.executable, "-c", PEAK, common.GITMEM, "reindex"],
+                cwd=root,
+                env=env,
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            walls.append(time.perf_counter() - start)
+            if proc.returncode:
+                raise SystemExit(f"gitmem reindex failed:\n{proc.stderr}")
+            peaks.append(int(proc.stdout.split()[-1]) / 1024)
+    cards = common.cards_at(size)
+    shape = f"{cards:,} cards x {sections} sections" if sections else "generate.py's history"
+    wall, peak = statistics.median(walls), statistics.median(peaks)
+    print(f"{size:,} commits, {shape}:")
+    common.row("  gitmem reindex wall", f"{wall:.1f} s", "<= 60 s", wall <= 60)
+    common.row("  gitmem reindex peak RSS", f"{peak:.0f} MB", "<= 300 MB", peak <= 300)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    common.add_sizes(ap, "100000", "10000")
+    ap.add_argument("--rounds", type=int, default=11, help="refresh rounds (11)")
+    ap.add_argument("--reindex-rounds", type=int, default=3)
+    ap.add_argument("--sections", type=int, default=75, help="the second shape (75)")
+    args = ap.parse_args()
+    common.machine()
+    for size in common.sizes(args):
+        refresh(size, 5 if args.quick else args.rounds)
+        for sections in (0, args.sections):
+            reindex(size, sections, 1 if args.quick else args.reindex_rounds)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

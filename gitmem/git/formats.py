@@ -1,0 +1,86 @@
+"""git's object formats as typed records: a tree and a commit are parsed here only."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gitmem.git.runner import Sha
+
+TREE_MODE = b"40000"
+BLOB_MODE = b"100644"
+EXEC_MODE = b"100755"
+LINK_MODE = b"120000"
+GITLINK_MODE = b"160000"
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    mode: bytes
+    name: bytes
+    sha: Sha
+
+    @property
+    def is_tree(self) -> bool:
+        return self.mode == TREE_MODE
+
+
+@dataclass(frozen=True, slots=True)
+class GitObject:
+    """One object as ``git cat-file --batch`` gives it: its id, its type and its bytes."""
+
+    sha: Sha
+    kind: str  # "blob", "tree", "commit" or "tag"
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Commit:
+    """A commit object's fields (``author``/``committer`` as ``Name <mail> 1700000000 +0000``)."""
+
+    sha: Sha
+    tree: Sha
+    parents: tuple[Sha, ...]
+    author: str
+    committer: str
+    message: str
+
+
+def parse_commit(sha: Sha, data: bytes) -> Commit:
+    """git's commit format: header lines (a continuation starts with a space), a blank
+    line, the message."""
+    head, _, message = data.decode("utf-8", "replace").partition("\n\n")
+    fields: dict[str, list[str]] = {}
+    for line in head.split("\n"):
+        if not line.startswith(" "):  # (a continuation belongs to a signature)
+            key, _, value = line.partition(" ")
+            fields.setdefault(key, []).append(value)
+    return Commit(
+        sha,
+        Sha(fields.get("tree", [""])[0]),
+        tuple(Sha(p) for p in fields.get("parent", [])),
+        fields.get("author", [""])[0],
+        fields.get("committer", [""])[0],
+        message,
+    )
+
+
+def tree_order(entry: TreeEntry) -> bytes:
+    # git orders a tree as if directory names ended with "/".
+    return entry.name + b"/" if entry.is_tree else entry.name
+
+
+def parse_tree(data: bytes, n: int) -> list[TreeEntry]:
+    """A tree object's entries (git's one tree format, parsed here only; ids of ``n`` bytes)."""
+    entries: list[TreeEntry] = []
+    pos = 0
+    while pos < len(data):
+        sp = data.index(b" ", pos)
+        nul = data.index(b"\0", sp)
+        sha = Sha(data[nul + 1 : nul + 1 + n].hex())
+        entries.append(TreeEntry(data[pos:sp], data[sp + 1 : nul], sha))
+        pos = nul + 1 + n
+    return entries
+
+
+def tree_line(e: TreeEntry) -> bytes:
+    return e.mode + b" " + e.name + b"\0" + bytes.fromhex(e.sha)

@@ -93,7 +93,7 @@ from gitmem.review.revert_session import revert_session as revert_session
 from gitmem.review.team import PushedSession as PushedSession
 from gitmem.review.team import push_session as push_session
 from gitmem.search.snippets import SearchHit as SearchHit
-from gitmem.search.snippets import search as search_history
+from gitmem.search.snippets import search_history as search_history
 from gitmem.setup.clone import CloneResult as CloneResult
 from gitmem.setup.clone import clone as clone_repo
 from gitmem.setup.init import InitResult as InitResult

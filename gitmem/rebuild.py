@@ -3,13 +3,11 @@ compared with what their caches held (which are replaced where they differed).""
 
 from __future__ import annotations
 
-import ctypes
-import gc
 from dataclasses import dataclass, field
 
 from gitmem.index import build
 from gitmem.memory.repo import MAIN, MemoryRepo
-from gitmem.search import corpus, terms
+from gitmem.search import cache, terms
 from gitmem.wording import count
 
 
@@ -53,11 +51,10 @@ def reindex(repo: MemoryRepo, branch: str = MAIN) -> ReindexResult:
     """
     repo.branch_tip(branch)
     # the search index first, and let go: its state and the index's are never held at once
-    search_ok = corpus.rebuild(repo, branch)[1]
+    search_ok = cache.rebuild(repo, branch)[1]
     repo.memo.pop(("search", branch), None)
-    _give_back()
-    rebuilt, cached = build.rebuild(repo, branch)
-    served_ok = build.check_served(repo, rebuilt, branch)
+    terms.forget()
+    rebuilt, cached, served_ok = build.rebuild_checked(repo, branch)
     sections = sum(len(c.sections) for c in rebuilt.cards)
     same = cached is None or cached == rebuilt
     diff = [] if same or cached is None else build.differences(cached, rebuilt)
@@ -71,17 +68,3 @@ def reindex(repo: MemoryRepo, branch: str = MAIN) -> ReindexResult:
         diff.append("the search index differed from history")
     state = "no cache before" if search_ok is None else "matched" if search_ok else "rebuilt"
     return ReindexResult(len(rebuilt.cards), sections, cached is not None, same, diff, state)
-
-
-def _give_back() -> None:
-    """Let go of what the search rebuild left before the index is rebuilt: its word caches,
-    then the freed memory itself, handed back to the system (glibc's ``malloc_trim``; the
-    allocator keeps freed pages otherwise, and the index would be built on top of them)."""
-    terms.forget()
-    gc.collect()
-    try:  # the C library this process runs on (no trim in some, such as musl's)
-        trim = getattr(ctypes.CDLL(None), "malloc_trim", None)
-    except OSError:
-        trim = None
-    if trim is not None:
-        trim(0)

@@ -71,7 +71,7 @@ def index_summaries(repo: Any) -> dict[str, str | None]:
     from gitmem.index import build as index
 
     idx = index.refresh(repo)
-    assert idx == index.resolve(repo, index.replay_all(repo), {})
+    assert idx == index.resolve(repo, index.replay_all(repo))
     return {f"{c.project}/{s.id}": s.summary for c in idx.cards for s in c.sections}
 
 
@@ -82,13 +82,13 @@ def spy_full_replays(monkeypatch: Any) -> list[str]:
     from gitmem.memory.repo import MAIN, MemoryRepo
 
     calls: list[str] = []
-    real = replay.FullReplay.__init__
+    real = replay.replay_all
 
-    def spy(self: replay.FullReplay, repo: MemoryRepo, branch: str = MAIN) -> None:
+    def spy(repo: MemoryRepo, branch: str = MAIN) -> replay.Replay:
         calls.append(branch)
-        real(self, repo, branch)
+        return real(repo, branch)
 
-    monkeypatch.setattr(replay.FullReplay, "__init__", spy)
+    monkeypatch.setattr(replay, "replay_all", spy)
     return calls
 
 

@@ -11,7 +11,7 @@ from gitmem.index import build as index
 from gitmem.index.card_list import list_cards
 from gitmem.memory import names
 from gitmem.memory.repo import MAIN, MemoryRepo
-from gitmem.search.ranked import search_history
+from gitmem.search.ranked import search
 
 from helpers import git
 
@@ -34,4 +34,4 @@ def test_a_file_whose_name_only_begins_like_a_slug_is_not_a_card(repo: MemoryRep
     assert [c.project for c in index.refresh(repo, MAIN).cards] == ["acme"]
     assert [c.project for c in list_cards(repo)] == ["acme"]
     assert list(cards_of(repo)) == ["acme"]
-    assert {h.card for h in search_history(repo, "zeppelin")} == {"acme"}
+    assert {h.card for h in search(repo, "zeppelin")} == {"acme"}

@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 
 from gitmem.errors import GitmemError
 from gitmem.index import build as index
-from gitmem.index import state_cache as index_cache
 from gitmem.memory.edit import write_card
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.revert import revert_commit
@@ -42,7 +41,7 @@ steps = st.lists(st.one_of(edit, edit, hand, revert), min_size=1, max_size=12)
 
 def full_replay(repo: MemoryRepo) -> index.Index:
     """Replay from the first commit without touching the cache."""
-    return index.resolve(repo, index.replay_all(repo), {})
+    return index.resolve(repo, index.replay_all(repo))
 
 
 def heading(section: str) -> str:
@@ -228,11 +227,10 @@ def test_reindex_reports_what_a_damaged_cache_got_wrong(repo: MemoryRepo) -> Non
     write_card(repo, "alpha", "", "## Budget\nx\n", IndexEntry.make("budget", ["a"], "the truth"))
     index.refresh(repo)
     with MemoryRepo(repo.root) as other:  # another process damages the cache on disk
-        loaded = index_cache.load(other, "main")
+        loaded = index.load(other, "main")
         assert loaded is not None
-        state, headings = loaded
-        state.entries["alpha/budget"][-1][2] = "a lie"
-        index_cache.save(other, "main", state, headings)
+        loaded.state.entries["alpha/budget"][-1][2] = "a lie"
+        index.save(other, "main", loaded)
     res = gm("-C", str(repo.root), "reindex", "--json")
     assert res.code == 0, res.err
     report = json.loads(res.out)

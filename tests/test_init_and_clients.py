@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gitmem.index import state_cache as index_cache
+from gitmem.index import build as index
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.workspace import persona
 
@@ -123,7 +123,9 @@ def test_post_checkout_and_merge_hooks_keep_the_cache_fresh(client: Path) -> Non
     git(client, "checkout", "-q", "main")
     git(client, "merge", "-q", "--ff-only", "side")
     with MemoryRepo(client) as repo:
-        assert index_cache.cached_commit(repo) == git(client, "rev-parse", "main").strip()
+        cached = index.load(repo, "main")
+        assert cached is not None
+        assert cached.state.commit == git(client, "rev-parse", "main").strip()
 
 
 def test_index_and_log_views_match_expected_files(client: Path) -> None:

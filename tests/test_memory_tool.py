@@ -453,7 +453,7 @@ def test_incremental_index_equals_rebuild_after_memory_tool_commits(steps: list[
                         },
                     )
                 incremental = index.refresh(repo, tool.branch)
-                assert incremental == index.resolve(repo, index.replay_all(repo, tool.branch), {})
+                assert incremental == index.resolve(repo, index.replay_all(repo, tool.branch))
             rebuilt, cached = index.rebuild(repo, tool.branch)
             assert cached == rebuilt
             tool.finish()

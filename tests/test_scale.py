@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from test_index_property import PROJECTS, SECTIONS, do_edit, do_hand, do_revert, full_replay
 
 from gitmem.index import build as index
-from gitmem.index import state_cache as index_cache
+from gitmem.memory import branch_files
 from gitmem.memory import session_branches as sessions
 from gitmem.memory.edit import write_card
 from gitmem.memory.repo import MAIN, MemoryRepo
@@ -83,28 +83,30 @@ def test_a_landed_session_leaves_no_index_cache(client: Path) -> None:
         _cards(repo, 2, branch=s.branch, start=1)
         index.refresh(repo, s.branch)  # the session's own commits: a cache of its own
         index.rendered(repo, s.branch)
-        state = Path(index_cache._state_path(repo, s.branch))
-        text = Path(index_cache.text_path(repo, s.branch))
-        assert state.exists() and text.exists()
+        cache = Path(branch_files.path(repo, s.branch, "marshal"))
+        assert cache.exists()
         done = sessions.finish(repo, s, "auto")
         assert done.landed
-        assert not state.exists() and not text.exists()
-        assert Path(index_cache._state_path(repo, MAIN)).exists()  # main's is kept
+        assert not cache.exists()
+        assert Path(branch_files.path(repo, MAIN, "marshal")).exists()  # main's is kept
 
 
-def test_refresh_after_new_commits_fills_and_renders_only_the_cards_they_touched(
+def test_refresh_after_new_commits_in_an_open_repo_is_the_full_replays(
     client: Path,
 ) -> None:
     with MemoryRepo(client) as repo:
         _cards(repo, 4)
         before = index.refresh(repo, MAIN)
-        before.render()
         entry = IndexEntry.make("notes", ["k2"], "card 2 changed")
         write_card(repo, "card-2", "line 2", "line two", entry)
         after = index.refresh(repo, MAIN)
-        kept = [a is b for a, b in zip(before.cards, after.cards, strict=True)]
-        assert kept == [True, True, False, True]
-        assert after.card("card-2") == index.rebuild(repo, MAIN)[0].card("card-2")
+        assert [a == b for a, b in zip(before.cards, after.cards, strict=True)] == [
+            True,
+            True,
+            False,
+            True,
+        ]
+        assert after == index.rebuild(repo, MAIN)[0]
     with MemoryRepo(client) as repo:  # the same as a new process's full fill
         assert index.refresh(repo, MAIN).render() == after.render()
         assert "card 2 changed" in after.render()
@@ -293,45 +295,19 @@ def test_each_layer_is_hashed_once_while_it_is_unchanged(
     assert sum(hashed) == 4
 
 
-# -- the state cache grows by appending -------------------------------------------------------
-def test_the_state_cache_grows_by_appending_the_new_commits(client: Path) -> None:
+# -- the cache file is checked, never trusted ----------------------------------------------
+def test_a_torn_or_damaged_cache_is_rebuilt(client: Path) -> None:
     with MemoryRepo(client) as repo:
         _cards(repo, 3)
-        index.refresh(repo, MAIN)
-        path = Path(index_cache._state_path(repo, MAIN))
-        before = path.read_bytes()
-        entry = IndexEntry.make("notes", ["k"], "card 1 again")
-        write_card(repo, "card-1", "line 1", "line one", entry)
-        index.refresh(repo, MAIN)
-        after = path.read_bytes()
-    assert after.startswith(before) and len(after) > len(before)
-    with MemoryRepo(client) as repo:  # a new process reads base + delta
-        loaded = index_cache.load(repo, MAIN)
-        assert loaded is not None and loaded[0].commit == repo.tip(MAIN)
-        assert index_summaries(repo)["card-1/notes"] == "card 1 again"
-        assert index.refresh(repo, MAIN) == index.rebuild(repo, MAIN)[0]
-
-
-def test_a_torn_delta_is_ignored_and_a_damaged_one_rebuilds(client: Path) -> None:
-    with MemoryRepo(client) as repo:
-        _cards(repo, 2)
-        index.refresh(repo, MAIN)
-        first = repo.tip(MAIN)
-        _cards(repo, 1, start=2)
-        index.refresh(repo, MAIN)
-        path = Path(index_cache._state_path(repo, MAIN))
+        index.rendered(repo, MAIN)
+        path = Path(branch_files.path(repo, MAIN, "marshal"))
     whole = path.read_bytes()
-    path.write_bytes(whole[:-3])  # a crash in the middle of the append
-    with MemoryRepo(client) as repo:
-        loaded = index_cache.load(repo, MAIN)
-        assert loaded is not None and loaded[0].commit == first  # keyed: never believed newer
-        assert "card-2/notes" in index_summaries(repo)  # and refreshed from there
-    data = bytearray(whole)
-    data[-5] ^= 0xFF
-    path.write_bytes(bytes(data))
-    with MemoryRepo(client) as repo:
-        assert index_cache.load(repo, MAIN) is None
-        assert index_summaries(repo)["card-2/notes"] == "card 2 notes"
+    for bad in (whole[:-3], whole[:-5] + bytes([whole[-5] ^ 0xFF]) + whole[-4:]):
+        path.write_bytes(bad)  # a crash mid-write (of another tool), a damaged byte
+        with MemoryRepo(client) as repo:
+            assert index.load(repo, MAIN) is None
+            assert index_summaries(repo)["card-2/notes"] == "card 2 notes"
+            assert index.load(repo, MAIN) is not None  # written whole again
 
 
 @settings(max_examples=25, deadline=None)
@@ -347,7 +323,7 @@ def test_a_torn_delta_is_ignored_and_a_damaged_one_rebuilds(client: Path) -> Non
         max_size=10,
     )
 )
-def test_a_cache_of_appended_deltas_loads_to_the_full_replay(
+def test_the_cache_a_new_process_reads_refreshes_to_the_full_replay(
     plan: list[tuple[str, int, int, int]],
 ) -> None:
     import tempfile
@@ -363,11 +339,11 @@ def test_a_cache_of_appended_deltas_loads_to_the_full_replay(
                     do_hand(repo, PROJECTS[p], SECTIONS[sec], n % 4)
                 else:
                     do_revert(repo, n)
-                index.refresh(repo)  # appends a delta when history grew
-                with MemoryRepo(root) as fresh:  # another process: base + deltas from disk
-                    loaded = index_cache.load(fresh, MAIN)
+                index.refresh(repo)
+                with MemoryRepo(root) as fresh:  # another process: the cache from disk
+                    loaded = index.load(fresh, MAIN)
                     assert loaded is not None
-                    assert index.resolve(fresh, loaded[0], {}) == full_replay(fresh)
+                    assert index.refresh(fresh) == full_replay(fresh)
 
 
 # -- a new process renders only the cards new commits touched -----------------------------------
@@ -405,54 +381,18 @@ def test_gitmem_index_after_new_commits_is_the_full_replays(
                 assert index.rendered(repo) == full_replay(repo).render()
 
 
-def test_gitmem_index_after_new_commits_loads_no_replay_state(
-    client: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    with MemoryRepo(client) as repo:
-        _cards(repo, 3)
-        index.rendered(repo)
-        for i in range(3):
-            write_card(
-                repo,
-                f"card-{i}",
-                f"line {i}",
-                f"line {i}!",
-                IndexEntry.make("notes", ["k"], f"card {i} now"),
-            )
-    loads: list[str] = []
-    real = index_cache.load
-
-    def spy(repo: MemoryRepo, branch: str) -> object:
-        loads.append(branch)
-        return real(repo, branch)
-
-    monkeypatch.setattr(index_cache, "load", spy)
-    with MemoryRepo(client) as repo:
-        text = index.rendered(repo)
-    assert loads == []
-    assert "card 2 now" in text
-    with MemoryRepo(client) as repo:
-        assert text == full_replay(repo).render()
-
-
-def test_a_session_starts_from_mains_rendered_cards_without_the_replay_state(
+def test_a_session_at_mains_tip_renders_mains_index_without_a_replay(
     client: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with MemoryRepo(client) as repo:
         _cards(repo, 3)
         want = index.rendered(repo, MAIN)  # what any `gitmem index` leaves
-    loads: list[str] = []
-    real = index_cache.load
-
-    def spy(repo: MemoryRepo, branch: str) -> object:
-        loads.append(branch)
-        return real(repo, branch)
-
-    monkeypatch.setattr(index_cache, "load", spy)
+    calls = spy_full_replays(monkeypatch)
     with MemoryRepo(client) as repo:
         s = sessions.start(repo, "20260101-090000-abd0")
         assert index.rendered(repo, s.branch) == want
-    assert loads == []
+        assert index.refresh(repo, s.branch).render() == want
+    assert calls == []
 
 
 def test_a_plain_commit_message_starts_no_python_in_commit_msg(
@@ -479,35 +419,22 @@ def test_a_plain_commit_message_starts_no_python_in_commit_msg(
 
 
 # -- stale marks on the fast paths ------------------------------------------------------------
-def test_a_hand_edit_marks_its_entry_stale_on_both_fast_paths(
-    repo: MemoryRepo, client: Path, monkeypatch: pytest.MonkeyPatch
+def test_a_hand_edit_marks_its_entry_stale_in_an_open_repo_and_a_new_process(
+    repo: MemoryRepo, client: Path
 ) -> None:
     from test_index_property import check_stale_marks
 
-    from gitmem.index import card_cache as index_cards
-
     _cards(repo, 3)
     index.refresh(repo)
-    index.rendered(repo)  # the cards kept at this commit, for a new process
-    refilled: list[int] = []
-    real = index._refill
-
-    def spy(*args: object) -> index.Index:
-        got = real(*args)  # type: ignore[arg-type]
-        refilled.append(sum(s.stale for c in got.cards for s in c.sections))
-        return got
-
-    monkeypatch.setattr(index, "_refill", spy)
+    index.rendered(repo)
     card = client / "cards" / "card-1.md"
     card.write_text(card.read_text() + "more by hand\n")
     git(client, "commit", "-qam", "a hand edit")
-    opened = index.refresh(repo)  # an open repo: only card-1 is filled again
-    assert refilled == [1]
+    opened = index.refresh(repo)  # an open repo: the commit folded in
     check_stale_marks(repo, opened)
     assert opened == full_replay(repo)
     want = full_replay(repo).render()
     assert "- notes: (stale) card 1 notes [k]" in want and want.count("(stale)") == 1
     assert opened.render() == want
-    with MemoryRepo(client) as fresh:  # a new process: the kept cards and the commit since
-        text = index_cards.advance(fresh, MAIN, str(fresh.tip(MAIN)))
-        assert text == want
+    with MemoryRepo(client) as fresh:  # a new process: the cache and the commit since
+        assert index.rendered(fresh, MAIN) == want

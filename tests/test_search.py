@@ -1,4 +1,4 @@
-"""search_history: ranking over card sections, past values and transcripts; bad queries."""
+"""search and the search_history tool: ranking sections, past values and transcripts; bad queries."""
 
 from __future__ import annotations
 
@@ -23,8 +23,9 @@ from gitmem.fakeapi import FakeAnthropicServer, ManualClock, QueueModel, Reply, 
 from gitmem.memory.edit import write_card
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
-from gitmem.search import corpus as search_index
-from gitmem.search.ranked import search_history
+from gitmem.search import cache, fold
+from gitmem.search.ranked import search
+from gitmem.search.state import fingerprint
 
 from helpers import git, gm
 
@@ -71,7 +72,7 @@ def memory(repo: MemoryRepo) -> MemoryRepo:
 
 
 def top(repo: MemoryRepo, query: str, n: int = 1, **kw: Any) -> list[tuple[str, str, str]]:
-    return [(h.card, h.section, h.state) for h in search_history(repo, query, 10, **kw)][:n]
+    return [(h.card, h.section, h.state) for h in search(repo, query, 10, **kw)][:n]
 
 
 def test_natural_questions_rank_the_section_that_answers_them(memory: MemoryRepo) -> None:
@@ -92,7 +93,7 @@ def test_natural_questions_rank_the_section_that_answers_them(memory: MemoryRepo
 
 
 def test_names_and_numbers_match_whole_words_never_substrings(memory: MemoryRepo) -> None:
-    assert search_history(memory, "po").hits == ()  # no "portal", no "portfolio"
+    assert search(memory, "po").hits == ()  # no "portal", no "portfolio"
     assert top(memory, "portal") == [("initech-crm", "portal", "current")]
     assert top(memory, "2026-03-01") == [("globex-website", "timeline", "current")]
     assert top(memory, "GLOBEX-WEBSITE hosting") == [("globex-website", "hosting", "current")]
@@ -120,13 +121,13 @@ def test_past_values_are_found_with_their_dates_and_ranked_when_asked_for(
         "Approved spend is €55k for phase one",
         IndexEntry.make("budget", ["budget"], "Budget raised to €55k"),
     )
-    before = search_history(memory, "What was the Globex budget before?", 5)
+    before = search(memory, "What was the Globex budget before?", 5)
     first = before[0]
     assert (first.card, first.section, first.state) == ("globex-website", "budget", "past")
     assert "€40k" in first.snippet and "55k" not in first.snippet
     assert (first.date[:10], first.until[:10]) == ("2025-11-30", "2026-03-01")
     assert "past globex-website § budget, 2025-11-30 to 2026-03-01" in first.line()
-    now = search_history(memory, "Globex budget", 5)
+    now = search(memory, "Globex budget", 5)
     assert (now[0].state, now[0].date[:10]) == ("current", "2026-03-01")
     assert "€55k" in now[0].snippet
     # the value in force names the section: its older value is not repeated below it
@@ -157,9 +158,7 @@ def test_transcripts_committed_and_live(memory: MemoryRepo, client: Path, tmp_pa
     (client / "sessions" / "s1.jsonl").write_text("".join(json.dumps(t) + "\n" for t in turns))
     git(client, "add", "sessions/s1.jsonl")
     git(client, "commit", "-qm", "session s1")
-    (hit,) = [
-        h for h in search_history(memory, "did globex want chatbots?") if h.kind == "transcript"
-    ]
+    (hit,) = [h for h in search(memory, "did globex want chatbots?") if h.kind == "transcript"]
     assert (hit.ref, hit.heading, hit.date[:10]) == ("s1#1", "user", "2025-11-02")
     assert "chatbot" in hit.snippet
     live = tmp_path / "s2.jsonl"
@@ -173,13 +172,13 @@ def test_transcripts_committed_and_live(memory: MemoryRepo, client: Path, tmp_pa
         )
         + "\n"
     )
-    found = search_history(memory, "kiosk", live=[live])
+    found = search(memory, "kiosk", live=[live])
     assert [(h.kind, h.ref) for h in found] == [("transcript", "s2#1")]
-    assert search_history(memory, "kiosk").hits == ()
+    assert search(memory, "kiosk").hits == ()
 
 
 def test_result_is_json_and_the_index_is_a_cache_under_git_gitmem(memory: MemoryRepo) -> None:
-    res = search_history(memory, "globex budget", 2)
+    res = search(memory, "globex budget", 2)
     data = json.loads(json.dumps(res.to_json()))
     assert data["query"] == "globex budget"
     assert data["hits"][0]["card"] == "globex-website"
@@ -190,13 +189,13 @@ def test_result_is_json_and_the_index_is_a_cache_under_git_gitmem(memory: Memory
 
 
 def test_a_damaged_cache_is_rebuilt_never_served(client: Path, memory: MemoryRepo) -> None:
-    search_history(memory, "globex")
+    search(memory, "globex")
     path = memory.git_dir / "gitmem" / "search-main.marshal"
     raw = bytearray(path.read_bytes())
     raw[len(raw) // 2] ^= 0xFF
     path.write_bytes(bytes(raw))
     with MemoryRepo(client) as fresh:
-        assert search_index.load(fresh, "main") is None
+        assert cache.load(fresh, "main") is None
         assert top(fresh, "globex hosting") == [("globex-website", "hosting", "current")]
     path.write_bytes(bytes(raw))
     res = gm("-C", str(client), "reindex", "--json")
@@ -226,12 +225,12 @@ def test_a_first_search_on_a_session_branch_leaves_mains_cache(memory: MemoryRep
     files = sorted(p.name for p in (memory.git_dir / "gitmem").glob("search-*"))
     assert files == ["search-main.marshal"]
     with MemoryRepo(memory.root) as fresh:
-        cached = search_index.load(fresh, "main")
+        cached = cache.load(fresh, "main")
         assert cached is not None and cached.commit == tip
 
 
 def test_a_session_branch_search_starts_from_mains_cache(memory: MemoryRepo) -> None:
-    search_history(memory, "globex")  # main's cache on disk
+    search(memory, "globex")  # main's cache on disk
     tip = memory.tip("main")
     assert tip is not None
     git(memory.root, "branch", "gitmem/session/x", tip)
@@ -248,9 +247,9 @@ def test_a_session_branch_search_starts_from_mains_cache(memory: MemoryRepo) -> 
             ("globex-website", "hosting", "current")
         ]
         assert top(fresh, "vercel") == []
-        state = search_index.current(fresh, "gitmem/session/x")
-        built = search_index.build(fresh, str(fresh.tip("gitmem/session/x")))
-        assert state.comparable() == built.comparable()
+        state = cache.current(fresh, "gitmem/session/x")
+        built = fold.build(fresh, str(fresh.tip("gitmem/session/x")))
+        assert fingerprint(state) == fingerprint(built)
     # no cache file of its own: sessions would leave one each behind
     assert sorted(p.name for p in (memory.git_dir / "gitmem").glob("search-*")) == [
         "search-main.marshal"
@@ -271,7 +270,7 @@ BAD = [
 @pytest.mark.parametrize(("query", "message"), BAD)
 def test_bad_queries_are_clear_errors(memory: MemoryRepo, query: str, message: str) -> None:
     with pytest.raises(InvalidInput, match=message.replace("[", r"\[")):
-        search_history(memory, query)
+        search(memory, query)
     res = MemoryTools(memory).call("search_history", {"query": query})
     assert res.is_error and message in res.text and "\n" not in res.text
 
@@ -354,15 +353,14 @@ def test_bad_queries_through_mcp(memory: MemoryRepo, client: Path, tmp_path: Pat
     assert not seen[-1].is_error and block.text.startswith("[current globex-website § budget")
 
 
-def test_a_new_edit_is_read_without_a_git_process_and_as_git_reads_it(memory: MemoryRepo) -> None:
+def test_a_new_edit_is_read_with_the_card_it_changed_and_its_trailers(
+    memory: MemoryRepo,
+) -> None:
     base = memory.tip("main")
     assert base is not None
     write_card(memory, "initech-crm", "$25k", "$30k", IndexEntry.make("budget", ["budget"], "$30k"))
-    tip = memory.tip("main")
-    assert tip is not None
-    fast = search_index._read_fast(memory, base, tip)
-    assert fast is not None and fast == search_index.read_commits(memory, f"{base}..{tip}")
-    (commit,) = fast
+    (commit,) = fold.iter_commits(memory, f"{base}..main")
+    assert commit.parent == base and commit.sha == memory.tip("main")
     assert [c.path for c in commit.changes] == ["cards/initech-crm.md"]
     assert commit.trailers["Gitmem-Summary"] == "$30k"
 

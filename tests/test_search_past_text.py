@@ -12,8 +12,10 @@ from test_index_property import do_step, edit, hand, revert
 
 from gitmem.memory.cards import sections
 from gitmem.memory.repo import MemoryRepo
-from gitmem.search import corpus as S
+from gitmem.search import cache
+from gitmem.search.documents import PAST, text_of
 from gitmem.search.ranked import rank
+from gitmem.search.state import SearchState
 from gitmem.setup.init import init_repo
 
 from helpers import git
@@ -41,13 +43,12 @@ queries = st.lists(
 ).map(" ".join)
 
 
-def _with_texts(state: S.SearchState) -> S.SearchState:
+def _with_texts(state: SearchState, repo: MemoryRepo) -> SearchState:
     """The state as it was kept before: every past value's text in its document."""
-    old = S.SearchState.from_data(state.to_data())
+    old = SearchState.from_parts(state.parts())
     for n, d in enumerate(old.docs):
-        if d[S.KIND] == S.PAST:
-            old.docs.set(n, S.TEXT, S.text_of(state, d))
-            old.docs.set(n, S.ORIGIN, b"")
+        if d.kind == PAST:
+            old.docs[n] = d._replace(text=text_of(d, repo.store.read_blob), blob="")
     return old
 
 
@@ -74,17 +75,18 @@ def test_hits_with_past_texts_read_from_git_equal_the_state_that_held_them(
         with MemoryRepo(root) as repo:
             for step in plan:
                 do_step(repo, step)
-            state = S.current(repo)
+            state = cache.current(repo)
+            read = repo.store.read_blob
             for d in state.docs:
-                if d[S.KIND] == S.PAST:
-                    assert d[S.TEXT] == ""
+                if d.kind == PAST:
+                    assert d.text == ""
                     # the value the commit that wrote it holds in that section
-                    got = _section_texts(root, d[S.COMMIT], d[S.CARD])[d[S.SECTION]]
-                    assert S.text_of(state, d) in got
-            old = _with_texts(state)
+                    got = _section_texts(root, d.commit, d.card)[d.section]
+                    assert text_of(d, read) in got
+            old = _with_texts(state, repo)
             for q in asked:
                 for limit in (3, 10, 50):
-                    assert rank(state, q, limit) == rank(old, q, limit)
+                    assert rank(state, q, read, limit) == rank(old, q, read, limit)
 
 
 @settings(max_examples=60, deadline=None)

@@ -7,13 +7,14 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_index_property import do_edit, do_hand, do_revert, edit, hand, revert
 
 from gitmem.memory.repo import MemoryRepo
-from gitmem.search import corpus as search_index
-from gitmem.search.ranked import search_history
+from gitmem.search import cache, fold
+from gitmem.search.ranked import search
+from gitmem.search.state import fingerprint
 from gitmem.setup.init import init_repo
 
 from helpers import git
@@ -79,54 +80,13 @@ def test_incremental_search_index_equals_a_rebuild_after_every_step(
                     do_merge(root, *step[1:])  # type: ignore[arg-type]
                 tip = repo.tip("main")
                 assert tip is not None
-                kept = search_index.current(repo)  # this process's state, one commit at a time
-                rebuilt = search_index.build(repo, tip)
+                kept = cache.current(repo)  # this process's state, one commit at a time
+                rebuilt = fold.build(repo, tip)
                 assert kept.commit == tip
-                assert kept.comparable() == rebuilt.comparable()
+                assert kept.parts() == rebuilt.parts()
             with MemoryRepo(root) as fresh:  # from the file on disk, folding what it lacks
-                assert search_index.current(fresh).comparable() == rebuilt.comparable()
+                assert fingerprint(cache.current(fresh)) == fingerprint(rebuilt)
                 query = "budget launch value hand bob"
-                assert search_history(repo, query) == search_history(fresh, query)
-            _, same = search_index.rebuild(repo)
+                assert search(repo, query) == search(fresh, query)
+            _, same = cache.rebuild(repo)
             assert same is not False
-
-
-line = st.one_of(
-    st.sampled_from(
-        [
-            "Gitmem-Card: alpha",
-            "Gitmem-Section: budget",
-            "Gitmem-Keywords: a, b",
-            "Gitmem-Summary: s",
-            "Gitmem-Reverts: " + "a" * 40,
-            "Signed-off-by: x",
-            "gitmem-card:beta",
-            "Gitmem-Card : gamma",
-            "  folded on",
-            "---",
-            "# note",
-            "prose line",
-            "Key: value\r",
-            "",
-            "Gitmem-Layer: synthesis",
-        ]
-    ),
-    st.text(st.characters(codec="utf-8", exclude_characters="\0"), max_size=12),
-)
-message = st.lists(line, min_size=1, max_size=8).map("\n".join)
-
-
-@settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
-@given(message)
-@example("subject\n\nGitmem-Card : gamma")  # git reads a key spaced from its colon too
-def test_reading_a_commit_in_process_equals_git_log(repo: MemoryRepo, text: str) -> None:
-    """The in-process reader of new commits agrees with git log, or leaves it to git."""
-    tip = repo.tip("main")
-    assert tip is not None
-    tree = git(repo.root, "rev-parse", f"{tip}^{{tree}}").strip()
-    sha = git(repo.root, "commit-tree", tree, "-p", tip, input=(text or "x").encode()).strip()
-    fast = search_index._read_fast(repo, tip, sha)
-    if fast is not None:
-        assert fast == search_index.read_commits(repo, f"{tip}..{sha}")

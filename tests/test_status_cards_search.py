@@ -18,7 +18,7 @@ from gitmem.memory import session_branches as sessions
 from gitmem.memory.edit import write_card
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
-from gitmem.search.ranked import search_history
+from gitmem.search.ranked import search
 from gitmem.search.snippets import from_hit, lines
 
 from helpers import git, gm, snapshot
@@ -202,7 +202,7 @@ def test_search_shows_what_search_history_finds_as_card_and_section(busy: Memory
     res = gm("-C", str(root), "search", "budget")
     assert res.code == 0, res.err
     check_expected(root, "search.txt", res.out)
-    hits = search_history(busy, "budget", 10)
+    hits = search(busy, "budget", 10)
     data = json.loads(gm("-C", str(root), "search", "budget", "--json").out)
     assert data["query"] == "budget" and len(data["hits"]) == len(hits.hits) >= 1
     assert [h["commit"] for h in data["hits"]] == [h.commit for h in hits.hits]

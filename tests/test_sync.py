@@ -65,7 +65,7 @@ def state(path: Path) -> dict[str, str]:
 def rendered_index(path: Path) -> str:
     with MemoryRepo(path) as repo:
         idx = index.refresh(repo)
-        assert idx == index.resolve(repo, index.replay_all(repo), {})  # derived, never merged
+        assert idx == index.resolve(repo, index.replay_all(repo))  # derived, never merged
         return idx.render()
 
 

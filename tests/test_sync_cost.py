@@ -110,7 +110,7 @@ def _same_as_full_replay(repo: MemoryRepo) -> None:
         full.inactive,
         full.reverts,
     )
-    assert got == index.resolve(repo, full, {})
+    assert got == index.resolve(repo, full)
 
 
 def test_a_sync_merge_folds_in_what_it_brought_without_replaying_history(

@@ -43,7 +43,7 @@ def test_a_sync_merge_gives_the_index_a_full_replay_gives(tmp_path: Path) -> Non
         here = index.refresh(repo)
     with MemoryRepo(desktop) as repo:  # and a new process agrees with a full replay
         got = index.refresh(repo)
-        assert got == here == index.resolve(repo, replay.replay_all(repo), {})
+        assert got == here == index.resolve(repo, replay.replay_all(repo))
         assert "card 2" in got.render() and "Ship v2 in March" in got.render()
 
 
@@ -86,7 +86,7 @@ def test_a_merge_folded_in_gives_the_index_a_full_rebuild_gives(
             fast = index.refresh(repo)
         _drop_caches(root)
         with MemoryRepo(root) as repo:
-            full = index.resolve(repo, replay.replay_all(repo), {})
+            full = index.resolve(repo, replay.replay_all(repo))
             assert fast == full
             assert fast.render() == full.render()
 

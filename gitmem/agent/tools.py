@@ -17,7 +17,8 @@ from gitmem.memory.audit import read_card
 from gitmem.memory.edit import write_card
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
-from gitmem.search.ranked import check_query, search_history
+from gitmem.search import ranked
+from gitmem.search.ranked import check_query
 
 MAX_INPUT_BYTES = 262144
 
@@ -171,7 +172,7 @@ class MemoryTools:
         limit = args.get("limit", 10)
         if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 50:
             raise InvalidInput("limit must be an integer from 1 to 50")
-        result = search_history(
+        result = ranked.search(
             self.repo,
             check_query(args.get("query")),
             limit,

@@ -196,11 +196,6 @@ class ObjectStore:
             return []
         return self._remember(got.sha, got.data)
 
-    def _tree(self, name: str) -> tuple[list[TreeEntry], list[bytes]]:
-        """A tree's entries with each one's raw bytes (as search/corpus.py compares them)."""
-        entries = self.read_tree(name)
-        return entries, [tree_line(e) for e in entries]
-
     def _remember(self, sha: str, data: bytes) -> list[TreeEntry]:
         while len(self._trees) >= 64:  # oldest out first
             del self._trees[next(iter(self._trees))]
@@ -224,7 +219,7 @@ class ObjectStore:
         # (<= 1x git add + git commit: benchmarks/bench_object_writer.py).
         proc = self._writers.get(kind)
         if proc is None or proc.poll() is not None:
-            args = ("hash-object", "-w", "-t", kind, "--stdin-paths")
+            args = ("hash-object", "-w", "--no-filters", "-t", kind, "--stdin-paths")
             proc = self._writers[kind] = self.git.popen(*args)
         assert proc.stdin is not None and proc.stdout is not None
         tmp = self.git_dir / "gitmem" / f"object.{os.getpid()}"  # what git reads it from

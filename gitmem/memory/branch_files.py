@@ -8,8 +8,8 @@ import os
 
 from gitmem.memory.repo import MemoryRepo
 
-# The replay state, the rendered I block, and the index card by card (and its records).
-KINDS = ("marshal", "txt", "cards.marshal", "cards.rows")
+# The index's one cache file (the rendered I block, the replay state, the facts behind it).
+KINDS = ("marshal",)
 
 
 def path(repo: MemoryRepo, branch: str, kind: str) -> str:

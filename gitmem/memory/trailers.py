@@ -96,27 +96,6 @@ _SPACE = " \t\n\r"
 _TOKEN = re.compile(r"[A-Za-z0-9-]+[ \t]*:")  # a trailer line: token, blanks, separator
 
 
-_TRAILER_LINE = re.compile(r"[A-Za-z0-9-]+:[^\n]*")
-_SPACED_KEY = re.compile(r"[A-Za-z0-9-]+[ \t]+:")  # "Key : value": git reads it as a trailer too
-
-
-def plain_block(message: str) -> str | None:
-    """The trailer block of a message whose trailers git reads the one obvious way (the
-    last paragraph, every line ``Key: value``, below a subject), "" for a message with
-    no trailer-like line at all, None for anything subtler: then git reads it (what
-    ``%(trailers)`` prints for the message, with ``DEFAULT_BLOCKS``)."""
-    paragraphs = [p for p in message.strip("\n").split("\n\n") if p.strip()]
-    if any(ln.startswith(("---", "#", " ", "\t")) or "\r" in ln for ln in message.split("\n")):
-        return None
-    last = paragraphs[-1].split("\n") if paragraphs else []
-    if any(_SPACED_KEY.match(ln) for ln in last):
-        return None
-    trailer_like = [bool(_TRAILER_LINE.fullmatch(ln)) for ln in last]
-    if len(paragraphs) >= 2 and all(trailer_like):
-        return paragraphs[-1]
-    return "" if not any(trailer_like) else None
-
-
 def written_key(key: str) -> str | None:
     """The canonical key of a trailer line's key as ``gitmem_trailers`` reads it (blanks
     before the colon allowed, ASCII only), None for any other key."""
@@ -217,18 +196,28 @@ def validate(pairs: list[tuple[str, str]]) -> dict[str, str]:
             raise InvalidInput(f"unknown trailer {key!r}; gitmem knows {', '.join(ALL_KEYS)}")
         if canon in (SECTION, KEYWORDS) and canon in found and SUMMARY not in found:
             repeated.append((canon, value))
-            continue
-        if canon == REVERTS:  # a session revert undoes several commits: one trailer each
-            sha = value.strip()
-            if not (len(sha) in (40, 64) and all(c in "0123456789abcdef" for c in sha)):
-                raise InvalidInput(f"{REVERTS} must be a full commit sha, not {value!r}")
+        elif canon == REVERTS:  # a session revert undoes several commits: one trailer each
+            sha = _full_sha(value)
             found[canon] = f"{found[canon]} {sha}" if canon in found else sha
-            continue
-        if canon in found:
+        elif canon in found:
             raise InvalidInput(f"trailer {canon} given more than once")
-        found[canon] = value
-    if not found:
-        return found
+        else:
+            found[canon] = value
+    if found:
+        _check_values(found)
+    if repeated:
+        found[MORE_SECTIONS] = _checked_repeats(repeated)
+    return found
+
+
+def _full_sha(value: str) -> str:
+    sha = value.strip()
+    if not (len(sha) in (40, 64) and all(c in "0123456789abcdef" for c in sha)):
+        raise InvalidInput(f"{REVERTS} must be a full commit sha, not {value!r}")
+    return sha
+
+
+def _check_values(found: dict[str, str]) -> None:
     checks = {
         CARD: names.project,
         SECTION: names.section_id,
@@ -247,13 +236,14 @@ def validate(pairs: list[tuple[str, str]]) -> dict[str, str]:
     if SECTION in found and REVERTS not in found and KEYWORDS not in found:
         # A summary is optional: without one the section is listed as unindexed.
         raise InvalidInput(f"{SECTION} needs {KEYWORDS} beside it")
-    if repeated:
-        secs = [v for k, v in repeated if k == SECTION]
-        kws = [v for k, v in repeated if k == KEYWORDS]
-        if len(secs) != len(kws):
-            raise InvalidInput(f"each repeated {SECTION} needs its own {KEYWORDS}")
-        for sec, kw in zip(secs, kws, strict=True):
-            names.section_id(sec)
-            names.split_keywords(kw)
-        found[MORE_SECTIONS] = more_sections(repeated)
-    return found
+
+
+def _checked_repeats(repeated: list[tuple[str, str]]) -> str:
+    secs = [v for k, v in repeated if k == SECTION]
+    kws = [v for k, v in repeated if k == KEYWORDS]
+    if len(secs) != len(kws):
+        raise InvalidInput(f"each repeated {SECTION} needs its own {KEYWORDS}")
+    for sec, kw in zip(secs, kws, strict=True):
+        names.section_id(sec)
+        names.split_keywords(kw)
+    return more_sections(repeated)

@@ -382,7 +382,7 @@ def token_sizes(repo: MemoryRepo, view: SessionView) -> TokenSizes | None:
         return estimate_tokens(raw.decode("utf-8", "replace")) if raw is not None else 0
 
     def index_tokens(rev: str) -> int:
-        return estimate_tokens(index_mod.resolve(repo, replay_at(repo, rev), {}).render())
+        return estimate_tokens(index_mod.resolve(repo, replay_at(repo, rev)).render())
 
     cards = {c: (card_tokens(view.base, c), card_tokens(view.ref.tip, c)) for c in view.cards()}
     return TokenSizes(cards, (index_tokens(view.base), index_tokens(view.ref.tip)))

@@ -1,10 +1,10 @@
-"""``search_history``: ranked search over cards, their history and session transcripts.
+"""``search``: ranked search over cards, their history and session transcripts.
 
 One search for the chat tool, MCP and ``gitmem search``. Documents are the current
 section values (heading, text, and the section's index keywords and summary, weighted),
-every past value with the dates it held (``search_index``), and transcript turns --
+every past value with the dates it held (``cache.current``), and transcript turns --
 committed ones from the search index, live ones of running sessions read at query time.
-Ranking is BM25 over weighted term counts (``search_text`` folds, stems and drops stop
+Ranking is BM25 over weighted term counts (``terms`` folds, stems and drops stop
 words); a query word that matches nothing simply adds nothing. A query that asks for
 the past ("before", "previously") ranks past values first; otherwise the value in force
 wins over its own history.
@@ -26,13 +26,16 @@ from typing import Any
 from gitmem.errors import InvalidInput
 from gitmem.memory import names
 from gitmem.memory.repo import MAIN, MemoryRepo
-from gitmem.search import corpus as S
+from gitmem.search import cache
+from gitmem.search.documents import CURRENT, PAST, TURN, W_TEXT, Doc, Read, text_of, turn_doc
+from gitmem.search.documents import weighted as weighted_terms
+from gitmem.search.state import SearchState, pairs
 from gitmem.search.terms import query_terms, stem, words
 
 MAX_LIMIT = 50
 MAX_QUERY_CHARS = 1000
 SNIPPET = 160
-K1, B = 1.2 * S.W_TEXT, 0.75  # k1 on the text field's weight scale
+K1, B = 1.2 * W_TEXT, 0.75  # k1 on the text field's weight scale
 PAST_DEFAULT, PAST_ASKED, TURN_WEIGHT = 0.6, 1.3, 0.7
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
@@ -124,9 +127,9 @@ def _snippet(text: str, stems: set[str]) -> str:
     return ("…" if start else "") + cut + ("…" if start + SNIPPET < len(flat) else "")
 
 
-def _live_docs(state: S.SearchState, live: list[Path]) -> list[list[Any]]:
+def _live_docs(state: SearchState, live: list[Path]) -> list[Doc]:
     """Turns of running sessions' transcripts that the branch has not committed yet."""
-    docs: list[list[Any]] = []
+    docs: list[Doc] = []
     for path in live:
         try:
             lines = path.read_bytes().split(b"\n")
@@ -135,92 +138,85 @@ def _live_docs(state: S.SearchState, live: list[Path]) -> list[list[Any]]:
         known = state.sessions.get(path.stem)
         start = known[0] if known and known[0] <= len(lines) else 0
         for i in range(start, len(lines)):
-            doc = S.turn_doc(path.stem, i + 1, lines[i])
+            doc = turn_doc(path.stem, i + 1, lines[i])
             if doc is not None:
                 docs.append(doc)
     return docs
 
 
-def rank(
-    state: S.SearchState, query: str, limit: int = 10, extra: list[list[Any]] | None = None
-) -> list[Hit]:
-    weighted, past_asked = query_terms(query)
+def _scores(state: SearchState, weighted: dict[str, float], side: list[Doc]) -> dict[int, float]:
+    """BM25 of every document a query term is in: the state's by id, ``side``'s (live
+    turns) as -1, -2, ..."""
     n = max(state.live, 1)
     avg = state.total / n if state.total else 1.0
-    scores: dict[int, float] = {}
-    docs = state.docs
     norms = state.length_norms(K1, B)
-    side = [(d, S._weighted(d)) for d in extra or []]
-    for d, counts in side:
-        d[S.LENGTH] = sum(counts.values())
+    side_counts = [weighted_terms(d) for d in side]
+    side_norms = [K1 * (1 - B + B * sum(c.values()) / avg) for c in side_counts]
+    scores: dict[int, float] = {}
+    get = scores.get
     for term, qw in weighted.items():
         post = state.postings.get(term)
-        df = (len(post) if post is not None else 0) + sum(1 for _, c in side if term in c)
+        df = (len(post) // 2 if post is not None else 0) + sum(term in c for c in side_counts)
         if not df:
             continue
         idf = qw * math.log(1 + (n - df + 0.5) / (df + 0.5))
         lift = idf * (K1 + 1)
-        get = scores.get
-        for doc_id, tf in S.pairs(post) if post is not None else ():
+        for doc_id, tf in pairs(post) if post is not None else ():
             scores[doc_id] = get(doc_id, 0.0) + lift * tf / (tf + norms[doc_id])
-        for i, (d, counts) in enumerate(side):
-            tf = counts.get(term, 0)
-            if tf:
-                norm = K1 * (1 - B + B * d[S.LENGTH] / avg)
-                key = -1 - i
-                scores[key] = scores.get(key, 0.0) + idf * tf * (K1 + 1) / (tf + norm)
-    past_w = PAST_ASKED if past_asked else PAST_DEFAULT
-    factor = {S.PAST: past_w, S.TURN: TURN_WEIGHT}
-    ranked: list[tuple[float, int]] = []
-    kinds = docs.kind
-    for doc_id, score in scores.items():
-        kind = kinds[doc_id] if doc_id >= 0 else side[-1 - doc_id][0][S.KIND]
-        ranked.append((-score * factor.get(kind, 1.0), doc_id))
+        for i, counts in enumerate(side_counts):
+            if tf := counts.get(term, 0):
+                scores[-1 - i] = get(-1 - i, 0.0) + idf * tf * (K1 + 1) / (tf + side_norms[i])
+    return scores
+
+
+def _hit(d: Doc, score: float, stems: set[str], read: Read) -> Hit:
+    if d.kind == TURN:
+        snippet = _snippet(d.text, stems)
+        return Hit("transcript", "", "", "transcript", d.date, "", snippet, score, d.ref, d.heading)
+    body = text_of(d, read) or d.summary  # a past value's: read from git
+    return Hit(
+        "section",
+        d.card,
+        d.section,
+        "past" if d.kind == PAST else "current",
+        d.date,
+        d.until,
+        _snippet(f"{d.heading}: {body}", stems),
+        score,
+        "",
+        d.heading,
+        d.commit,
+    )
+
+
+def rank(
+    state: SearchState, query: str, read: Read, limit: int = 10, extra: list[Doc] | None = None
+) -> list[Hit]:
+    """The best ``limit`` hits for ``query`` (``extra``: live turns beside the state's
+    documents); ``read`` reads the card blobs past values are shown from."""
+    weighted, past_asked = query_terms(query)
+    side = extra or []
+    scores = _scores(state, weighted, side)
+    factor = {PAST: PAST_ASKED if past_asked else PAST_DEFAULT, TURN: TURN_WEIGHT}
+
+    docs = state.docs
+    ranked = [
+        (-score * factor.get((docs[i] if i >= 0 else side[-1 - i]).kind, 1.0), i)
+        for i, score in scores.items()
+    ]
     stems = set(weighted)
     hits: list[Hit] = []
     seen: set[tuple[str, str, int]] = set()
     for neg, doc_id in _best_first(ranked, limit * 6 + 20):
-        score = -neg
-        d = docs[doc_id] if doc_id >= 0 else side[-1 - doc_id][0]
-        kind = d[S.KIND]
-        if kind == S.TURN:
-            hits.append(
-                Hit(
-                    "transcript",
-                    "",
-                    "",
-                    "transcript",
-                    d[S.DATE],
-                    "",
-                    _snippet(d[S.TEXT], stems),
-                    round(score, 3),
-                    d[S.REF],
-                    d[S.HEADING],
-                )
-            )
-        else:
-            value = (d[S.CARD], d[S.SECTION], kind)
+        d = docs[doc_id] if doc_id >= 0 else side[-1 - doc_id]
+        if d.kind != TURN:
+            value = (d.card, d.section, d.kind)
             if value in seen:  # one hit per section value kind: the best past one
                 continue
-            if kind == S.PAST and not past_asked and (d[S.CARD], d[S.SECTION], S.CURRENT) in seen:
+            if d.kind == PAST and not past_asked and (d.card, d.section, CURRENT) in seen:
                 continue  # the section is named already, by its value in force
             seen.add(value)
-            body = S.text_of(state, d) or d[S.SUMMARY]  # a past value's: read from git
-            hits.append(
-                Hit(
-                    "section",
-                    d[S.CARD],
-                    d[S.SECTION],
-                    "past" if kind == S.PAST else "current",
-                    d[S.DATE],
-                    d[S.UNTIL],
-                    _snippet(f"{d[S.HEADING]}: {body}", stems),
-                    round(score, 3),
-                    "",
-                    d[S.HEADING],
-                    d[S.COMMIT],
-                )
-            )
+        hits.append(_hit(d, round(-neg, 3), stems, read))
         if len(hits) >= limit:
             break
     return hits
@@ -235,7 +231,7 @@ def _best_first(ranked: list[tuple[float, int]], first: int) -> Iterator[tuple[f
         yield from sorted(ranked)[first:]
 
 
-def search_history(
+def search(
     repo: MemoryRepo,
     query: str,
     limit: int = 10,
@@ -247,6 +243,6 @@ def search_history(
     and transcript turns (``live`` ones of running sessions included)."""
     query = check_query(query)
     limit = max(1, min(limit, MAX_LIMIT))
-    state = S.current(repo, names.branch(branch))
+    state = cache.current(repo, names.branch(branch))
     extra = _live_docs(state, live or [])
-    return SearchResult(query, tuple(rank(state, query, limit, extra)))
+    return SearchResult(query, tuple(rank(state, query, repo.store.read_blob, limit, extra)))

@@ -14,7 +14,7 @@ from typing import Any
 
 from gitmem.memory import names
 from gitmem.memory.repo import MAIN, MemoryRepo
-from gitmem.search.ranked import MAX_LIMIT, search_history
+from gitmem.search import ranked
 
 # "card § section: text", how a hit names a section when it has no fields for it.
 _WHERE = re.compile(r"^(?P<card>[a-z0-9][a-z0-9._-]*) § (?P<section>[a-z0-9][a-z0-9-]*): ")
@@ -86,13 +86,15 @@ def from_hit(hit: Any) -> SearchHit:
     )
 
 
-def search(repo: MemoryRepo, query: str, limit: int = 10, *, branch: str = MAIN) -> list[SearchHit]:
-    """The hits of ``search_history`` on ``branch``, in the engine's order."""
+def search_history(
+    repo: MemoryRepo, query: str, limit: int = 10, *, branch: str = MAIN
+) -> list[SearchHit]:
+    """The hits of ``ranked.search`` on ``branch``, in the engine's order."""
     names.branch(branch)
     repo.branch_tip(branch)  # an unknown branch is an error, not "no matches"
     return [
         from_hit(h)
-        for h in search_history(repo, query, max(1, min(limit, MAX_LIMIT)), branch=branch)
+        for h in ranked.search(repo, query, max(1, min(limit, ranked.MAX_LIMIT)), branch=branch)
     ]
 
 

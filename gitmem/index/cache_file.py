@@ -1,0 +1,76 @@
+"""The index's cache file: records of marshal data, each behind its length and sha1.
+
+Written whole (readers see the old file or the new one); read back only when every
+record is whole and its digest holds, so a torn, damaged or edited file reads as none.
+marshal: builtin types only (no code runs on load).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import marshal
+import os
+import struct
+from typing import Any
+
+_RECORD = struct.Struct(">I20s")
+
+
+def _record(data: Any) -> bytes:
+    blob = marshal.dumps(data)
+    return _RECORD.pack(len(blob), hashlib.sha1(blob).digest()) + blob
+
+
+def write(path: str, records: list[Any]) -> None:
+    """Keep ``records`` in ``path``; a read-only or full disk keeps nothing."""
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(b"".join(_record(r) for r in records))
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
+def _parsed(raw: bytes, count: int, want: int) -> list[Any] | None:
+    blobs, at = [], 0
+    while at < len(raw):
+        if at + _RECORD.size > len(raw):
+            return None
+        size, digest = _RECORD.unpack_from(raw, at)
+        blob = raw[at + _RECORD.size : at + _RECORD.size + size]
+        if len(blob) != size or hashlib.sha1(blob).digest() != digest:
+            return None
+        blobs.append(blob)
+        at += _RECORD.size + size
+    if len(blobs) != count:
+        return None
+    try:
+        return [marshal.loads(b) for b in blobs[:want]]
+    except (ValueError, EOFError, TypeError):  # another Python's marshal format
+        return None
+
+
+def read(path: str, count: int, want: int) -> tuple[list[Any] | None, bool]:
+    """(the first ``want`` of the ``count`` records of ``path``, or None when it is not
+    exactly those, whole; whether a file was there)."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError:
+        return None, False
+    return _parsed(raw, count, want), True
+
+
+def read_first(path: str) -> Any:
+    """The first record alone (behind its own digest), None when there is none whole."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(_RECORD.size)
+            size = _RECORD.unpack(head)[0] if len(head) == _RECORD.size else 0
+            got = _parsed(head + fh.read(size), 1, 1)
+    except (OSError, struct.error):
+        return None
+    return got[0] if got else None

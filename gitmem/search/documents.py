@@ -1,0 +1,94 @@
+"""The search documents: a section value (current or past) or a transcript turn, and
+the weighted terms each is found by."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from collections.abc import Callable
+from typing import NamedTuple
+
+from gitmem.memory.cards import sections
+from gitmem.search.terms import terms
+
+CURRENT, PAST, TURN, GONE = 0, 1, 2, 3
+# Field weights (integers, so a rebuild and an incremental fold add up to the same state).
+W_CARD, W_HEADING, W_KEYWORDS, W_SUMMARY, W_TEXT = 6, 4, 4, 3, 2
+
+Read = Callable[[str], bytes | None]  # a blob's content by its id
+
+
+class Doc(NamedTuple):
+    """One document. A NamedTuple, not a dataclass: a warm `gitmem search` builds every
+    document from the cache file, at half a dataclass's cost (its 250 ms budget)."""
+
+    kind: int  # CURRENT, PAST, TURN or GONE
+    card: str  # "" for a turn
+    section: str
+    heading: str  # a turn: who spoke
+    text: str  # "" for a past value: read back from ``blob`` (``text_of``)
+    keywords: str
+    summary: str
+    date: str  # when this value was written (a turn: when it was said)
+    until: str  # a past value: when it was replaced
+    ref: str  # a section: its card's title; a turn: "<session>#<n>"
+    commit: str  # the commit that wrote a section value
+    blob: str  # the card blob a section value was read from ("" for a turn)
+    pos: int  # the section's place among that card's sections
+    length: int = 0  # the sum of its weighted term counts
+
+
+def weighted(doc: Doc) -> Counter[str]:
+    """The document's terms, each counted with its field's weight."""
+    counts: Counter[str] = Counter()
+    if doc.kind == TURN:
+        fields = [(doc.text, W_TEXT)]
+    else:
+        card = f"{doc.card} {doc.ref}"  # the card's slug, whole and in parts, and its title
+        fields = [
+            (card, W_CARD),
+            (doc.heading, W_HEADING),
+            (doc.keywords, W_KEYWORDS),
+            (doc.summary, W_SUMMARY),
+            (doc.text, W_TEXT),
+        ]
+    for text, weight in fields:
+        for term in terms(text):
+            counts[term] += weight
+    return counts
+
+
+def card_sections(text: str) -> tuple[str, list[tuple[str, str, str]]]:
+    """A card's title and its sections as (id, heading, text)."""
+    lines = text.split("\n")
+    title = next((ln[2:].strip() for ln in lines if ln.startswith("# ")), "")
+    # ids, headings and titles recur in every value of a section: one string each
+    out = [
+        (sys.intern(s.id), sys.intern(s.heading), "\n".join(lines[s.start + 1 : s.end]).strip())
+        for s in sections(text)
+    ]
+    return sys.intern(title), out
+
+
+def text_of(doc: Doc, read: Read) -> str:
+    """A document's text: a past section value's read from its card blob through ``read``."""
+    if doc.kind != PAST or not doc.blob:
+        return doc.text
+    secs = card_sections((read(doc.blob) or b"").decode("utf-8", "replace"))[1]
+    return secs[doc.pos][2] if doc.pos < len(secs) else ""
+
+
+def turn_doc(session: str, n: int, line: bytes) -> Doc | None:
+    """One transcript line as a document (None for a line that holds no text)."""
+    try:
+        rec = json.loads(line)
+    except ValueError:
+        return None
+    text = rec.get("text") if isinstance(rec, dict) else None
+    if not isinstance(text, str) or not text.strip():
+        return None
+    role = str(rec.get("role", "?"))
+    return Doc(
+        TURN, "", "", role, text, "", "", str(rec.get("at", "")), "", f"{session}#{n}", "", "", 0
+    )

@@ -1,0 +1,154 @@
+"""The search index's cache file: found out when damaged, equal for equal states, and
+what it holds (past values with their words) on histories written with ``git fast-import``.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from gitmem.memory.repo import MemoryRepo
+from gitmem.search import cache, fold
+from gitmem.search.documents import PAST, W_TEXT, text_of
+from gitmem.search.ranked import search
+from gitmem.search.state import fingerprint, pairs
+
+from helpers import git
+
+WORDS = [
+    "budget",
+    "approved",
+    "invoice",
+    "timeline",
+    "launch",
+    "hosting",
+    "contact",
+    "sponsor",
+    "risk",
+    "migration",
+    "portal",
+    "export",
+    "freeze",
+    "design",
+    "vendor",
+    "contract",
+]
+
+
+def _data(text: str) -> bytes:
+    raw = text.encode()
+    return b"data %d\n%s\n" % (len(raw), raw)
+
+
+def _card(rng: random.Random, n: int, words: int = 30, vocab: int = 50) -> str:
+    def para() -> str:
+        return " ".join(rng.choice(WORDS) + str(rng.randrange(vocab)) for _ in range(words))
+
+    return (
+        f"# Client {n}\n\n## Budget\n{para()}\n\n## Timeline\n{para()}\n\n## Contacts\n{para()}\n"
+    )
+
+
+def append_history(
+    path: Path,
+    *,
+    card_edits: int = 0,
+    plain: int = 0,
+    seed: int = 1,
+    words: int = 30,
+    vocab: int = 50,
+) -> None:
+    """``card_edits`` commits rewriting one of 10 cards, then ``plain`` commits that change
+    only a file outside cards/ and sessions/ (the log grows, the search index does not)."""
+    rng = random.Random(seed)
+    out = [b"reset refs/heads/main\nfrom refs/heads/main^0\n"]
+    when = int(git(path, "log", "-1", "--format=%at", "main")) + 1
+    for i in range(card_edits + plain):
+        who = b"Test Person <person@example.com> %d +0000\n" % (when + i)
+        if i < card_edits:
+            msg = f"Edit client-{i % 10}\n\nGitmem-Card: client-{i % 10}\n"
+            change = f"cards/client-{i % 10}.md", _card(rng, i % 10, words, vocab)
+        else:
+            msg = (
+                f"Note {i}\n\nA line of hand-written notes about the week, long enough to "
+                f"look like a real message.\n\nGitmem-Session: s{i}\n"
+            )
+            change = "notes.txt", f"note {i}\n"
+        out += [
+            b"commit refs/heads/main\n",
+            b"author " + who,
+            b"committer " + who,
+            _data(msg),
+            f"M 100644 inline {change[0]}\n".encode(),
+            _data(change[1]),
+        ]
+    git(path, "fast-import", "--quiet", "--force", input=b"".join(out))
+
+
+def test_a_damaged_cache_is_still_found_out_and_replaced(client: Path) -> None:
+    append_history(client, card_edits=30)
+    with MemoryRepo(client) as repo:
+        assert cache.rebuild(repo)[1] is None  # no cache before
+        path = Path(cache.path(repo, "main"))
+    raw = bytearray(path.read_bytes())
+    raw[-5] ^= 0xFF
+    path.write_bytes(bytes(raw))
+    with MemoryRepo(client) as repo:
+        assert cache.load(repo, "main") is None
+        assert cache.rebuild(repo)[1] is False
+        assert cache.rebuild(repo)[1] is True
+        assert cache.load(repo, "main") is not None
+
+
+def test_equal_states_have_one_fingerprint_however_they_were_made(client: Path) -> None:
+    append_history(client, card_edits=50)
+    with MemoryRepo(client) as repo:
+        tip = repo.tip("main")
+        assert tip is not None
+        base = git(client, "rev-parse", "main~20").strip()
+        built = fold.build(repo, tip)
+        folded = fold.build(repo, base)
+        assert fold.advance(repo, folded, tip)
+        cache.save(repo, "main", folded)
+        loaded = cache.load(repo, "main")
+        assert loaded is not None and loaded.parts() == built.parts()
+        marks = {fingerprint(s) for s in (built, folded, loaded)}
+        assert len(marks) == 1
+        assert fingerprint(fold.build(repo, base)) not in marks
+        assert cache.rebuild(repo)[1] is True
+
+
+def test_past_values_are_read_back_from_the_commits_that_wrote_them(client: Path) -> None:
+    append_history(client, card_edits=60)
+    with MemoryRepo(client) as repo:
+        state = cache.current(repo)
+        past = [d for d in state.docs if d.kind == PAST]
+        assert len(past) >= 150
+        for d in past:
+            shown = git(client, "show", f"{d.commit}:cards/{d.card}.md")
+            assert text_of(d, repo.store.read_blob) in shown
+        hits = search(repo, "budget before", limit=3)
+    assert hits and all(h.state == "past" and h.commit for h in hits)
+
+
+def test_a_word_repeated_200_times_is_counted_whole(client: Path) -> None:
+    # "zebra" 200 times in a section's text weighs 400
+    rng = random.Random(3)
+    text = _card(rng, 0).replace("## Timeline\n", "## Timeline\n" + "zebra " * 200 + "\n")
+    out = [
+        b"reset refs/heads/main\nfrom refs/heads/main^0\n",
+        b"commit refs/heads/main\n",
+        b"author A <a@example.com> 1700000000 +0000\n",
+        b"committer A <a@example.com> 1700000000 +0000\n",
+        _data("Edit client-0\n\nGitmem-Card: client-0\n"),
+        b"M 100644 inline cards/client-0.md\n",
+        _data(text),
+    ]
+    git(client, "fast-import", "--quiet", "--force", input=b"".join(out))
+    append_history(client, card_edits=30, seed=4)  # client-0 rewritten: the value is past
+    with MemoryRepo(client) as repo:
+        state = cache.current(repo)
+        got = dict(pairs(state.postings["zebra"]))
+        hits = search(repo, "zebra", limit=3)
+    assert list(got.values()) == [200 * W_TEXT]
+    assert [(h.card, h.section, h.state) for h in hits] == [("client-0", "timeline", "past")]

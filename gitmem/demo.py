@@ -25,7 +25,7 @@ from typing import Any
 from gitmem.agent import usage, usage_report
 from gitmem.agent.chat import ChatResult, run_chat
 from gitmem.agent.chat_view import tool_line
-from gitmem.agent.session import AgentEvents, ToolCall
+from gitmem.agent.events import AgentEvents, ToolCall
 from gitmem.index import build as index
 from gitmem.memory import trailers as T
 from gitmem.memory.audit import read_card

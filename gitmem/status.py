@@ -140,9 +140,17 @@ def status(repo: MemoryRepo) -> Status:
 
 def lines(st: Status) -> list[str]:
     """What ``gitmem status`` prints for people."""
-    from gitmem.index.card_list import size
-    from gitmem.wording import count
+    return [
+        *_branch_lines(st),
+        *_change_lines(st),
+        *_review_lines(st),
+        *_index_lines(st),
+        *_remote_lines(st),
+        f"({st.note})",
+    ]
 
+
+def _branch_lines(st: Status) -> list[str]:
     out = [f"On branch {st.branch}" if st.branch else "HEAD is detached (not on a branch)"]
     if st.branch and st.branch != MAIN:
         out.append("  memory lives on main: `git switch main` to see the agent's edits")
@@ -151,6 +159,13 @@ def lines(st: Status) -> list[str]:
             f"A sync with {st.sync_stopped} stopped at a conflict: settle it, then "
             "`gitmem sync --continue` (or `gitmem sync --abort`)"
         )
+    return out
+
+
+def _change_lines(st: Status) -> list[str]:
+    if not st.uncommitted:
+        return ["No uncommitted changes."]
+    out = []
     cards = [c for c in st.uncommitted if c.card]
     other = [c for c in st.uncommitted if not c.card]
     if cards:
@@ -159,17 +174,26 @@ def lines(st: Status) -> list[str]:
     if other:
         out.append(f"Other uncommitted changes ({len(other)}):")
         out += [f"  {c.state.strip() or '?':>2} {c.path}" for c in other]
-    if not st.uncommitted:
-        out.append("No uncommitted changes.")
-    if st.pending:
-        out.append(f"Sessions waiting for review ({len(st.pending)}):")
-        out += [
-            f"  {p.session}  {count(p.edits, 'edit')}  {', '.join(p.cards) or '-'}"
-            f"   `gitmem review {p.session}`"
-            for p in st.pending
-        ]
-    else:
-        out.append("No sessions waiting for review.")
+    return out
+
+
+def _review_lines(st: Status) -> list[str]:
+    from gitmem.wording import count
+
+    if not st.pending:
+        return ["No sessions waiting for review."]
+    return [f"Sessions waiting for review ({len(st.pending)}):"] + [
+        f"  {p.session}  {count(p.edits, 'edit')}  {', '.join(p.cards) or '-'}"
+        f"   `gitmem review {p.session}`"
+        for p in st.pending
+    ]
+
+
+def _index_lines(st: Status) -> list[str]:
+    from gitmem.index.card_list import size
+    from gitmem.wording import count
+
+    out = []
     if st.unindexed:
         out.append(f"Unindexed sections ({len(st.unindexed)}): no index entry says what they hold")
         out += [f"  {u}" for u in st.unindexed]
@@ -193,8 +217,15 @@ def lines(st: Status) -> list[str]:
         )
     elif b.get("state") == "warn":
         out.append("  above 80 % of the budget: `gitmem consolidate` proposes a compaction")
+    return out
+
+
+def _remote_lines(st: Status) -> list[str]:
+    from gitmem.wording import count
+
     if not st.remotes:
-        out.append("No remotes: `git remote add origin URL`, then `gitmem sync`.")
+        return ["No remotes: `git remote add origin URL`, then `gitmem sync`."]
+    out = []
     for r in st.remotes:
         out.append(f"Remote {r.name} ({r.url}):")
         if r.last_synced is None or r.ahead is None:
@@ -211,5 +242,4 @@ def lines(st: Status) -> list[str]:
                 f"  {r.name}/main (from a git fetch) has "
                 f"{count(r.tracking_behind, 'commit')} main has not"
             )
-    out.append(f"({st.note})")
     return out

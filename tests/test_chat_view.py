@@ -9,7 +9,7 @@ import pytest
 from rich.console import Console
 
 from gitmem.agent.chat_view import TurnTotals, tool_line
-from gitmem.agent.session import ResponseUsage, ToolCall
+from gitmem.agent.events import ResponseUsage, ToolCall
 from gitmem.cli.chat_screen import Screen
 from gitmem.errors import ConfigError
 from gitmem.memory.config import load

@@ -82,12 +82,15 @@ def test_a_program_calling_main_goes_on_after_it(tmp_path: Path) -> None:
 def test_a_thread_still_running_gets_the_ordinary_exit(tmp_path: Path) -> None:
     marks = tmp_path / "marks"
     marks.write_text("")
+    # The thread runs until the main thread ends (a sleep would race a slow start-up).
     script = _SCRIPT.replace(
         "from gitmem.cli import main",
         (
-            "import threading, time\n"
-            "threading.Thread(target=lambda: (time.sleep(0.2), open(marks, 'a').write('thread\\n'))"
-            ").start()\nfrom gitmem.cli import main"
+            "import threading\n"
+            "def wait():\n"
+            "    threading.main_thread().join()\n"
+            "    open(marks, 'a').write('thread\\n')\n"
+            "threading.Thread(target=wait).start()\nfrom gitmem.cli import main"
         ),
     )
     proc = subprocess.run(

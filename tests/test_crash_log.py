@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.cli.crash import command_words
+from gitmem.cli.app import command_words
 from gitmem.memory import edit
 
 from helpers import gm

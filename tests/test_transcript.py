@@ -97,6 +97,7 @@ def well_formed(turns: list[list[list[str]]]) -> list[tuple[str, list[dict[str, 
     return out
 
 
+@settings(deadline=None)  # each example writes and reads a file: slow on a loaded machine
 @given(
     st.lists(
         st.lists(st.lists(st.sampled_from("abc"), min_size=1, max_size=2, unique=True), max_size=3),

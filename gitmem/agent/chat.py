@@ -7,7 +7,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from gitmem.agent import usage
-from gitmem.agent.session import AgentEvents, AgentSession
+from gitmem.agent.events import AgentEvents
+from gitmem.agent.session import AgentSession
 from gitmem.errors import ModelError
 from gitmem.memory import session_branches as sessions
 from gitmem.memory.repo import MemoryRepo

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gitmem.agent.session import ResponseUsage, ToolCall
+from gitmem.agent.events import ResponseUsage, ToolCall
 
 POLICY = {
     "auto": "edits land on main when the session ends",

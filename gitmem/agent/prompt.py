@@ -81,3 +81,11 @@ def request(
         "system": system_blocks(layers, ttl),
         "messages": with_breakpoint(messages, ttl),
     }
+
+
+def as_sent(block: Any) -> dict[str, Any]:
+    """A response's content block as the next request sends it back: its API fields only."""
+    data = block.model_dump(exclude_none=True) if hasattr(block, "model_dump") else dict(block)
+    keep = {"text": ("type", "text"), "tool_use": ("type", "id", "name", "input")}
+    fields = keep.get(data.get("type", ""))
+    return {k: data[k] for k in fields if k in data} if fields else data

@@ -12,14 +12,14 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gitmem.agent import budget, prompt, synthesis, usage
+from gitmem.agent.events import AgentEvents, ResponseUsage, TextOnly, ToolCall
 from gitmem.agent.token_count import LayerCounter
 from gitmem.agent.tools import TOOLS, MemoryTools
-from gitmem.errors import ConfigError, GitmemError, ModelError
+from gitmem.errors import GitmemError, ModelError
 from gitmem.index import build as index
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.secrets import SecretFound
@@ -30,151 +30,6 @@ from gitmem.models import minimum_cacheable_tokens
 
 MAX_STEPS = 16
 NOTE_OPEN, NOTE_CLOSE = "<gitmem-note>", "</gitmem-note>"
-
-
-STATUS_NAMES = {
-    408: "timed out",
-    409: "conflict",
-    429: "rate limited",
-    500: "server error",
-    502: "bad gateway",
-    503: "unavailable",
-    504: "gateway timeout",
-    529: "overloaded",
-}
-
-
-class RetryWatch:
-    """Sees each HTTP attempt the SDK makes, so a UI can say that (and why) it retries.
-
-    An error response is announced as it arrives, before the SDK's back-off sleep; a
-    dropped connection only when the next attempt starts (no response to see).
-    """
-
-    def __init__(self, on_retry: Callable[[str], None], max_retries: int) -> None:
-        self.on_retry, self.max_retries = on_retry, max_retries
-        self.answered = False
-
-    @staticmethod
-    def _attempt(request: Any) -> int:
-        return int(request.headers.get("x-stainless-retry-count", "0") or 0)
-
-    def request(self, request: Any) -> None:
-        attempt = self._attempt(request)
-        if attempt and not self.answered:
-            self.on_retry(f"the connection failed; retrying ({attempt} of {self.max_retries})")
-        self.answered = False
-
-    def response(self, response: Any) -> None:
-        self.answered = True
-        code = int(response.status_code)
-        should = response.headers.get("x-should-retry")
-        retried = should == "true" or (
-            should != "false" and (code in (408, 409, 429) or code >= 500)
-        )
-        attempt = self._attempt(response.request) + 1
-        if code < 400 or not retried or attempt > self.max_retries:
-            return
-        wait = response.headers.get("retry-after")
-        when = f" in {wait}s" if wait and wait.replace(".", "", 1).isdigit() else ""
-        self.on_retry(
-            f"the API answered {code} {STATUS_NAMES.get(code, 'error')}; "
-            f"retrying{when} ({attempt} of {self.max_retries})"
-        )
-
-
-def make_client(max_retries: int = 2, on_retry: Callable[[str], None] | None = None) -> Any:
-    """``anthropic.Anthropic()`` as configured by the environment; a clear error without a key.
-
-    ``on_retry`` hears, before each retry the SDK makes, which one it is and why.
-    """
-    if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
-        raise ConfigError(
-            "no API key: set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for another endpoint); "
-            "`gitmem demo` runs without one"
-        )
-    import anthropic
-
-    if on_retry is None:
-        return anthropic.Anthropic(max_retries=max_retries)
-    watch = RetryWatch(on_retry, max_retries)
-    http = anthropic.DefaultHttpxClient(
-        event_hooks={"request": [watch.request], "response": [watch.response]}
-    )
-    return anthropic.Anthropic(max_retries=max_retries, http_client=http)
-
-
-def _dump(block: Any) -> dict[str, Any]:
-    data = block.model_dump(exclude_none=True) if hasattr(block, "model_dump") else dict(block)
-    keep = {"text": ("type", "text"), "tool_use": ("type", "id", "name", "input")}
-    fields = keep.get(data.get("type", ""))
-    return {k: data[k] for k in fields if k in data} if fields else data
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    """A memory tool the model called in this turn, with what it returned."""
-
-    name: str
-    input: dict[str, Any]
-    is_error: bool
-    result: str
-
-
-@dataclass(frozen=True)
-class ResponseUsage:
-    """One model response's tokens and cost (the usage line it appended)."""
-
-    input_tokens: int  # everything sent: uncached + written to the cache + read from it
-    cache_read_tokens: int
-    output_tokens: int
-    cost_usd: float
-    uncached_cost_usd: float
-
-
-class AgentEvents:
-    """What a turn lets a UI show, as it happens. Every method does nothing here: a UI
-    overrides the ones it shows. The agent never prints."""
-
-    def waiting(self, model: str) -> None:
-        """A request is on its way to ``model``; nothing of the answer has arrived."""
-
-    def text(self, chunk: str) -> None:
-        """More of the current text block."""
-
-    def text_end(self) -> None:
-        """The current text block is complete."""
-
-    def tool(self, call: ToolCall) -> None:
-        """A tool call the model made has run."""
-
-    def response(self, usage: ResponseUsage) -> None:
-        """A response is complete (a turn makes one per tool round)."""
-
-    def turn_end(self) -> None:
-        """The model ended its turn."""
-
-
-class _TextOnly(AgentEvents):
-    """Plain text for a pipe: each text block's chunks as they come, a new block on a new
-    line ("Saving that." then "Done.", not "Saving that.Done.")."""
-
-    def __init__(self, on_text: Callable[[str], None]) -> None:
-        self.on_text = on_text
-        self.ended = False  # a block ended and nothing followed it yet
-        self.last = ""  # the last character written
-
-    def text(self, chunk: str) -> None:
-        if not chunk:
-            return
-        if self.ended and self.last != "\n":
-            self.on_text("\n")
-        self.ended = False
-        self.last = chunk[-1]
-        self.on_text(chunk)
-
-    def text_end(self) -> None:
-        self.ended = True
 
 
 class AgentSession:
@@ -297,7 +152,7 @@ class AgentSession:
         ``events`` sees the turn as it happens (``on_text`` is the short form that sees
         only the text).
         """
-        ev = events or (_TextOnly(on_text) if on_text else AgentEvents())
+        ev = events or (TextOnly(on_text) if on_text else AgentEvents())
         try:
             return self._answer(ev)
         finally:
@@ -316,7 +171,7 @@ class AgentSession:
         for _ in range(MAX_STEPS):
             sent_cards = card_tokens  # in the request about to be made (not its answer's)
             msg = self._call(ev)
-            content = [_dump(b) for b in msg.content]
+            content = [prompt.as_sent(b) for b in msg.content]
             self.transcript.add_message("assistant", content)
             reply += [b["text"] for b in content if b.get("type") == "text"]
             uses = [b for b in content if b.get("type") == "tool_use"]

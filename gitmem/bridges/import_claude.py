@@ -21,7 +21,7 @@ import re
 from pathlib import Path
 from urllib.parse import unquote
 
-from gitmem.bridges.import_sources import MARKDOWN, MAX_HOPS, Found, Note, Problem, Reader, _stem
+from gitmem.bridges.import_sources import MARKDOWN, MAX_HOPS, Found, Note, Problem, Reader, stem
 
 STARTS = ("CLAUDE.md", "CLAUDE.local.md", ".claude/CLAUDE.md")
 _FENCED = re.compile(r"(?ms)^\s{0,3}(```|~~~).*?^\s{0,3}\1[^\n]*$")
@@ -78,7 +78,7 @@ def _follow(reader: Reader, starts: list[str], found: Found, seen: set[str]) -> 
         text = reader.read(rel)
         if text is None:
             continue
-        found.notes.append(Note(reader.where(rel), _stem(rel), text, "claude-code"))
+        found.notes.append(Note(reader.where(rel), stem(rel), text, "claude-code"))
         if hops >= MAX_HOPS:
             continue
         for target in references(text):

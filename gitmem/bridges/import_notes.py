@@ -23,7 +23,8 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from gitmem.bridges.import_sources import Found, Note, Problem, find
+from gitmem.bridges.import_kinds import find
+from gitmem.bridges.import_sources import Found, Note, Problem
 from gitmem.bridges.memory_tool_text import heading_keywords
 from gitmem.errors import Conflict, GitmemError, InvalidInput
 from gitmem.git.runner import Sha

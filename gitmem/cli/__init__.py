@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-COMPLETE_VAR = "_GITMEM_COMPLETE"  # set by the shell asking for completions
-
 
 def main(argv: list[str] | None = None) -> None:
     """Run the ``gitmem`` command with ``argv`` (default: the process's arguments)."""
@@ -12,4 +10,4 @@ def main(argv: list[str] | None = None) -> None:
     run(argv)
 
 
-__all__ = ["COMPLETE_VAR", "main"]
+__all__ = ["main"]

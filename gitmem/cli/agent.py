@@ -32,7 +32,8 @@ def chat(ctx: Ctx, resume: str | None, session_id: str | None) -> None:
     gitmem/session/<id>; when the session ends (end of input, Ctrl-D) they land on
     main (review policy "auto") or wait for `gitmem review` ("review").
     """
-    from gitmem import first_turn, make_client, run_chat
+    from gitmem import make_client, run_chat
+    from gitmem.agent.chat_report import first_turn
 
     interactive = sys.stdin.isatty()
     if interactive and sys.stdout.isatty() and not ctx.json:
@@ -94,7 +95,8 @@ def _chat_screen(ctx: Ctx, resume: str | None, session_id: str | None) -> object
 @pass_ctx
 def ask(ctx: Ctx, message: str, resume: str | None) -> None:
     """One turn with the agent, then exit (non-zero if the model could not answer)."""
-    from gitmem import first_turn, make_client, run_chat
+    from gitmem import make_client, run_chat
+    from gitmem.agent.chat_report import first_turn
     from gitmem.memory.names import check_utf8
 
     from ..errors import ModelError
@@ -128,7 +130,7 @@ def _out(ctx: Ctx) -> Callable[[str], None]:
 
 def _report(ctx: Ctx, res: object, repo: Any, start: int, failed: Exception | None = None) -> None:
     from gitmem import ChatResult
-    from gitmem import chat_report as report
+    from gitmem.agent.chat_report import report
 
     assert isinstance(res, ChatResult)
     state = res.finish.text()

@@ -1,4 +1,5 @@
-"""``gitmem cards``: every card with its sections, size and last change."""
+"""``gitmem cards`` and ``gitmem show``: every card with its sections, size and last change;
+one card or section as text."""
 
 from __future__ import annotations
 
@@ -49,3 +50,18 @@ def cards(ctx: Ctx, branch: str) -> None:
         return "\n".join(lines)
 
     emit(ctx, lambda: [c.to_json() for c in found], text)
+
+
+@cli.command()
+@click.argument("project")
+@click.argument("section", required=False)
+@click.option("--branch", default="main", show_default=True)
+@json_option
+@pass_ctx
+def show(ctx: Ctx, project: str, section: str | None, branch: str) -> None:
+    """Print a card, or one SECTION of it (by id, as listed in `gitmem index`)."""
+    from gitmem import read_card
+
+    with ctx.repo() as repo:
+        text = read_card(repo, project, section, branch=branch)
+    emit(ctx, {"project": project, "section": section, "text": text}, text)

@@ -20,7 +20,8 @@ from rich.status import Status
 from rich.text import Text
 
 from gitmem.agent import chat_commands, chat_view
-from gitmem.agent.session import AgentEvents, AgentSession, ResponseUsage, ToolCall
+from gitmem.agent.events import AgentEvents, ResponseUsage, ToolCall
+from gitmem.agent.session import AgentSession
 
 from ..errors import GitmemError
 

@@ -27,8 +27,9 @@ def clone(ctx: Ctx, url: str, path: str | None, client_opt: str | None) -> None:
     Works when the remote's HEAD names a branch it does not have (a bare repo
     that only `gitmem sync` pushed to): main is checked out all the same.
     """
-    from gitmem import client_path, clone_repo, default_clone_path
+    from gitmem import client_path, clone_repo
     from gitmem.git import progress
+    from gitmem.setup.clone import default_path as default_clone_path
 
     name = client_opt or ctx.client
     if path and name:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import click
 
-from . import COMPLETE_VAR
-from .app import cli
+from .app import COMPLETE_VAR, cli
 
 SHELLS = ("bash", "zsh", "fish")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
@@ -13,6 +14,50 @@ from .app import Ctx, cli, emit, json_option, pass_ctx
 def _ask(label: str, default: str | None) -> str:
     value: str = click.prompt(label, default=default or None, show_default=bool(default), err=True)
     return value.strip()
+
+
+def _entry(
+    repo: Any,
+    project: str,
+    section: str | None,
+    new_text: str,
+    old_text: str,
+    branch: str,
+    interactive: bool,
+    *,
+    section_id: str | None,
+    keywords: str | None,
+    summary: str | None,
+) -> Any:
+    """The edit's index entry: from the flags, asked for what they leave out when there
+    is a terminal (the section guessed from the edit, its keywords the default)."""
+    from gitmem import IndexEntry, read_index
+    from gitmem.memory.cards import sections as card_sections
+    from gitmem.memory.editor import changed_section
+    from gitmem.memory.names import split_keywords
+
+    guess = section_id or (
+        next((s.id for s in card_sections(new_text)), section)
+        if section
+        else changed_section(old_text, new_text)
+    )
+    known = read_index(repo, branch).card(project)
+    old = next((s for s in known.sections if s.id == guess), None) if known else None
+    if interactive:
+        guess = guess or _ask("Section (its id, e.g. budget)", None)
+        keywords = keywords or _ask(
+            "Keywords (comma-separated)", ", ".join(old.keywords) if old else None
+        )
+        summary = summary or _ask("Summary (what changed)", None)
+    missing = [
+        f
+        for f, v in (("--section", guess), ("--keywords", keywords), ("--summary", summary))
+        if not v
+    ]
+    if missing:
+        raise InvalidInput(f"give {', '.join(missing)} for the index entry; nothing was committed")
+    assert guess and keywords and summary
+    return IndexEntry.make(guess, split_keywords(keywords), summary)
 
 
 @cli.command()
@@ -50,18 +95,10 @@ def edit(
     terminal (the current keywords are the default), or given with --keywords,
     --summary and --section. Closing the editor without a change commits nothing.
     """
-    from gitmem import (
-        EditOutcome,
-        IndexEntry,
-        card_sections,
-        changed_section,
-        edit_buffer,
-        editor_command,
-        read_index,
-        run_editor,
-        save_edit,
-    )
     from gitmem.memory import names
+    from gitmem.memory.editor import EditOutcome, editor_command, run_editor
+    from gitmem.memory.editor import load as edit_buffer
+    from gitmem.memory.editor import save as save_edit
     from gitmem.memory.names import split_keywords
 
     # Without a terminal to ask in, the entry comes from the flags; a missing one is named
@@ -86,30 +123,18 @@ def edit(
                     f"{project}{f' § {section}' if section else ''}: no changes; nothing committed",
                 )
                 return
-            guess = section_id or (
-                next((s.id for s in card_sections(new_text)), section)
-                if section
-                else changed_section(buf.text, new_text)
+            entry = _entry(
+                repo,
+                project,
+                section,
+                new_text,
+                buf.text,
+                branch,
+                interactive,
+                section_id=section_id,
+                keywords=keywords,
+                summary=summary,
             )
-            known = read_index(repo, branch).card(project)
-            old = next((s for s in known.sections if s.id == guess), None) if known else None
-            if interactive:
-                guess = guess or _ask("Section (its id, e.g. budget)", None)
-                keywords = keywords or _ask(
-                    "Keywords (comma-separated)", ", ".join(old.keywords) if old else None
-                )
-                summary = summary or _ask("Summary (what changed)", None)
-            missing = [
-                f
-                for f, v in (("--section", guess), ("--keywords", keywords), ("--summary", summary))
-                if not v
-            ]
-            if missing:
-                raise InvalidInput(
-                    f"give {', '.join(missing)} for the index entry; nothing was committed"
-                )
-            assert guess and keywords and summary
-            entry = IndexEntry.make(guess, split_keywords(keywords), summary)
             done = save_edit(repo, buf, new_text, entry, branch)
         except GitmemError as err:  # one line still: the error, then where the text is
             err.args = (f"{err}; your edited text is kept in {kept}",)

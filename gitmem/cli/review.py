@@ -90,6 +90,49 @@ def _ask(view: Any) -> list[int] | None:
     return chosen
 
 
+def _decide(
+    ctx: Ctx, repo: Any, session: str, reject: bool, commits: tuple[str, ...], hunks: str | None
+) -> Any:
+    """Reject, or accept all, some commits or some hunks (asked about one by one with a
+    bare --hunks); the Decision, or None when the person decided nothing."""
+    from gitmem import accept_session, pending_session, reject_session
+
+    if reject:
+        return reject_session(repo, session)
+    if hunks == _ASK:
+        if ctx.json:
+            raise InvalidInput("--hunks without numbers asks questions; it cannot go with --json")
+        view = pending_session(repo, session)
+        chosen = _ask(view)
+        if chosen is None:
+            click.echo(f"nothing decided; session {view.ref.id} is still pending")
+            return None
+        return accept_session(repo, session, hunks=chosen, expect_tip=view.ref.tip)
+    numbers = _numbers(hunks) if hunks is not None else None
+    revs = [r for spec in commits for r in spec.replace(",", " ").split()]
+    return accept_session(repo, session, commits=revs, hunks=numbers)
+
+
+def _show(ctx: Ctx, repo: Any, session: str, markdown: bool) -> None:
+    """The session (or, with --markdown, its pull request's description)."""
+    from gitmem import is_consolidation, load_session, token_sizes
+    from gitmem.review.render import show_lines
+
+    view = load_session(repo, session)
+    if markdown:
+        from gitmem import session_markdown as as_markdown
+
+        text = as_markdown(repo, view)
+        emit(ctx, {**view.to_json(), "markdown": text}, lambda: text)
+        return
+    # a consolidation is judged by what it saves: tokens before and after
+    sizes = token_sizes(repo, view) if is_consolidation(view.ref.id) else None
+    data = view.to_json()
+    if sizes is not None:
+        data["tokens"] = sizes.to_json()
+    _print(ctx, data, show_lines(view, sizes))
+
+
 @cli.command()
 @click.argument("session", required=False)
 @click.option("--all", "show_all", is_flag=True, help="List accepted and rejected sessions too.")
@@ -138,20 +181,14 @@ def review(
     Sessions that `gitmem sync` fetched from another machine are listed as `remote`;
     a decision on one is sent to that remote first (the first decision there wins).
     """
-    from gitmem import (
-        accept_session,
-        list_sessions,
-        load_session,
-        pending_session,
-        reject_session,
-        token_sizes,
-    )
-    from gitmem.review.render import list_lines, show_lines
+    from gitmem.review.render import list_lines
 
     decisions = accept or reject or bool(commits) or hunks is not None
     if session is None:
         if decisions or push_to:
             raise InvalidInput("name the SESSION to decide on (`gitmem review` lists them)")
+        from gitmem import list_sessions
+
         with ctx.repo() as repo:
             found = list_sessions(repo, decided=show_all)
         _print(ctx, [s.to_json() for s in found], list_lines(found, show_all))
@@ -171,38 +208,10 @@ def review(
             pushed = push_session(repo, session, push_to)
             emit(ctx, pushed.to_json(), pushed.text)
             return
-        if reject:
-            done = reject_session(repo, session)
-        elif accept and hunks == _ASK:
-            if ctx.json:
-                raise InvalidInput(
-                    "--hunks without numbers asks questions; it cannot go with --json"
-                )
-            view = pending_session(repo, session)
-            chosen = _ask(view)
-            if chosen is None:
-                click.echo(f"nothing decided; session {view.ref.id} is still pending")
-                return
-            done = accept_session(repo, session, hunks=chosen, expect_tip=view.ref.tip)
-        elif accept:
-            numbers = _numbers(hunks) if hunks is not None else None
-            revs = [r for spec in commits for r in spec.replace(",", " ").split()]
-            done = accept_session(repo, session, commits=revs, hunks=numbers)
-        else:
-            from gitmem import is_consolidation
-
-            view = load_session(repo, session)
-            if markdown:
-                from gitmem import session_markdown as as_markdown
-
-                text = as_markdown(repo, view)
-                emit(ctx, {**view.to_json(), "markdown": text}, lambda: text)
-                return
-            # a consolidation is judged by what it saves: tokens before and after
-            sizes = token_sizes(repo, view) if is_consolidation(view.ref.id) else None
-            data = view.to_json()
-            if sizes is not None:
-                data["tokens"] = sizes.to_json()
-            _print(ctx, data, show_lines(view, sizes))
+        if not decisions:
+            _show(ctx, repo, session, markdown)
+            return
+        done = _decide(ctx, repo, session, reject, commits, hunks)
+        if done is None:
             return
     emit(ctx, done.to_json(), done.text)

@@ -76,47 +76,55 @@ def _validate_conversation(messages: list[Any]) -> None:
     for index, message in enumerate(messages):
         blocks = content_blocks(message.get("content"))
         role = message.get("role")
-        final_assistant = role == "assistant" and index == len(messages) - 1
-        if not blocks and not final_assistant:
-            raise invalid_request(
-                f"messages.{index}: all messages must have non-empty content except for the "
-                "optional final assistant message"
-            )
-        if any(b.get("type") == "text" and not str(b.get("text", "")).strip() for b in blocks):
-            raise invalid_request("messages: text content blocks must contain non-whitespace text")
-        wrong = "tool_result" if role == "assistant" else "tool_use"
-        for block_index, block in enumerate(blocks):
-            if block.get("type") == wrong:
-                raise invalid_request(
-                    f"messages.{index}.content.{block_index}: `{wrong}` blocks can only be in "
-                    f"{'user' if wrong == 'tool_result' else 'assistant'} messages"
-                )
+        _check_blocks(index, role, blocks, final=index == len(messages) - 1)
         if role == "user":
-            results = [str(b.get("tool_use_id")) for b in blocks if b.get("type") == "tool_result"]
-            unexpected = [tool_id for tool_id in results if tool_id not in pending]
-            if unexpected:
-                raise invalid_request(
-                    f"messages.{index}.content: unexpected `tool_use_id` found in `tool_result` "
-                    f"blocks: {unexpected[0]}. Each `tool_result` block must have a corresponding "
-                    "`tool_use` block in the previous message."
-                )
-            missing = [tool_id for tool_id in pending if tool_id not in results]
-            if missing:
-                raise _missing_results(index, missing)
-            leading = next(
-                (i for i, b in enumerate(blocks) if b.get("type") != "tool_result"), len(blocks)
-            )
-            if leading < len(results):
-                raise invalid_request(
-                    f"messages.{index}: Did not find {len(results)} tool_result block(s) at the "
-                    "beginning of this message. Messages following tool_use blocks must begin "
-                    "with a matching number of tool_result blocks."
-                )
+            _check_results(index, blocks, pending)
             pending = []
         else:
             pending = [str(b.get("id")) for b in blocks if b.get("type") == "tool_use"]
     if pending:  # the conversation ends on unanswered calls
         raise _missing_results(len(messages) - 1, pending)
+
+
+def _check_blocks(index: int, role: object, blocks: list[Any], final: bool) -> None:
+    """Content present (but in a final assistant message), text not blank, tool blocks
+    only in their role."""
+    if not blocks and not (role == "assistant" and final):
+        raise invalid_request(
+            f"messages.{index}: all messages must have non-empty content except for the "
+            "optional final assistant message"
+        )
+    if any(b.get("type") == "text" and not str(b.get("text", "")).strip() for b in blocks):
+        raise invalid_request("messages: text content blocks must contain non-whitespace text")
+    wrong = "tool_result" if role == "assistant" else "tool_use"
+    for block_index, block in enumerate(blocks):
+        if block.get("type") == wrong:
+            raise invalid_request(
+                f"messages.{index}.content.{block_index}: `{wrong}` blocks can only be in "
+                f"{'user' if wrong == 'tool_result' else 'assistant'} messages"
+            )
+
+
+def _check_results(index: int, blocks: list[Any], pending: list[str]) -> None:
+    """A user message answers exactly the ``pending`` calls, its results first."""
+    results = [str(b.get("tool_use_id")) for b in blocks if b.get("type") == "tool_result"]
+    unexpected = [tool_id for tool_id in results if tool_id not in pending]
+    if unexpected:
+        raise invalid_request(
+            f"messages.{index}.content: unexpected `tool_use_id` found in `tool_result` "
+            f"blocks: {unexpected[0]}. Each `tool_result` block must have a corresponding "
+            "`tool_use` block in the previous message."
+        )
+    missing = [tool_id for tool_id in pending if tool_id not in results]
+    if missing:
+        raise _missing_results(index, missing)
+    leading = next((i for i, b in enumerate(blocks) if b.get("type") != "tool_result"), len(blocks))
+    if leading < len(results):
+        raise invalid_request(
+            f"messages.{index}: Did not find {len(results)} tool_result block(s) at the "
+            "beginning of this message. Messages following tool_use blocks must begin "
+            "with a matching number of tool_result blocks."
+        )
 
 
 def _missing_results(index: int, missing: list[str]) -> Exception:

@@ -7,9 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from gitmem.errors import ConfigError
-from gitmem.memory.repo import CONFIG_FILE
 
-FILENAME = CONFIG_FILE
+FILENAME = "gitmem.toml"  # at the top of every memory repo
 
 
 @dataclass(frozen=True)

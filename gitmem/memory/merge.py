@@ -189,6 +189,75 @@ def _links(
     return None
 
 
+@dataclass
+class _Changes:
+    """What a merge takes into our tree, path by path."""
+
+    updates: dict[str, bytes | None] = field(default_factory=dict)  # new contents
+    theirs_blob: dict[str, Sha] = field(default_factory=dict)  # updates stored already
+    as_is: dict[str, TreeEntry | None] = field(default_factory=dict)  # their links outside memory
+    taken: dict[str, Sha | None] = field(default_factory=dict)  # their blob: only they changed it
+
+
+def _merge_links(repo: MemoryRepo, path: str, revs: tuple[Sha, Sha, Sha], into: _Changes) -> bool:
+    """A symlink or submodule outside memory merged as an entry; whether ``path`` is one."""
+    kept = _links(repo, path, *revs)
+    if kept is None:
+        return False
+    b_e, o_e, t_e = kept
+    if o_e == b_e and t_e != b_e:
+        into.as_is[path] = t_e
+    elif t_e not in (b_e, o_e):
+        raise Conflict(
+            f"{path} was changed here and on the other side, and is a symlink or a "
+            "submodule, which gitmem does not merge: settle it with git (`git merge`)"
+        )
+    return True
+
+
+def _merge_path(
+    repo: MemoryRepo,
+    path: str,
+    revs: tuple[Sha, Sha, Sha],
+    labels: tuple[str, str],
+    resolved: dict[str, bytes | None],
+    into: _Changes,
+    result: Merged,
+) -> None:
+    base, ours, theirs = revs
+    ids = None if path in resolved else _blob_ids(repo, path, base, ours, theirs)
+    if ids is not None:  # a file on each side (or none): its ids say who changed it
+        b_id, o_id, t_id = ids
+        if o_id == t_id or t_id == b_id:
+            return
+        if o_id == b_id:
+            into.taken[path] = t_id
+            return
+    if _merge_links(repo, path, revs, into):
+        return
+    o = repo.store.read_blob(f"{ours}:{path}")
+    got = repo.store.read(f"{theirs}:{path}")
+    t = got.data if got is not None and got.kind == "blob" else None
+    if path in resolved:
+        if resolved[path] != o:
+            into.updates[path] = resolved[path]
+        return
+    b = repo.store.read_blob(f"{base}:{path}")
+    if o == t or t == b:
+        return
+    if o == b:
+        into.updates[path] = t
+        if got is not None and t is not None:
+            into.theirs_blob[path] = got.sha
+        return
+    merged, conflict = merge_file(repo, path, b, o, t, labels)
+    if conflict is not None:
+        result.conflicts.append(conflict)
+        result.marked[path] = merged or b""
+    elif merged != o:
+        into.updates[path] = merged
+
+
 def merge_trees(
     repo: MemoryRepo,
     base: Sha,
@@ -202,61 +271,18 @@ def merge_trees(
 
     ``changed`` is ``changed_paths(repo, base, theirs)`` when the caller has it already.
     """
-    resolved = resolved or {}
     root = repo.store.read(f"{ours}^{{tree}}")
     tree = root.sha if root else None
     result = Merged(None)
-    updates: dict[str, bytes | None] = {}
-    theirs_blob: dict[str, Sha] = {}  # updates that are their blob as it is: stored already
-    as_is: dict[str, TreeEntry | None] = {}  # their symlinks and submodules outside memory
-    taken: dict[str, Sha | None] = {}  # their blob, where only they changed the file
+    into = _Changes()
     for path in changed if changed is not None else changed_paths(repo, base, theirs):
-        ids = None if path in resolved else _blob_ids(repo, path, base, ours, theirs)
-        if ids is not None:  # a file on each side (or none): its ids say who changed it
-            b_id, o_id, t_id = ids
-            if o_id == t_id or t_id == b_id:
-                continue
-            if o_id == b_id:
-                taken[path] = t_id
-                continue
-        kept = _links(repo, path, base, ours, theirs)
-        if kept is not None:
-            b_e, o_e, t_e = kept
-            if o_e == b_e and t_e != b_e:
-                as_is[path] = t_e
-            elif t_e not in (b_e, o_e):
-                raise Conflict(
-                    f"{path} was changed here and on the other side, and is a symlink or a "
-                    "submodule, which gitmem does not merge: settle it with git (`git merge`)"
-                )
-            continue
-        o = repo.store.read_blob(f"{ours}:{path}")
-        got = repo.store.read(f"{theirs}:{path}")
-        t = got.data if got is not None and got.kind == "blob" else None
-        if path in resolved:
-            if resolved[path] != o:
-                updates[path] = resolved[path]
-            continue
-        b = repo.store.read_blob(f"{base}:{path}")
-        if o == t or t == b:
-            continue
-        if o == b:
-            updates[path] = t
-            if got is not None and t is not None:
-                theirs_blob[path] = got.sha
-            continue
-        merged, conflict = merge_file(repo, path, b, o, t, labels)
-        if conflict is not None:
-            result.conflicts.append(conflict)
-            result.marked[path] = merged or b""
-        elif merged != o:
-            updates[path] = merged
-    result.touched = sorted([*updates, *as_is, *taken])
+        _merge_path(repo, path, (base, ours, theirs), labels, resolved or {}, into, result)
+    result.touched = sorted([*into.updates, *into.as_is, *into.taken])
     if result.conflicts:
         return result
-    blobs: dict[str, Sha | TreeEntry | None] = {**as_is, **taken}
-    for path, data in sorted(updates.items()):
-        blobs[path] = theirs_blob.get(path) or (
+    blobs: dict[str, Sha | TreeEntry | None] = {**into.as_is, **into.taken}
+    for path, data in sorted(into.updates.items()):
+        blobs[path] = into.theirs_blob.get(path) or (
             repo.store.write("blob", data) if data is not None else None
         )
     tree = repo.store.update_paths(tree, blobs) if blobs else tree

@@ -17,18 +17,16 @@ from gitmem.git import identity
 from gitmem.git.objects import ObjectStore
 from gitmem.git.ref_transaction import RefTransactions
 from gitmem.git.runner import Git, Sha
-from gitmem.memory import names
+from gitmem.memory import config, names
+from gitmem.memory.config import Config
 
 if TYPE_CHECKING:
     from datetime import datetime
-
-    from gitmem.memory.config import Config
 
 MAIN = "main"
 SESSION_PREFIX = "gitmem/session/"
 ARCHIVE_PREFIX = "refs/gitmem/archive/"  # decided sessions' branches, kept
 OWN_COMMITS = "own-commits"  # under .git/gitmem/: one sha per line, appended
-CONFIG_FILE = "gitmem.toml"  # at the top of every memory repo (``config.py`` reads it)
 # Where gitmem keeps memory: gitmem writes these itself and never through a symlink; a
 # symlink or submodule there is never brought in by a sync.
 MEMORY_PATHS = ("cards", "sessions", "logs", "persona.md", "synthesis.md", "gitmem.toml")
@@ -45,7 +43,7 @@ def find_root(start: Path) -> Path:
     if not here.exists():
         raise NotARepo(f"no such directory: {start}")
     for candidate in (here, *here.parents):
-        if (candidate / CONFIG_FILE).is_file() and (candidate / ".git").exists():
+        if (candidate / config.FILENAME).is_file() and (candidate / ".git").exists():
             return candidate
     raise NotARepo(
         f"not a gitmem memory repo: {start}",
@@ -120,8 +118,6 @@ class MemoryRepo:
 
     @cached_property
     def config(self) -> Config:
-        from gitmem.memory import config  # config.py imports CONFIG_FILE from here
-
         return config.load(self.root)
 
     def close(self) -> None:

@@ -22,12 +22,14 @@ from gitmem.memory import hunks as H
 from gitmem.memory import secrets
 from gitmem.memory import session_branches as sessions
 from gitmem.memory import trailers as T
+from gitmem.memory.history import read_log
+from gitmem.memory.hunks import commit_diffs
 from gitmem.memory.land import land
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.memory.transplant import transplant
 from gitmem.memory.worktree import checked_out, ensure_clean
-from gitmem.review import team
-from gitmem.review.pending import ARCHIVE_OF_ACTION, ReviewCommit, SessionView, load
+from gitmem.review import decision_intent, team
+from gitmem.review.pending import ARCHIVE_OF_ACTION, ReviewCommit, SessionRef, SessionView, load
 from gitmem.wording import count
 
 # What a decision lands: commit -> None (all of it) or the hunks to keep; a commit not in
@@ -231,8 +233,6 @@ def _claim(repo: MemoryRepo, view: SessionView, action: str) -> None:
         try:
             team.claim(repo, where, view.ref.id, view.ref.tip, action)
         except Conflict:
-            from gitmem.review import decision_intent
-
             decision_intent.clear(repo, view.ref.id)  # refused: nothing to finish
             raise
 
@@ -280,8 +280,6 @@ def accept(
     action = "partial" if left_out else "accepted"
     where = _claimed_on(repo, view)
     if where:  # what to finish if this is killed after the claim
-        from gitmem.review import decision_intent
-
         decision_intent.save(repo, view, action, commits, hunks, where)
     _claim(repo, view, action)
     return finish_accept(repo, view, chain, action, left_out)
@@ -296,8 +294,6 @@ def finish_accept(
     landed = land(repo, chain, MAIN, f"gitmem review: accept {view.ref.id}")
     archived = _archive(repo, view, action)
     index.refresh(repo, MAIN)
-    from gitmem.review import decision_intent
-
     decision_intent.clear(repo, view.ref.id)  # nothing left to finish (none when unclaimed)
     return Decision(
         view.ref.id, action, archived, list(landed), left_out, _worktree_note(repo, landed)
@@ -311,8 +307,6 @@ def reject(repo: MemoryRepo, session_id: str) -> Decision:
     view = pending(repo, session_id)
     where = _claimed_on(repo, view)
     if where:
-        from gitmem.review import decision_intent
-
         decision_intent.save(repo, view, "rejected", (), None, where)
     _claim(repo, view, "rejected")
     archived = _archive(repo, view, "rejected")
@@ -321,3 +315,57 @@ def reject(repo: MemoryRepo, session_id: str) -> Decision:
     return Decision(
         view.ref.id, "rejected", archived, [], [c.sha for c in view.edits], "main is unchanged."
     )
+
+
+def _intended(repo: MemoryRepo, data: dict[str, object]) -> SessionView:
+    """The session as it was reviewed: its commits from base to tip, whatever refs say now."""
+    s = SessionRef(
+        str(data["session"]),
+        str(data["state"]),
+        str(data["ref"]),
+        Sha(str(data["tip"])),
+        str(data["remote"]),
+    )
+    base = str(data["base"])
+    commits = read_log(repo.git, f"{base}..{s.tip}", reverse=True, first_parent=True)
+    diffs = commit_diffs(repo, Sha(base), s.tip)
+    return SessionView(
+        s, Sha(base), tuple(ReviewCommit(c, tuple(diffs.get(c.sha, ()))) for c in commits)
+    )
+
+
+def _landed(repo: MemoryRepo, sid: str, base: str) -> bool:
+    """Whether main has an edit of the session already (the landing ran before the stop)."""
+    return any(c.get(T.SESSION) == sid for c in read_log(repo.git, f"{base}..{MAIN}"))
+
+
+def finish_interrupted(repo: MemoryRepo, remote: str) -> list[str]:
+    """Finish or drop the decisions a stopped process left for ``remote``
+    (``decision_intent``); the sessions finished."""
+    done = []
+    theirs, me = team.view(repo, remote), team.machine(repo)
+    for data in decision_intent.left(repo, remote):
+        sid, action, tip = str(data["session"]), str(data["action"]), str(data["tip"])
+        claimed = theirs.decisions.get(sid) == (action, tip) and theirs.decided_on.get(sid) == me
+        if not claimed or team.view(repo).decisions.get(sid) is not None:
+            decision_intent.clear(repo, sid)  # the claim never reached the remote, or recorded
+            continue
+        view = _intended(repo, data)
+        if action == "rejected":
+            team.record(repo, sid, view.ref.tip, action, remote)
+            decision_intent.clear(repo, sid)
+        else:
+            hunks = data.get("hunks")
+            commits = data.get("commits") or []
+            assert isinstance(commits, list)
+            plan = (
+                plan_hunks(view, [int(h) for h in hunks])
+                if isinstance(hunks, list)
+                else plan_commits(view, [str(c) for c in commits])
+                if commits
+                else plan_all(view)
+            )
+            chain = [] if _landed(repo, sid, str(data["base"])) else build_chain(repo, view, plan)
+            finish_accept(repo, view, chain, action, [])
+        done.append(sid)
+    return done

@@ -32,7 +32,7 @@ from gitmem.memory.merge import merge_trees
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.memory.transplant import changed_paths
 from gitmem.memory.worktree import ensure_clean, worktree_guard
-from gitmem.review import decision_intent, team
+from gitmem.review import decision, team
 from gitmem.sync import checks
 from gitmem.sync import state as sync_state
 from gitmem.sync.checks import RemoteRewritten
@@ -158,7 +158,7 @@ def _round(repo: MemoryRepo, remote: str, where: str, so_far: _SoFar) -> SyncRes
 def _take_decisions(repo: MemoryRepo, remote: str, so_far: _SoFar) -> team.View:
     """Finish the decisions a stopped process left, and take in those made on another
     machine; the remote's sessions and decisions, as fetched."""
-    so_far.finished += decision_intent.finish_interrupted(repo, remote)
+    so_far.finished += decision.finish_interrupted(repo, remote)
     seen = team.view(repo, remote)
     settled, so_far.notes = team.settle(repo, remote, seen)
     so_far.settled += settled

@@ -32,7 +32,7 @@ def find_repo(path: str | Path | None = None, *, client: str | None = None) -> P
     if path is not None and client:
         raise InvalidInput("give either -C PATH or --client NAME, not both")
     if client:
-        from gitmem.memory.workspace import find_client
+        from gitmem.setup.workspace import find_client
 
         return find_client(client)
     return find_root(Path(path or "."))
@@ -50,7 +50,7 @@ def open_repo(
     interrupted is finished first (see ``recover``). Raises what ``find_repo`` raises.
     """
     from gitmem.memory.repo import MemoryRepo
-    from gitmem.memory.worktree import recover
+    from gitmem.ops.worktree import recover
 
     where = Path(path).expanduser() if path is not None else None
     repo = MemoryRepo(find_repo(where, client=client))

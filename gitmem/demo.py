@@ -26,12 +26,12 @@ from gitmem.agent import usage, usage_report
 from gitmem.agent.chat import ChatResult, run_chat
 from gitmem.agent.chat_view import tool_line
 from gitmem.agent.events import AgentEvents, ToolCall
+from gitmem.features.audit import read_card
+from gitmem.features.revert import revert_commit
 from gitmem.index import build as index
 from gitmem.memory import trailers as T
-from gitmem.memory.audit import read_card
-from gitmem.memory.history import read_log
 from gitmem.memory.repo import MAIN, MemoryRepo
-from gitmem.memory.revert import revert_commit
+from gitmem.ops.history import read_log
 from gitmem.review import decision as decide
 from gitmem.review import pending as review
 from gitmem.review import render as review_text

@@ -192,7 +192,7 @@ def refuse_half_followed(root: Path) -> int:
     """A person's commit must not record a working tree gitmem had not finished
     updating (it would quietly undo the agent's edit)."""
     from gitmem.memory.repo import MemoryRepo
-    from gitmem.memory.worktree import pending_paths
+    from gitmem.ops.worktree import pending_paths
 
     try:
         with MemoryRepo.discover(root) as repo:
@@ -240,7 +240,7 @@ def scan_staged(root: Path, message_path: str | None = None) -> int:
     except GitmemError as err:
         print(f"gitmem: commit refused: {err}", file=sys.stderr)
         return 1
-    from gitmem.memory.scan import added_lines
+    from gitmem.features.scan import added_lines
 
     for path, added in added_lines(diff).items():
         for f in secrets.scan_texts([(path, "\n".join(t for _, t in added))], allow):
@@ -313,7 +313,7 @@ def main(argv: list[str]) -> int:
     if argv[0] == "refresh":
         from gitmem.index import build as index
         from gitmem.memory.repo import MAIN, MemoryRepo
-        from gitmem.memory.worktree import recover
+        from gitmem.ops.worktree import recover
 
         try:
             with MemoryRepo.discover(root) as repo:

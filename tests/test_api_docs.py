@@ -174,7 +174,7 @@ PRESENTATION: dict[str, set[str]] = {
     "gitmem.errors": {"*"},  # exceptions and exit codes (the exceptions are public too)
     "gitmem.crash": {"write_report"},  # the report a bug writes (exit 70)
     "gitmem.wording": {"count"},  # "1 card", "2 cards"
-    "gitmem.memory.log_text": {"render"},  # gitmem log's columns
+    "gitmem.cli.log_text": {"render"},  # gitmem log's columns
     "gitmem.review.render": {"plain", "entry_line", "hunk_lines", "list_lines", "show_lines"},
     "gitmem.status": {"lines"},  # gitmem status's text
     "gitmem.search.snippets": {"lines"},  # gitmem search's text
@@ -190,7 +190,7 @@ PRESENTATION: dict[str, set[str]] = {
     "gitmem.agent.events": {"*"},
     "gitmem.agent.chat_report": {"*"},  # what `gitmem ask --json` prints
     # `gitmem edit`'s steps: the buffer, $EDITOR, the section a whole-card edit changed
-    "gitmem.memory.editor": {"*"},
+    "gitmem.features.editor": {"*"},
     "gitmem.memory.cards": {"sections"},
     "gitmem.setup.clone": {"default_path"},  # where `gitmem clone URL` puts it
     "gitmem.review.revert_session": {"is_session"},  # `gitmem revert COMMIT|SESSION`
@@ -282,7 +282,7 @@ def test_the_cli_gets_every_operation_from_the_public_api() -> None:
 
 def test_a_public_name_is_what_its_module_holds_now(monkeypatch: pytest.MonkeyPatch) -> None:
     """Not a copy taken on first use: patching the layer's function patches the API's."""
-    from gitmem.memory import audit
+    from gitmem.features import audit
 
     real = gitmem.read_card  # used once already: a cached copy would stay this
     assert real is audit.read_card

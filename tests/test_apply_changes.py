@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gitmem.git.runner import Sha
 from gitmem.memory.repo import MemoryRepo
-from gitmem.memory.transplant import apply_changes
+from gitmem.ops.transplant import apply_changes
 
 from helpers import git
 

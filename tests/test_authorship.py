@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from test_sync import make_pair, sync
 
-from gitmem.memory import session_branches as sessions
-from gitmem.memory.edit import write_card
+from gitmem.features import session_branches as sessions
+from gitmem.features.edit import write_card
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
 

@@ -15,7 +15,7 @@ from mcp.client import ClientSession
 
 from gitmem.agent.chat import run_chat
 from gitmem.fakeapi import FakeAnthropicServer, QueueModel
-from gitmem.memory.edit import write_card
+from gitmem.features.edit import write_card
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from gitmem.cli.app import all_commands
-from gitmem.memory.workspace import client_path
 from gitmem.setup.init import init_repo
+from gitmem.setup.workspace import client_path
 
 from helpers import gm
 

@@ -12,7 +12,7 @@ from helpers import git
 
 WRITER = """
 import sys
-from gitmem.memory.edit import write_card
+from gitmem.features.edit import write_card
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
 

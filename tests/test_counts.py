@@ -11,8 +11,8 @@ import pytest
 
 from gitmem.agent import usage
 from gitmem.fakeapi import FakeAnthropicServer, RuleModel
-from gitmem.memory import session_branches as sessions
-from gitmem.memory.edit import write_card
+from gitmem.features import session_branches as sessions
+from gitmem.features.edit import write_card
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from gitmem.cli.app import command_words
-from gitmem.memory import edit
+from gitmem.features import edit
 
 from helpers import gm
 

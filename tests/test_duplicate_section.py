@@ -17,11 +17,11 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from gitmem.agent.chat import run_chat
 from gitmem.bridges.memory_tool import GitMemoryTool
 from gitmem.fakeapi import FakeAnthropicServer, ManualClock, QueueModel, Reply
+from gitmem.features.edit import write_card
 from gitmem.index import build as index
-from gitmem.memory.edit import write_card
-from gitmem.memory.history import read_log
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
+from gitmem.ops.history import read_log
 
 from helpers import git, gm, index_summaries, snapshot
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from gitmem.errors import DirtyCard, EditError, NotFound
-from gitmem.memory.edit import apply_edit, write_card
+from gitmem.features.edit import apply_edit, write_card
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
 

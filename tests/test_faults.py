@@ -35,7 +35,7 @@ WRITER = """
 import os, sys
 point = os.environ.get("CRASH_AT")
 if point:
-    import gitmem.memory.worktree as w, gitmem.memory.refs as r, gitmem.git.safe_files as sf
+    import gitmem.ops.worktree as w, gitmem.ops.refs as r, gitmem.git.safe_files as sf
     def die(*a, **k):
         os.kill(os.getpid(), 9)
     def before(mod, name):

@@ -14,10 +14,10 @@ from mcp.client import ClientSession
 from gitmem.agent.chat import run_chat
 from gitmem.bridges.memory_tool import GitMemoryTool
 from gitmem.fakeapi import FakeAnthropicServer, QueueModel
+from gitmem.features.edit import write_card
+from gitmem.features.revert import revert_commit
 from gitmem.index import build as index
-from gitmem.memory.edit import write_card
 from gitmem.memory.repo import MemoryRepo
-from gitmem.memory.revert import revert_commit
 from gitmem.memory.trailers import IndexEntry
 
 from helpers import git, gm, index_summaries

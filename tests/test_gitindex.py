@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from gitmem.errors import DirtyCard
-from gitmem.memory.edit import write_card
+from gitmem.features.edit import write_card
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
 

@@ -22,8 +22,8 @@ from test_sync import CARDS, is_ancestor, make_pair, sync, write
 from gitmem import hooks
 from gitmem.errors import InvalidInput, NotARepo, NotFound
 from gitmem.fakeapi import FakeAnthropicServer, Fault, RuleModel
-from gitmem.memory import remote as remote_mod
 from gitmem.memory.repo import MemoryRepo
+from gitmem.ops import remote as remote_mod
 from gitmem.sync import exchange as sync_mod
 
 from helpers import Result, git, gm
@@ -163,7 +163,7 @@ def test_not_a_repo_hint_creates_one(tmp_path: Path) -> None:
 
 
 def test_unknown_client_hints_work(tmp_path: Path) -> None:
-    from gitmem.memory.workspace import find_client
+    from gitmem.setup.workspace import find_client
 
     with pytest.raises(NotFound) as err:
         find_client("acme")

@@ -19,7 +19,7 @@ from gitmem.bridges import import_notes as importing
 from gitmem.bridges.export import cards_of
 from gitmem.bridges.import_claude import auto_memory_dir, references
 from gitmem.bridges.import_sources import Note
-from gitmem.memory import edit
+from gitmem.features import edit
 from gitmem.memory.repo import MemoryRepo
 
 from helpers import git, gm, index_summaries, snapshot

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from gitmem.features.edit import write_card
 from gitmem.index import build as index
 from gitmem.index import replay
-from gitmem.memory.edit import write_card
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.memory.trailers import IndexEntry
 

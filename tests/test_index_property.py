@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gitmem.errors import GitmemError
+from gitmem.features.edit import write_card
+from gitmem.features.revert import revert_commit
 from gitmem.index import build as index
-from gitmem.memory.edit import write_card
 from gitmem.memory.repo import MemoryRepo
-from gitmem.memory.revert import revert_commit
 from gitmem.memory.trailers import IndexEntry
 from gitmem.setup.init import init_repo
 
@@ -259,7 +259,7 @@ def test_reindex_lays_out_the_tree_it_replayed_when_the_branch_moved_meanwhile(
 def test_a_machine_s_trailer_settings_do_not_change_the_index(
     repo: MemoryRepo, setting: str
 ) -> None:
-    from gitmem.memory.history import read_log
+    from gitmem.ops.history import read_log
 
     write_card(repo, "alpha", "", "## Budget\nx\n", IndexEntry.make("budget", ["a"], "the truth"))
     card = repo.root / "cards/alpha.md"

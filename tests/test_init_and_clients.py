@@ -10,7 +10,7 @@ from pathlib import Path
 
 from gitmem.index import build as index
 from gitmem.memory.repo import MemoryRepo
-from gitmem.memory.workspace import persona
+from gitmem.setup.workspace import persona
 
 from helpers import git, gm, snapshot
 

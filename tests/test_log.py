@@ -14,10 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gitmem.agent import synthesis, usage
-from gitmem.memory import session_branches as sessions
-from gitmem.memory.audit import LogEntry, audit_log
-from gitmem.memory.edit import write_card
-from gitmem.memory.log_text import render
+from gitmem.cli.log_text import render
+from gitmem.features import session_branches as sessions
+from gitmem.features.audit import LogEntry, audit_log
+from gitmem.features.edit import write_card
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
 

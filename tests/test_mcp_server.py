@@ -17,8 +17,8 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from gitmem.agent.tools import TOOLS
 from gitmem.index import build as index
-from gitmem.memory.history import read_log
 from gitmem.memory.repo import MemoryRepo
+from gitmem.ops.history import read_log
 
 from helpers import git
 

@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gitmem.bridges.memory_tool import GitMemoryTool
-from gitmem.memory.history import read_log
 from gitmem.memory.repo import MemoryRepo
+from gitmem.ops.history import read_log
 from gitmem.setup.init import init_repo
 
 Outcome = tuple[str, str]
@@ -462,8 +462,8 @@ def test_incremental_index_equals_rebuild_after_memory_tool_commits(steps: list[
 
 def test_memory_tool_entries_come_from_headings_and_stay_unindexed(repo: MemoryRepo) -> None:
     from gitmem.agent.tools import MemoryTools
+    from gitmem.features.revert import revert_commit
     from gitmem.index import build as index
-    from gitmem.memory.revert import revert_commit
 
     agent = MemoryTools(repo, actor="agent")
 

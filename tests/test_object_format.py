@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.memory.refs import cas
 from gitmem.memory.repo import MemoryRepo
+from gitmem.ops.refs import cas
 
 from helpers import git
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from gitmem.git.runner import Sha
-from gitmem.memory.publish import PlannedCommit, publish
 from gitmem.memory.repo import MemoryRepo
+from gitmem.ops.publish import PlannedCommit, publish
 
 from helpers import git
 

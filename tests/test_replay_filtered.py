@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from test_trailer_block import message
 
 from gitmem.index import replay
-from gitmem.memory.history import read_log
 from gitmem.memory.repo import MemoryRepo
+from gitmem.ops.history import read_log
 
 from helpers import git
 

@@ -17,8 +17,8 @@ from gitmem.git.runner import Git
 from gitmem.index.build import advance
 from gitmem.index.replay import Replay, replay_all
 from gitmem.memory import trailers as T
-from gitmem.memory.history import iter_log, read_log
 from gitmem.memory.repo import MemoryRepo
+from gitmem.ops.history import iter_log, read_log
 
 from helpers import git
 

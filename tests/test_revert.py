@@ -9,9 +9,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from gitmem.features.edit import write_card
 from gitmem.index import build as index
 from gitmem.memory.cards import section_ids, section_text
-from gitmem.memory.edit import write_card
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
 from gitmem.setup.init import init_repo
@@ -52,7 +52,7 @@ def test_an_old_edit_next_to_a_later_appended_section_reverts_where_git_revert_c
 
 
 def test_a_session_revert_merges_by_section_too(repo: MemoryRepo, client: Path) -> None:
-    from gitmem.memory import session_branches as sessions
+    from gitmem.features import session_branches as sessions
 
     write_card(repo, "acme", "", "## Budget\n30k\n", entry("budget", "Budget is 30k"))
     sid = "20261130-101200-ab12"

@@ -13,12 +13,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gitmem.cli.review import render
-from gitmem.memory import session_branches as sessions
-from gitmem.memory.edit import write_card
-from gitmem.memory.hunks import apply as apply_hunks
-from gitmem.memory.hunks import parse as parse_diff
+from gitmem.features import session_branches as sessions
+from gitmem.features.edit import write_card
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
+from gitmem.ops.hunks import apply as apply_hunks
+from gitmem.ops.hunks import parse as parse_diff
 from gitmem.review.pending import load
 from gitmem.review.render import show_lines
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gitmem.memory import session_branches as sessions
-from gitmem.memory.edit import write_card
+from gitmem.features import session_branches as sessions
+from gitmem.features.edit import write_card
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
 from gitmem.review.decision import Selection, plan_all, plan_commits, plan_hunks

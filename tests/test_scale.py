@@ -11,10 +11,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_index_property import PROJECTS, SECTIONS, do_edit, do_hand, do_revert, full_replay
 
+from gitmem.features import session_branches as sessions
+from gitmem.features.edit import write_card
 from gitmem.index import build as index
 from gitmem.memory import branch_files
-from gitmem.memory import session_branches as sessions
-from gitmem.memory.edit import write_card
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.memory.trailers import IndexEntry
 from gitmem.setup.init import init_repo

@@ -20,7 +20,7 @@ from gitmem.agent.chat import run_chat
 from gitmem.agent.tools import MemoryTools
 from gitmem.errors import InvalidInput
 from gitmem.fakeapi import FakeAnthropicServer, ManualClock, QueueModel, Reply, RuleModel
-from gitmem.memory.edit import write_card
+from gitmem.features.edit import write_card
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
 from gitmem.search import cache, fold

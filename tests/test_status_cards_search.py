@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
+from gitmem.features import session_branches as sessions
+from gitmem.features.edit import write_card
 from gitmem.git.runner import Git
 from gitmem.index import build as index
 from gitmem.index.card_list import list_cards
-from gitmem.memory import session_branches as sessions
-from gitmem.memory.edit import write_card
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
 from gitmem.search.ranked import search

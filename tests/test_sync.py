@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from gitmem.index import build as index
-from gitmem.memory import remote as remote_mod
-from gitmem.memory.merge import merge_card
 from gitmem.memory.repo import MemoryRepo
+from gitmem.ops import remote as remote_mod
+from gitmem.ops.merge import merge_card
 from gitmem.setup.init import init_repo
 
 from helpers import git, gm, snapshot

@@ -17,8 +17,8 @@ from test_redact import AWS, person_commits_secrets
 from test_sync import diverged, sync, write
 
 from gitmem.errors import EXIT_CONFLICT, EXIT_NOT_FOUND
-from gitmem.memory import remote as remote_mod
 from gitmem.memory.repo import MemoryRepo
+from gitmem.ops import remote as remote_mod
 from gitmem.setup.init import init_repo
 from gitmem.sync import exchange
 

@@ -16,12 +16,12 @@ from test_objects import ops
 from test_sync import make_pair, sync, write
 
 from gitmem.errors import GitmemError
+from gitmem.features.edit import write_card
+from gitmem.features.revert import revert_commit
 from gitmem.git.runner import Sha
 from gitmem.index import build as index
 from gitmem.index import replay
-from gitmem.memory.edit import write_card
 from gitmem.memory.repo import MAIN, MemoryRepo
-from gitmem.memory.revert import revert_commit
 from gitmem.memory.trailers import IndexEntry
 from gitmem.setup.init import init_repo
 
@@ -244,7 +244,7 @@ def test_a_merge_by_tree_ids_is_the_merge_by_contents(
     """Any three versions of a few files (cards, logs, others; added, changed, removed):
     the merge that compares blob ids gives the tree, touched paths and conflicts of the
     merge that reads every changed file's contents."""
-    from gitmem.memory import merge
+    from gitmem.ops import merge
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "c"

@@ -70,7 +70,7 @@ def test_while_git_pushes_the_files_have_followed_and_the_lock_is_free(
 # The sync of argv[1], killed (SIGKILL) once main moved and before its files follow.
 _KILLED = """
 import os, signal, sys
-from gitmem.memory import worktree
+from gitmem.ops import worktree
 def killed(*args, **kw):
     os.kill(os.getpid(), signal.SIGKILL)
 worktree.sync_worktree = killed

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from test_sync import make_pair, write
 
-from gitmem.memory import refs
-from gitmem.memory import remote as remote_mod
 from gitmem.memory.repo import MemoryRepo
+from gitmem.ops import refs
+from gitmem.ops import remote as remote_mod
 
 from helpers import git, gm
 

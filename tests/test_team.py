@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 from test_review import CARD, SID, agent_session, person_writes
 from test_sync import closed_port, git_daemon
 
-from gitmem.memory import remote as remote_mod
-from gitmem.memory import session_branches as sessions
+from gitmem.features import session_branches as sessions
 from gitmem.memory.repo import MemoryRepo
+from gitmem.ops import remote as remote_mod
 from gitmem.review import decision as decide
 from gitmem.review import team
 from gitmem.setup.init import init_repo

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from gitmem.git.runner import Git
 from gitmem.memory import trailers as T
-from gitmem.memory.history import read_log
+from gitmem.ops.history import read_log
 
 from helpers import git
 

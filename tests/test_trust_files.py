@@ -199,7 +199,7 @@ def test_the_hint_for_a_damaged_object_is_git_fsck(client: Path) -> None:
 # -- 3. crash between the ref move and the working tree ----------------------------------
 KILL_AFTER_MOVE = """
 import os, sys
-import gitmem.memory.worktree as w
+import gitmem.ops.worktree as w
 def boom(*a, **k):
     os.kill(os.getpid(), 9)
 w.sync_worktree = boom
@@ -331,7 +331,7 @@ def test_the_stale_lock_hint_is_a_command_that_works(client: Path) -> None:
 
 def test_lost_races_are_told_from_the_ref_not_from_gits_words(client: Path) -> None:
     """A translated git says something else; retry must still work (LC_ALL set to a locale)."""
-    from gitmem.memory.refs import failed_cas
+    from gitmem.ops.refs import failed_cas
 
     seeded(client)
     with MemoryRepo(client) as repo:

@@ -11,7 +11,7 @@ from test_agent import api, chat, clock, configure, message_requests, sdk
 from gitmem.agent import usage as usage_mod
 from gitmem.fakeapi import FakeAnthropicServer, ManualClock
 from gitmem.fakeapi.tokens import block_tokens
-from gitmem.memory.edit import write_card
+from gitmem.features.edit import write_card
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
 

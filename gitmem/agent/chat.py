@@ -10,7 +10,7 @@ from gitmem.agent import usage
 from gitmem.agent.events import AgentEvents
 from gitmem.agent.session import AgentSession
 from gitmem.errors import ModelError
-from gitmem.memory import session_branches as sessions
+from gitmem.features import session_branches as sessions
 from gitmem.memory.repo import MemoryRepo
 
 

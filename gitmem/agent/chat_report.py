@@ -13,8 +13,8 @@ from typing import Any
 
 from gitmem.agent import usage
 from gitmem.agent.chat import ChatResult
+from gitmem.features.session_branches import transcript_file
 from gitmem.memory.repo import MemoryRepo
-from gitmem.memory.session_branches import transcript_file
 from gitmem.memory.transcript import Transcript
 
 _COUNTS = (

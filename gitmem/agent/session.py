@@ -20,13 +20,13 @@ from gitmem.agent.events import AgentEvents, ResponseUsage, TextOnly, ToolCall
 from gitmem.agent.token_count import LayerCounter
 from gitmem.agent.tools import TOOLS, MemoryTools
 from gitmem.errors import GitmemError, ModelError
+from gitmem.features.session_branches import Session, transcript_file
 from gitmem.index import build as index
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.secrets import SecretFound
-from gitmem.memory.session_branches import Session, transcript_file
 from gitmem.memory.transcript import Transcript, fsync_path, now_iso
-from gitmem.memory.workspace import persona
 from gitmem.models import minimum_cacheable_tokens
+from gitmem.setup.workspace import persona
 
 MAX_STEPS = 16
 NOTE_OPEN, NOTE_CLOSE = "<gitmem-note>", "</gitmem-note>"
@@ -104,7 +104,7 @@ class AgentSession:
         """Whether memory edits other than this session's own (which its conversation
         already holds) landed on the branch after ``since``."""
         from gitmem.memory import trailers as T
-        from gitmem.memory.history import read_log
+        from gitmem.ops.history import read_log
 
         try:
             log = read_log(self.repo.git, f"{since}..{self.session.branch}")

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from gitmem.errors import GitmemError, InvalidInput
-from gitmem.memory.audit import read_card
-from gitmem.memory.edit import write_card
+from gitmem.features.audit import read_card
+from gitmem.features.edit import write_card
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
 from gitmem.search import ranked

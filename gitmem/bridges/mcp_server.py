@@ -38,8 +38,8 @@ from gitmem import __version__
 from gitmem.agent import budget
 from gitmem.agent.tools import TOOLS, MemoryTools
 from gitmem.errors import ConfigError
+from gitmem.features import session_branches as sessions
 from gitmem.index import build as index_mod
-from gitmem.memory import session_branches as sessions
 from gitmem.memory.repo import MemoryRepo
 
 INDEX_URI = "gitmem://index"

@@ -44,9 +44,9 @@ from anthropic.types.beta import (
 from gitmem.bridges import memory_tool_text as tx
 from gitmem.bridges.memory_tool_paths import Node, Parts, Snapshot, os_error
 from gitmem.errors import GitmemError, NotFound
+from gitmem.features import session_branches as sessions
 from gitmem.git.runner import Sha
 from gitmem.memory import names, secrets
-from gitmem.memory import session_branches as sessions
 from gitmem.memory.cards import sections
 from gitmem.memory.repo import SESSION_PREFIX, MemoryRepo
 

@@ -32,8 +32,8 @@ def _entry(
     """The edit's index entry: from the flags, asked for what they leave out when there
     is a terminal (the section guessed from the edit, its keywords the default)."""
     from gitmem import IndexEntry, read_index
+    from gitmem.features.editor import changed_section
     from gitmem.memory.cards import sections as card_sections
-    from gitmem.memory.editor import changed_section
     from gitmem.memory.names import split_keywords
 
     guess = section_id or (
@@ -95,10 +95,10 @@ def edit(
     terminal (the current keywords are the default), or given with --keywords,
     --summary and --section. Closing the editor without a change commits nothing.
     """
+    from gitmem.features.editor import EditOutcome, editor_command, run_editor
+    from gitmem.features.editor import load as edit_buffer
+    from gitmem.features.editor import save as save_edit
     from gitmem.memory import names
-    from gitmem.memory.editor import EditOutcome, editor_command, run_editor
-    from gitmem.memory.editor import load as edit_buffer
-    from gitmem.memory.editor import save as save_edit
     from gitmem.memory.names import split_keywords
 
     # Without a terminal to ask in, the entry comes from the flags; a missing one is named

@@ -39,7 +39,7 @@ def log(ctx: Ctx, project: str | None, limit: int, show_all: bool, branch: str) 
     In a terminal the lines are fitted to its width; piped, they are never cut.
     """
     from gitmem import audit_log
-    from gitmem.memory.log_text import render
+    from gitmem.cli.log_text import render
     from gitmem.wording import count
 
     with ctx.repo() as repo:

@@ -29,9 +29,9 @@ from gitmem.index.model import (
 from gitmem.index.replay import Replay, replay_all
 from gitmem.memory import branch_files
 from gitmem.memory import trailers as T
-from gitmem.memory.history import Commit, iter_log, read_log
 from gitmem.memory.names import is_slug
 from gitmem.memory.repo import MAIN, MemoryRepo
+from gitmem.ops.history import Commit, iter_log, read_log
 
 __all__ = ["CardEntry", "Facts", "Index", "Replay", "SectionEntry", "differences", "rebuild"]
 __all__ += ["refresh", "rendered", "replay_all", "resolve"]

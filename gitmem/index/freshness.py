@@ -22,8 +22,8 @@ from collections.abc import Iterable
 
 from gitmem.memory import trailers as T
 from gitmem.memory.cards import sections
-from gitmem.memory.history import Commit, read_log
 from gitmem.memory.repo import MemoryRepo
+from gitmem.ops.history import Commit, read_log
 
 PARTIAL_NOTE = b"\n\nAccepted in part in review: "
 

@@ -1,7 +1,7 @@
 """Replaying history: every commit's gitmem trailers, oldest first, folded into a state.
 
 ``Replay`` is what the trailers said, in order; ``replay_all`` builds it from one
-``git log`` (``memory/history.py``, git's own trailer parsing). ``index.build`` keeps
+``git log`` (``ops/history.py``, git's own trailer parsing). ``index.build`` keeps
 it in a cache and folds in only the commits that extend it.
 """
 
@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from gitmem.errors import GitError
 from gitmem.memory import names
 from gitmem.memory import trailers as T
-from gitmem.memory.history import Commit, iter_log
 from gitmem.memory.repo import MAIN, MemoryRepo
+from gitmem.ops.history import Commit, iter_log
 
 
 @dataclass

@@ -1,1 +1,1 @@
-"""The memory repo: cards, trailers, names, one edit as one commit, publishing, reverting, session branches, secrets."""
+"""The memory repo's model: the repo, its settings, names, trailers, cards, secrets, transcripts."""

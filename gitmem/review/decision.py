@@ -16,18 +16,18 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from gitmem.errors import Conflict, InvalidInput
+from gitmem.features import session_branches as sessions
 from gitmem.git.runner import Sha
 from gitmem.index import build as index
-from gitmem.memory import hunks as H
 from gitmem.memory import secrets
-from gitmem.memory import session_branches as sessions
 from gitmem.memory import trailers as T
-from gitmem.memory.history import read_log
-from gitmem.memory.hunks import commit_diffs
-from gitmem.memory.land import land
 from gitmem.memory.repo import MAIN, MemoryRepo
-from gitmem.memory.transplant import transplant
-from gitmem.memory.worktree import checked_out, ensure_clean
+from gitmem.ops import hunks as H
+from gitmem.ops.history import read_log
+from gitmem.ops.hunks import commit_diffs
+from gitmem.ops.land import land
+from gitmem.ops.transplant import transplant
+from gitmem.ops.worktree import checked_out, ensure_clean
 from gitmem.review import decision_intent, team
 from gitmem.review.pending import ARCHIVE_OF_ACTION, ReviewCommit, SessionRef, SessionView, load
 from gitmem.wording import count

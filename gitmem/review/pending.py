@@ -24,9 +24,9 @@ from gitmem.git.runner import Sha
 from gitmem.index.build import Replay
 from gitmem.memory import names
 from gitmem.memory import trailers as T
-from gitmem.memory.history import Commit, read_log
-from gitmem.memory.hunks import FileDiff, Hunk, commit_diffs
 from gitmem.memory.repo import ARCHIVE_PREFIX, MAIN, SESSION_PREFIX, MemoryRepo
+from gitmem.ops.history import Commit, read_log
+from gitmem.ops.hunks import FileDiff, Hunk, commit_diffs
 
 PARTIAL_PREFIX = "refs/gitmem/partial/"
 REJECTED_PREFIX = "refs/gitmem/rejected/"

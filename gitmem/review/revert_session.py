@@ -14,14 +14,14 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from gitmem.errors import Conflict, InvalidInput, NotFound
+from gitmem.features.revert import revert_tree
 from gitmem.git.runner import Sha
 from gitmem.index import build as index
 from gitmem.memory import names
 from gitmem.memory import trailers as T
-from gitmem.memory.history import Commit, read_log
-from gitmem.memory.publish import PlannedCommit, commit_plan, publish
 from gitmem.memory.repo import MAIN, MemoryRepo
-from gitmem.memory.revert import revert_tree
+from gitmem.ops.history import Commit, read_log
+from gitmem.ops.publish import PlannedCommit, commit_plan, publish
 from gitmem.review.pending import landed_by_session, session_refs
 from gitmem.wording import count
 

@@ -31,9 +31,9 @@ from dataclasses import asdict, dataclass, field
 from gitmem.errors import Conflict, InvalidInput
 from gitmem.git.runner import Sha
 from gitmem.memory import names
-from gitmem.memory import remote as remote_mod
-from gitmem.memory.remote import RemoteError, Update
 from gitmem.memory.repo import ARCHIVE_PREFIX, SESSION_PREFIX, MemoryRepo
+from gitmem.ops import remote as remote_mod
+from gitmem.ops.remote import RemoteError, Update
 
 DECISION_PREFIX = {
     "accepted": ARCHIVE_PREFIX,
@@ -148,7 +148,7 @@ def settle(
     mine = view(repo)
     if not theirs.decisions.keys() - mine.decisions.keys():
         return [], []
-    from gitmem.memory.worktree import checked_out
+    from gitmem.ops.worktree import checked_out
 
     archived: list[str] = []
     notes: list[str] = []

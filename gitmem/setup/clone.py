@@ -20,8 +20,8 @@ from gitmem.git import progress
 from gitmem.git.runner import Git
 from gitmem.index import build as index
 from gitmem.memory.config import FILENAME
-from gitmem.memory.remote import RemoteError
 from gitmem.memory.repo import MAIN, MemoryRepo
+from gitmem.ops.remote import RemoteError
 from gitmem.setup.new_folder import undone_on_failure
 
 REMOTE = "origin"

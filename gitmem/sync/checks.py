@@ -6,8 +6,8 @@ submodule where memory lives, and nothing that leaves carries a secret."""
 from __future__ import annotations
 
 from gitmem.errors import Conflict, InvalidInput, UnsafePath
+from gitmem.features import scan
 from gitmem.git.runner import Sha
-from gitmem.memory import scan
 from gitmem.memory.repo import MemoryRepo, where_memory_lives
 from gitmem.review import team
 from gitmem.sync import redact

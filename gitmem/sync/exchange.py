@@ -27,11 +27,11 @@ from dataclasses import dataclass, field, replace
 from gitmem.errors import Conflict, InvalidInput, NotFound
 from gitmem.git.runner import Sha
 from gitmem.index import build as index
-from gitmem.memory import remote as remote_mod
-from gitmem.memory.merge import merge_trees
 from gitmem.memory.repo import MAIN, MemoryRepo
-from gitmem.memory.transplant import changed_paths
-from gitmem.memory.worktree import ensure_clean, worktree_guard
+from gitmem.ops import remote as remote_mod
+from gitmem.ops.merge import merge_trees
+from gitmem.ops.transplant import changed_paths
+from gitmem.ops.worktree import ensure_clean, worktree_guard
 from gitmem.review import decision, team
 from gitmem.sync import checks
 from gitmem.sync import state as sync_state

@@ -11,11 +11,11 @@ from dataclasses import dataclass
 
 from gitmem.errors import Conflict, NotFound
 from gitmem.git.runner import Sha
-from gitmem.memory.merge import Merged, merge_trees
-from gitmem.memory.publish import PlannedCommit, publish_once
 from gitmem.memory.repo import MAIN, MemoryRepo
-from gitmem.memory.transplant import changed_paths
-from gitmem.memory.worktree import ensure_clean, worktree_guard
+from gitmem.ops.merge import Merged, merge_trees
+from gitmem.ops.publish import PlannedCommit, publish_once
+from gitmem.ops.transplant import changed_paths
+from gitmem.ops.worktree import ensure_clean, worktree_guard
 from gitmem.sync import state as sync_state
 from gitmem.sync.result import SyncResult
 from gitmem.wording import count

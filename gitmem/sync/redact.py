@@ -23,15 +23,15 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 
 from gitmem.errors import Conflict, NotFound
+from gitmem.features.scan import Hit, scan_log
 from gitmem.git.objects import TreeEntry
 from gitmem.git.runner import Sha, clean_env
 from gitmem.index import build as index
-from gitmem.memory import remote as remote_mod
-from gitmem.memory.land import commits_between, land
 from gitmem.memory.repo import MAIN, MemoryRepo
-from gitmem.memory.scan import Hit, scan_log
-from gitmem.memory.transplant import changed_paths
-from gitmem.memory.worktree import (
+from gitmem.ops import remote as remote_mod
+from gitmem.ops.land import commits_between, land
+from gitmem.ops.transplant import changed_paths
+from gitmem.ops.worktree import (
     ensure_clean,
     move_and_follow,
     sync_worktree,

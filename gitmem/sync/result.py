@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from gitmem.memory.merge import FileConflict
 from gitmem.memory.repo import MemoryRepo
+from gitmem.ops.merge import FileConflict
 from gitmem.sync import state as sync_state
 from gitmem.wording import count
 

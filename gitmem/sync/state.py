@@ -18,8 +18,8 @@ from typing import Any
 from gitmem.errors import Conflict, InvalidInput
 from gitmem.git import safe_files
 from gitmem.git.runner import Sha
-from gitmem.memory.merge import Merged, has_markers
 from gitmem.memory.repo import MemoryRepo
+from gitmem.ops.merge import Merged, has_markers
 
 LOCAL_REF = "refs/gitmem/conflict/local"
 REMOTE_REF = "refs/gitmem/conflict/remote"

@@ -20,10 +20,10 @@ from gitmem.errors import Conflict, DirtyCard, InvalidInput, NotFound
 from gitmem.git.runner import Sha
 from gitmem.memory import branch_files, names
 from gitmem.memory import trailers as T
-from gitmem.memory.land import commits_between, land
-from gitmem.memory.publish import PlannedCommit, commit_plan, publish
-from gitmem.memory.refs import cas
 from gitmem.memory.repo import ARCHIVE_PREFIX, MAIN, SESSION_PREFIX, MemoryRepo
+from gitmem.ops.land import commits_between, land
+from gitmem.ops.publish import PlannedCommit, commit_plan, publish
+from gitmem.ops.refs import cas
 
 
 def new_id(now: datetime | None = None) -> str:
@@ -222,7 +222,7 @@ def finish(repo: MemoryRepo, session: Session, policy: str | None = None) -> Fin
 def _edits(repo: MemoryRepo, tip: Sha) -> int:
     """The session's memory edits: its commits past main that are not a layer's
     (the same count ``review.list_sessions`` gives)."""
-    from gitmem.memory.history import read_log
+    from gitmem.ops.history import read_log
 
     log = read_log(repo.git, f"{MAIN}..{tip}", first_parent=True)
     return sum(1 for c in log if c.get(T.LAYER) is None)

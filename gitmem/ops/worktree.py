@@ -27,8 +27,8 @@ from gitmem.git import safe_files
 from gitmem.git.objects import GITLINK_MODE, LINK_MODE, GitObject
 from gitmem.git.runner import Sha
 from gitmem.git.staging import staged
-from gitmem.memory.refs import LOCK_PATIENCE_S, cas, cas_fast, lock_files, wait_for_locks
 from gitmem.memory.repo import MemoryRepo, where_memory_lives
+from gitmem.ops.refs import LOCK_PATIENCE_S, cas, cas_fast, lock_files, wait_for_locks
 
 INTENT = "follow"
 

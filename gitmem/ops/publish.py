@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from gitmem.errors import Conflict, NotFound
 from gitmem.git.runner import Sha
 from gitmem.memory.repo import MemoryRepo
-from gitmem.memory.worktree import check_locks, ensure_clean, move_and_follow, worktree_guard
+from gitmem.ops.worktree import check_locks, ensure_clean, move_and_follow, worktree_guard
 
 MAX_ATTEMPTS = 200
 

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gitmem.errors import InvalidInput, NotFound
+from gitmem.features.edit import EditResult, write_card
 from gitmem.memory import names
 from gitmem.memory.cards import card_path, sections
-from gitmem.memory.edit import EditResult, write_card
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.memory.trailers import IndexEntry
 
@@ -80,7 +80,7 @@ def load(repo: MemoryRepo, project: str, section: str | None, branch: str = MAIN
     text = raw.decode("utf-8", "replace")
     if section is None:
         return Buffer(project, None, text, text, False)
-    from gitmem.memory.audit import read_card
+    from gitmem.features.audit import read_card
 
     part = read_card(repo, project, names.section_id(section), branch=branch)
     return Buffer(project, section, part, part, False)

@@ -16,9 +16,9 @@ from gitmem.errors import Conflict
 from gitmem.git.objects import BLOB_MODE, EXEC_MODE, GITLINK_MODE, LINK_MODE, TreeEntry
 from gitmem.git.runner import Sha
 from gitmem.memory.cards import card_of, sections
-from gitmem.memory.hunks import split_lines
 from gitmem.memory.repo import MemoryRepo, where_memory_lives
-from gitmem.memory.transplant import changed_paths, merge_contents, merge_text
+from gitmem.ops.hunks import split_lines
+from gitmem.ops.transplant import changed_paths, merge_contents, merge_text
 
 TOP = "(top)"  # the part of a card before its first section: the title
 MARKERS = ("<<<<<<< ", "=======", ">>>>>>> ")

@@ -15,9 +15,9 @@ from gitmem.errors import Conflict, EditError, NotFound
 from gitmem.git.runner import Sha
 from gitmem.memory import names, secrets
 from gitmem.memory.cards import Section, base_id, card_path, sections
-from gitmem.memory.publish import Blobs, PlannedCommit, publish
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.memory.trailers import IndexEntry, edit_message
+from gitmem.ops.publish import Blobs, PlannedCommit, publish
 
 
 @dataclass(frozen=True)

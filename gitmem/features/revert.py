@@ -15,12 +15,12 @@ from gitmem.git.runner import Sha
 from gitmem.memory import names
 from gitmem.memory import trailers as T
 from gitmem.memory.cards import card_of, sections
-from gitmem.memory.history import read_log
-from gitmem.memory.hunks import split_lines
-from gitmem.memory.merge import TOP, merge_card, merge_file
-from gitmem.memory.publish import PlannedCommit, commit_plan, publish
 from gitmem.memory.repo import MAIN, MemoryRepo
-from gitmem.memory.transplant import apply_changes
+from gitmem.ops.history import read_log
+from gitmem.ops.hunks import split_lines
+from gitmem.ops.merge import TOP, merge_card, merge_file
+from gitmem.ops.publish import PlannedCommit, commit_plan, publish
+from gitmem.ops.transplant import apply_changes
 
 LABELS = ("now", "reverted")
 

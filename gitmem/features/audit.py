@@ -8,8 +8,8 @@ from gitmem.errors import NotFound
 from gitmem.memory import names
 from gitmem.memory import trailers as T
 from gitmem.memory.cards import card_path, section_ids, section_text
-from gitmem.memory.history import Commit, read_log
 from gitmem.memory.repo import MAIN, MemoryRepo
+from gitmem.ops.history import Commit, read_log
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,9 @@ from __future__ import annotations
 from gitmem.errors import Conflict
 from gitmem.git.formats import Commit
 from gitmem.git.runner import Sha
-from gitmem.memory.publish import PlannedCommit, publish
 from gitmem.memory.repo import MemoryRepo
-from gitmem.memory.transplant import transplant
+from gitmem.ops.publish import PlannedCommit, publish
+from gitmem.ops.transplant import transplant
 
 
 def commits_between(repo: MemoryRepo, base: str, tip: str) -> list[Sha]:
@@ -57,6 +57,6 @@ def land(repo: MemoryRepo, shas: list[Sha], onto: str, reason: str) -> list[Sha]
 
 
 def _paths(repo: MemoryRepo, raw: Commit) -> list[str]:
-    from gitmem.memory.transplant import changed_paths
+    from gitmem.ops.transplant import changed_paths
 
     return changed_paths(repo, raw.parents[0], raw.sha) if raw.parents else []

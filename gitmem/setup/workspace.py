@@ -51,7 +51,7 @@ class ClientInfo:
 def list_clients() -> list[ClientInfo]:
     """The clients in the workspace; a client's last activity is its last memory edit
     (a session's transcript or usage commit is not one)."""
-    from gitmem.memory.audit import audit_log
+    from gitmem.features.audit import audit_log
     from gitmem.memory.repo import MemoryRepo
 
     root = home()

@@ -7,7 +7,7 @@ needed columns go first, then the summary is shortened with an ellipsis.
 
 from __future__ import annotations
 
-from gitmem.memory.audit import LogEntry
+from gitmem import LogEntry
 
 # The name a commit gets when git knows no identity (``MemoryRepo.signature``): it says
 # nothing about who made the edit, so it is not shown.

@@ -1,0 +1,95 @@
+"""Budget: the secret scan costs an ordinary edit <= 20 ms (issue 24).
+
+Each ordinary edit (a few lines of a note from the labelled corpus's negatives, with the
+words that sound like keys: "paper", "key", "author", "passed", and its index entry) is
+scanned in a fresh process, as ``gitmem write`` scans it: ``secrets.check`` is timed
+in-process, the detect-secrets import it may start included. ``--src`` scans with another
+checkout's ``gitmem`` package too (e.g. the last release), in the same run. Medians::
+
+    .venv/bin/python benchmarks/bench_secret_scan.py [--edits 40] [--src OTHER_CHECKOUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+import common
+import secrets_corpus as corpus
+
+PROSE = [
+    "- the paper's author passed the draft to Dana on Friday",
+    "- key point from the call: the launch moves to March",
+    "- API key rotation is monthly; ops own it",
+    "- Sam passed the design review; the author list is final",
+]
+SCAN = """
+import json, sys, time
+from gitmem.memory import secrets
+texts = json.loads(sys.stdin.read())
+start = time.perf_counter()
+secrets.check([tuple(t) for t in texts])
+took = time.perf_counter() - start
+print(json.dumps([took, "detect_secrets" in sys.modules]))
+"""
+
+
+def edits(n: int) -> list[list[tuple[str, str]]]:
+    rng = random.Random(24)
+    lines = [ln for _, ln in corpus.negatives(n_per_form=5, seed=24) if "password:" not in ln]
+    out = []
+    for i in range(n):
+        note = [*rng.sample(lines, 3), rng.choice(PROSE)]
+        entry = [("summary", f"note {i}: {note[-1][2:40]}"), ("keywords", "client, notes")]
+        out.append([("new_text", "\n".join(note)), *entry])
+    return out
+
+
+def scan(src: Path, texts: list[tuple[str, str]]) -> tuple[float, bool]:
+    env = os.environ | {"PYTHONPATH": str(src)}
+    proc = subprocess.run(
+        [sys.executable, "-c", SCAN],
+        input=json.dumps(texts),
+        cwd=src,  # `python -c` imports from its working directory first
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    took, loaded = json.loads(proc.stdout)
+    return float(took), bool(loaded)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--edits", type=int, default=40)
+    ap.add_argument("--src", type=Path, help="another checkout to measure beside this one")
+    args = ap.parse_args()
+    common.machine()
+    here = Path(__file__).resolve().parents[1]
+    srcs = {"this checkout": here} | ({str(args.src): args.src.resolve()} if args.src else {})
+    got: dict[str, list[tuple[float, bool]]] = {name: [] for name in srcs}
+    for texts in edits(args.edits):  # interleaved: the machine's load falls on both alike
+        for name, src in srcs.items():
+            got[name].append(scan(src, texts))
+    for name, runs in got.items():
+        median = statistics.median(t for t, _ in runs)
+        loaded = sum(1 for _, imported in runs if imported)
+        common.row(
+            f"scan of an ordinary edit ({name})",
+            f"{median * 1000:.1f} ms",
+            "<= 20 ms",
+            median <= 0.02,
+        )
+        common.row("  edits that imported detect-secrets", f"{loaded} of {len(runs)}", "")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

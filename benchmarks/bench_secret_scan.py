@@ -2,9 +2,10 @@
 
 Each ordinary edit (a few lines of a note from the labelled corpus's negatives, with the
 words that sound like keys: "paper", "key", "author", "passed", and its index entry) is
-scanned in a fresh process, as ``gitmem write`` scans it: ``secrets.check`` is timed
-in-process, the detect-secrets import it may start included. ``--src`` scans with another
-checkout's ``gitmem`` package too (e.g. the last release), in the same run. Medians::
+scanned in a fresh process, as ``gitmem write`` scans it: importing ``secrets`` and
+``secrets.check`` are timed in-process, the detect-secrets import it may start included.
+``--src`` measures another checkout's ``gitmem`` package too (e.g. main), in the same run.
+Medians::
 
     .venv/bin/python benchmarks/bench_secret_scan.py [--edits 40] [--src OTHER_CHECKOUT]
 """
@@ -31,9 +32,10 @@ PROSE = [
 ]
 SCAN = """
 import json, sys, time
-from gitmem.memory import secrets
+import gitmem.errors
 texts = json.loads(sys.stdin.read())
 start = time.perf_counter()
+from gitmem.memory import secrets
 secrets.check([tuple(t) for t in texts])
 took = time.perf_counter() - start
 print(json.dumps([took, "detect_secrets" in sys.modules]))

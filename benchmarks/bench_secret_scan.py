@@ -32,13 +32,14 @@ PROSE = [
 ]
 SCAN = """
 import json, sys, time
-import gitmem.errors
+import dataclasses, functools, re, typing, gitmem.errors  # every gitmem command loads them
 texts = json.loads(sys.stdin.read())
 start = time.perf_counter()
 from gitmem.memory import secrets
+imported = time.perf_counter()
 secrets.check([tuple(t) for t in texts])
-took = time.perf_counter() - start
-print(json.dumps([took, "detect_secrets" in sys.modules]))
+end = time.perf_counter()
+print(json.dumps([end - imported, imported - start, "detect_secrets" in sys.modules]))
 """
 
 
@@ -53,8 +54,9 @@ def edits(n: int) -> list[list[tuple[str, str]]]:
     return out
 
 
-def scan(src: Path, texts: list[tuple[str, str]]) -> tuple[float, bool]:
-    env = os.environ | {"PYTHONPATH": str(src)}
+def scan(src: Path, texts: list[tuple[str, str]]) -> tuple[float, float, bool]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # as users run
+    env["PYTHONPATH"] = str(src)
     proc = subprocess.run(
         [sys.executable, "-c", SCAN],
         input=json.dumps(texts),
@@ -64,8 +66,8 @@ def scan(src: Path, texts: list[tuple[str, str]]) -> tuple[float, bool]:
         text=True,
         check=True,
     )
-    took, loaded = json.loads(proc.stdout)
-    return float(took), bool(loaded)
+    check, load, loaded = json.loads(proc.stdout)
+    return float(check), float(load), bool(loaded)
 
 
 def main() -> int:
@@ -76,18 +78,25 @@ def main() -> int:
     common.machine()
     here = Path(__file__).resolve().parents[1]
     srcs = {"this checkout": here} | ({str(args.src): args.src.resolve()} if args.src else {})
-    got: dict[str, list[tuple[float, bool]]] = {name: [] for name in srcs}
+    got: dict[str, list[tuple[float, float, bool]]] = {name: [] for name in srcs}
     for texts in edits(args.edits):  # interleaved: the machine's load falls on both alike
         for name, src in srcs.items():
             got[name].append(scan(src, texts))
     for name, runs in got.items():
-        median = statistics.median(t for t, _ in runs)
-        loaded = sum(1 for _, imported in runs if imported)
+        check = statistics.median(c for c, _, _ in runs)
+        both = statistics.median(c + m for c, m, _ in runs)
+        loaded = sum(1 for _, _, imported in runs if imported)
         common.row(
             f"scan of an ordinary edit ({name})",
-            f"{median * 1000:.1f} ms",
+            f"{check * 1000:.1f} ms",
             "<= 20 ms",
-            median <= 0.02,
+            check <= 0.02,
+        )
+        common.row(
+            "  with importing gitmem.memory.secrets",
+            f"{both * 1000:.1f} ms",
+            "<= 20 ms",
+            both <= 0.02,
         )
         common.row("  edits that imported detect-secrets", f"{loaded} of {len(runs)}", "")
     return 0

@@ -4,8 +4,9 @@ Each ordinary edit (a few lines of a note from the labelled corpus's negatives, 
 words that sound like keys: "paper", "key", "author", "passed", and its index entry) is
 scanned in a fresh process, as ``gitmem write`` scans it: importing ``secrets`` and
 ``secrets.check`` are timed in-process, the detect-secrets import it may start included.
-``--src`` measures another checkout's ``gitmem`` package too (e.g. main), in the same run.
-Medians::
+Then each edit is written with ``gitmem write`` (the CLI, wall time; budget 300 ms, issue
+21) into a small repo. ``--src`` measures another checkout's ``gitmem`` package too (e.g.
+main), in the same run. Medians::
 
     .venv/bin/python benchmarks/bench_secret_scan.py [--edits 40] [--src OTHER_CHECKOUT]
 """
@@ -48,7 +49,7 @@ def edits(n: int) -> list[list[tuple[str, str]]]:
     lines = [ln for _, ln in corpus.negatives(n_per_form=5, seed=24) if "password:" not in ln]
     out = []
     for i in range(n):
-        note = [*rng.sample(lines, 3), rng.choice(PROSE)]
+        note = [*rng.sample(lines, 3), f"{rng.choice(PROSE)} (note {i})"]
         entry = [("summary", f"note {i}: {note[-1][2:40]}"), ("keywords", "client, notes")]
         out.append([("new_text", "\n".join(note)), *entry])
     return out
@@ -70,6 +71,32 @@ def scan(src: Path, texts: list[tuple[str, str]]) -> tuple[float, float, bool]:
     return float(check), float(load), bool(loaded)
 
 
+def write(src: Path, root: Path, env: dict[str, str], texts: list[tuple[str, str]]) -> float:
+    """``gitmem write`` of ``texts`` appended to the card: wall seconds."""
+    new = dict(texts)
+    last = (root / "cards" / "acme.md").read_text().rstrip("\n").rsplit("\n", 1)[-1]
+    args = ["--old", last, "--new", f"{last}\n{new['new_text']}", "--section", "notes"]
+    args += ["--keywords", new["keywords"], "--summary", new["summary"]]
+    return common.run([common.GITMEM, "write", "acme", *args], root, env | {"PYTHONPATH": str(src)})
+
+
+def cli(srcs: dict[str, Path], all_texts: list[list[tuple[str, str]]]) -> dict[str, float]:
+    with common.scratch() as tmp:
+        work = Path(tmp)
+        env = common.bench_env(work / "home")
+        roots = {name: work / f"repo{i}" for i, name in enumerate(srcs)}
+        first = ["--old", "", "--new", "## Notes\n\n- first\n", "--section", "notes"]
+        first += ["--keywords", "notes", "--summary", "first"]
+        for root in roots.values():
+            common.run([common.GITMEM, "init", str(root)], work, env)
+            common.run([common.GITMEM, "write", "acme", *first], root, env)
+        took: dict[str, list[float]] = {name: [] for name in srcs}
+        for texts in all_texts:
+            for name, src in srcs.items():
+                took[name].append(write(src, roots[name], env, texts))
+    return {name: statistics.median(t) for name, t in took.items()}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--edits", type=int, default=40)
@@ -79,7 +106,8 @@ def main() -> int:
     here = Path(__file__).resolve().parents[1]
     srcs = {"this checkout": here} | ({str(args.src): args.src.resolve()} if args.src else {})
     got: dict[str, list[tuple[float, float, bool]]] = {name: [] for name in srcs}
-    for texts in edits(args.edits):  # interleaved: the machine's load falls on both alike
+    all_texts = edits(args.edits)
+    for texts in all_texts:  # interleaved: the machine's load falls on both alike
         for name, src in srcs.items():
             got[name].append(scan(src, texts))
     for name, runs in got.items():
@@ -99,6 +127,10 @@ def main() -> int:
             both <= 0.02,
         )
         common.row("  edits that imported detect-secrets", f"{loaded} of {len(runs)}", "")
+    for name, wall in cli(srcs, all_texts).items():
+        common.row(
+            f"gitmem write of the same edits ({name})", common.ms(wall), "<= 300 ms", wall <= 0.3
+        )
     return 0
 
 

@@ -56,7 +56,7 @@ LINES = st.one_of(
 )
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=1000, deadline=None)
 @given(line=LINES)
 def test_the_prefilter_never_skips_a_line_a_detector_finds_something_in(line: str) -> None:
     from gitmem.memory.secrets_plugins import candidates, plugins

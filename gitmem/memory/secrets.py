@@ -80,10 +80,8 @@ class Finding:
         return {"kind": self.kind, "line": self.line, "where": self.where}
 
 
-# What each detector of secrets_plugins.plugins() needs in a line to find anything: its
-# own patterns, loosened, with their case rule. A line none matches is skipped, so an
-# ordinary edit never imports detect-secrets (issue 24: its scan <= 20 ms); test_secrets.py
-# checks that no entry is narrower than its detector.
+# What each detector of secrets_plugins.plugins() needs in a line (its patterns, loosened):
+# a line none matches skips the detect-secrets import (issue 24; test_secrets_prefilter.py).
 _KEYWORDS = (  # detect-secrets' keyword.DENYLIST
     r"(?:api|auth|service|account|db|database|priv|private|client)_?key|"
     r"(?:db|database|key)_?pass|password|passwd|pwd|secret|contraseña|contrasena"

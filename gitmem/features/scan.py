@@ -66,16 +66,19 @@ class ScanResult:
         return "\n".join(lines) + "\n"
 
 
-def _section(repo: MemoryRepo, rev: str, path: str, line: int) -> str | None:
+def _section(text: str, line: int, path: str) -> str | None:
+    """The id of the section of ``text`` (the file ``path``) that holds ``line``."""
     if not path.endswith(".md"):
         return None
-    raw = repo.store.read_blob(f"{rev}:{path}")
-    if raw is None:
-        return None
-    for s in sections(raw.decode("utf-8", "replace")):
+    for s in sections(text):
         if s.start < line <= s.end:
             return s.id
     return None
+
+
+def _section_at(repo: MemoryRepo, rev: str, path: str, line: int) -> str | None:
+    raw = repo.store.read_blob(f"{rev}:{path}") if path.endswith(".md") else None
+    return None if raw is None else _section(raw.decode("utf-8", "replace"), line, path)
 
 
 def scan_tree(repo: MemoryRepo, rev: str = MAIN) -> list[Hit]:
@@ -88,9 +91,7 @@ def scan_tree(repo: MemoryRepo, rev: str = MAIN) -> list[Hit]:
             continue
         text = raw.decode("utf-8", "replace")
         for f in s.scan(text):
-            hits.append(
-                Hit(f.kind, path, f.line, _section(repo, rev, path, f.line), None, f.secret)
-            )
+            hits.append(Hit(f.kind, path, f.line, _section(text, f.line, path), None, f.secret))
     return hits
 
 
@@ -122,7 +123,7 @@ def scan_log(repo: MemoryRepo, *revs: str) -> list[Hit]:
             text = "\n".join(t for _, t in added)
             for f in s.scan(text):
                 n = added[f.line - 1][0]
-                hits.append(Hit(f.kind, path, n, _section(repo, sha, path, n), sha, f.secret))
+                hits.append(Hit(f.kind, path, n, _section_at(repo, sha, path, n), sha, f.secret))
     return hits
 
 

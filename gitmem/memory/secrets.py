@@ -80,14 +80,45 @@ class Finding:
         return {"kind": self.kind, "line": self.line, "where": self.where}
 
 
-# A line that none of these can start a secret in is skipped without running the plugins
-# (most lines of a note): every plugin's pattern needs one of them.
-_HINT = re.compile(
-    r"(?i)A3T|ABIA|ACCA|AKIA|ASIA|AKC|AP[0-9A-F]|sk[-_]|rk_|gh[pousr]_|github_pat|"
-    r"gl[a-z]{1,6}-|GR1348941|xox|hooks\.slack\.com|PRIVATE KEY|eyJ|://[^\s/]*:[^\s/]*@|"
-    r"pass|pwd|secret|token|key|auth|cred|contrase|SG\.|npm_|pypi-|AC[a-z0-9]{32}|"
-    r"SK[a-z0-9]{32}|sq0|[MNO][\w-]{23,25}\.|[0-9]{8,10}:|[0-9a-z]{32}-us[0-9]"
+# What each detector of secrets_plugins.plugins() needs in a line (its patterns, loosened):
+# a line none matches skips the detect-secrets import (issue 24; test_secrets_prefilter.py).
+_KEYWORDS = (  # detect-secrets' keyword.DENYLIST
+    r"(?:api|auth|service|account|db|database|priv|private|client)_?key|"
+    r"(?:db|database|key)_?pass|password|passwd|pwd|secret|contraseña|contrasena"
 )
+NEEDS = {
+    "AnthropicKeyDetector": r"\bsk-ant-",
+    "GitHubFineGrainedDetector": r"\bgithub_pat_",
+    "OpenAIProjectKeyDetector": r"\bsk-[\w-]*T3BlbkFJ",
+    "OpenAIDetector": r"sk-[\w-]*T3BlbkFJ",
+    "AWSKeyDetector": r"(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}|"
+    r"(?i:aws.*(?:key|pw|pass|token).*[0-9a-z/+]{40})",
+    "AWSSecretKeyDetector": r"(?i:aws.*secret.*[0-9a-z/+]{40})",
+    "ArtifactoryDetector": r"AKC[a-zA-Z0-9]{10}|AP[\dA-F][a-zA-Z0-9]{8}",
+    "AzureStorageKeyDetector": r"AccountKey=",
+    "BasicAuthDetector": r"://[^:/?#\[\]@!$&'()*+,;=\s]+:[^:/?#\[\]@!$&'()*+,;=\s]+@",
+    "DiscordBotTokenDetector": r"[MNO][\w-]{23,25}\.[\w-]{6}\.",
+    "GitHubTokenDetector": r"gh[pousr]_",
+    "GitLabTokenDetector": r"gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-|GR1348941",
+    "JwtTokenDetector": r"eyJ[\w=-]+\.",
+    "MailchimpDetector": r"[0-9a-z]{32}-us[0-9]",
+    "NpmDetector": r"/:_authToken=",
+    "PrivateKeyDetector": r"PRIVATE KEY|PuTTY-User-Key-File-2",
+    "PypiTokenDetector": r"pypi-AgE",
+    "SendGridDetector": r"SG\.[\w-]{22}\.",
+    "SlackDetector": r"(?i:xox[abposr]-\d|hooks\.slack\.com/services/T)",
+    "SquareOAuthDetector": r"sq0csp-",
+    "StripeDetector": r"[rs]k_live_",
+    "TelegramBotTokenDetector": r"\d{8}:[\w-]{35}",
+    "TwilioKeyDetector": r"(?:AC|SK)[a-z0-9]{32}",
+    "PasswordDetector": r"(?i:\b(?:password|passwd|passphrase|pwd)\b\s*(?:is|:|=|was)\s*"
+    r"['\"`]?[^\s'\"`]{6})",
+    # keyword.CONFIG_DENYLIST_REGEX_TO_GROUP: a keyword then `:`/`=`/`==` and a value, a
+    # quoted value then `;`, or a quoted value compared with `==` to a keyword
+    "KeywordDetector": rf"(?i:(?:{_KEYWORDS})\w*[]'\"]{{0,2}}\s*(?::|={{1,3}}|!==?)\s*"
+    rf"['\"`]?\w|(?:{_KEYWORDS})\S*\s*['\"`]\w.*;|[!=]{{2}}\s*\w*(?:{_KEYWORDS}))",
+}
+_HINT = re.compile("|".join(f"(?:{p})" for p in NEEDS.values()))
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """The detectors gitmem runs: detect-secrets' pattern plugins and a few of gitmem's own,
 written as detect-secrets plugins. Imported only when a line is worth scanning
-(``secrets._HINT``): importing detect-secrets costs ~150 ms."""
+(``secrets.NEEDS``): importing detect-secrets costs ~150 ms."""
 
 from __future__ import annotations
 

@@ -318,36 +318,7 @@ def main(argv: list[str] | None = None) -> None:
                 err=True,
             )
             code = EXIT_BUG
-    if argv is None and _console_script():  # its process ends here
-        _end_process(code)
     sys.exit(code)
-
-
-def _console_script() -> bool:
-    """Whether this process is the ``gitmem`` console script (not a program that calls
-    ``main`` and goes on)."""
-    started = getattr(sys.modules.get("__main__"), "__file__", None)
-    return started is not None and Path(started).name == "gitmem"
-
-
-def _end_process(code: int) -> None:
-    """End the process now, as ``sys.exit`` would but without the interpreter's teardown
-    (every module and object freed one by one: tens of ms after a sync): the exit
-    handlers run (``atexit``, ``weakref.finalize``) and stdout and stderr are flushed
-    first. Returns (``sys.exit`` then ends it) when another thread still runs or a stream
-    cannot be flushed: the ordinary exit handles those as it always has."""
-    import atexit
-    import threading
-
-    if threading.active_count() > 1:
-        return
-    atexit._run_exitfuncs()
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        return
-    os._exit(code)
 
 
 __all__ = ["EXIT_USAGE", "Ctx", "cli", "emit", "json_option", "main", "pass_ctx"]

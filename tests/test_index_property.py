@@ -229,7 +229,8 @@ def test_reindex_reports_what_a_damaged_cache_got_wrong(repo: MemoryRepo) -> Non
     with MemoryRepo(repo.root) as other:  # another process damages the cache on disk
         loaded = index.load(other, "main")
         assert loaded is not None
-        loaded.state.entries["alpha/budget"][-1][2] = "a lie"
+        sha, kws, _ = loaded.state.history("alpha/budget")[-1]
+        loaded.state.entries["alpha/budget"].append(f"{sha}\0{kws}\0a lie")
         index.save(other, "main", loaded)
     res = gm("-C", str(repo.root), "reindex", "--json")
     assert res.code == 0, res.err

@@ -80,10 +80,14 @@ def oldest_first(root: Path, rev: str) -> Replay:
     return state
 
 
+def history(state: Replay) -> dict[str, list[list[str]]]:
+    return {key: state.history(key) for key in state.entries}
+
+
 def same(a: Replay, b: Replay) -> None:
-    assert (a.commit, a.entries, a.inactive, a.reverts, sorted(a.merges)) == (
+    assert (a.commit, history(a), a.inactive, a.reverts, sorted(a.merges)) == (
         b.commit,
-        b.entries,
+        history(b),
         b.inactive,
         b.reverts,
         sorted(b.merges),

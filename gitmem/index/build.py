@@ -36,7 +36,7 @@ from gitmem.ops.history import Commit, iter_log, read_log
 __all__ = ["CardEntry", "Facts", "Index", "Replay", "SectionEntry", "differences", "rebuild"]
 __all__ += ["refresh", "rendered", "replay_all", "resolve"]
 
-VERSION = 13  # of the cache file's layout: another one is not read
+VERSION = 14  # of the cache file's layout: another one is not read
 
 
 @dataclass
@@ -198,8 +198,9 @@ def load(repo: MemoryRepo, branch: str) -> Cached | None:
         return None
     head, data = got
     try:
+        entries = {key: [piece] for key, piece in data["entries"].items()}
         state = Replay(
-            data["commit"], data["entries"], set(data["inactive"]), data["reverts"], data["merges"]
+            data["commit"], entries, set(data["inactive"]), data["reverts"], data["merges"]
         )
         facts = Facts(data["blobs"], data["written"], data["contested"])
     except (KeyError, TypeError):
@@ -212,6 +213,7 @@ def load(repo: MemoryRepo, branch: str) -> Cached | None:
 def save(repo: MemoryRepo, branch: str, known: Cached) -> None:
     """Write the cache whole (readers see the old file or the new one), with only the
     facts the tip needs: it grows with the cards, not with history."""
+    text = known.rendered(repo)  # first: resolving learns the facts kept below
     state, facts, index = known.state, known.facts, known.index
     written = facts.written  # kept whole until a full resolve says which are used
     if index is not None:
@@ -224,7 +226,7 @@ def save(repo: MemoryRepo, branch: str, known: Cached) -> None:
     )
     data = {
         "commit": state.commit,
-        "entries": state.entries,
+        "entries": state.packed(),
         "inactive": state.inactive,
         "reverts": state.reverts,
         "merges": state.merges,
@@ -232,7 +234,6 @@ def save(repo: MemoryRepo, branch: str, known: Cached) -> None:
         "written": keep.written,
         "contested": keep.contested,
     }
-    text = known.rendered(repo)
     cache_file.write(_path(repo, branch), [[VERSION, state.commit, text, known.parts], data])
 
 

@@ -17,24 +17,23 @@ from typing import Any
 _RECORD = struct.Struct(">I20s")
 
 
-def _record(data: Any) -> bytes:
-    blob = marshal.dumps(data)
-    return _RECORD.pack(len(blob), hashlib.sha1(blob).digest()) + blob
-
-
 def write(path: str, records: list[Any]) -> None:
     """Keep ``records`` in ``path``; a read-only or full disk keeps nothing."""
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
         with open(tmp, "wb") as fh:
-            fh.write(b"".join(_record(r) for r in records))
+            for record in records:  # (no copy of a record's bytes: the refresh budget)
+                blob = marshal.dumps(record)
+                fh.write(_RECORD.pack(len(blob), hashlib.sha1(blob).digest()))
+                fh.write(blob)
         os.replace(tmp, path)
     except OSError:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
 
 
-def _parsed(raw: bytes, count: int, want: int) -> list[Any] | None:
+def _parsed(data: bytes, count: int, want: int) -> list[Any] | None:
+    raw = memoryview(data)  # records read in place, not copied out
     blobs, at = [], 0
     while at < len(raw):
         if at + _RECORD.size > len(raw):

@@ -28,12 +28,16 @@ from gitmem.ops.history import Commit, read_log
 PARTIAL_NOTE = b"\n\nAccepted in part in review: "
 
 
-def digests(text: str) -> dict[str, str]:
-    """Each section's id -> a digest of its text. Trailing blanks of lines and blank lines
-    at the section's end do not count: appending a section after it changes nothing."""
+def digests(text: str, wanted: Iterable[str] | None = None) -> dict[str, str]:
+    """Each section's id (of ``wanted`` only, if given) -> a digest of its text. Trailing
+    blanks of lines and blank lines at the section's end do not count: appending a section
+    after it changes nothing."""
     lines = text.split("\n")
     out: dict[str, str] = {}
+    keep = None if wanted is None else set(wanted)
     for s in sections(text):
+        if keep is not None and s.id not in keep:
+            continue
         body = "\n".join(ln.rstrip() for ln in lines[s.start : s.end]).rstrip("\n")
         out[s.id] = hashlib.sha1(body.encode("utf-8", "surrogateescape")).hexdigest()[:16]
     return out
@@ -43,12 +47,13 @@ def written(repo: MemoryRepo, sha: str, card: str, sids: Iterable[str]) -> dict[
     """Each of ``sids``: the digest of its text in ``card`` at commit ``sha`` (the entry's),
     None when the entry is stale whatever the tip says (accepted in part, no such card or
     section then). git resolves ``REV:PATH`` here, as it would for ``git show``."""
+    sids = list(sids)
     commit = repo.store.resolved(sha)
     blob = repo.store.resolved(f"{sha}:cards/{card}.md")
     partial = commit is not None and PARTIAL_NOTE in commit.data.split(b"\n\n", 1)[-1]
     if partial or blob is None or blob.kind != "blob":
         return dict.fromkeys(sids)
-    then = digests(blob.data.decode("utf-8", "replace"))
+    then = digests(blob.data.decode("utf-8", "replace"), sids)
     return {sid: then.get(sid) for sid in sids}
 
 

@@ -22,8 +22,10 @@ class Replay:
     """Everything the trailers said, in order: enough to resolve the index at any point."""
 
     commit: str | None = None
-    # "card/section" -> [[sha, "kw1, kw2", summary], ...] oldest first
-    entries: dict[str, list[list[str]]] = field(default_factory=dict)
+    # "card/section" -> its entries oldest first, as pieces of one or more NUL-joined
+    # "sha\0kw1, kw2\0summary": the cache loads a string per section, not a list per
+    # commit (`gitmem index` after 10 commits <= 2x a cached one, issue 21)
+    entries: dict[str, list[str]] = field(default_factory=dict)
     inactive: set[str] = field(default_factory=set)  # entry or revert commits undone
     # revert commit -> the commits it undoes (one, or all of a session's)
     reverts: dict[str, list[str]] = field(default_factory=dict)
@@ -57,12 +59,12 @@ class Replay:
         if T.LAYER in c.trailers or not (card and section):
             return
         kws, summary = c.trailers.get(T.KEYWORDS) or "", c.trailers.get(T.SUMMARY) or ""
-        self.entries.setdefault(f"{card}/{section}", []).append([c.sha, kws, summary])
+        self.entries.setdefault(f"{card}/{section}", []).append(f"{c.sha}\0{kws}\0{summary}")
         more = c.trailers.get(T.MORE_SECTIONS)
         if more:  # a new card describing each of its sections (gitmem import)
             for line in more.split("\n"):
                 sid, _, kws = line.partition("\t")
-                self.entries.setdefault(f"{card}/{sid}", []).append([c.sha, kws, ""])
+                self.entries.setdefault(f"{card}/{sid}", []).append(f"{c.sha}\0{kws}\0")
 
     def apply_all(self, commits: Iterable[Commit]) -> None:
         for c in commits:
@@ -73,10 +75,22 @@ class Replay:
         return {key: self.current(key) for key in self.entries}
 
     def current(self, key: str) -> list[str] | None:
-        for value in reversed(self.entries.get(key, [])):
-            if value[0] not in self.inactive:
-                return value
+        """``key``'s newest entry not undone, as [sha, keywords, summary]."""
+        for piece in reversed(self.entries.get(key, [])):
+            fields = piece.split("\0")
+            for at in range(len(fields) - 3, -1, -3):
+                if fields[at] not in self.inactive:
+                    return fields[at : at + 3]
         return None
+
+    def history(self, key: str) -> list[list[str]]:
+        """``key``'s entries oldest first, each [sha, keywords, summary]."""
+        fields = "\0".join(self.entries.get(key, [])).split("\0")
+        return [fields[at : at + 3] for at in range(0, len(fields) - 2, 3)]
+
+    def packed(self) -> dict[str, str]:
+        """``entries`` with each key's pieces joined into one (as the cache keeps them)."""
+        return {key: "\0".join(pieces) for key, pieces in self.entries.items()}
 
 
 def replay_at(repo: MemoryRepo, rev: str) -> Replay:

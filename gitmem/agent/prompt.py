@@ -31,10 +31,6 @@ class Layers:
     index: str  # I
     synthesis: str  # S
 
-    def hashes(self) -> dict[str, str]:
-        h = layer_hash
-        return {"AB": h(self.rules + self.persona), "I": h(self.index), "S": h(self.synthesis)}
-
 
 def layer_hash(text: str) -> str:
     """A layer's id in the usage log: two requests with the same id sent the same text."""

@@ -92,10 +92,6 @@ class Git:
         """Run and return stdout as text with the trailing newline removed."""
         return self.run(*args, input=input).stdout.decode("utf-8", "surrogateescape").rstrip("\n")
 
-    def start(self, *args: str) -> Running:
-        """``out(*args)`` begun now: git runs while the caller goes on (see ``Running``)."""
-        return Running(["git", *args], self.popen(*args))
-
     def popen(self, *args: str) -> subprocess.Popen[bytes]:
         try:
             return subprocess.Popen(
@@ -108,30 +104,6 @@ class Git:
             )
         except FileNotFoundError as exc:
             raise _missing(self.cwd) from exc
-
-
-class Running:
-    """A git command begun by ``Git.start``: ``out()`` waits for it and gives what
-    ``Git.out`` would (or raises ``GitError``); ``stop()`` ends it unread."""
-
-    def __init__(self, cmd: list[str], proc: subprocess.Popen[bytes]) -> None:
-        self.cmd, self.proc = cmd, proc
-
-    def out(self) -> str:
-        stdout, stderr = self.proc.communicate()
-        if self.proc.returncode:
-            raise GitError(
-                self.cmd,
-                self.proc.returncode,
-                stderr.decode("utf-8", "replace"),
-                stdout.decode("utf-8", "replace"),
-            )
-        return stdout.decode("utf-8", "surrogateescape").rstrip("\n")
-
-    def stop(self) -> None:
-        if self.proc.returncode is None:
-            self.proc.kill()
-            self.proc.communicate()
 
 
 def _missing(cwd: Path) -> Exception:

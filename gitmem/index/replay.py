@@ -70,10 +70,6 @@ class Replay:
         for c in commits:
             self.apply(c)
 
-    def currents(self) -> dict[str, list[str] | None]:
-        """Every key's current entry: two states that agree here resolve to the same index."""
-        return {key: self.current(key) for key in self.entries}
-
     def current(self, key: str) -> list[str] | None:
         """``key``'s newest entry not undone, as [sha, keywords, summary]."""
         for piece in reversed(self.entries.get(key, [])):

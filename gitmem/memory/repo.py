@@ -198,17 +198,6 @@ class MemoryRepo:
                 found[key] = value
         return found
 
-    @property
-    def _identity(self) -> tuple[str, str]:
-        c = self._configured_identity
-        return c.get("user.name", identity.FALLBACK_NAME), c.get(
-            "user.email", identity.FALLBACK_EMAIL
-        )
-
-    def load_identity(self) -> None:
-        """Read git's user.name and user.email now, not when the first commit is made."""
-        _ = self._configured_identity
-
     def identity(self, role: str = "AUTHOR") -> tuple[str, str]:
         """(name, email) git would use for ``role``; a warning (once) when it has none."""
         return identity.resolve(role, self._configured_identity)

@@ -96,12 +96,6 @@ _SPACE = " \t\n\r"
 _TOKEN = re.compile(r"[A-Za-z0-9-]+[ \t]*:")  # a trailer line: token, blanks, separator
 
 
-def written_key(key: str) -> str | None:
-    """The canonical key of a trailer line's key as ``gitmem_trailers`` reads it (blanks
-    before the colon allowed, ASCII only), None for any other key."""
-    return _CANON.get(key.rstrip(" \t").lower()) if key.isascii() else None
-
-
 def gitmem_trailers(block: str) -> tuple[dict[str, str], tuple[str, ...]]:
     """gitmem's trailers in a trailer block as git's ``%(trailers)`` prints it.
 

@@ -170,10 +170,11 @@ class Stored:
                 postings[term] = array("I", raw)
                 if len(postings[term]) % 2:
                     raise Stale("a posting without its count")
-        if len(docs) != len(self.lengths):
-            raise Stale("documents missing")
         parts = (self._named(n) for n in ("cards", "titles", "entries", "past", "sessions"))
-        return SearchState(self.commit, docs, postings, self.live, self.total, *parts)
+        state = SearchState(self.commit, docs, postings, self.live, self.total, *parts)
+        if state.lengths != self.lengths or state.kinds != self.kinds:
+            raise Stale("the documents and their lengths or kinds disagree")
+        return state
 
 
 def _identity(fh: Any) -> tuple[int, int, int]:

@@ -20,8 +20,8 @@ Read = Callable[[str], bytes | None]  # a blob's content by its id
 
 
 class Doc(NamedTuple):
-    """One document. A NamedTuple, not a dataclass: a warm `gitmem search` builds every
-    document from the cache file, at half a dataclass's cost (its 250 ms budget)."""
+    """One document. A NamedTuple, not a dataclass: a fold after new commits builds every
+    document from the cache file, at half a dataclass's cost."""
 
     kind: int  # CURRENT, PAST, TURN or GONE
     card: str  # "" for a turn

@@ -61,9 +61,7 @@ class Stored:
             self.table: dict[str, Any] = self._read(fh, (offset, size, head[at + 16 :]))
         if self.table["version"] != CACHE_VERSION:
             raise Stale("another version's cache")
-        self._parts: dict[str, Any] = {}
-        self._blocks: dict[int, list[tuple[Any, ...]]] = {}
-        self._buckets: dict[int, dict[str, bytes]] = {}
+        self._got: dict[int, Any] = {}  # the parts read so far, by offset
 
     @classmethod
     def open(cls, file: str) -> Stored | None:
@@ -85,8 +83,10 @@ class Stored:
             raise Stale("a damaged part") from e
 
     def part(self, where: Where) -> Any:
-        """One part, read now and checked by its sha1 (Stale when it fails)."""
-        return next(self.parts([where]))
+        """One part, checked by its sha1 when first read (Stale when it fails)."""
+        if where[0] not in self._got:
+            (self._got[where[0]],) = self.parts([where])
+        return self._got[where[0]]
 
     def parts(self, wheres: list[Where]) -> Iterator[Any]:
         """Parts read through one open of the file, each checked by its sha1."""
@@ -95,11 +95,6 @@ class Stored:
                 raise Stale("the file was replaced")
             for where in wheres:
                 yield self._read(fh, where)
-
-    def _named(self, name: str) -> Any:
-        if name not in self._parts:
-            self._parts[name] = self.part(self.table[name])
-        return self._parts[name]
 
     @property
     def commit(self) -> str | None:
@@ -119,30 +114,23 @@ class Stored:
 
     @property
     def lengths(self) -> array[int]:
-        if "lengths" not in self._parts:
-            self._parts["lengths"] = array("I", self._named("lengths"))
-        return self._parts["lengths"]  # type: ignore[no-any-return]
-
-    @property
-    def sessions(self) -> dict[str, tuple[int, str, list[int]]]:
-        return self._named("sessions")  # type: ignore[no-any-return]
+        return array("I", self.part(self.table["lengths"]))
 
     @property
     def kinds(self) -> bytes:
-        return self._named("kinds")  # type: ignore[no-any-return]
+        return self.part(self.table["kinds"])  # type: ignore[no-any-return]
+
+    @property
+    def sessions(self) -> dict[str, tuple[int, str, list[int]]]:
+        return self.part(self.table["sessions"])  # type: ignore[no-any-return]
 
     def doc(self, n: int) -> Doc:
         block, at = divmod(n, DOC_BLOCK)
-        if block not in self._blocks:
-            self._blocks[block] = self.part(self.table["docs"][block])
-        return Doc._make(column[at] for column in self._blocks[block])
+        return Doc._make(column[at] for column in self.part(self.table["docs"][block]))
 
     def posting(self, term: str) -> array[int] | None:
         buckets = self.table["terms"]
-        b = _bucket(term, len(buckets))
-        if b not in self._buckets:
-            self._buckets[b] = self.part(buckets[b])
-        raw = self._buckets[b].get(term)
+        raw = self.part(buckets[_bucket(term, len(buckets))]).get(term)
         return None if raw is None else array("I", raw)
 
     def whole(self) -> bool:
@@ -170,7 +158,9 @@ class Stored:
                 postings[term] = array("I", raw)
                 if len(postings[term]) % 2:
                     raise Stale("a posting without its count")
-        parts = (self._named(n) for n in ("cards", "titles", "entries", "past", "sessions"))
+        parts = (
+            self.part(self.table[n]) for n in ("cards", "titles", "entries", "past", "sessions")
+        )
         state = SearchState(self.commit, docs, postings, self.live, self.total, *parts)
         if state.lengths != self.lengths or state.kinds != self.kinds:
             raise Stale("the documents and their lengths or kinds disagree")

@@ -149,7 +149,7 @@ def _scores(state: Searchable, weighted: dict[str, float], side: list[Doc]) -> d
     turns) as -1, -2, ..."""
     n = max(state.live, 1)
     avg = state.total / n if state.total else 1.0
-    lengths = state.lengths
+    lengths, k1, b, one_b = state.lengths, K1, B, 1 - B  # locals: the 30 ms search budget
     side_counts = [weighted_terms(d) for d in side]
     side_norms = [K1 * (1 - B + B * sum(c.values()) / avg) for c in side_counts]
     scores: dict[int, float] = {}
@@ -162,7 +162,7 @@ def _scores(state: Searchable, weighted: dict[str, float], side: list[Doc]) -> d
         idf = qw * math.log(1 + (n - df + 0.5) / (df + 0.5))
         lift = idf * (K1 + 1)
         for doc_id, tf in pairs(post) if post is not None else ():
-            norm = K1 * (1 - B + B * lengths[doc_id] / avg)
+            norm = k1 * (one_b + b * lengths[doc_id] / avg)  # BM25's length normalisation
             scores[doc_id] = get(doc_id, 0.0) + lift * tf / (tf + norm)
         for i, counts in enumerate(side_counts):
             if tf := counts.get(term, 0):

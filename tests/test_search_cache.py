@@ -7,10 +7,12 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import pytest
+
 from gitmem.memory.repo import MemoryRepo
 from gitmem.search import cache, fold
 from gitmem.search.documents import PAST, W_TEXT, text_of
-from gitmem.search.ranked import search
+from gitmem.search.ranked import Hit, rank, search
 from gitmem.search.state import fingerprint, pairs
 
 from helpers import git
@@ -111,7 +113,7 @@ def test_equal_states_have_one_fingerprint_however_they_were_made(client: Path) 
         assert fold.advance(repo, folded, tip)
         cache.save(repo, "main", folded)
         loaded = cache.load(repo, "main")
-        assert loaded is not None and loaded.parts() == built.parts()
+        assert loaded == built
         marks = {fingerprint(s) for s in (built, folded, loaded)}
         assert len(marks) == 1
         assert fingerprint(fold.build(repo, base)) not in marks
@@ -152,3 +154,72 @@ def test_a_word_repeated_200_times_is_counted_whole(client: Path) -> None:
         hits = search(repo, "zebra", limit=3)
     assert list(got.values()) == [200 * W_TEXT]
     assert [(h.card, h.section, h.state) for h in hits] == [("client-0", "timeline", "past")]
+
+
+QUERIES = ["budget3 invoice7", "timeline12", "contact4 before", "risk1 launch2 hosting3", "zebra"]
+
+
+def _saved(client: Path) -> None:
+    append_history(client, card_edits=80, words=40)
+    with MemoryRepo(client) as repo:
+        cache.current(repo)  # built and written
+
+
+def test_a_search_read_from_the_file_in_parts_ranks_as_the_whole_state(client: Path) -> None:
+    _saved(client)
+    with MemoryRepo(client) as repo:
+        stored = cache.Stored.open(cache.path(repo, "main"))
+        assert stored is not None and stored.whole()
+        whole = stored.state()
+        assert whole == fold.build(repo, str(repo.tip("main")))
+        read = repo.store.read_blob
+        for q in QUERIES:
+            for limit in (1, 10, 50):
+                got = rank(stored, q, read, limit)
+                assert got == rank(whole, q, read, limit)
+        assert any(rank(stored, q, read, 10) for q in QUERIES)
+
+
+def _expected(client: Path, query: str) -> list[Hit]:
+    with MemoryRepo(client) as repo:
+        state = fold.build(repo, str(repo.tip("main")))
+        return rank(state, query, repo.store.read_blob, 10)
+
+
+def _flip_inside(file: str, wheres: list[tuple[int, int, bytes]]) -> None:
+    raw = bytearray(Path(file).read_bytes())
+    for offset, size, _ in wheres:
+        raw[offset + size // 2] ^= 0xFF
+    Path(file).write_bytes(bytes(raw))
+
+
+@pytest.mark.parametrize("part", ["terms", "lengths", "kinds", "docs"])
+def test_a_damaged_part_a_search_reads_is_never_served(client: Path, part: str) -> None:
+    _saved(client)
+    query = "budget3 invoice7"
+    want = _expected(client, query)
+    assert want
+    with MemoryRepo(client) as repo:
+        file = cache.path(repo, "main")
+        stored = cache.Stored.open(file)
+        assert stored is not None
+        table = stored.table
+    if part == "terms":
+        damaged = [table["terms"][cache._bucket("budget3", len(table["terms"]))]]
+    else:
+        damaged = table["docs"] if part == "docs" else [table[part]]
+    _flip_inside(file, damaged)
+    with MemoryRepo(client) as repo:
+        assert cache.load(repo, "main") is None
+        assert list(search(repo, query)) == want
+    again = cache.Stored.open(file)
+    assert again is not None and again.whole()  # made again from history
+
+
+def test_a_file_replaced_under_a_running_search_is_read_anew(client: Path) -> None:
+    _saved(client)
+    with MemoryRepo(client) as repo:
+        assert list(search(repo, "timeline12")) == _expected(client, "timeline12")
+        with MemoryRepo(client) as other:  # reindex, say, writes the file again
+            cache.save(other, "main", fold.build(other, str(other.tip("main"))))
+        assert list(search(repo, "contact4 before")) == _expected(client, "contact4 before")

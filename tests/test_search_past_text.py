@@ -3,6 +3,7 @@ state (every past text held in memory) gave."""
 
 from __future__ import annotations
 
+import dataclasses
 import tempfile
 from pathlib import Path
 
@@ -45,7 +46,7 @@ queries = st.lists(
 
 def _with_texts(state: SearchState, repo: MemoryRepo) -> SearchState:
     """The state as it was kept before: every past value's text in its document."""
-    old = SearchState.from_parts(state.parts())
+    old = dataclasses.replace(state, docs=list(state.docs))
     for n, d in enumerate(old.docs):
         if d.kind == PAST:
             old.docs[n] = d._replace(text=text_of(d, repo.store.read_blob), blob="")

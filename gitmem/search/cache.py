@@ -1,84 +1,208 @@
 """The search state's cache file, ``.git/gitmem/search-<branch>.marshal``: keyed by the
-commit it was built at and carrying a sha1 of its content, so a damaged or edited file
-is rebuilt from history, never served. ``gitmem reindex`` compares it with a rebuild by
-the state's fingerprint, which the file carries, so a cache that matches is never loaded
-beside the rebuilt state."""
+commit it was built at, written whole, read a part at a time, each part checked by its
+own sha1 when it is read, so a damaged or edited file is rebuilt from history, never
+served. ``gitmem reindex`` compares it with a rebuild by the state's fingerprint, which
+the file carries, so a cache that matches is never loaded beside the rebuilt state."""
 
 from __future__ import annotations
 
 import contextlib
-import gc
 import hashlib
 import marshal
 import os
+import zlib
+from array import array
 from collections.abc import Iterator
+from typing import Any
 
 from gitmem.memory.repo import MAIN, MemoryRepo
+from gitmem.search.documents import Doc
 from gitmem.search.fold import advance, build
-from gitmem.search.state import SearchState, fingerprint
+from gitmem.search.state import CACHE_VERSION, Searchable, SearchState, fingerprint
 
 SAVE_EVERY = 256  # commits folded in memory before the file on disk is rewritten
-_DIGEST = 20  # bytes of a sha1
+DOC_BLOCK = 128  # documents a part
+TERMS_A_BUCKET = 64  # terms a part, on average
+_MAGIC = b"gmsearch"
+_HEAD = len(_MAGIC) + 8 + 8 + 20  # magic, the table's offset and size, its sha1
+_NAMED = ("lengths", "kinds", "cards", "titles", "entries", "past", "sessions")
+
+Where = tuple[int, int, bytes]  # a part's offset, size and sha1
+
+
+class Stale(ValueError):
+    """The cache file was damaged, edited or replaced since it was opened."""
 
 
 def path(repo: MemoryRepo, branch: str) -> str:
     return str(repo.gitmem_dir / f"search-{branch.replace('/', '%')}.marshal")
 
 
-# The file: sha1 of the rest, the state's fingerprint, then each of the state's parts
-# marshalled and prefixed with its length: written a part at a time, never all in memory
-# at once (reindex's 300 MB budget).
+def _bucket(term: str, buckets: int) -> int:
+    return zlib.crc32(term.encode("utf-8", "surrogatepass")) % buckets
+
+
+# The file: a head naming the table (offset, size, sha1), the parts, then the table: the
+# state's counts and fingerprint and where each part is with its sha1. A search reads only
+# the parts its terms and hits need (the read budget: 250 ms at 100k commits); a part's
+# sha1 is checked when it is read, so a damaged or edited part is never served.
+class Stored:
+    """The cache file of one state, read a part at a time."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        with open(file, "rb") as fh:
+            self._id = _identity(fh)
+            head = fh.read(_HEAD)
+            if len(head) != _HEAD or not head.startswith(_MAGIC):
+                raise Stale("not a search cache")
+            at = len(_MAGIC)
+            offset, size = (int.from_bytes(head[i : i + 8], "big") for i in (at, at + 8))
+            self.table: dict[str, Any] = self._read(fh, (offset, size, head[at + 16 :]))
+        if self.table["version"] != CACHE_VERSION:
+            raise Stale("another version's cache")
+        self._got: dict[int, Any] = {}  # the parts read so far, by offset
+
+    @classmethod
+    def open(cls, file: str) -> Stored | None:
+        """The file's state; None when there is none, or its head or table is damaged."""
+        try:
+            return cls(file)
+        except (OSError, ValueError, KeyError, TypeError, EOFError):
+            return None
+
+    def _read(self, fh: Any, where: Where) -> Any:
+        offset, size, digest = where
+        fh.seek(offset)
+        raw = fh.read(size)
+        if len(raw) != size or hashlib.sha1(raw).digest() != digest:
+            raise Stale("a damaged part")  # damaged or edited: rebuilt from history
+        try:
+            return marshal.loads(raw)
+        except (ValueError, EOFError, TypeError) as e:
+            raise Stale("a damaged part") from e
+
+    def part(self, where: Where) -> Any:
+        """One part, checked by its sha1 when first read (Stale when it fails)."""
+        if where[0] not in self._got:
+            (self._got[where[0]],) = self.parts([where])
+        return self._got[where[0]]
+
+    def parts(self, wheres: list[Where]) -> Iterator[Any]:
+        """Parts read through one open of the file, each checked by its sha1."""
+        with open(self.file, "rb") as fh:
+            if _identity(fh) != self._id:
+                raise Stale("the file was replaced")
+            for where in wheres:
+                yield self._read(fh, where)
+
+    @property
+    def commit(self) -> str | None:
+        return self.table["commit"]  # type: ignore[no-any-return]
+
+    @property
+    def live(self) -> int:
+        return self.table["live"]  # type: ignore[no-any-return]
+
+    @property
+    def total(self) -> int:
+        return self.table["total"]  # type: ignore[no-any-return]
+
+    @property
+    def mark(self) -> bytes:
+        return self.table["mark"]  # type: ignore[no-any-return]
+
+    @property
+    def lengths(self) -> array[int]:
+        return array("I", self.part(self.table["lengths"]))
+
+    @property
+    def kinds(self) -> bytes:
+        return self.part(self.table["kinds"])  # type: ignore[no-any-return]
+
+    @property
+    def sessions(self) -> dict[str, tuple[int, str, list[int]]]:
+        return self.part(self.table["sessions"])  # type: ignore[no-any-return]
+
+    def doc(self, n: int) -> Doc:
+        block, at = divmod(n, DOC_BLOCK)
+        return Doc._make(column[at] for column in self.part(self.table["docs"][block]))
+
+    def posting(self, term: str) -> array[int] | None:
+        buckets = self.table["terms"]
+        raw = self.part(buckets[_bucket(term, len(buckets))]).get(term)
+        return None if raw is None else array("I", raw)
+
+    def whole(self) -> bool:
+        """Whether every part is as it was written (reindex reads them all)."""
+        try:
+            for _ in self.parts(self._every_part()):
+                pass
+        except (OSError, ValueError):
+            return False
+        return True
+
+    def _every_part(self) -> list[Where]:
+        return [*(self.table[n] for n in _NAMED), *self.table["docs"], *self.table["terms"]]
+
+    def state(self) -> SearchState:
+        """The whole state (a fold after new commits, reindex)."""
+        docs = [
+            Doc._make(row)
+            for block in self.parts(self.table["docs"])
+            for row in zip(*block, strict=True)
+        ]
+        postings = {}
+        for bucket in self.parts(self.table["terms"]):
+            for term, raw in bucket.items():
+                postings[term] = array("I", raw)
+                if len(postings[term]) % 2:
+                    raise Stale("a posting without its count")
+        parts = (
+            self.part(self.table[n]) for n in ("cards", "titles", "entries", "past", "sessions")
+        )
+        state = SearchState(self.commit, docs, postings, self.live, self.total, *parts)
+        if state.lengths != self.lengths or state.kinds != self.kinds:
+            raise Stale("the documents and their lengths or kinds disagree")
+        return state
+
+
+def _identity(fh: Any) -> tuple[int, int, int]:
+    st = os.fstat(fh.fileno())
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
 def load(repo: MemoryRepo, branch: str) -> SearchState | None:
     """The cached state of ``branch``; None when there is none or it is damaged."""
+    stored = Stored.open(path(repo, branch))
     try:
-        with open(path(repo, branch), "rb") as fh:
-            raw = memoryview(fh.read())
-        if hashlib.sha1(raw[_DIGEST:]).digest() != raw[:_DIGEST]:
-            return None  # damaged or edited: rebuilt from history
-        with _collector_paused():
-            parts, pos = [], 2 * _DIGEST
-            while pos < len(raw):
-                size = int.from_bytes(raw[pos : pos + 8], "big")
-                parts.append(marshal.loads(raw[pos + 8 : pos + 8 + size]))
-                pos += 8 + size
-            return SearchState.from_parts(parts)
+        return None if stored is None else stored.state()
     except (OSError, ValueError, KeyError, TypeError, EOFError):
         return None
 
 
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """No garbage collection while a cache's records are made, and then they go to the
-    oldest generation at once (freeze, unfreeze): collections walking each of them, made
-    or kept, took a third of a warm search (its 250 ms budget)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if gc.get_freeze_count() == 0:
-            gc.freeze()
-            gc.unfreeze()
-        if was:
-            gc.enable()
-
-
 def save(repo: MemoryRepo, branch: str, state: SearchState, mark: bytes | None = None) -> None:
-    """Write the cache file (``mark``: the state's fingerprint, when known already)."""
+    """Write the cache file whole (``mark``: the state's fingerprint, when known already),
+    a part at a time, never all in memory at once (reindex's 300 MB budget)."""
     file = path(repo, branch)
     tmp = f"{file}.{os.getpid()}.tmp"
-    mark = mark or fingerprint(state)
-    digest = hashlib.sha1(mark)
     try:
         with open(tmp, "wb") as fh:
-            fh.write(bytes(_DIGEST) + mark)
-            for part in state.parts():
-                blob = marshal.dumps(part)
-                for piece in (len(blob).to_bytes(8, "big"), blob):
-                    digest.update(piece)
-                    fh.write(piece)
+            fh.write(bytes(_HEAD))
+
+            def put(value: Any) -> Where:
+                blob = marshal.dumps(value)
+                where = (fh.tell(), len(blob), hashlib.sha1(blob).digest())
+                fh.write(blob)
+                return where
+
+            table = _table(state, mark or fingerprint(state), put)
+            blob = marshal.dumps(table)
+            at = fh.tell()
+            fh.write(blob)
             fh.seek(0)
-            fh.write(digest.digest())
+            fh.write(_MAGIC + at.to_bytes(8, "big") + len(blob).to_bytes(8, "big"))
+            fh.write(hashlib.sha1(blob).digest())
         os.replace(tmp, file)  # readers see the old file or the new one, never half
     except OSError:  # a read-only or full disk: the cache is simply not kept
         with contextlib.suppress(OSError):
@@ -87,17 +211,45 @@ def save(repo: MemoryRepo, branch: str, state: SearchState, mark: bytes | None =
     state.unsaved = 0
 
 
-def _stored_fingerprint(repo: MemoryRepo, branch: str) -> bytes | None:
-    """The fingerprint the cache file carries, when the file is whole (read in pieces)."""
-    try:
-        with open(path(repo, branch), "rb") as fh:
-            digest, mark = fh.read(_DIGEST), fh.read(_DIGEST)
-            check = hashlib.sha1(mark)
-            while chunk := fh.read(1 << 16):
-                check.update(chunk)
-    except OSError:
-        return None
-    return mark if len(mark) == _DIGEST and check.digest() == digest else None
+def _table(state: SearchState, mark: bytes, put: Any) -> dict[str, Any]:
+    docs = state.docs
+    blocks = [
+        put(list(zip(*docs[i : i + DOC_BLOCK], strict=True)))
+        for i in range(0, len(docs), DOC_BLOCK)
+    ]
+    buckets: list[dict[str, array[int]]] = [
+        {} for _ in range(max(1, len(state.postings) // TERMS_A_BUCKET))
+    ]
+    for term, post in state.postings.items():
+        buckets[_bucket(term, len(buckets))][term] = post
+    table: dict[str, Any] = {
+        "version": CACHE_VERSION,
+        "mark": mark,
+        "commit": state.commit,
+        "live": state.live,
+        "total": state.total,
+        "docs": blocks,
+        "terms": [put(b) for b in buckets],
+        "lengths": put(state.lengths),
+        "kinds": put(bytes(state.kinds)),
+    }
+    for name in ("cards", "titles", "entries", "past", "sessions"):
+        table[name] = put(getattr(state, name))
+    return table
+
+
+def searchable(repo: MemoryRepo, branch: str = MAIN) -> Searchable:
+    """What a search at ``branch``'s tip reads: this process's state, else the cache file
+    a part at a time when it is at the tip (the read budget), else ``current``'s state."""
+    tip = repo.tip(branch)
+    memo = repo.memo.get(("search", branch))
+    if isinstance(memo, SearchState | Stored) and memo.commit == tip:
+        return memo
+    stored = Stored.open(path(repo, branch))
+    if tip is not None and stored is not None and stored.commit == tip:
+        repo.memo[("search", branch)] = stored
+        return stored
+    return current(repo, branch)
 
 
 def current(repo: MemoryRepo, branch: str = MAIN) -> SearchState:
@@ -143,7 +295,8 @@ def rebuild(repo: MemoryRepo, branch: str = MAIN) -> tuple[SearchState, bool | N
     fresh = build(repo, tip) if tip else SearchState()
     mark = fingerprint(fresh)
     same: bool | None = True  # the same content: no second state loaded to compare
-    if _stored_fingerprint(repo, branch) != mark:
+    stored = Stored.open(path(repo, branch))
+    if stored is None or stored.mark != mark or not stored.whole():
         same = False if os.path.exists(path(repo, branch)) else None
         cached = load(repo, branch)
         if cached is not None:

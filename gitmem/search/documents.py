@@ -20,8 +20,7 @@ Read = Callable[[str], bytes | None]  # a blob's content by its id
 
 
 class Doc(NamedTuple):
-    """One document. A NamedTuple, not a dataclass: a warm `gitmem search` builds every
-    document from the cache file, at half a dataclass's cost (its 250 ms budget)."""
+    """One document (immutable: a fold replaces it with ``_replace``)."""
 
     kind: int  # CURRENT, PAST, TURN or GONE
     card: str  # "" for a turn

@@ -27,9 +27,9 @@ from gitmem.errors import InvalidInput
 from gitmem.memory import names
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.search import cache
-from gitmem.search.documents import CURRENT, PAST, TURN, W_TEXT, Doc, Read, text_of, turn_doc
+from gitmem.search.documents import CURRENT, GONE, PAST, TURN, W_TEXT, Doc, Read, text_of, turn_doc
 from gitmem.search.documents import weighted as weighted_terms
-from gitmem.search.state import SearchState, pairs
+from gitmem.search.state import Searchable, pairs
 from gitmem.search.terms import query_terms, stem, words
 
 MAX_LIMIT = 50
@@ -127,7 +127,7 @@ def _snippet(text: str, stems: set[str]) -> str:
     return ("…" if start else "") + cut + ("…" if start + SNIPPET < len(flat) else "")
 
 
-def _live_docs(state: SearchState, live: list[Path]) -> list[Doc]:
+def _live_docs(state: Searchable, live: list[Path]) -> list[Doc]:
     """Turns of running sessions' transcripts that the branch has not committed yet."""
     docs: list[Doc] = []
     for path in live:
@@ -144,25 +144,26 @@ def _live_docs(state: SearchState, live: list[Path]) -> list[Doc]:
     return docs
 
 
-def _scores(state: SearchState, weighted: dict[str, float], side: list[Doc]) -> dict[int, float]:
+def _scores(state: Searchable, weighted: dict[str, float], side: list[Doc]) -> dict[int, float]:
     """BM25 of every document a query term is in: the state's by id, ``side``'s (live
     turns) as -1, -2, ..."""
     n = max(state.live, 1)
     avg = state.total / n if state.total else 1.0
-    norms = state.length_norms(K1, B)
+    lengths, k1, b, one_b = state.lengths, K1, B, 1 - B  # locals: the 30 ms search budget
     side_counts = [weighted_terms(d) for d in side]
     side_norms = [K1 * (1 - B + B * sum(c.values()) / avg) for c in side_counts]
     scores: dict[int, float] = {}
     get = scores.get
     for term, qw in weighted.items():
-        post = state.postings.get(term)
+        post = state.posting(term)
         df = (len(post) // 2 if post is not None else 0) + sum(term in c for c in side_counts)
         if not df:
             continue
         idf = qw * math.log(1 + (n - df + 0.5) / (df + 0.5))
         lift = idf * (K1 + 1)
         for doc_id, tf in pairs(post) if post is not None else ():
-            scores[doc_id] = get(doc_id, 0.0) + lift * tf / (tf + norms[doc_id])
+            norm = k1 * (one_b + b * lengths[doc_id] / avg)  # BM25's length normalisation
+            scores[doc_id] = get(doc_id, 0.0) + lift * tf / (tf + norm)
         for i, counts in enumerate(side_counts):
             if tf := counts.get(term, 0):
                 scores[-1 - i] = get(-1 - i, 0.0) + idf * tf * (K1 + 1) / (tf + side_norms[i])
@@ -190,25 +191,26 @@ def _hit(d: Doc, score: float, stems: set[str], read: Read) -> Hit:
 
 
 def rank(
-    state: SearchState, query: str, read: Read, limit: int = 10, extra: list[Doc] | None = None
+    state: Searchable, query: str, read: Read, limit: int = 10, extra: list[Doc] | None = None
 ) -> list[Hit]:
     """The best ``limit`` hits for ``query`` (``extra``: live turns beside the state's
     documents); ``read`` reads the card blobs past values are shown from."""
     weighted, past_asked = query_terms(query)
     side = extra or []
     scores = _scores(state, weighted, side)
-    factor = {PAST: PAST_ASKED if past_asked else PAST_DEFAULT, TURN: TURN_WEIGHT}
-
-    docs = state.docs
+    factor = [1.0] * (max(CURRENT, PAST, TURN, GONE) + 1)  # by kind
+    factor[PAST] = PAST_ASKED if past_asked else PAST_DEFAULT
+    factor[TURN] = TURN_WEIGHT
+    kinds = state.kinds
     ranked = [
-        (-score * factor.get((docs[i] if i >= 0 else side[-1 - i]).kind, 1.0), i)
+        (-score * factor[kinds[i] if i >= 0 else side[-1 - i].kind], i)
         for i, score in scores.items()
     ]
     stems = set(weighted)
     hits: list[Hit] = []
     seen: set[tuple[str, str, int]] = set()
     for neg, doc_id in _best_first(ranked, limit * 6 + 20):
-        d = docs[doc_id] if doc_id >= 0 else side[-1 - doc_id]
+        d = state.doc(doc_id) if doc_id >= 0 else side[-1 - doc_id]
         if d.kind != TURN:
             value = (d.card, d.section, d.kind)
             if value in seen:  # one hit per section value kind: the best past one
@@ -243,6 +245,16 @@ def search(
     and transcript turns (``live`` ones of running sessions included)."""
     query = check_query(query)
     limit = max(1, min(limit, MAX_LIMIT))
-    state = cache.current(repo, names.branch(branch))
-    extra = _live_docs(state, live or [])
+    branch = names.branch(branch)
+    try:
+        return _search(cache.searchable(repo, branch), repo, query, limit, live or [])
+    except cache.Stale:  # the file changed under this search: never served, made again
+        repo.memo.pop(("search", branch), None)
+        return _search(cache.current(repo, branch), repo, query, limit, live or [])
+
+
+def _search(
+    state: Searchable, repo: MemoryRepo, query: str, limit: int, live: list[Path]
+) -> SearchResult:
+    extra = _live_docs(state, live)
     return SearchResult(query, tuple(rank(state, query, repo.store.read_blob, limit, extra)))

@@ -7,21 +7,41 @@ from __future__ import annotations
 import hashlib
 from array import array
 from bisect import bisect_left
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Protocol
 
 from gitmem.search.documents import GONE, PAST, Doc, weighted
 
-CACHE_VERSION = 7  # 7: documents as records, postings as (doc, count) pairs, in parts
+CACHE_VERSION = 8  # 8: a table of parts, each read alone and checked by its own sha1
+
+
+class Searchable(Protocol):
+    """What a search reads: this process's ``SearchState``, or the cache file read a part
+    at a time (``cache.Stored``)."""
+
+    @property
+    def commit(self) -> str | None: ...
+    @property
+    def live(self) -> int: ...  # documents not GONE
+    @property
+    def total(self) -> int: ...  # sum of their weighted lengths
+    @property
+    def lengths(self) -> Sequence[int]: ...  # every document's weighted length, by id
+    @property
+    def kinds(self) -> Sequence[int]: ...  # every document's kind, by id
+    @property
+    def sessions(self) -> dict[str, tuple[int, str, list[int]]]: ...
+
+    def posting(self, term: str) -> array[int] | None: ...
+    def doc(self, n: int) -> Doc: ...
 
 
 @dataclass
 class SearchState:
     commit: str | None = None
     docs: list[Doc] = field(default_factory=list)  # by id; a dropped one stays, GONE
-    # term -> its postings, doc ids ascending, as one array of (doc, count) pairs: 8 bytes a
-    # posting (a dict of dicts takes ~60, and a warm search loads them all: its 250 ms budget)
+    # term -> its postings, doc ids ascending, as one array of (doc, count) pairs
     postings: dict[str, array[int]] = field(default_factory=dict)
     live: int = 0  # documents not GONE
     total: int = 0  # sum of their weighted lengths
@@ -32,16 +52,23 @@ class SearchState:
     past: dict[str, list[int]] = field(default_factory=dict)  # card/section -> past docs
     # session id -> (lines read, sha1 of them, the docs of its turns)
     sessions: dict[str, tuple[int, str, list[int]]] = field(default_factory=dict)
-    unsaved: int = 0  # commits folded since the cache file was written (not part of the state)
-    norms: tuple[tuple[int, int, int], list[float]] | None = None  # ranking's, derived
+    # commits folded since the cache file was written (not part of the state)
+    unsaved: int = field(default=0, compare=False)
+    # each document's length, by id (derived from docs: a document's length never changes)
+    lengths: array[int] = field(default_factory=lambda: array("I"), compare=False)
+    kinds: bytearray = field(default_factory=bytearray, compare=False)  # each one's kind
 
-    def length_norms(self, k1: float, b: float) -> list[float]:
-        """BM25's length normalisation of every document, k1 * (1 - b + b * len / avg)."""
-        key = (len(self.docs), self.live, self.total)
-        if self.norms is None or self.norms[0] != key:
-            avg = self.total / max(self.live, 1) or 1.0
-            self.norms = (key, [k1 * (1 - b + b * d.length / avg) for d in self.docs])
-        return self.norms[1]
+    def __post_init__(self) -> None:
+        if len(self.lengths) != len(self.docs):
+            self.lengths = array("I", [d.length for d in self.docs])
+        if len(self.kinds) != len(self.docs):
+            self.kinds = bytearray(d.kind for d in self.docs)
+
+    def posting(self, term: str) -> array[int] | None:
+        return self.postings.get(term)
+
+    def doc(self, n: int) -> Doc:
+        return self.docs[n]
 
     def add(self, doc: Doc) -> int:
         """Add a document; its id."""
@@ -49,6 +76,8 @@ class SearchState:
         n = len(self.docs)
         doc = doc._replace(length=sum(counts.values()))
         self.docs.append(doc)
+        self.lengths.append(doc.length)
+        self.kinds.append(doc.kind)
         for term, count in counts.items():
             got = self.postings.get(term)
             if got is None:
@@ -76,33 +105,14 @@ class SearchState:
         self.live -= 1
         self.total -= doc.length
         self.docs[n] = doc._replace(kind=GONE, text="")
+        self.kinds[n] = GONE
 
     def retire(self, key: str, n: int, date: str) -> None:
         """A section value replaced at ``date`` stays searchable as a past value: its terms
         stay in the postings, its text is let go (read back from git when a hit shows it)."""
         self.docs[n] = self.docs[n]._replace(kind=PAST, until=date, text="")
+        self.kinds[n] = PAST
         self.past.setdefault(key, []).append(n)
-
-    def parts(self) -> list[Any]:
-        """The state as the cache file holds it, one marshal record a part, the documents
-        as columns of their fields; equal states give equal parts."""
-        columns = list(zip(*self.docs, strict=True)) or [()] * len(Doc._fields)
-        head = (CACHE_VERSION, self.commit, self.live, self.total)
-        parts = (self.cards, self.titles, self.entries, self.past, self.sessions)
-        return [head, columns, self.postings, *parts]
-
-    @classmethod
-    def from_parts(cls, parts: list[Any]) -> SearchState:
-        """The state ``parts`` gave (ValueError, TypeError when they are not one)."""
-        (version, commit, live, total), columns, postings, *rest = parts
-        if version != CACHE_VERSION or len(columns) != len(Doc._fields):
-            raise ValueError("another version's cache")
-        docs = list(map(Doc._make, zip(*columns, strict=True)))
-        # bytes from the file, an array from parts()
-        post = {t: array("I", raw) for t, raw in postings.items()}
-        if any(len(a) % 2 for a in post.values()):
-            raise ValueError("a posting without its count")
-        return cls(commit, docs, post, live, total, *rest)
 
 
 def pairs(post: array[int]) -> Iterator[tuple[int, int]]:
@@ -117,7 +127,8 @@ def fingerprint(state: SearchState) -> bytes:
     for doc in state.docs:
         h.update(repr(doc).encode())
     h.update(b"\x00postings")
-    for term, post in state.postings.items():
+    for term in sorted(state.postings):  # the cache file keeps them in another order
+        post = state.postings[term]
         h.update(b"%d %s " % (len(post), repr(term).encode()))
         h.update(post.tobytes())
     for part in (state.cards, state.titles, state.entries, state.past, state.sessions):

@@ -7,10 +7,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import is_hypothesis_test
+from hypothesis import is_hypothesis_test, settings
 
 from gitmem.memory.repo import MemoryRepo
 from gitmem.setup.init import init_repo
+
+# Property tests run git and write files: on a shared 2-core machine one example can take
+# far longer than hypothesis' 200 ms deadline, a failure that says nothing of gitmem.
+settings.register_profile("gitmem", deadline=None)
+settings.load_profile("gitmem")
 
 FIXED_DATE = "1764498000 +0000"  # 2025-11-30 10:20:00 UTC
 

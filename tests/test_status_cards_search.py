@@ -172,9 +172,10 @@ def test_cards_last_changes_follow_history_as_it_grows_and_is_rewritten(busy: Me
             last = git(root, "log", "-1", "--format=%H %aI", "main", "--", c.path).split()
             assert [c.last_commit, c.last_date] == last
 
-    agree()
     for n in range(3):
         write_card(busy, f"card-{n}", "", f"## Part\n{n}\n", entry("part", ["x"], f"part {n}"))
+    agree()
+    write_card(busy, "card-1", "Part\n1", "Part\none", entry("part", ["x"], "part one"))
     git(root, "commit", "-qam", "a hand edit, no trailers")  # beta's uncommitted edit
     agree()
     git(root, "reset", "-q", "--hard", "HEAD~2")  # history rewritten under the kept answer

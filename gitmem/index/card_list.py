@@ -9,6 +9,7 @@ commit without a merge, only ``git log KEPT..TIP`` is read, which gives the same
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass
 
 from gitmem.errors import GitError
@@ -87,7 +88,11 @@ def _kept(repo: MemoryRepo, branch: str) -> tuple[str, Changes] | None:
     if not isinstance(head, list) or len(head) != 3 or head[0] != VERSION:
         return None
     old, kept = head[1], head[2]
-    if not isinstance(old, str) or not isinstance(kept, dict):
+    if (
+        not isinstance(old, str)
+        or not isinstance(kept, dict)
+        or not re.fullmatch("[0-9a-f]{40,64}", old)
+    ):
         return None
     return old, {p: (v[0], v[1]) for p, v in kept.items()}
 
@@ -115,6 +120,7 @@ def list_cards(repo: MemoryRepo, branch: str = MAIN) -> list[CardInfo]:
     """The cards at the tip of ``branch``, sorted by name."""
     tip = repo.branch_tip(names.branch(branch))
     idx = index_mod.refresh(repo, branch)
+    by_name = {c.project: c for c in idx.cards}
     entries = {c.project: {s.id: s for s in c.sections} for c in idx.cards}
     texts: dict[str, str] = {}
     for entry in repo.store.read_tree(f"{tip}:cards"):
@@ -140,7 +146,7 @@ def list_cards(repo: MemoryRepo, branch: str = MAIN) -> list[CardInfo]:
                     e.summary if e else None,
                 )
             )
-        card = idx.card(project)
+        card = by_name.get(project)
         last = changes.get(card_path(project))
         out.append(
             CardInfo(

@@ -212,6 +212,7 @@ def load(repo: MemoryRepo, branch: str) -> Cached | None:
 def save(repo: MemoryRepo, branch: str, known: Cached) -> None:
     """Write the cache whole (readers see the old file or the new one), with only the
     facts the tip needs: it grows with the cards, not with history."""
+    text = known.rendered(repo)  # first: resolving learns the facts kept below
     state, facts, index = known.state, known.facts, known.index
     written = facts.written  # kept whole until a full resolve says which are used
     if index is not None:
@@ -232,7 +233,6 @@ def save(repo: MemoryRepo, branch: str, known: Cached) -> None:
         "written": keep.written,
         "contested": keep.contested,
     }
-    text = known.rendered(repo)
     cache_file.write(_path(repo, branch), [[VERSION, state.commit, text, known.parts], data])
 
 

@@ -13,9 +13,7 @@ import pytest
 
 from gitmem.features import session_branches as sessions
 from gitmem.features.edit import write_card
-from gitmem.git.runner import Git
-from gitmem.index import build as index
-from gitmem.index.card_list import list_cards
+from gitmem.index.card_list import last_changes, list_cards
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
 from gitmem.search.ranked import search
@@ -162,30 +160,35 @@ def test_cards_lists_sections_sizes_and_the_last_change(busy: MemoryRepo) -> Non
     assert acme["sections"][0]["summary"] == "Q3 budget raised to 40k after the call"
 
 
-def test_cards_reads_every_last_change_from_one_git_log(
-    busy: MemoryRepo, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    for n in range(5):
+def test_cards_last_changes_follow_history_as_it_grows_and_is_rewritten(busy: MemoryRepo) -> None:
+    root = busy.root
+
+    def agree() -> None:
+        found = list_cards(busy)
+        tip = busy.branch_tip("main")
+        walked = last_changes(busy, tip, {c.path for c in found})  # the whole log, nothing kept
+        assert {c.path: (c.last_commit, c.last_date) for c in found} == walked
+        for c in found:
+            last = git(root, "log", "-1", "--format=%H %aI", "main", "--", c.path).split()
+            assert [c.last_commit, c.last_date] == last
+
+    for n in range(3):
         write_card(busy, f"card-{n}", "", f"## Part\n{n}\n", entry("part", ["x"], f"part {n}"))
-    index.refresh(busy)  # the index is brought up to date first: its replay is not counted
-    logs: list[tuple[str, ...]] = []
-    run, stream = Git.run, Git.stream
-
-    def counted_run(self: Git, *args: str, **kw: Any) -> Any:
-        if "log" in args:
-            logs.append(args)
-        return run(self, *args, **kw)
-
-    def counted_stream(self: Git, *args: str) -> Any:
-        if "log" in args:
-            logs.append(args)
-        return stream(self, *args)
-
-    monkeypatch.setattr(Git, "run", counted_run)
-    monkeypatch.setattr(Git, "stream", counted_stream)
+    agree()
+    write_card(busy, "card-1", "Part\n1", "Part\none", entry("part", ["x"], "part one"))
+    git(root, "commit", "-qam", "a hand edit, no trailers")  # beta's uncommitted edit
+    agree()
+    git(root, "reset", "-q", "--hard", "HEAD~2")  # history rewritten under the kept answer
+    write_card(busy, "card-9", "", "## Part\n9\n", entry("part", ["x"], "part 9"))
+    agree()
+    git(root, "checkout", "-qb", "side", "HEAD~1")
+    (root / "cards/acme.md").write_text("# Acme website\n\n## Budget\nBudget: 50k\n")
+    git(root, "commit", "-qam", "acme by hand on a side branch")
+    git(root, "checkout", "-q", "main")
+    git(root, "merge", "-q", "--no-ff", "-m", "merge side", "side")
     found = list_cards(busy)
-    assert len(found) == 7 and all(c.last_commit for c in found)
-    assert len(logs) == 1
+    walked = last_changes(busy, busy.branch_tip("main"), {c.path for c in found})
+    assert {c.path: (c.last_commit, c.last_date) for c in found} == walked
 
 
 def test_cards_on_a_repo_without_cards(client: Path) -> None:

@@ -8,8 +8,9 @@ import os
 
 from gitmem.memory.repo import MemoryRepo
 
-# The index's one cache file (the rendered I block, the replay state, the facts behind it).
-KINDS = ("marshal",)
+# The index's one cache file (the rendered I block, the replay state, the facts behind it)
+# and each card's last change (index/card_list.py).
+KINDS = ("marshal", "cards")
 
 
 def path(repo: MemoryRepo, branch: str, kind: str) -> str:

@@ -19,6 +19,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 import types
 import zlib
 from functools import partial
@@ -69,73 +70,79 @@ def median_ms(samples: list[float]) -> float:
 
 def bench_size(commits: int, cards: int, edits: int, runs: int, work: Path) -> None:
     # (imported here: the CLI's prelude imports this module for ``loose_write`` only)
-    from bench_core import copy_repo, git_edit, gitmem_edit, plan_edits, timed, warm
+    import common
+    from bench_edit import change
     from generate import Params, cache_root, cached_repo
 
-    from gitmem.git.runner import clean_env
-    from gitmem.memory.repo import MAIN, MemoryRepo
+    import gitmem
 
     src = cached_repo(Params(cards, commits), cache_root())
+    env = common.bench_env(work / f"home-{commits}")
     writers = {
         "git hash-object, long-running": None,
         "git hash-object per object": per_object_write,
+        "in-process writer": loose_write,
     }
-    writers["in-process writer"] = loose_write
-    times: dict[str, list[float]] = {name: [] for name in [*writers, "add+commit"]}
-    git_root = copy_repo(src, work / f"git-{commits}")
-    repos = {
-        name: MemoryRepo(copy_repo(src, work / f"{n}-{commits}")) for n, name in enumerate(writers)
-    }
+    git_root = common.copy_of(src, work / f"git-{commits}")
+    roots = {name: common.copy_of(src, work / f"{n}-{commits}") for n, name in enumerate(writers)}
+    repos = {name: gitmem.open_repo(root) for name, root in roots.items()}
+    projects = sorted(p.stem for p in (src / "cards").glob("*.md"))
+    counts = dict.fromkeys([*writers, "add+commit"], 0)
+
+    def gitmem_case(name: str) -> float:
+        counts[name] += 1
+        project = projects[counts[name] % len(projects)]
+        old, new, section = change(roots[name], project, counts[name])
+        entry = gitmem.IndexEntry.make(section, ["bench"], f"bench note {counts[name]}")
+        start = time.perf_counter()
+        gitmem.write_card(repos[name], project, old, new, entry)
+        return time.perf_counter() - start
+
+    def git_case() -> float:
+        counts["add+commit"] += 1
+        project = projects[counts["add+commit"] % len(projects)]
+        old, new, _ = change(git_root, project, counts["add+commit"])
+        card = git_root / "cards" / f"{project}.md"
+        start = time.perf_counter()
+        card.write_text(card.read_text().replace(old, new))
+        common.git(git_root, env, *common.PLAIN, "add", str(card))
+        common.git(git_root, env, *common.PLAIN, "commit", "-q", "-m", f"{project}: note")
+        return time.perf_counter() - start
+
     for name, write in writers.items():
         if write is not None:
             repos[name].store.write = types.MethodType(write, repos[name].store)  # type: ignore[method-assign]
-        warm(repos[name])
-    projects = sorted(p.stem for p in (src / "cards").glob("*.md"))
-    plan = plan_edits(repos["in-process writer"], projects, edits, seed=7)
-    env = clean_env()
-    for i, e in enumerate(plan):
-        runs_ = [(name, partial(gitmem_edit, repo, e, MAIN)) for name, repo in repos.items()]
-        runs_.append(("add+commit", partial(git_edit, git_root, e, env)))
-        for name, fn in runs_[i % 4 :] + runs_[: i % 4]:
-            times[name].append(timed(fn))
+    cases = {name: partial(gitmem_case, name) for name in writers}
+    got = common.interleaved({**cases, "add+commit": git_case}, edits, warmup=3)
     trees = {r.store.resolve("HEAD^{tree}") for r in repos.values()}
     for repo in repos.values():
         repo.close()
     head = subprocess.check_output(["git", "rev-parse", "HEAD^{tree}"], cwd=git_root, text=True)
     assert trees == {head.strip()}, f"the ways ended on different trees: {trees}"
-    cli = bench_cli(work / f"0-{commits}", projects[0], runs)
-    base = median_ms(times["add+commit"])
+    cli = bench_cli(roots["git hash-object, long-running"], projects[0], runs, env)
+    base = got["add+commit"] * 1000
     print(f"\n{commits} commits, {cards} cards, {edits} edits (median)")
     print(f"  git add + git commit {'':22} {base:6.1f} ms")
     for name in writers:
-        value = median_ms(times[name])
+        value = got[name] * 1000
         print(f"  write_card, {name:31} {value:6.1f} ms  {value / base:.2f}x (budget <= 1x)")
     for name, samples in cli.items():
         print(f"  gitmem write CLI, {name:25} {median_ms(samples):6.0f} ms  (budget <= 300 ms)")
 
 
-def bench_cli(root: Path, project: str, runs: int) -> dict[str, list[float]]:
+def bench_cli(root: Path, project: str, runs: int, env: dict[str, str]) -> dict[str, list[float]]:
     """``gitmem write`` wall time, both writers, interleaved."""
-    from bench_core import CLI_ENV, timed
+    import common
 
-    cmd = [sys.executable, "-c", CLI.format(here=str(Path(__file__).parent)), "-C", str(root)]
+    cmd = [sys.executable, "-c", CLI.format(here=str(Path(__file__).parent))]
     times: dict[str, list[float]] = {"git hash-object": [], "in-process": []}
     for i in range(runs + 1):  # the first round only warms caches
         for name in list(times)[i % 2 :] + list(times)[: i % 2]:
-            env = {**CLI_ENV, "GITMEM_LOOSE": "1" if name == "in-process" else ""}
+            loose = {"GITMEM_LOOSE": "1" if name == "in-process" else ""}
             tag = f"{i}{name[0]}"
             args = ["write", project, "--old", "", "--new", f"## Bench {tag}\nfact\n"]
             args += ["--section", f"bench-{tag}", "--keywords", "k", "--summary", "s"]
-            took = timed(
-                partial(
-                    subprocess.run,
-                    [*cmd, *args],
-                    env=env,
-                    check=True,
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                )
-            )
+            took = common.run([*cmd, *args], root, env | loose)
             if i:
                 times[name].append(took)
     return times

@@ -8,8 +8,11 @@ takes the working-tree lock next (every writer, every gitmem command and hook th
 ``recover``) finishes an interrupted follow first: each path that still holds the old
 tip's or the new one's version is brought to the tip; one a person edited is left alone.
 
-No file is written through a symlink (``safe_files``). Outside where memory lives a
-commit may hold a symlink or a submodule; git brings those paths (``git restore``).
+The index gets the committed blobs as they are and git writes the files from it, as a
+checkout does (``checkout-index``): whatever .gitattributes says, ``git status`` is clean.
+No file is written through a symlink (``safe_files`` checks the way; git replaces, never
+follows, one). Outside where memory lives a commit may hold a symlink or a submodule; git
+brings those paths (``git restore``).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from pathlib import Path
 
 from gitmem.errors import DirtyCard, GitError, GitmemError, StaleLock, UnsafePath, from_os_error
 from gitmem.git import safe_files
-from gitmem.git.objects import GITLINK_MODE, LINK_MODE, GitObject
+from gitmem.git.objects import GITLINK_MODE, LINK_MODE
 from gitmem.git.runner import Sha
 from gitmem.git.staging import staged
 from gitmem.memory.repo import MemoryRepo, where_memory_lives
@@ -151,7 +154,12 @@ def _untouched(repo: MemoryRepo, path: str, old: Sha, tip: Sha) -> bool:
     entries = staged(repo.git, path)
     if not any(entries == ([(0, b)] if b else []) for b in blobs):
         return False
-    return safe_files.read(repo.root, path) in contents
+    data = safe_files.read(repo.root, path)
+    if data in contents:
+        return True
+    # Checked out through .gitattributes (an encoding, line endings): what git would store.
+    proc = repo.git.run("hash-object", "--", path, check=False) if data is not None else None
+    return proc is not None and proc.returncode == 0 and proc.stdout.decode().strip() in blobs
 
 
 # -- moving and following --------------------------------------------------------------
@@ -286,25 +294,21 @@ def sync_worktree(
 ) -> None:
     """Make ``paths`` in the working tree and index match ``commit`` (after a CAS moved
     HEAD); ``known``: the (blob, content) the caller just wrote."""
-    contents: dict[str, tuple[Sha, bytes]] = {}
     by_git = [p for p in paths if not (known and p in known) and _for_git(repo, (commit,), p)]
     if by_git:
         paths = [p for p in paths if p not in by_git]
+    blobs: dict[str, tuple[bytes, Sha] | None] = {}
     for path in paths:
-        got = (
-            GitObject(known[path][0], "blob", known[path][1])
-            if known and path in known
-            else repo.store.read(f"{commit}:{path}")
-        )
-        if got is None or got.kind != "blob":
+        entry = repo.store.entry(commit, path)
+        if entry is None or entry.is_tree:
             safe_files.remove(repo.root, path)
+            blobs[path] = None
         else:
-            contents[path] = (got.sha, got.data)
+            safe_files.stat(repo.root, path)  # UnsafePath through a symlinked folder
+            blobs[path] = (entry.mode, entry.sha)
     # Deletions first: a file may take the place of a folder this commit emptied.
-    for path, (_blob, data) in contents.items():
-        safe_files.write(repo.root, path, data)
     if paths:
-        _update_index(repo, paths)
+        _update_index(repo, blobs)
     if by_git:
         _restore(repo, commit, by_git)
 
@@ -344,16 +348,35 @@ def _restore(repo: MemoryRepo, commit: Sha, paths: list[str]) -> None:
         )
 
 
-def _update_index(repo: MemoryRepo, paths: list[str]) -> None:
+def _update_index(repo: MemoryRepo, blobs: dict[str, tuple[bytes, Sha] | None]) -> None:
+    """The index gets each committed blob as it is (None: no entry), then git writes the
+    files from it as a checkout does: whatever .gitattributes says (an encoding, line
+    endings, a filter), the person's ``git status`` is clean and their commit takes none
+    of it (``git add`` of the file would store the filtered bytes instead)."""
+    zero = repo.store.zero_sha
+    entries = b"".join(
+        (b"%s %s\t" % (got[0], got[1].encode()) if got else b"0 %s\t" % zero.encode())
+        + path.encode("utf-8", "surrogateescape")
+        + b"\0"
+        for path, got in blobs.items()
+    )
+    files = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p, g in blobs.items() if g)
+    _git_index(repo, ("update-index", "-z", "--index-info"), entries)
+    if files:
+        _git_index(repo, ("checkout-index", "-u", "-f", "-z", "--stdin"), files)
+
+
+def _git_index(repo: MemoryRepo, args: tuple[str, ...], input: bytes) -> None:
+    """Run git on the index, waiting out a person's git holding ``index.lock``."""
     lock = repo.git_dir / "index.lock"
     deadline = time.monotonic() + 10 * LOCK_PATIENCE_S
     while True:
-        proc = repo.git.run("update-index", "-q", "--add", "--remove", "--", *paths, check=False)
+        proc = repo.git.run(*args, input=input, check=False)
         if proc.returncode == 0:
             return
         err = proc.stderr.decode("utf-8", "replace")
         if not lock.exists():
-            raise GitError(["git", "update-index"], proc.returncode, err)
+            raise GitError(["git", *args], proc.returncode, err)
         wait_for_locks([lock])  # StaleLock if it stays; otherwise a person's git let go
         if time.monotonic() > deadline:
             raise StaleLock(str(lock))

@@ -1,0 +1,80 @@
+"""git's attributes cannot change what gitmem writes: a person's .gitattributes (an encoding,
+line endings) leaves the working tree and index as the commit says, with `git status` clean
+and a person's next commit taking nothing of the card's; and one a remote brings that would
+change how memory is stored or merged is refused by `gitmem sync`, like a symlink."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gitmem.bridges.memory_tool import GitMemoryTool
+from gitmem.memory.repo import MemoryRepo
+
+from helpers import git, gm
+
+ENTRY = ["--section", "p", "--keywords", "k", "--summary", "s"]
+ATTRIBUTES = ["*.md working-tree-encoding=UTF-16LE\n", "* text=auto\n"]
+CARD = "# acme\r\n\r\n## P\r\nBudget: 30k, café\r\n"  # CRLF, and a byte outside ASCII
+
+
+def person_sets(client: Path, attributes: str) -> None:
+    """The person adds a line to the repo's .gitattributes and commits it, and a file of
+    their own to edit later."""
+    with (client / ".gitattributes").open("a") as f:
+        f.write(attributes)
+    (client / "notes.txt").write_text("mine\n")
+    git(client, "add", ".gitattributes", "notes.txt")
+    git(client, "commit", "-qm", "my attributes")
+    for name in git(client, "ls-files", "-z").split("\0")[:-1]:  # checked out again under them
+        (client / name).unlink()
+    git(client, "checkout", "-q", "--", ".")
+    assert status(client) == ""
+
+
+def write(client: Path, old: str, new: str) -> None:
+    res = gm("-C", str(client), "write", "acme", "--old", old, "--new", new, *ENTRY)
+    assert res.code == 0, res.err
+
+
+def status(client: Path) -> str:
+    return git(client, "status", "--porcelain", "--untracked-files=all")
+
+
+def person_commits_notes(client: Path, text: str = "mine, edited\n") -> None:
+    """An unrelated `git commit -a`: it must take nothing of the card's."""
+    (client / "notes.txt").write_text(text)
+    git(client, "commit", "-qam", "my notes")
+    assert git(client, "show", "--format=", "--name-only", "HEAD").split() == ["notes.txt"]
+
+
+@pytest.mark.parametrize("attributes", ATTRIBUTES)
+def test_gitmem_write_leaves_the_tree_clean_whatever_gitattributes_says(
+    client: Path, attributes: str
+) -> None:
+    person_sets(client, attributes)
+    write(client, "", CARD)  # a new card
+    assert status(client) == ""
+    person_commits_notes(client)
+    write(client, "30k", "40k")  # the next write to it is not refused
+    assert status(client) == ""
+    person_commits_notes(client, "again\n")
+    assert git(client, "show", "main:cards/acme.md") == CARD.replace("30k", "40k")
+    assert status(client) == ""
+
+
+@pytest.mark.parametrize("attributes", ATTRIBUTES)
+def test_the_memory_tool_leaves_the_tree_clean_whatever_gitattributes_says(
+    client: Path, attributes: str
+) -> None:
+    person_sets(client, attributes)
+    with MemoryRepo(client) as repo:
+        tool = GitMemoryTool(repo, branch="main")
+        tool.call({"command": "create", "path": "/memories/acme.md", "file_text": CARD})
+        assert status(client) == ""
+        cmd = {"command": "str_replace", "path": "/memories/acme.md"}
+        tool.call({**cmd, "old_str": "30k", "new_str": "40k"})
+    assert status(client) == ""
+    person_commits_notes(client)
+    assert git(client, "show", "main:cards/acme.md") == CARD.replace("30k", "40k")

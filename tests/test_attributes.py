@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from test_sync import make_pair, state, sync
 
 from gitmem.bridges.memory_tool import GitMemoryTool
 from gitmem.memory.repo import MemoryRepo
@@ -78,3 +79,64 @@ def test_the_memory_tool_leaves_the_tree_clean_whatever_gitattributes_says(
     assert status(client) == ""
     person_commits_notes(client)
     assert git(client, "show", "main:cards/acme.md") == CARD.replace("30k", "40k")
+
+
+# -- what a remote brings ------------------------------------------------------------
+def pushed_by_the_other_machine(other: Path, name: str, text: str) -> None:
+    (other / name).parent.mkdir(parents=True, exist_ok=True)
+    (other / name).write_text(text)
+    git(other, "add", name)
+    git(other, "commit", "-qm", "attributes", "--no-verify")
+    git(other, "push", "-q", "origin", "main")
+
+
+TEMPLATE = "sessions/*.jsonl merge=union\nlogs/*.jsonl merge=union\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "line", "shown"),
+    [
+        (
+            ".gitattributes",
+            "*.md working-tree-encoding=UTF-16LE\n",
+            "working-tree-encoding=UTF-16LE",
+        ),
+        (".gitattributes", "* text=auto\n", "text=auto"),
+        (".gitattributes", "*.md eol=crlf\n", "eol=crlf"),
+        (".gitattributes", "cards/** filter=lfs\n", "filter=lfs"),
+        (".gitattributes", "*.md merge=union\n", "merge=union"),
+        (".gitattributes", "persona.md diff=odd\n", "diff=odd"),
+        ("cards/.gitattributes", "* -text\n", "-text"),
+        ("cards/d/.gitattributes", "*.md ident\n", "ident"),
+    ],
+)
+def test_sync_refuses_gitattributes_that_change_memory(
+    tmp_path: Path, name: str, line: str, shown: str
+) -> None:
+    _bare, laptop, desktop = make_pair(tmp_path)
+    old = (desktop / name).read_text() if (desktop / name).exists() else ""
+    pushed_by_the_other_machine(desktop, name, old + line)
+    before = state(laptop)
+    code, _, err = sync(laptop)
+    assert code == 4, err
+    (said,) = err.strip().splitlines()
+    assert f"origin/main brings {name} that sets {shown} on " in said, said
+    assert "nothing was changed here" in said
+    assert state(laptop) == before
+
+
+def test_sync_takes_gitattributes_that_leave_memory_alone_and_refuses_dropping_its_own(
+    tmp_path: Path,
+) -> None:
+    _bare, laptop, desktop = make_pair(tmp_path)
+    pushed_by_the_other_machine(desktop, ".gitattributes", TEMPLATE + "*.png binary\n")
+    pushed_by_the_other_machine(desktop, "docs/.gitattributes", "* text eol=crlf\n")
+    code, _, err = sync(laptop)
+    assert code == 0, err
+    assert "*.png binary" in (laptop / ".gitattributes").read_text()
+    pushed_by_the_other_machine(desktop, ".gitattributes", "logs/*.jsonl merge=union\n")
+    before = state(laptop)
+    code, _, err = sync(laptop)
+    assert code == 4, err
+    assert "brings .gitattributes that drops merge=union from sessions/" in err, err
+    assert state(laptop) == before

@@ -140,3 +140,35 @@ def test_sync_takes_gitattributes_that_leave_memory_alone_and_refuses_dropping_i
     assert code == 4, err
     assert "brings .gitattributes that drops merge=union from sessions/" in err, err
     assert state(laptop) == before
+
+
+def test_a_follow_cut_short_under_gitattributes_is_finished_by_the_next_command(
+    client: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """git's index took the new blob but the file was not written (the disk filled): the
+    file on disk is the old card as git checked it out (UTF-16LE), and `gitmem recover`
+    still knows it for gitmem's and brings it to the new one."""
+    import subprocess
+    from typing import Any
+
+    from gitmem.git.runner import Git
+
+    person_sets(client, ATTRIBUTES[0])
+    write(client, "", CARD)
+    real = Git.run
+
+    def full(self: Git, *args: str, **kw: Any) -> subprocess.CompletedProcess[bytes]:
+        if args[:1] == ("checkout-index",):
+            err = b"error: unable to write file cards/acme.md: No space left on device\n"
+            return subprocess.CompletedProcess(["git", *args], 1, b"", err)
+        return real(self, *args, **kw)
+
+    monkeypatch.setattr(Git, "run", full)
+    res = gm("-C", str(client), "write", "acme", "--old", "30k", "--new", "40k", *ENTRY)
+    assert res.code == 0 and "did not follow" in res.err, res.err
+    monkeypatch.setattr(Git, "run", real)
+    res = gm("-C", str(client), "recover")
+    assert res.code == 0 and "cards/acme.md" in res.out, res.out
+    assert status(client) == ""
+    on_disk = (client / "cards/acme.md").read_bytes().decode("utf-16-le")
+    assert on_disk == CARD.replace("30k", "40k")

@@ -145,9 +145,9 @@ def test_sync_takes_gitattributes_that_leave_memory_alone_and_refuses_dropping_i
 def test_a_follow_cut_short_under_gitattributes_is_finished_by_the_next_command(
     client: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """git's index took the new blob but the file was not written (the disk filled): the
-    file on disk is the old card as git checked it out (UTF-16LE), and `gitmem recover`
-    still knows it for gitmem's and brings it to the new one."""
+    """The follow failed (the disk filled): the file on disk is the old card as git checked
+    it out (UTF-16LE), not its committed bytes, and `gitmem recover` still knows it for
+    gitmem's and brings it to the new one."""
     import subprocess
     from typing import Any
 
@@ -158,7 +158,7 @@ def test_a_follow_cut_short_under_gitattributes_is_finished_by_the_next_command(
     real = Git.run
 
     def full(self: Git, *args: str, **kw: Any) -> subprocess.CompletedProcess[bytes]:
-        if args[:1] == ("checkout-index",):
+        if args[2:4] == ("--literal-pathspecs", "restore"):
             err = b"error: unable to write file cards/acme.md: No space left on device\n"
             return subprocess.CompletedProcess(["git", *args], 1, b"", err)
         return real(self, *args, **kw)

@@ -57,13 +57,6 @@ if point:
         after(w, "cas_fast")
     elif point == "before-index":
         before(w, "_update_index")
-    elif point == "index-set":
-        real_index = w._git_index
-        def index_then_die(repo, args, input):
-            real_index(repo, args, input)
-            if args[0] == "update-index":
-                die()
-        w._git_index = index_then_die
     elif point == "index-updated":
         after(w, "_update_index")
     elif point == "before-clear":
@@ -76,7 +69,6 @@ POINTS = [
     "before-cas",
     "after-cas",
     "before-index",
-    "index-set",
     "index-updated",
     "before-clear",
 ]

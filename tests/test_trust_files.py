@@ -282,7 +282,7 @@ def test_a_failed_working_tree_update_reports_the_landed_commit(
     real = Git.run
 
     def full(self: Git, *args: str, **kw: Any) -> subprocess.CompletedProcess[bytes]:
-        if args[:1] == ("checkout-index",):  # git writes the files: its words for ENOSPC
+        if args[2:4] == ("--literal-pathspecs", "restore"):  # git writes the files: ENOSPC
             err = b"error: unable to write file cards/acme.md: No space left on device\n"
             return subprocess.CompletedProcess(["git", *args], 1, b"", err)
         return real(self, *args, **kw)

@@ -8,11 +8,11 @@ takes the working-tree lock next (every writer, every gitmem command and hook th
 ``recover``) finishes an interrupted follow first: each path that still holds the old
 tip's or the new one's version is brought to the tip; one a person edited is left alone.
 
-The index gets the committed blobs as they are and git writes the files from it, as a
-checkout does (``checkout-index``): whatever .gitattributes says, ``git status`` is clean.
-No file is written through a symlink (``safe_files`` checks the way; git replaces, never
-follows, one). Outside where memory lives a commit may hold a symlink or a submodule; git
-brings those paths (``git restore``).
+git brings the paths to the commit (``git restore --staged --worktree``): the index gets
+each committed blob as it is and git writes the file from it as a checkout does, so
+whatever .gitattributes says ``git status`` is clean. Where memory lives a symlink on the
+way is refused first (``safe_files``); outside, a commit may hold a symlink or a submodule,
+which git brings as it does any path.
 """
 
 from __future__ import annotations
@@ -294,23 +294,15 @@ def sync_worktree(
 ) -> None:
     """Make ``paths`` in the working tree and index match ``commit`` (after a CAS moved
     HEAD); ``known``: the (blob, content) the caller just wrote."""
-    by_git = [p for p in paths if not (known and p in known) and _for_git(repo, (commit,), p)]
-    if by_git:
-        paths = [p for p in paths if p not in by_git]
-    blobs: dict[str, tuple[bytes, Sha] | None] = {}
-    for path in paths:
-        entry = repo.store.entry(commit, path)
-        if entry is None or entry.is_tree:
-            safe_files.remove(repo.root, path)
-            blobs[path] = None
-        else:
-            safe_files.stat(repo.root, path)  # UnsafePath through a symlinked folder
-            blobs[path] = (entry.mode, entry.sha)
-    # Deletions first: a file may take the place of a folder this commit emptied.
-    if paths:
-        _update_index(repo, blobs)
-    if by_git:
-        _restore(repo, commit, by_git)
+    for path in paths:  # git would replace a symlink where memory lives: refused instead
+        st = safe_files.stat(repo.root, path) if where_memory_lives(path) else None
+        if st is not None and (st.st_mode & 0o170000) == 0o120000:
+            raise UnsafePath(
+                f"{path} is a symlink in the working tree; gitmem never follows one where it "
+                "keeps memory",
+                hint=f"replace it with a real file (git rm --cached {path!r}) and try again",
+            )
+    _update_index(repo, commit, paths, known or {})
 
 
 def _for_git(repo: MemoryRepo, revs: tuple[Sha, ...], path: str) -> bool:
@@ -330,48 +322,31 @@ def _for_git(repo: MemoryRepo, revs: tuple[Sha, ...], path: str) -> bool:
     return st is not None and (st.st_mode & 0o170000) == 0o120000
 
 
-def _restore(repo: MemoryRepo, commit: Sha, paths: list[str]) -> None:
+def _update_index(
+    repo: MemoryRepo, commit: Sha, paths: list[str], known: dict[str, tuple[Sha, bytes]]
+) -> None:
     """git brings ``paths`` in the index and working tree to ``commit``: created, changed
-    or deleted as there (a path neither has is left alone, as git would leave it)."""
-    tracked = [p for p in paths if repo.store.entry(commit, p) is not None or staged(repo.git, p)]
-    if tracked:  # no hooks: gitmem's post-checkout would wait for the lock held here
-        repo.git.run(
-            "-c",
-            "core.hooksPath=/dev/null",
-            "--literal-pathspecs",
-            "restore",
-            f"--source={commit}",
-            "--staged",
-            "--worktree",
-            "--",
-            *tracked,
-        )
-
-
-def _update_index(repo: MemoryRepo, blobs: dict[str, tuple[bytes, Sha] | None]) -> None:
-    """The index gets each committed blob as it is (None: no entry), then git writes the
-    files from it as a checkout does: whatever .gitattributes says (an encoding, line
-    endings, a filter), the person's ``git status`` is clean and their commit takes none
-    of it (``git add`` of the file would store the filtered bytes instead)."""
-    zero = repo.store.zero_sha
-    entries = b"".join(
-        (b"%s %s\t" % (got[0], got[1].encode()) if got else b"0 %s\t" % zero.encode())
-        + path.encode("utf-8", "surrogateescape")
-        + b"\0"
-        for path, got in blobs.items()
-    )
-    files = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p, g in blobs.items() if g)
-    _git_index(repo, ("update-index", "-z", "--index-info"), entries)
-    if files:
-        _git_index(repo, ("checkout-index", "-u", "-f", "-z", "--stdin"), files)
-
-
-def _git_index(repo: MemoryRepo, args: tuple[str, ...], input: bytes) -> None:
-    """Run git on the index, waiting out a person's git holding ``index.lock``."""
+    or deleted as there (a path neither has is left alone, as git would leave it). The
+    index gets the committed blob as it is and git writes the file from it as a checkout
+    does, so whatever .gitattributes says (an encoding, line endings, a filter) the
+    person's ``git status`` is clean and their commit takes none of it (``git add`` of the
+    file would store the filtered bytes instead)."""
+    tracked = [
+        p
+        for p in paths
+        if p in known or repo.store.entry(commit, p) is not None or staged(repo.git, p)
+    ]
+    if not tracked:
+        return
+    # No hooks: gitmem's post-checkout would wait for the lock held here.
+    args = ("-c", "core.hooksPath=/dev/null", "--literal-pathspecs", "restore")
+    args += (f"--source={commit}", "--staged", "--worktree")
+    args += ("--pathspec-from-file=-", "--pathspec-file-nul")
+    listed = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in tracked)
     lock = repo.git_dir / "index.lock"
     deadline = time.monotonic() + 10 * LOCK_PATIENCE_S
     while True:
-        proc = repo.git.run(*args, input=input, check=False)
+        proc = repo.git.run(*args, input=listed, check=False)
         if proc.returncode == 0:
             return
         err = proc.stderr.decode("utf-8", "replace")

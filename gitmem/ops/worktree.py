@@ -339,9 +339,9 @@ def _update_index(
     if not tracked:
         return
     # No hooks: gitmem's post-checkout would wait for the lock held here.
-    args = ("-c", "core.hooksPath=/dev/null", "--literal-pathspecs", "restore")
-    args += (f"--source={commit}", "--staged", "--worktree")
-    args += ("--pathspec-from-file=-", "--pathspec-file-nul")
+    args = ["-c", "core.hooksPath=/dev/null", "--literal-pathspecs", "restore"]
+    args += [f"--source={commit}", "--staged", "--worktree"]
+    args += ["--pathspec-from-file=-", "--pathspec-file-nul"]
     listed = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in tracked)
     lock = repo.git_dir / "index.lock"
     deadline = time.monotonic() + 10 * LOCK_PATIENCE_S

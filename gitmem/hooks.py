@@ -289,26 +289,17 @@ def refuse_stopped_sync(root: Path) -> int:
     """While a sync is stopped at a conflict main waits for it: a person's commit there
     (``git commit -a`` would take the conflict markers) is refused, naming the way out."""
     from gitmem.memory.repo import MAIN, MemoryRepo
-    from gitmem.sync import state as sync_state
 
     try:
         with MemoryRepo.discover(root) as repo:
             if repo.head_branch() != MAIN:
                 return 0  # main does not move: the sync takes up from where it stopped
-            try:
-                stopped = sync_state.load(repo)
-            except GitmemError as err:
-                print(f"gitmem: commit refused: {err}", file=sys.stderr)
-                return 1
     except GitmemError:
         return 0
-    if stopped is None:
-        return 0
-    paths = ", ".join(sorted({c["path"] for c in stopped["conflicts"]})) or "no file"
     print(
-        f"gitmem: commit refused: a sync with {stopped['remote']} is stopped at a conflict "
-        f"({paths}); settle it and run `gitmem sync --continue`, or `gitmem sync --abort`, "
-        "then commit",
+        "gitmem: commit refused: a sync is stopped at a conflict and main waits for it; "
+        "settle the conflicted cards and run `gitmem sync --continue`, or "
+        "`gitmem sync --abort`, then commit",
         file=sys.stderr,
     )
     return 1

@@ -40,7 +40,7 @@ def test_a_commit_during_a_stopped_sync_is_refused_naming_the_way_out(tmp_path: 
         done = commit(desktop, *args)
         assert done.returncode == 1, done.stderr
         line = done.stderr.strip()
-        assert "\n" not in line and "stopped at a conflict (cards/acme-website.md)" in line
+        assert "\n" not in line and "a sync is stopped at a conflict" in line
         assert "`gitmem sync --continue`" in line and "`gitmem sync --abort`" in line
         assert git(desktop, "rev-parse", "main") == main
     (desktop / "cards/acme-website.md").write_text(CARDS["acme-website"].replace("30k", "45k"))

@@ -25,6 +25,7 @@ from gitmem.bridges.export import ExportResult as ExportResult
 from gitmem.bridges.export import export_cards as export_cards
 from gitmem.bridges.import_notes import ImportResult as ImportResult
 from gitmem.bridges.import_notes import import_notes as import_notes
+from gitmem.bridges.mcp_http import serve_http as serve_mcp_http
 from gitmem.bridges.mcp_server import serve as serve_mcp
 from gitmem.demo import run_demo as run_demo
 from gitmem.errors import ConfigError as ConfigError
@@ -202,6 +203,7 @@ __all__ = [
     "scan_secrets",
     "search_history",
     "serve_mcp",
+    "serve_mcp_http",
     "session_markdown",
     "stale_report",
     "start_session",

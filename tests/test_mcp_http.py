@@ -162,3 +162,31 @@ def test_a_bad_address_is_one_line(client: Path) -> None:
         )
         lines = proc.stderr.decode().splitlines()
         assert proc.returncode == 2 and len(lines) == 1 and message in lines[0], lines
+
+
+def test_malformed_bodies_get_the_errors_stdio_gives(client: Path) -> None:
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+        "Authorization": f"Bearer {TOKEN}",
+    }
+    with http_server(client) as server:
+        opened = httpx2.post(server.url, json=_hello(), headers=headers)
+        assert opened.status_code == 200
+        session = {**headers, "Mcp-Session-Id": opened.headers["mcp-session-id"]}
+        answers = [
+            httpx2.post(server.url, content=body, headers=session)
+            for body in [
+                b"this is not json",
+                b'{"jsonrpc": "2.0", "id": 1}',
+                b'{"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": "string"}',
+            ]
+        ]
+        foreign = httpx2.post(
+            server.url, content=b"{", headers={**session, "Origin": "http://evil.example"}
+        )
+        server.stop()
+    assert [a.status_code for a in answers] == [400, 400, 400]
+    errors = [(a.json()["id"], a.json()["error"]["code"]) for a in answers]
+    assert errors == [(None, -32700), (1, -32600), (2, -32602)]
+    assert foreign.status_code == 403  # the Origin is refused before the body is read

@@ -22,10 +22,16 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import uvicorn
-from mcp.server.transport_security import TransportSecuritySettings
-from starlette.types import ASGIApp, Receive, Scope, Send
+from mcp.server.transport_security import (
+    DEFAULT_MAX_REQUEST_BODY_SIZE,
+    TransportSecurityMiddleware,
+    TransportSecuritySettings,
+)
+from starlette.requests import Request
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gitmem.bridges.mcp_server import build_server
+from gitmem.bridges.mcp_wire import wire_error
 from gitmem.errors import ConfigError, InvalidInput
 from gitmem.features import session_branches as sessions
 from gitmem.memory.repo import MemoryRepo
@@ -103,15 +109,53 @@ class BearerToken:
         await self.app(scope, receive, send)
 
 
+class WireChecks:
+    """ASGI middleware: a POSTed body that is not a valid JSON-RPC message gets the error
+    the stdio server gives it (``mcp_wire``), as HTTP 400; the package would answer most
+    with -32602 and id null. Host and Origin are checked first, as the package does."""
+
+    def __init__(self, app: ASGIApp, settings: TransportSecuritySettings) -> None:
+        self.app, self.security = app, TransportSecurityMiddleware(settings)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            return await self.app(scope, receive, send)
+        refused = await self.security.validate_request(Request(scope), is_post=True)
+        if refused is not None:
+            return await refused(scope, receive, send)
+        body, more, other = b"", True, None
+        while more and len(body) <= DEFAULT_MAX_REQUEST_BODY_SIZE:  # past it: the package's 413
+            message = await receive()
+            if message["type"] != "http.request":
+                other = message
+                break
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        error = None if more or other else wire_error(body.decode("utf-8", "replace"))
+        if error is not None:
+            answer = error.model_dump_json(by_alias=True, exclude_unset=True).encode()
+            return await _respond(send, 400, answer, b"application/json")
+        queue: list[Message] = [{"type": "http.request", "body": body, "more_body": more}]
+        queue += [other] if other else []
+
+        async def replay() -> Message:
+            return queue.pop(0) if queue else await receive()
+
+        await self.app(scope, replay, send)
+
+
+async def _respond(
+    send: Send, status: int, body: bytes, kind: bytes, *extra: tuple[bytes, bytes]
+) -> None:
+    headers = [(b"content-type", kind), (b"content-length", str(len(body)).encode()), *extra]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
 async def _unauthorized(send: Send) -> None:
     body = b"missing or wrong bearer token: send Authorization: Bearer <GITMEM_MCP_TOKEN>\n"
-    headers = [
-        (b"content-type", b"text/plain; charset=utf-8"),
-        (b"www-authenticate", b'Bearer realm="gitmem"'),
-        (b"content-length", str(len(body)).encode()),
-    ]
-    await send({"type": "http.response.start", "status": 401, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+    challenge = (b"www-authenticate", b'Bearer realm="gitmem"')
+    await _respond(send, 401, body, b"text/plain; charset=utf-8", challenge)
 
 
 class _Server(uvicorn.Server):
@@ -147,11 +191,12 @@ def serve_http(
         say(f"gitmem mcp: no token given ({TOKEN_VAR} is not set); this server's token: {token}")
     session = sessions.start(repo)
     try:
+        checks = security(where)
         app = build_server(repo, session).streamable_http_app(
-            streamable_http_path=PATH, transport_security=security(where), host=where.host
+            streamable_http_path=PATH, transport_security=checks, host=where.host
         )
         config = uvicorn.Config(
-            BearerToken(app, token),
+            BearerToken(WireChecks(app, checks), token),
             log_config=None,
             log_level="warning",
             access_log=False,

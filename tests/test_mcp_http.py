@@ -16,6 +16,7 @@ from typing import Any
 import anyio
 import httpx2
 import mcp_types as types
+import pytest
 from mcp.client import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
@@ -190,3 +191,25 @@ def test_malformed_bodies_get_the_errors_stdio_gives(client: Path) -> None:
     errors = [(a.json()["id"], a.json()["error"]["code"]) for a in answers]
     assert errors == [(None, -32700), (1, -32600), (2, -32602)]
     assert foreign.status_code == 403  # the Origin is refused before the body is read
+
+
+def test_claude_code_connects_with_the_line_the_docs_show(client: Path) -> None:
+    import shlex
+    import shutil
+
+    claude = shutil.which("claude")
+    if claude is None:
+        pytest.skip("Claude Code is not installed (npm install @anthropic-ai/claude-code)")
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "mcp.md").read_text()
+    (line,) = [x for x in doc.splitlines() if x.startswith("claude mcp add --transport http")]
+    with http_server(client) as server:
+        port = server.url.split(":")[2].split("/")[0]
+        argv = shlex.split(line.replace("PORT", port).replace("TOKEN", server.token))
+        added = subprocess.run(argv, cwd=client, capture_output=True, text=True, timeout=120)
+        listed = subprocess.run(
+            [claude, "mcp", "list"], cwd=client, capture_output=True, text=True, timeout=120
+        )
+        server.stop()
+    assert added.returncode == 0, added.stderr
+    (status,) = [x for x in listed.stdout.splitlines() if x.startswith("gitmem:")]
+    assert status == f"gitmem: {server.url} (HTTP) - ✔ Connected", listed.stdout

@@ -77,7 +77,6 @@ def test_unknown_tool_and_resource_are_protocol_errors(client: Path, tmp_path: P
         with pytest.raises(MCPError) as resource:
             await session.read_resource("gitmem://nope")
         seen["errors"] = tool.value, resource.value
-        seen["templates"] = (await session.list_resource_templates()).resource_templates
         assert git(client, "rev-parse", session_branches(client)[0]) == tip
         assert not (await session.call_tool("write_memory_card", WRITE)).is_error  # still serving
 
@@ -86,6 +85,15 @@ def test_unknown_tool_and_resource_are_protocol_errors(client: Path, tmp_path: P
     assert tool.code == types.INVALID_PARAMS
     assert tool.message.startswith("unknown tool 'drop_tables'; tools are read_memory_card")
     assert (resource.code, resource.data) == (-32002, {"uri": "gitmem://nope"})
+
+
+def test_resource_templates_are_listed(client: Path, tmp_path: Path) -> None:
+    seen: dict[str, Any] = {}
+
+    async def scenario(session: ClientSession) -> None:  # "method not found" before
+        seen["templates"] = (await session.list_resource_templates()).resource_templates
+
+    run(client, tmp_path, scenario)
     assert seen["templates"] == []
 
 

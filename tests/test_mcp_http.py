@@ -20,7 +20,7 @@ import pytest
 from mcp.client import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
-from test_mcp_server import CARD, SERVER, WRITE, _hello
+from test_mcp_server import CARD, SERVER, WRITE, _hello, session_branches
 
 from helpers import git
 
@@ -125,7 +125,7 @@ def test_no_token_or_a_foreign_origin_or_host_is_refused(client: Path) -> None:
         main = git(client, "rev-parse", "main")
 
         def status(extra: dict[str, str]) -> int:
-            reply = httpx2.post(server.url, json=body, headers={**headers, **extra})
+            reply = httpx2.post(server.url, json=body, headers={**headers, **extra}, timeout=60)
             return reply.status_code
 
         right = {"Authorization": f"Bearer {TOKEN}"}
@@ -149,11 +149,18 @@ def test_without_the_variable_a_token_is_made_and_printed(client: Path) -> None:
     assert seen["tools"] == ["read_memory_card", "write_memory_card", "search_history"]
 
 
-def test_a_bad_address_is_one_line(client: Path) -> None:
-    for address, message in [
-        ("0.0.0.0:8000", "bind one address, not all of them"),
-        ("nonsense", "--http takes [HOST:]PORT"),
-        ("127.0.0.1:99999", "--http takes [HOST:]PORT"),
+def test_a_bad_or_busy_address_is_one_line(client: Path) -> None:
+    import socket
+
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen()
+    port = busy.getsockname()[1]
+    for address, code, message in [
+        ("0.0.0.0:8000", 2, "bind one address, not all of them"),
+        ("nonsense", 2, "--http takes [HOST:]PORT"),
+        ("127.0.0.1:99999", 2, "--http takes [HOST:]PORT"),
+        (f"127.0.0.1:{port}", 6, f"cannot listen on 127.0.0.1:{port}: Address already in use"),
     ]:
         proc = subprocess.run(
             [sys.executable, "-c", SERVER, "-C", str(client), "mcp", "--http", address],
@@ -162,7 +169,9 @@ def test_a_bad_address_is_one_line(client: Path) -> None:
             check=False,
         )
         lines = proc.stderr.decode().splitlines()
-        assert proc.returncode == 2 and len(lines) == 1 and message in lines[0], lines
+        assert proc.returncode == code and len(lines) == 1 and message in lines[0], lines
+    busy.close()
+    assert session_branches(client) == []  # refused before a session began
 
 
 def test_malformed_bodies_get_the_errors_stdio_gives(client: Path) -> None:
@@ -172,11 +181,11 @@ def test_malformed_bodies_get_the_errors_stdio_gives(client: Path) -> None:
         "Authorization": f"Bearer {TOKEN}",
     }
     with http_server(client) as server:
-        opened = httpx2.post(server.url, json=_hello(), headers=headers)
+        opened = httpx2.post(server.url, json=_hello(), headers=headers, timeout=60)
         assert opened.status_code == 200
         session = {**headers, "Mcp-Session-Id": opened.headers["mcp-session-id"]}
         answers = [
-            httpx2.post(server.url, content=body, headers=session)
+            httpx2.post(server.url, content=body, headers=session, timeout=60)
             for body in [
                 b"this is not json",
                 b'{"jsonrpc": "2.0", "id": 1}',
@@ -184,7 +193,10 @@ def test_malformed_bodies_get_the_errors_stdio_gives(client: Path) -> None:
             ]
         ]
         foreign = httpx2.post(
-            server.url, content=b"{", headers={**session, "Origin": "http://evil.example"}
+            server.url,
+            content=b"{",
+            headers={**session, "Origin": "http://evil.example"},
+            timeout=60,
         )
         server.stop()
     assert [a.status_code for a in answers] == [400, 400, 400]

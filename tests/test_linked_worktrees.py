@@ -1,0 +1,130 @@
+"""A branch checked out in a linked worktree (``git worktree add``) follows gitmem's
+writes from any other worktree, as the current worktree does: its files and git's index
+are brought to the new commit, or the write is refused when that worktree has
+uncommitted edits to the card; a kill -9 between the move and the follow is finished
+by the next command."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import git, gm
+
+CARD = "cards/acme.md"
+
+
+def write(where: Path, old: str, new: str) -> tuple[int, str]:
+    res = gm(
+        "-C", str(where), "write", "acme", "--old", old, "--new", new,
+        "--section", "budget", "--keywords", "budget", "--summary", "budget " + new.split()[-1],
+    )  # fmt: skip
+    return res.code, res.out + res.err
+
+
+@pytest.fixture
+def linked(client: Path, tmp_path: Path) -> Path:
+    """``main`` checked out in a linked worktree; the main worktree on another branch."""
+    assert write(client, "", "## budget\nBudget: 30k\n")[0] == 0
+    git(client, "switch", "-q", "-c", "work")
+    other = tmp_path / "linked"
+    git(client, "worktree", "add", "-q", str(other), "main")
+    return other
+
+
+def test_a_write_from_the_main_worktree_moves_the_linked_one(client: Path, linked: Path) -> None:
+    code, out = write(client, "30k", "40k")
+    assert code == 0, out
+    assert "Budget: 40k" in (linked / CARD).read_text()
+    assert git(linked, "status", "--porcelain") == ""
+    # The person's next commit there keeps the agent's edit.
+    (linked / "notes.txt").write_text("mine\n")
+    git(linked, "add", "notes.txt")
+    git(linked, "commit", "-q", "-m", "my notes")
+    assert "Budget: 40k" in git(linked, "show", f"main:{CARD}")
+
+
+def test_a_write_from_a_linked_worktree_moves_the_main_one(client: Path, tmp_path: Path) -> None:
+    assert write(client, "", "## budget\nBudget: 30k\n")[0] == 0
+    other = tmp_path / "linked"
+    git(client, "worktree", "add", "-q", "-b", "work", str(other), "main")
+    code, out = write(other, "30k", "40k")  # writes main, checked out in the main worktree
+    assert code == 0, out
+    assert "Budget: 40k" in (client / CARD).read_text()
+    assert git(client, "status", "--porcelain") == ""
+    git(client, "commit", "-q", "--allow-empty", "-m", "mine")
+    assert "Budget: 40k" in git(client, "show", f"main:{CARD}")
+
+
+def test_uncommitted_edits_there_refuse_the_write(client: Path, linked: Path) -> None:
+    (linked / CARD).write_text((linked / CARD).read_text() + "my own line\n")
+    before = git(client, "rev-parse", "main")
+    code, out = write(client, "30k", "40k")
+    assert code != 0
+    assert f"main is checked out in {linked}" in out and CARD in out
+    assert len(out.strip().splitlines()) <= 2
+    assert git(client, "rev-parse", "main") == before
+    assert (linked / CARD).read_text().endswith("Budget: 30k\nmy own line\n")
+
+
+def test_a_session_landing_follows_there(client: Path, linked: Path) -> None:
+    from gitmem.bridges.memory_tool import GitMemoryTool
+
+    with GitMemoryTool(client) as tool:
+        tool.call({"command": "str_replace", "path": "/memories/acme.md",
+                      "old_str": "30k", "new_str": "45k"})  # fmt: skip
+        done = tool.finish()
+    assert done is not None and done.landed, done
+    assert "Budget: 45k" in (linked / CARD).read_text()
+    assert git(linked, "status", "--porcelain") == ""
+
+
+# A write killed between moving main and the linked worktree's follow.
+KILLED = """
+import os, sys
+import gitmem.ops.worktree as w
+point = os.environ["CRASH_AT"]
+name = {"after-cas": "cas_fast", "files-written": "_update_index"}[point]
+real = getattr(w, name)
+def wrapped(*a, **k):
+    if point == "files-written":
+        os.kill(os.getpid(), 9)
+    out = real(*a, **k)
+    os.kill(os.getpid(), 9)
+setattr(w, name, wrapped)
+from gitmem.cli import main
+main(sys.argv[1:])
+"""
+
+
+@pytest.mark.parametrize("point", ["after-cas", "files-written"])
+@pytest.mark.parametrize("then", ["recover", "status", "commit"])
+def test_a_follow_killed_midway_is_finished(
+    client: Path, linked: Path, point: str, then: str
+) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", KILLED, "-C", str(client), "write", "acme", "--old", "30k",
+         "--new", "40k", "--section", "budget", "--keywords", "b", "--summary", "40k"],
+        env={**os.environ, "CRASH_AT": point}, capture_output=True, check=False,
+    )  # fmt: skip
+    assert proc.returncode == -9, proc.stderr
+    assert "Budget: 40k" in git(client, "show", f"main:{CARD}")
+    if then == "commit":  # the person's commit there is refused until the follow is finished
+        (linked / "notes.txt").write_text("mine\n")
+        git(linked, "add", "notes.txt")
+        refused = subprocess.run(
+            ["git", "commit", "-q", "-m", "mine"], cwd=linked, capture_output=True, check=False
+        )
+        assert refused.returncode != 0
+        assert b"gitmem recover" in refused.stderr
+        assert gm("-C", str(linked), "recover").code == 0
+        git(linked, "commit", "-q", "-m", "mine")
+    else:  # any next command, from the main worktree
+        assert gm("-C", str(client), then).code == 0
+    assert "Budget: 40k" in (linked / CARD).read_text()
+    assert git(linked, "status", "--porcelain") == ""
+    assert "Budget: 40k" in git(linked, "show", f"HEAD:{CARD}")

@@ -128,3 +128,61 @@ def test_a_follow_killed_midway_is_finished(
     assert "Budget: 40k" in (linked / CARD).read_text()
     assert git(linked, "status", "--porcelain") == ""
     assert "Budget: 40k" in git(linked, "show", f"HEAD:{CARD}")
+
+
+def test_a_revert_and_an_accepted_review_follow_there(client: Path, linked: Path) -> None:
+    from gitmem.bridges.memory_tool import GitMemoryTool
+
+    assert write(client, "30k", "40k")[0] == 0
+    res = gm("-C", str(client), "revert", git(client, "rev-parse", "main").strip())
+    assert res.code == 0, res.err
+    assert "Budget: 30k" in (linked / CARD).read_text()
+    assert git(linked, "status", "--porcelain") == ""
+    toml = client / "gitmem.toml"  # sessions run here wait for review
+    toml.write_text(toml.read_text().replace('review = "auto"', 'review = "review"'))
+    git(client, "commit", "-qam", "sessions wait for review")
+    with GitMemoryTool(client) as tool:
+        tool.call({"command": "str_replace", "path": "/memories/acme.md",
+                   "old_str": "30k", "new_str": "60k"})  # fmt: skip
+        done = tool.finish()
+    assert done is not None and done.pending
+    res = gm("-C", str(client), "review", done.session, "--accept")
+    assert res.code == 0, res.err
+    assert f"checked out in {linked}, which follows it" in res.out
+    assert "Budget: 60k" in (linked / CARD).read_text()
+    assert git(linked, "status", "--porcelain") == ""
+
+
+def test_an_accepted_review_is_refused_before_anything_moves_when_dirty_there(
+    client: Path, linked: Path
+) -> None:
+    from gitmem.bridges.memory_tool import GitMemoryTool
+
+    toml = client / "gitmem.toml"  # sessions run here wait for review
+    toml.write_text(toml.read_text().replace('review = "auto"', 'review = "review"'))
+    git(client, "commit", "-qam", "sessions wait for review")
+    with GitMemoryTool(client) as tool:
+        tool.call({"command": "str_replace", "path": "/memories/acme.md",
+                   "old_str": "30k", "new_str": "60k"})  # fmt: skip
+        done = tool.finish()
+    assert done is not None and done.pending
+    (linked / CARD).write_text((linked / CARD).read_text() + "mine\n")
+    main = git(client, "rev-parse", "main")
+    res = gm("-C", str(client), "review", done.session, "--accept")
+    assert res.code == 4 and f"main is checked out in {linked}" in res.err
+    assert git(client, "rev-parse", "main") == main
+    assert gm("-C", str(client), "review", done.session).code == 0  # still pending
+
+
+def test_a_sync_follows_there(tmp_path: Path) -> None:
+    from test_sync import diverged, sync
+
+    _laptop, desktop = diverged(tmp_path)
+    git(desktop, "switch", "-q", "-c", "work")
+    other = tmp_path / "desktop-main"
+    git(desktop, "worktree", "add", "-q", str(other), "main")
+    code, _out, err = sync(desktop)
+    assert code == 0, err
+    assert "Ship v2 in May" in (other / "cards/beta.md").read_text()
+    assert git(other, "status", "--porcelain") == ""
+    assert git(other, "rev-parse", "HEAD") == git(tmp_path / "remote.git", "rev-parse", "main")

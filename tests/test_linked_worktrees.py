@@ -186,3 +186,30 @@ def test_a_sync_follows_there(tmp_path: Path) -> None:
     assert "Ship v2 in May" in (other / "cards/beta.md").read_text()
     assert git(other, "status", "--porcelain") == ""
     assert git(other, "rev-parse", "HEAD") == git(tmp_path / "remote.git", "rev-parse", "main")
+
+
+def test_a_session_checked_out_in_a_linked_worktree_is_not_decided(
+    client: Path, tmp_path: Path
+) -> None:
+    from gitmem.bridges.memory_tool import GitMemoryTool
+
+    assert write(client, "", "## budget\nBudget: 30k\n")[0] == 0
+    toml = client / "gitmem.toml"
+    toml.write_text(toml.read_text().replace('review = "auto"', 'review = "review"'))
+    git(client, "commit", "-qam", "sessions wait for review")
+    with GitMemoryTool(client) as tool:
+        tool.call({"command": "str_replace", "path": "/memories/acme.md",
+                   "old_str": "30k", "new_str": "60k"})  # fmt: skip
+        done = tool.finish()
+    assert done is not None and done.pending
+    other = tmp_path / "session"
+    git(client, "worktree", "add", "-q", str(other), f"gitmem/session/{done.session}")
+    main = git(client, "rev-parse", "main")
+    for decide in ("--accept", "--reject"):
+        res = gm("-C", str(client), "review", done.session, decide)
+        assert res.code == 2 and f"checked out in {other}" in res.err, res.err
+    assert git(client, "rev-parse", "main") == main
+    assert git(other, "status", "--porcelain") == ""
+    assert (
+        git(other, "rev-parse", "--abbrev-ref", "HEAD").strip() == f"gitmem/session/{done.session}"
+    )

@@ -77,10 +77,15 @@ def pending(repo: MemoryRepo, session_id: str, expect_tip: str | None = None) ->
         raise Conflict(
             f"session {view.ref.id} is still running (process {pid}); decide on it once it ended"
         )
-    if view.ref.ref.startswith("refs/heads/") and checked_out(
-        repo, view.ref.ref.removeprefix("refs/heads/")
-    ):
-        raise InvalidInput(f"{view.ref.ref} is checked out; switch to main first")
+    if view.ref.ref.startswith("refs/heads/"):
+        branch = view.ref.ref.removeprefix("refs/heads/")
+        if checked_out(repo, branch):
+            raise InvalidInput(f"{view.ref.ref} is checked out; switch to main first")
+        elsewhere = linked_worktrees.others(repo, branch)
+        if elsewhere:
+            raise InvalidInput(
+                f"{branch} is checked out in {elsewhere[0]}; switch it to main first"
+            )
     return view
 
 

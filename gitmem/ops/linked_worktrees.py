@@ -45,12 +45,14 @@ def others(repo: MemoryRepo, branch: str | None = None) -> list[Path]:
     when given), sorted; one ``stat`` when there is no linked worktree."""
     if not (common_dir(repo) / "worktrees").is_dir():
         return []
-    out = repo.git.run("worktree", "list", "--porcelain", "-z").stdout.decode(
-        "utf-8", "surrogateescape"
-    )
+    proc = repo.git.run("worktree", "list", "--porcelain", "-z", check=False)
+    sep = "\0"
+    if proc.returncode:  # git before 2.36 has no -z: one field a line
+        proc, sep = repo.git.run("worktree", "list", "--porcelain"), "\n"
+    out = proc.stdout.decode("utf-8", "surrogateescape")
     here, found = repo.root.resolve(), []
-    for record in out.split("\0\0"):
-        fields = dict(item.partition(" ")[::2] for item in record.split("\0") if item)
+    for record in out.split(sep + sep):
+        fields = dict(item.partition(" ")[::2] for item in record.split(sep) if item)
         root = Path(fields.get("worktree", ""))
         if "bare" in fields or not fields.get("worktree") or not root.is_dir():
             continue  # the bare repository itself, or a worktree whose folder is gone

@@ -203,7 +203,8 @@ def archive(
 
 
 def finish(repo: MemoryRepo, session: Session, policy: str | None = None) -> FinishResult:
-    """``_end``, then the session is no longer running (``session_live``)."""
+    """End a session as ``_end`` says; from then on it is no longer running
+    (``session_live``), so a review may decide it, even when ending failed."""
     try:
         return _end(repo, session, policy)
     finally:

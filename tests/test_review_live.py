@@ -42,7 +42,7 @@ def test_accepting_a_running_session_is_refused_until_it_ends(client: Path, tmp_
         sid = branch.removeprefix("gitmem/session/")
         tip = git(client, "rev-parse", branch)
         refused = review(client, sid, "--accept")
-        seen.update(sid=sid, refused=refused)
+        seen.update(sid=sid, refused=refused, rejected=review(client, sid, "--reject"))
         assert git(client, "rev-parse", "main") == main  # nothing moved
         assert git(client, "rev-parse", branch) == tip
         # The session goes on writing on its branch.
@@ -59,6 +59,7 @@ def test_accepting_a_running_session_is_refused_until_it_ends(client: Path, tmp_
     (line,) = refused.stderr.strip().splitlines()
     assert sid in line and "still running" in line
     assert "Traceback" not in refused.stderr
+    assert seen["rejected"].returncode == 4 and "still running" in seen["rejected"].stderr
 
     accepted = review(client, sid, "--accept")  # the connection closed: the session ended
     assert accepted.returncode == 0, accepted.stderr

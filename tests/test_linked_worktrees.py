@@ -213,3 +213,17 @@ def test_a_session_checked_out_in_a_linked_worktree_is_not_decided(
     assert (
         git(other, "rev-parse", "--abbrev-ref", "HEAD").strip() == f"gitmem/session/{done.session}"
     )
+
+
+def test_a_merge_in_progress_there_refuses_the_write(client: Path, linked: Path) -> None:
+    git(linked, "switch", "-q", "-c", "side")
+    (linked / CARD).write_text((linked / CARD).read_text().replace("30k", "35k"))
+    git(linked, "commit", "-qam", "side")
+    git(linked, "switch", "-q", "main")
+    (linked / CARD).write_text((linked / CARD).read_text().replace("30k", "33k"))
+    git(linked, "commit", "-qam", "mine", "--no-verify")
+    git(linked, "merge", "-q", "side", check=False)  # stops at the conflict
+    main = git(client, "rev-parse", "main")
+    code, out = write(client, "", "## other\nmore\n")
+    assert code == 4 and "a merge is in progress in" in out and str(linked) in out, out
+    assert git(client, "rev-parse", "main") == main

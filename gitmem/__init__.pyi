@@ -72,8 +72,8 @@ from gitmem.index.stale import report as stale_report
 from gitmem.memory.repo import MemoryRepo as MemoryRepo
 from gitmem.memory.secrets import SecretFound as SecretFound
 from gitmem.memory.trailers import IndexEntry as IndexEntry
+from gitmem.ops.linked_worktrees import recover as recover
 from gitmem.ops.remote import RemoteError as RemoteError
-from gitmem.ops.worktree import recover as recover
 from gitmem.rebuild import ReindexResult as ReindexResult
 from gitmem.rebuild import reindex as reindex
 from gitmem.review.decision import Decision as Decision

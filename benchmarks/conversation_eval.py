@@ -40,7 +40,7 @@ json.dump([[r.mnemonic.slug for r in score(q, mems, top_k=10, now=now)]
 
 def memory(cache: Path, seed: int, kind: str) -> Path:
     """The repo of ``kind`` (transcripts, cards or both) for ``seed``, built once."""
-    path = cache / f"conversation-v1-{kind}-{seed}"
+    path = cache / f"conversation-v2-{kind}-{seed}"
     if not (path / ".git").is_dir():
         tmp = path.with_suffix(".tmp")
         shutil.rmtree(tmp, ignore_errors=True)

@@ -22,6 +22,7 @@ that answer it (and the card section that holds them), of six kinds:
 from __future__ import annotations
 
 import json
+import os
 import random
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -374,10 +375,31 @@ def build(path: Path, seed: int, *, transcripts: bool, cards: bool) -> None:
     sessions, _ = plan(seed)
     names = {_slug(n): n for pair in PEOPLE for n in pair}
     init_repo(path)
+    saved = {k: os.environ.get(k) for k in ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE")}
+    try:
+        _write(path, sessions, names, cards=cards, transcripts=transcripts)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _write(
+    path: Path,
+    sessions: list[list[Turn]],
+    names: dict[str, str],
+    *,
+    cards: bool,
+    transcripts: bool,
+) -> None:
     made: set[str] = set()
     with open_repo(path) as repo:
         for turns in sessions:
             sid = turns[0].session
+            # each session's commits are dated when it was held, as a live session's are
+            os.environ["GIT_AUTHOR_DATE"] = os.environ["GIT_COMMITTER_DATE"] = turns[-1].at
             session = start_session(repo, sid)
             if transcripts:
                 live = repo.private_dir("sessions") / f"{session.id}.jsonl"

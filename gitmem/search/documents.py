@@ -15,10 +15,11 @@ from gitmem.search.terms import terms
 CURRENT, PAST, TURN, GONE = 0, 1, 2, 3
 # Field weights (integers, so a rebuild and an incremental fold add up to the same state).
 W_CARD, W_HEADING, W_KEYWORDS, W_SUMMARY, W_TEXT = 6, 4, 4, 3, 2
-# A turn is also found by the words of the message before it: an answer rarely repeats
-# the question's words ("How was the hike?" -- "Exhausting, but the view...").
+# A turn is also found by the words of the two messages before it: an answer rarely
+# repeats the question's words ("How was the hike?" -- "Exhausting, but the view...").
 W_CONTEXT = 1
-CONTEXT_CHARS = 600  # of the message before, kept with a turn
+CONTEXT_CHARS = 600  # of the messages before, kept with a turn
+_SEP = "\x1e"  # between the two messages of a turn's context
 
 Read = Callable[[str], bytes | None]  # a blob's content by its id
 
@@ -32,7 +33,7 @@ class Doc(NamedTuple):
     heading: str  # a turn: who spoke (its role)
     text: str  # "" for a past value: read back from ``blob`` (``text_of``)
     keywords: str
-    summary: str  # a turn: the message before it (``CONTEXT_CHARS`` of it)
+    summary: str  # a turn: the two messages before it (``CONTEXT_CHARS`` of them)
     date: str  # when this value was written (a turn: when it was said)
     until: str  # a past value: when it was replaced
     ref: str  # a section: its card's title; a turn: "<session>#<n>"
@@ -87,7 +88,8 @@ def turn_docs(session: str, lines: list[bytes], start: int, last: Doc | None) ->
     text (a tool call or result alone is not a turn). ``last``: the document of the turn
     before ``start``, for the turn numbers and the context of the next."""
     turn = int(last.section) if last is not None else 0
-    before = last.text if last is not None else ""
+    # the two messages before the next turn, split by _SEP; the older one from ``last``
+    before = [last.summary.rpartition(_SEP)[2], last.text] if last is not None else []
     docs = []
     for line in lines[start:]:
         try:
@@ -101,14 +103,14 @@ def turn_docs(session: str, lines: list[bytes], start: int, last: Doc | None) ->
             continue
         n = rec.get("turn")
         turn = n if isinstance(n, int) and n > turn else turn + (role == "user" or not turn)
-        context = before[-CONTEXT_CHARS:]
+        context = _SEP.join(before[-2:])[-CONTEXT_CHARS:]
         at = str(rec.get("at", ""))
         docs.append(
             Doc(
                 TURN, "", str(turn), role, text, "", context, at, "", f"{session}#{turn}", "", "", 0
             )
         )
-        before = text
+        before = [*before[-1:], text]
     return docs
 
 

@@ -25,11 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from gitmem.errors import InvalidInput
+from gitmem.index import build as index_build
 from gitmem.memory import names
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.search import cache
 from gitmem.search.documents import CURRENT, GONE, PAST, TURN, W_TEXT, Doc, Read, text_of, turn_docs
 from gitmem.search.documents import weighted as weighted_terms
+from gitmem.search.related import SAMPLE, Related, label
 from gitmem.search.state import Searchable, pairs
 from gitmem.search.terms import query_terms, stem, words
 
@@ -71,11 +73,10 @@ class Hit:
 
     def line(self) -> str:
         if self.kind == "transcript":
-            where = f"{self.session} turn {self.turn} {self.role}, {self.date[:10]}"
-            return f"[transcript {where}] {self.snippet}"
+            return f"[transcript {self.ref} {self.role}, {self.date[:10]}] {self.snippet}"
         when = self.date[:10]
-        if self.state == "past":
-            when = f"{when} to {self.until[:10]}"
+        if self.state == "past":  # its ref opens the value as it was
+            when = f"{when} to {self.until[:10]}, {self.ref}"
         where = f"{self.card} § {self.section}, {when}, {self.commit[:7]}"
         return f"[{self.state} {where}] {self.snippet}"
 
@@ -222,7 +223,7 @@ def _hit(d: Doc, score: float, stems: set[str], read: Read) -> Hit:
         d.until,
         _snippet(f"{d.heading}: {body}", stems),
         score,
-        "",
+        f"{d.card}/{d.section}" + (f"@{d.commit[:12]}" if d.kind == PAST else ""),
         d.heading,
         d.commit,
     )
@@ -235,13 +236,18 @@ def rank(
     limit: int = 10,
     extra: list[Doc] | None = None,
     as_of: str = "",
+    related: Related | None = None,
 ) -> list[Hit]:
     """The best ``limit`` hits for ``query`` (``extra``: live turns beside the state's
     documents; ``as_of``: only what memory held on that ISO date); ``read`` reads the card
-    blobs past values are shown from."""
+    blobs past values are shown from; ``related``: the words the memory's index entries
+    relate, looked for beside the query's own."""
     q = query_terms(query)
     side = extra or []
-    scores = _scores(state, q.weighted, side)
+    weighted = q.weighted
+    if related is not None:
+        weighted = related.expand(weighted, lambda term: _labels_with(state, term))
+    scores = _scores(state, weighted, side)
     factor = [1.0] * (max(CURRENT, PAST, TURN, GONE) + 1)  # by kind
     factor[PAST] = PAST_ASKED if q.past else PAST_DEFAULT
     factor[TURN] = TURN_WEIGHT
@@ -278,6 +284,21 @@ def rank(
         if len(hits) >= limit * 2:
             break
     return _balanced(hits, limit)
+
+
+def _labels_with(state: Searchable, term: str) -> list[frozenset[str]]:
+    """The labels (heading and keywords) of current sections whose text holds ``term``."""
+    post = state.posting(term)
+    if post is None:
+        return []
+    kinds, out = state.kinds, []
+    for doc_id in post[0::2]:
+        if kinds[doc_id] == CURRENT:
+            d = state.doc(doc_id)
+            out.append(label(d.heading, d.keywords.replace(",", " ")))
+            if len(out) >= SAMPLE:
+                break
+    return out
 
 
 def _held(d: Doc, day: str) -> bool:
@@ -328,10 +349,10 @@ def search(
     branch = names.branch(branch)
     try:
         state: Searchable = cache.searchable(repo, branch)
-        return _search(state, repo, query, limit, live or [], day)
+        return _search(state, repo, query, limit, live or [], day, branch)
     except cache.Stale:  # the file changed under this search: never served, made again
         repo.memo.pop(("search", branch), None)
-        return _search(cache.current(repo, branch), repo, query, limit, live or [], day)
+        return _search(cache.current(repo, branch), repo, query, limit, live or [], day, branch)
 
 
 def check_day(value: object) -> str:
@@ -346,8 +367,25 @@ def check_day(value: object) -> str:
 
 
 def _search(
-    state: Searchable, repo: MemoryRepo, query: str, limit: int, live: list[Path], as_of: str
+    state: Searchable,
+    repo: MemoryRepo,
+    query: str,
+    limit: int,
+    live: list[Path],
+    as_of: str,
+    branch: str = MAIN,
 ) -> SearchResult:
     extra = _live_docs(state, live)
-    hits = rank(state, query, repo.store.read_blob, limit, extra, as_of)
+    related = _related(repo, branch, state.commit)
+    hits = rank(state, query, repo.store.read_blob, limit, extra, as_of, related)
     return SearchResult(query, tuple(hits))
+
+
+def _related(repo: MemoryRepo, branch: str, commit: str | None) -> Related:
+    """The related words of the branch's index entries, made once per commit."""
+    got = repo.memo.get(("related", branch))
+    if isinstance(got, tuple) and got[0] == commit:
+        return got[1]  # type: ignore[no-any-return]
+    related = Related(index_build.refresh(repo, branch))
+    repo.memo[("related", branch)] = (commit, related)
+    return related

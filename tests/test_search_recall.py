@@ -8,10 +8,14 @@ import os
 from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
+from typing import Any
 
+import anthropic
 import pytest
 
+from gitmem.agent.chat import run_chat
 from gitmem.errors import InvalidInput, NotFound
+from gitmem.fakeapi import FakeAnthropicServer, ManualClock, Reply, RuleModel
 from gitmem.features.edit import write_card
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
@@ -190,3 +194,51 @@ def test_as_of_answers_what_memory_said_on_that_day(repo: MemoryRepo) -> None:
     assert search(repo, "acme hosting", as_of="2024-01-01").hits == ()  # before it was written
     with pytest.raises(InvalidInput, match="YYYY-MM-DD"):
         search(repo, "acme", as_of="last tuesday")
+
+
+def test_a_session_searches_opens_the_hit_and_answers_from_it(chats: MemoryRepo) -> None:
+    """Through the real SDK and the fake Messages API, as a chat turn runs: the model
+    searches, opens the first hit by its ref in one call, and answers from the passage."""
+
+    def results(request: dict[str, Any]) -> list[str]:
+        last = request["messages"][-1]["content"]
+        blocks = last if isinstance(last, list) else []
+        return [str(b["content"]) for b in blocks if b.get("type") == "tool_result"]
+
+    def model(request: dict[str, Any]) -> Reply:
+        got = results(request)
+        if not got:
+            return Reply.tool_use("search_history", {"query": "camping trip night"}, id="toolu_1")
+        if got[0].startswith("[transcript"):
+            ref = got[0].split()[1]
+            return Reply.tool_use("read_memory_card", {"ref": ref}, id="toolu_2")
+        line = next(ln for ln in got[0].splitlines() if "Freezing" in ln)
+        return Reply.text(f"From the session: {line.strip()}")
+
+    clock = ManualClock(1_000_000.0)
+    with FakeAnthropicServer(RuleModel(), clock=clock) as api:
+        api.model = model
+        sdk = anthropic.Anthropic(api_key="test", base_url=api.base_url, max_retries=0)
+        out: list[str] = []
+        try:
+            run_chat(
+                chats,
+                iter(["how was the camping?"]),
+                client=sdk,
+                write=out.append,
+                warn=out.append,
+                clock=clock,
+            )
+        finally:
+            sdk.close()
+        calls = [
+            (b["name"], b["input"])
+            for r in api.requests
+            if r.path.endswith("/v1/messages") and r.status == 200
+            for m in r.body["messages"]
+            if m["role"] == "assistant" and isinstance(m["content"], list)
+            for b in m["content"]
+            if b["type"] == "tool_use"
+        ]
+    assert ("read_memory_card", {"ref": "20230610-180000-aa01#2"}) in calls
+    assert "From the session: Maya: Freezing at night" in "".join(out)

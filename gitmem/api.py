@@ -50,7 +50,7 @@ def open_repo(
     interrupted is finished first (see ``recover``). Raises what ``find_repo`` raises.
     """
     from gitmem.memory.repo import MemoryRepo
-    from gitmem.ops.worktree import recover
+    from gitmem.ops.linked_worktrees import recover
 
     where = Path(path).expanduser() if path is not None else None
     repo = MemoryRepo(find_repo(where, client=client))

@@ -327,6 +327,15 @@ def shown(repo: MemoryRepo, branch: str = MAIN) -> tuple[str, Split]:
     return _current(repo, branch).folded(repo, branch)
 
 
+def card_lines(repo: MemoryRepo, branch: str, project: str) -> str | None:
+    """A card's lines as the I block lists it in full (None: no such card)."""
+    known = _current(repo, branch)
+    if known.parts is None:
+        known.resolved(repo)
+    got = (known.parts or {}).get(project)
+    return str(got[1]) if got else None
+
+
 def _has_cache(repo: MemoryRepo, branch: str) -> bool:
     return os.path.exists(_path(repo, branch))
 

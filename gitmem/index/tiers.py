@@ -139,17 +139,19 @@ def fold(
             _header(n, n_sections, n, n, n, n_sections) + FOLDED + NAMED + f"</{INDEX_TAG}>\n"
         ).encode()
     )
-    # Everyone named first (each day's prefix counted once); upgrades counted without
-    # the bytes they save, so the block laid out is never larger than counted.
+    # Everyone named first (each day's prefix counted once, kept when a day empties), so
+    # the block laid out is never larger than counted.
     level = dict.fromkeys(order, 0)
     room -= sum(len(f"- {d}: \n".encode()) for d in {days.get(p, "") for p in order})
-    room -= sum(len(_named(p, by_name[p][2]).encode()) + 2 for p in order)
+    name = {p: len(_named(p, by_name[p][2]).encode()) + 2 for p in order}
     line = {p: len(_line(p, by_name[p][2], days.get(p, "")).encode()) for p in order}
     whole = {p: len(by_name[p][1].encode()) for p in order}
+    room -= sum(name.values())
+    have = dict(name)  # what each card takes as it is now
     for goal, cost in ((1, line), (2, whole)):
         for p in order:
-            if cost[p] <= room:
-                level[p], room = goal, room - cost[p]
+            if cost[p] - have[p] <= room:
+                level[p], room, have[p] = goal, room - cost[p] + have[p], cost[p]
     return _render(cards, order, level, days, n_sections)
 
 

@@ -108,6 +108,7 @@ def test_over_budget_the_block_fits_and_names_every_card(repo: MemoryRepo, clien
         sdk.close()
     status = gm("-C", str(client), "status").out
     assert f"folded to fit: {len(got['full'])} of 40 cards listed in full" in status
+    assert "the memory index is folded to fit its budget" in gm("-C", str(client), "index").err
 
 
 def test_an_edit_moves_that_card_and_reindex_reproduces_the_block(

@@ -66,6 +66,11 @@ class Budget:
     def warning(self) -> str | None:
         if self.state == "ok":
             return None
+        if self.split is not None and self.split.folded and self.state != "over":
+            return (
+                f"the memory index is folded to fit its budget ({self.split.line()}); "
+                "`gitmem consolidate` proposes a compaction for review"
+            )
         what = "over" if self.state == "over" else "near"
         return (
             f"the memory index is {what} its budget: {self.line()}; "

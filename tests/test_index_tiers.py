@@ -18,6 +18,7 @@ from gitmem.agent.tools import MemoryTools
 from gitmem.api import read_index
 from gitmem.fakeapi import FakeAnthropicServer, RuleModel
 from gitmem.features.edit import write_card
+from gitmem.index import cache_file
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
 
@@ -132,7 +133,16 @@ def test_an_edit_moves_that_card_and_reindex_reproduces_the_block(
     shutil.rmtree(client / ".git" / "gitmem")  # no cache at all: replayed from history
     assert index_out(client) == after
     res = gm("-C", str(client), "reindex")
-    assert res.code == 0, res.out + res.err
+    assert res.code == 0 and "differed" not in res.out, res.out + res.err
+    # a folded block kept wrong is told and rebuilt by reindex
+    kept = str(next((client / ".git" / "gitmem").glob("index-main.marshal")))
+    records, _ = cache_file.read(kept, 2, 2)
+    assert records is not None
+    records[0][5] = records[0][5].replace("## client03-site", "## client03-sitx")
+    cache_file.write(kept, records)
+    assert "## client03-sitx" in index_out(client)
+    res = gm("-C", str(client), "reindex")
+    assert "the rendered index `gitmem index` serves differed from history" in res.out
     assert index_out(client) == after
 
 

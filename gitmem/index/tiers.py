@@ -10,9 +10,10 @@ every card keeps a line and the rest is spent, most recently changed card first,
 
 Recency is the order of the cards' last changes in ``git log`` (changes.py), so the
 block is a pure function of history and the budget: it changes when memory changes,
-never with the clock or the turn. Size is the budget's estimate (4 bytes a token),
-counted exactly as the block is laid out; a memory whose names alone exceed the budget
-gets every name and the over-budget note (budget.py).
+never with the clock, a read or the turn (the usage log is not used). Size is the
+budget's estimate (4 bytes a token), counted as an upper bound of the block laid out; a
+memory whose names alone exceed the budget gets every name and the over-budget note
+(budget.py).
 """
 
 from __future__ import annotations

@@ -121,24 +121,27 @@ M_STOP |= {"and", "in", "on", "our", "we", "s", "did", "does", "do", "with", "it
 
 def retrieval(root: Path, questions: list[M.Question]) -> list[int]:
     """[section listed in full, else card's line with a word of the question, else card
-    named with one, none of these; and, for every question, found by one search]."""
-    got = [0, 0, 0, 0, 0]
+    named with one, none of these; for every question, found by one search; neither
+    pointed to by the block nor found by the search]."""
+    got = [0, 0, 0, 0, 0, 0]
     with gitmem.open_repo(root) as repo:
         block, split = build.shown(repo)
-        lines = dict(re.findall(r"^- ([a-z0-9-]+)(: .*|\(.*)$", block, re.M))
+        lines = dict(re.findall(r"^- ([a-z0-9-]+)(: .*| \(.*)$", block, re.M))
         named = set(re.findall(r"([a-z0-9-]+) \(\d+\)", block))
         for q in questions:
-            asked = words(q.text)
+            asked, before = words(q.text), sum(got[:3])
             if q.card in split.full:
                 got[0] += 1
             elif q.card in lines and words(q.card + lines[q.card]) & asked:
                 got[1] += 1
             elif q.card in named and words(q.card) & asked:
                 got[2] += 1
-            else:
-                got[3] += 1
             hits = gitmem.search_history(repo, q.text, 10)
-            got[4] += (q.card, q.section) in [(h.card, h.section) for h in hits]
+            found = (q.card, q.section) in [(h.card, h.section) for h in hits]
+            got[4] += found
+            if sum(got[:3]) == before:
+                got[3] += 1
+                got[5] += not found
     return got
 
 
@@ -146,9 +149,10 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="50 and 1,000 cards at 1k commits")
     ap.add_argument("--untiered", action="store_true", help="also every section (budget 10^9)")
+    ap.add_argument("--retrieval-only", action="store_true", help="no sessions")
     args = ap.parse_args()
     common.machine()
-    sizes = SIZES[:2] if args.quick else SIZES
+    sizes = [] if args.retrieval_only else SIZES[:2] if args.quick else SIZES
     print(
         "| cards | commits | budget | I full | I sent | cards full / line / named |"
         " 30-turn input | price | first turn | gitmem per turn |"
@@ -165,9 +169,9 @@ def main() -> int:
     print(f"\nretrieval, {len(qs)} questions of the quality set (budget 8,000):")
     print(
         "| cards | section listed | card's line with a question word | card named,"
-        " with one | neither | search_history finds it (top 10, every question) |"
+        " with one | neither | search_history finds it (top 10, every question) | missed by both |"
     )
-    print("|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|")
     for total in [70, 1000, *([] if args.quick else [5000])]:
         with common.scratch() as tmp:
             got = retrieval(with_noise(path, Path(tmp) / "m", total), qs)

@@ -68,7 +68,7 @@ class Budget:
             return None
         if self.split is not None and self.split.folded and self.state != "over":
             return (
-                f"the memory index is folded to fit its budget ({self.split.line()}); "
+                f"the memory index is folded to fit its budget: {self.split.line()}; "
                 "`gitmem consolidate` proposes a compaction for review"
             )
         what = "over" if self.state == "over" else "near"

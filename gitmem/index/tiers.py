@@ -60,9 +60,9 @@ class Split:
         if not self.folded:
             return f"every card in full ({self.cards:,} cards, {self.sections:,} sections)"
         return (
-            f"{len(self.full):,} of {self.cards:,} cards listed in full, "
-            f"{self.lines + self.named:,} folded ({self.folded_sections:,} of "
-            f"{self.sections:,} sections; `gitmem index --full` prints them)"
+            f"{len(self.full):,} of {self.cards:,} cards listed in full, {self.lines:,} "
+            f"folded to a line, {self.named:,} named only; {self.folded_sections:,} of "
+            f"{self.sections:,} sections folded (`gitmem index --full` prints them)"
         )
 
     @staticmethod

@@ -35,7 +35,7 @@ from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.ops.history import Commit
 
 __all__ = ["CardEntry", "Facts", "Index", "Replay", "SectionEntry", "differences", "rebuild"]
-__all__ += ["refresh", "rendered", "replay_all", "resolve"]
+__all__ += ["advance", "refresh", "rendered", "replay_all", "resolve", "shown"]
 
 VERSION = 15  # of the cache file's layout: another one is not read
 

@@ -192,3 +192,16 @@ def test_search_history_finds_folded_sections(repo: MemoryRepo, client: Path) ->
     assert "## client07-site" not in block  # folded
     hits = MemoryTools(repo).call("search_history", {"query": "word7xtimeline"})
     assert "client07-site § timeline" in hits.text
+
+
+def test_any_budget_names_every_card_and_fits_or_says_so(repo: MemoryRepo, client: Path) -> None:
+    fill(repo, 40)
+    for budget in range(60, 2200, 170):  # from names that do not fit to a block that does
+        set_budget(client, budget)
+        res = gm("-C", str(client), "index")
+        block = res.out
+        assert all(f"client{i:02d}-site" in block for i in range(40)), budget
+        if -(-len(block.encode()) // 4) > budget:  # only when not even the names fit
+            got = split(client)
+            assert got["full"] == [] and got["lines"] == 0 and "Over budget" in block
+            assert "over its budget" in res.err

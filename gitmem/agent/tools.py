@@ -15,6 +15,7 @@ from typing import Any
 from gitmem.errors import GitmemError, InvalidInput
 from gitmem.features.audit import read_card
 from gitmem.features.edit import write_card
+from gitmem.index import build as index
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
 from gitmem.search import passage, ranked
@@ -27,7 +28,8 @@ TOOLS: list[dict[str, Any]] = [
         "name": "read_memory_card",
         "description": (
             "Read a long-term memory card (one per project), or one section of it by id. "
-            "The memory index in the system prompt lists every card and section id."
+            "The memory index in the system prompt lists every card and section id; on a card "
+            "it folds, this lists the card's sections (id: summary [keywords]) to read one."
         ),
         "input_schema": {
             "type": "object",
@@ -158,8 +160,27 @@ class MemoryTools:
         section = args.get("section_id")
         if section is not None and not isinstance(section, str):
             raise InvalidInput("section_id must be a string")
+        if not section:
+            folded = self._section_map(project)
+            if folded is not None:
+                return ToolResult(folded)
         text = read_card(self.repo, project, section or None, branch=self.branch)
         return ToolResult(text, card_text=True)
+
+    def _section_map(self, project: str) -> str | None:
+        """A card folded in the I block: its sections' index lines, not its text."""
+        _text, split = index.shown(self.repo, self.branch)
+        if project in split.full:
+            return None
+        lines = index.card_lines(self.repo, self.branch, project)
+        if lines is None:
+            return None  # no such card: read_card says so
+        return (
+            f"{project} is folded in the memory index; its sections, one line each "
+            "(id: summary [keywords]):\n"
+            f"{lines.strip()}\n"
+            f"Read one with read_memory_card({project!r}, section_id).\n"
+        )
 
     def _write(self, args: dict[str, Any]) -> ToolResult:
         _only(args, {"project", "old_text", "new_text", "index_entry"})

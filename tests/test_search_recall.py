@@ -24,7 +24,7 @@ from gitmem.search.passage import open_ref
 from gitmem.search.ranked import search
 from gitmem.search.terms import query_terms, terms, words
 
-from helpers import git
+from helpers import git, gm
 
 
 def _message(at: str, role: str, turn: int, text: str) -> str:
@@ -242,3 +242,22 @@ def test_a_session_searches_opens_the_hit_and_answers_from_it(chats: MemoryRepo)
         ]
     assert ("read_memory_card", {"ref": "20230610-180000-aa01#2"}) in calls
     assert "From the session: Maya: Freezing at night" in "".join(out)
+
+
+def test_gitmem_search_as_of_through_the_cli(repo: MemoryRepo, client: Path) -> None:
+    env = dict(os.environ)
+    try:
+        for day, text in (("2025-03-01", "Runs on Heroku."), ("2025-09-01", "Runs on Hetzner.")):
+            os.environ["GIT_AUTHOR_DATE"] = os.environ["GIT_COMMITTER_DATE"] = f"{day}T10:00:00Z"
+            old = "Runs on Heroku." if "Hetzner" in text else ""
+            new = text if old else f"# Acme\n\n## Host\n{text}\n"
+            write_card(repo, "acme", old, new, _entry("host", ["hosting"], text))
+    finally:
+        os.environ.clear()
+        os.environ.update(env)
+    then = gm("-C", str(client), "search", "acme", "hosting", "--as-of", "2025-05-01")
+    assert then.code == 0, then.err
+    assert "Heroku" in then.out and "Hetzner" not in then.out
+    assert "ref acme/host@" in then.out  # what opens the value as it was
+    bad = gm("-C", str(client), "search", "acme", "--as-of", "May")
+    assert bad.code == 2 and "YYYY-MM-DD" in bad.err

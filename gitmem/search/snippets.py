@@ -87,15 +87,14 @@ def from_hit(hit: Any) -> SearchHit:
 
 
 def search_history(
-    repo: MemoryRepo, query: str, limit: int = 10, *, branch: str = MAIN
+    repo: MemoryRepo, query: str, limit: int = 10, *, branch: str = MAIN, as_of: str | None = None
 ) -> list[SearchHit]:
-    """The hits of ``ranked.search`` on ``branch``, in the engine's order."""
+    """The hits of ``ranked.search`` on ``branch``, in the engine's order (``as_of``, a
+    YYYY-MM-DD date: what memory held that day)."""
     names.branch(branch)
     repo.branch_tip(branch)  # an unknown branch is an error, not "no matches"
-    return [
-        from_hit(h)
-        for h in ranked.search(repo, query, max(1, min(limit, ranked.MAX_LIMIT)), branch=branch)
-    ]
+    limit = max(1, min(limit, ranked.MAX_LIMIT))
+    return [from_hit(h) for h in ranked.search(repo, query, limit, branch=branch, as_of=as_of)]
 
 
 def lines(hits: list[SearchHit]) -> list[str]:

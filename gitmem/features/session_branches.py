@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from gitmem.errors import Conflict, DirtyCard, InvalidInput, NotFound
-from gitmem.git.runner import Sha
+from gitmem.git.runner import Sha, held_stop_signals
 from gitmem.memory import branch_files, names
 from gitmem.memory import trailers as T
 from gitmem.memory.repo import ARCHIVE_PREFIX, MAIN, SESSION_PREFIX, MemoryRepo
@@ -197,8 +197,12 @@ def finish(repo: MemoryRepo, session: Session, policy: str | None = None) -> Fin
     ``auto``) or leave them pending for review (``review``); ``policy`` defaults to the
     repo's ``review`` setting. Returns a ``FinishResult`` (a landing refused by
     uncommitted edits leaves the session pending and says why). Raises ``NotFound`` when
-    the session branch is gone."""
-    policy = policy or repo.config.review
+    the session branch is gone. SIGTERM and SIGHUP wait for it: the end is one step."""
+    with held_stop_signals():
+        return _finish(repo, session, policy or repo.config.review)
+
+
+def _finish(repo: MemoryRepo, session: Session, policy: str) -> FinishResult:
     save_transcript(repo, session)
     tip = repo.tip(session.branch)
     if tip is None:

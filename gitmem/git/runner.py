@@ -5,13 +5,20 @@ repository-location variables (``GIT_DIR``, ``GIT_INDEX_FILE``...) are dropped s
 gitmem call made from inside a git hook addresses the repo it names, not the one
 the hook runs for, and ``GIT_TERMINAL_PROMPT=0`` keeps a remote from blocking on a
 password prompt. Failures raise ``GitError`` carrying the command and git's stderr.
+
+git runs in a process group of its own (but for commands that may ask a person at
+the terminal: fetch, push...), so a signal sent to gitmem's group -- a client or a
+terminal closing -- reaches gitmem alone, which then ends its git children in order
+instead of finding them killed halfway (``held_stop_signals``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import subprocess
+import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -37,6 +44,41 @@ _LOCATION_VARS = frozenset(
         "GIT_EDITOR",
     }
 )
+
+
+# Commands that may ask a person through the terminal (ssh, a credential helper): they stay
+# in the terminal's foreground group, where reading it does not stop them (SIGTTIN).
+_ASKS_TERMINAL = frozenset({"fetch", "push", "pull", "clone", "ls-remote", "remote"})
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+def _group(args: Sequence[str]) -> int | None:
+    """``process_group`` for a git command: 0 (a group of its own) unless it may prompt."""
+    words = iter(args)
+    for word in words:
+        if word in ("-c", "-C"):
+            next(words, None)
+        elif not word.startswith("-"):
+            return None if word in _ASKS_TERMINAL else 0
+    return 0
+
+
+@contextlib.contextmanager
+def held_stop_signals() -> Iterator[list[int]]:
+    """Run a step that must end whole (a session's end) with SIGTERM and SIGHUP noted,
+    not obeyed: yields the list of those that came. Also lets through one held by
+    ``signal.pthread_sigmask`` since the stop began. Only the main thread sets handlers."""
+    got: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield got
+        return
+    old = {s: signal.signal(s, lambda n, _f: got.append(n)) for s in STOP_SIGNALS}
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+    try:
+        yield got
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
 
 
 def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -72,6 +114,7 @@ class Git:
                 capture_output=True,
                 env={**self._env, **env} if env else self._env,
                 check=False,
+                process_group=_group(args),
             )
         except FileNotFoundError as exc:
             raise _missing(self.cwd) from exc
@@ -101,6 +144,7 @@ class Git:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 env=self._env,
+                process_group=0,  # long-running: never a prompt, ended by closing its input
             )
         except FileNotFoundError as exc:
             raise _missing(self.cwd) from exc
@@ -136,7 +180,7 @@ class Stream:
             self._err = files.enter_context(tempfile.TemporaryFile())
             try:
                 self._proc = subprocess.Popen(
-                    cmd, cwd=cwd, stdout=self._out, stderr=self._err, env=env
+                    cmd, cwd=cwd, stdout=self._out, stderr=self._err, env=env, process_group=0
                 )
             except FileNotFoundError as exc:
                 raise _missing(cwd) from exc

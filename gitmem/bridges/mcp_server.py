@@ -39,7 +39,7 @@ from gitmem.agent import budget
 from gitmem.agent.tools import TOOLS, MemoryTools
 from gitmem.errors import ConfigError
 from gitmem.features import session_branches as sessions
-from gitmem.git.runner import STOP_SIGNALS, held_stop_signals
+from gitmem.git.runner import STOP_SIGNALS, StopSignals, held_stop_signals
 from gitmem.index import build as index_mod
 from gitmem.memory.repo import MemoryRepo
 
@@ -147,6 +147,7 @@ def serve(repo: MemoryRepo) -> sessions.FinishResult:
         except* OSError as errors:
             failed.append(_first(errors))
         finally:
+            stopped.hold()  # the event loop gave them back to the default
             done = end_session(repo, session)
     if failed:
         raise ConfigError(
@@ -162,7 +163,7 @@ def _first(error: BaseException) -> BaseException:
     return error
 
 
-async def _run(server: Server[Any], stopped: list[int]) -> None:
+async def _run(server: Server[Any], stopped: StopSignals) -> None:
     async with anyio.create_task_group() as group:
         group.start_soon(_stop_on_signal, group.cancel_scope, stopped)
         asked = _Asked()
@@ -238,10 +239,10 @@ class _Answers:
         return await self.inner.__aexit__(*exc)  # type: ignore[no-any-return]
 
 
-async def _stop_on_signal(scope: CancelScope, stopped: list[int]) -> None:
+async def _stop_on_signal(scope: CancelScope, stopped: StopSignals) -> None:
     # A client that stops the server with SIGTERM still gets its session ended.
     with anyio.open_signal_receiver(*STOP_SIGNALS) as received:
-        if not stopped:  # (one noted before serving began)
+        if not stopped.got:  # (one noted before serving began)
             async for _ in received:
                 break
         signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)  # until the end takes them

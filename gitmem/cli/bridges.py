@@ -19,7 +19,9 @@ def mcp(ctx: Ctx) -> None:
     repo's review policy when the client disconnects. See docs/mcp.md.
     """
     from gitmem import serve_mcp as serve
+    from gitmem.git.runner import held_stop_signals
 
-    with ctx.repo() as repo:
-        done = serve(repo)
-    click.echo(f"gitmem mcp: session {done.session} ended: {done.text()}", err=True)
+    with held_stop_signals():  # a stop after the session's end waits for this line too
+        with ctx.repo() as repo:
+            done = serve(repo)
+        click.echo(f"gitmem mcp: session {done.session} ended: {done.text()}", err=True)

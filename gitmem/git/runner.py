@@ -63,22 +63,41 @@ def _group(args: Sequence[str]) -> int | None:
     return 0
 
 
+class StopSignals:
+    """SIGTERM and SIGHUP noted, not obeyed, while held (``held_stop_signals``)."""
+
+    def __init__(self) -> None:
+        self.got: list[int] = []
+
+    def hold(self) -> None:
+        """Note them (again: an event loop that handled them meanwhile leaves the default
+        behind), and let through one ``signal.pthread_sigmask`` held since the stop began."""
+        if threading.current_thread() is threading.main_thread():  # (where handlers are set)
+            for sig in STOP_SIGNALS:
+                signal.signal(sig, self._note)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+
+    def _note(self, signum: int, _frame: object) -> None:
+        self.got.append(signum)
+
+
 @contextlib.contextmanager
-def held_stop_signals() -> Iterator[list[int]]:
+def held_stop_signals() -> Iterator[StopSignals]:
     """Run a step that must end whole (a session's end) with SIGTERM and SIGHUP noted,
-    not obeyed: yields the list of those that came. Also lets through one held by
-    ``signal.pthread_sigmask`` since the stop began. Only the main thread sets handlers."""
-    got: list[int] = []
-    if threading.current_thread() is not threading.main_thread():
-        yield got
-        return
-    old = {s: signal.signal(s, lambda n, _f: got.append(n)) for s in STOP_SIGNALS}
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+    not obeyed; the handlers before are put back after it."""
+    old = (
+        {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
+        if threading.current_thread() is threading.main_thread()
+        else {}
+    )
+    stops = StopSignals()
+    stops.hold()
     try:
-        yield got
+        yield stops
     finally:
         for sig, handler in old.items():
-            signal.signal(sig, handler)
+            if handler is not None:  # (None: set outside Python, nothing to put back)
+                signal.signal(sig, handler)
 
 
 def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import NewType
+from typing import Any, NewType
 
 from gitmem.errors import GitError, GitMissing
 
@@ -48,7 +48,7 @@ _LOCATION_VARS = frozenset(
 
 # Commands that may ask a person through the terminal (ssh, a credential helper): they stay
 # in the terminal's foreground group, where reading it does not stop them (SIGTTIN).
-_ASKS_TERMINAL = frozenset({"fetch", "push", "pull", "clone", "ls-remote", "remote"})
+_ASKS_TERMINAL = frozenset({"fetch", "push", "pull", "clone", "ls-remote", "remote", "checkout"})
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
@@ -84,13 +84,14 @@ class StopSignals:
 @contextlib.contextmanager
 def held_stop_signals() -> Iterator[StopSignals]:
     """Run a step that must end whole (a session's end) with SIGTERM and SIGHUP noted,
-    not obeyed; the handlers before are put back after it."""
-    old = (
-        {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
-        if threading.current_thread() is threading.main_thread()
-        else {}
-    )
-    stops = StopSignals()
+    not obeyed; the handlers before are put back after it. Inside a step that holds
+    them already, the same notes are kept (a stop noted outside is seen inside)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield StopSignals()
+        return
+    old = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
+    outer = getattr(old[signal.SIGTERM], "__self__", None)
+    stops = outer if isinstance(outer, StopSignals) else StopSignals()
     stops.hold()
     try:
         yield stops
@@ -126,17 +127,24 @@ class Git:
     ) -> subprocess.CompletedProcess[bytes]:
         cmd = ["git", *args]
         try:
-            proc = subprocess.run(
+            child = _start(
                 cmd,
+                _group(args),
                 cwd=self.cwd,
-                input=input,
-                capture_output=True,
+                stdin=subprocess.PIPE if input is not None else None,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
                 env={**self._env, **env} if env else self._env,
-                check=False,
-                process_group=_group(args),
             )
         except FileNotFoundError as exc:
             raise _missing(self.cwd) from exc
+        with child:
+            try:
+                out, err = child.communicate(input)
+            except BaseException:  # (as subprocess.run: a Ctrl-C ends git too)
+                child.kill()
+                raise
+        proc = subprocess.CompletedProcess(cmd, child.returncode, out, err)
         if check and proc.returncode not in ok_codes:
             raise GitError(
                 cmd,
@@ -155,18 +163,29 @@ class Git:
         return self.run(*args, input=input).stdout.decode("utf-8", "surrogateescape").rstrip("\n")
 
     def popen(self, *args: str) -> subprocess.Popen[bytes]:
-        try:
-            return subprocess.Popen(
-                ["git", *args],
-                cwd=self.cwd,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=self._env,
-                process_group=0,  # long-running: never a prompt, ended by closing its input
+        try:  # long-running: never a prompt, ended by closing its input
+            pipe = subprocess.PIPE
+            return _start(
+                ["git", *args], 0, cwd=self.cwd, stdin=pipe, stdout=pipe, stderr=pipe, env=self._env
             )
         except FileNotFoundError as exc:
             raise _missing(self.cwd) from exc
+
+
+def _start(cmd: list[str], group: int | None, **options: Any) -> subprocess.Popen[bytes]:
+    """Start ``cmd``; with ``group`` 0 in a process group of its own.
+
+    Python's child leaves our group only just before exec, after it unblocked signals:
+    a group's signal in between would kill it. So it starts, and runs, with SIGTERM and
+    SIGHUP blocked (gitmem ends it by closing its input, or SIGKILL).
+    """
+    if group is None:
+        return subprocess.Popen(cmd, **options)
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        return subprocess.Popen(cmd, process_group=group, **options)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def _missing(cwd: Path) -> Exception:
@@ -198,9 +217,7 @@ class Stream:
             self._out = files.enter_context(tempfile.TemporaryFile())
             self._err = files.enter_context(tempfile.TemporaryFile())
             try:
-                self._proc = subprocess.Popen(
-                    cmd, cwd=cwd, stdout=self._out, stderr=self._err, env=env, process_group=0
-                )
+                self._proc = _start(cmd, 0, cwd=cwd, stdout=self._out, stderr=self._err, env=env)
             except FileNotFoundError as exc:
                 raise _missing(cwd) from exc
             self._files = files.pop_all()  # the stream owns them now; close() closes them

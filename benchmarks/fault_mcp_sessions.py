@@ -170,11 +170,15 @@ def append_round(root: Path, n: int, rnd: int) -> tuple[int, int]:
     for s in sessions:
         s.proc.stdin.close()  # type: ignore[union-attr]
     in_parallel([s.finish for s in sessions])
-    failures = sum(
-        1 for s in sessions if s.proc.returncode or "1 memory edit landed on main" not in s.err
+    left = branches(client)
+    landed = [s for s in sessions if s.proc.returncode == 0 and "1 memory edit landed" in s.err]
+    failures = len(sessions) - len(landed) + sum(len(s.edits) - len(s.acked) for s in sessions)
+    lost = sum(  # acknowledged, and neither on main nor waiting for review
+        1
+        for s in sessions
+        for e in s.acked
+        if not on(client, "main", *e) and not any(on(client, b, *e) for b in left)
     )
-    lost = sum(1 for s in sessions for e in s.acked if not on(client, "main", *e))
-    failures += len(branches(client)) + sum(len(s.edits) - len(s.acked) for s in sessions)
     return failures, lost
 
 

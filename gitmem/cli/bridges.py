@@ -19,9 +19,8 @@ def mcp(ctx: Ctx) -> None:
     repo's review policy when the client disconnects. See docs/mcp.md.
     """
     from gitmem import serve_mcp as serve
-    from gitmem.git.runner import held_stop_signals
 
-    with held_stop_signals():  # a stop after the session's end waits for this line too
-        with ctx.repo() as repo:
-            done = serve(repo)
+    with ctx.repo() as repo:
+        done = serve(repo)
+        # said before git's children are waited for: a late stop signal may end us then
         click.echo(f"gitmem mcp: session {done.session} ended: {done.text()}", err=True)

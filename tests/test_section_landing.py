@@ -10,18 +10,25 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from hypothesis import given
+import pytest
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from mcp.client import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from gitmem.errors import Conflict
+from gitmem.git.runner import Sha
 from gitmem.memory.cards import section_text, sections
+from gitmem.memory.repo import MemoryRepo
+from gitmem.ops.land import land
 from gitmem.ops.merge import merge_card
 
 from helpers import git
 
 SERVER = "from gitmem.cli import main; main()"
 SESSIONS = 4
+CARD = "cards/acme.md"
+Sides = tuple[list[str], dict[str, str], dict[str, str], list[str]]
 
 
 def append(key: str, heading: str) -> dict[str, Any]:
@@ -104,7 +111,7 @@ def body(text: str, key: str) -> str | None:
 
 
 @st.composite
-def two_sides(draw: st.DrawFn) -> tuple[list[str], dict[str, str], dict[str, str], list[str]]:
+def two_sides(draw: st.DrawFn) -> Sides:
     """A base card's section ids, the sections each side edits or adds (disjoint), and the
     ids each side adds in its order."""
     base = draw(ids)
@@ -124,7 +131,7 @@ def side(base: list[str], changes: dict[str, str]) -> str:
 
 @given(two_sides())
 def test_disjoint_changes_merge_and_no_section_is_lost(
-    sides: tuple[list[str], dict[str, str], dict[str, str], list[str]],
+    sides: Sides,
 ) -> None:
     base, ours, theirs, _fresh = sides
     merged, clashes = merge_card(card([(k, f"was {k}") for k in base]), *_texts(sides), ("a", "b"))
@@ -137,14 +144,14 @@ def test_disjoint_changes_merge_and_no_section_is_lost(
         assert body(merged, k) == ours.get(k, theirs.get(k, f"was {k}"))
 
 
-def _texts(sides: tuple[list[str], dict[str, str], dict[str, str], list[str]]) -> tuple[str, str]:
+def _texts(sides: Sides) -> tuple[str, str]:
     base, ours, theirs, _ = sides
     return side(base, ours), side(base, theirs)
 
 
 @given(two_sides(), st.data())
 def test_the_same_section_changed_both_ways_is_a_conflict(
-    sides: tuple[list[str], dict[str, str], dict[str, str], list[str]], data: st.DataObject
+    sides: Sides, data: st.DataObject
 ) -> None:
     base, ours, theirs, fresh = sides
     both = data.draw(st.sampled_from(base + fresh + ["z"]))
@@ -178,3 +185,41 @@ def test_the_same_section_changed_in_two_sessions_waits_naming_it(
     assert "1 memory edit waits for review" in ends[1]
     assert "(acme § base was changed on both sides" in ends[1]
     assert body(git(client, "show", "main:cards/acme.md"), "base") in ("a", "b")
+
+
+def test_a_landing_merges_a_moved_main_section_by_section(repo: MemoryRepo) -> None:
+    """``land`` onto a branch that moved since the session began, for many card pairs."""
+    main = repo.tip("main")
+    assert main is not None
+
+    def commit(parent: Sha, text: str) -> Sha:
+        root = repo.store.read(f"{parent}^{{tree}}")
+        assert root is not None
+        tree = repo.store.update_path(root.sha, CARD, repo.store.write("blob", text.encode()))
+        assert tree is not None
+        return repo.write_commit(tree, [parent], "acme: edit\n")
+
+    @settings(max_examples=25)
+    @given(two_sides(), st.booleans())
+    def check(sides: Sides, clash: bool) -> None:
+        base_ids, ours, theirs, _ = sides
+        if clash and base_ids:  # the same section changed both ways
+            ours, theirs = {**ours, base_ids[0]: "ours"}, {**theirs, base_ids[0]: "theirs"}
+        base = commit(main, card([(k, f"was {k}") for k in base_ids]))
+        moved = commit(base, side(base_ids, ours))
+        git(repo.root, "update-ref", "refs/heads/target", moved)
+        session = commit(base, side(base_ids, theirs))
+        if clash and base_ids:
+            with pytest.raises(Conflict, match=f"acme § {base_ids[0]} was changed on both"):
+                land(repo, [session], "target", "test")
+            return
+        land(repo, [session], "target", "test")
+        merged = repo.store.read_blob(f"refs/heads/target:{CARD}")
+        assert merged is not None
+        text = merged.decode()
+        new = [k for k in ours if k not in base_ids] + [k for k in theirs if k not in base_ids]
+        assert [s.id for s in sections(text)] == base_ids + new
+        for k in base_ids + new:
+            assert body(text, k) == ours.get(k, theirs.get(k, f"was {k}"))
+
+    check()

@@ -42,6 +42,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import conversation_eval
 import search_memory as M
 
 import gitmem
@@ -187,7 +188,22 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=15)
     ap.add_argument("--memgit-python", help="a Python with memgit installed")
     ap.add_argument("--show-misses", action="store_true")
+    ap.add_argument(
+        "--conversation-seeds",
+        default="1,2",
+        help="seeds of the conversation memory: the first is the development set, the "
+        "others are held out (empty: skip it)",
+    )
+    ap.add_argument("--only-conversation", action="store_true")
     args = ap.parse_args()
+    seeds = [int(s) for s in args.conversation_seeds.split(",") if s]
+    for n, seed in enumerate(seeds):
+        label = f"conversation seed {seed} ({'development' if n == 0 else 'held out'})"
+        conversation_eval.report(
+            cache_dir(), seed, label, lambda: memgit_python(args.memgit_python)
+        )
+    if args.only_conversation:
+        return
     path, _ = memory(args.seed)
     cards = _replayed_plan(args.seed)
     qs = M.questions(cards, args.seed)

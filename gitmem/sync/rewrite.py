@@ -103,7 +103,8 @@ def rewrite(repo: MemoryRepo, hits: list[Hit], refs: list[str]) -> Rewritten:
             str(target),
             *done.tips,
         )
-    left = scan_log(repo, *done.tips.values()) if done.tips else []
+    # the proof: every ref as it will be, scanned as `gitmem scan --history` scans
+    left = scan_log(repo, *(done.tips.get(ref, ref) for ref in refs))
     if left:
         kinds = ", ".join(sorted({h.kind for h in left}))
         raise Conflict(

@@ -108,10 +108,31 @@ def test_redact_replaces_each_secret_whole_and_scans_what_it_wrote(leaked: Path)
     for tail in (GH[4:], STRIPE[-10:], SLACK[-10:]):  # no body left behind a replaced prefix
         assert tail not in history
     card = (leaked / "cards" / "acme.md").read_text()
-    assert f"- token [REDACTED:github-token]\n- stripe [REDACTED:stripe-key]\n" in card
+    assert "- token [REDACTED:github-token]\n- stripe [REDACTED:stripe-key]\n" in card
     assert "the token is [REDACTED:github-token]" in git(leaked, "log", "-1", "--format=%B")
     assert gm("-C", str(leaked), "scan", "--history").code == 0
     assert git(leaked, "status", "--porcelain") == ""
+
+
+def test_redact_leaves_nothing_of_any_detector_s_findings(leaked: Path) -> None:
+    """Every form of the secrets corpus, a private key cut before its END line and a PuTTY
+    key: each finding's whole value is gone from every commit."""
+    gen = random.Random(5)
+    keys = {form: make(gen) for make, forms in corpus.POSITIVE_FORMS.values() for form in forms}
+    lines = [form.format(k=key) for form, key in keys.items()]
+    putty = "PuTTY-User-Key-File-2: ssh-rsa\nEncryption: none\nPrivate-Lines: 1\nAAAQxyzPRIV\n"
+    cut = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAcutKEY\n"
+    person_commits(leaked, "\n".join(f"- {x}" for x in lines) + f"\n\n{putty}\n{cut}\nend\n")
+    found = json.loads(gm("-C", str(leaked), "scan", "--history", "--json").out)["findings"]
+    assert len({f["kind"] for f in found}) >= 10
+    assert gm("-C", str(leaked), "redact").code == 0
+    history = git(leaked, "log", "--all", "-p", "--format=%B")
+    assert gm("-C", str(leaked), "scan", "--history").code == 0
+    for form, key in keys.items():
+        for part in key.split("\n")[1:-1] or [key[len(key) // 2 :]]:  # no body, no tail left
+            assert part not in history, form
+    assert "AAAQxyzPRIV" not in history and "cutKEY" not in history
+    assert (leaked / "cards" / "acme.md").read_text().endswith("\nend\n")
 
 
 def test_redact_fails_loudly_when_the_rewrite_would_keep_a_finding(

@@ -96,7 +96,7 @@ def redact(repo: MemoryRepo, push: str | None = None) -> Redaction:
     if push:
         remote_mod.url(repo, push)  # an unknown remote is refused before anything is rewritten
     with repo.lock("redact"):
-        resumed = journal.finish(repo)
+        resumed = journal.finish_locked(repo)
         done = _redact(repo, resumed)
     if push:
         return _publish(repo, push, done if done.record else _last(repo, done.notes))

@@ -80,11 +80,12 @@ def refuse_uncommitted(repo: MemoryRepo) -> None:
     ).stdout.decode("utf-8", "surrogateescape")
     items = raw.split("\0")
     dirty: list[str] = []
-    for i, item in enumerate(items):
-        if len(item) < 4 or (i and items[i - 1][:1] in "RC" and len(items[i - 1]) > 3):
-            continue  # a rename's second name: its source
-        if item[:2] != "??" or where_memory_lives(item[3:]):
-            dirty.append(item[3:])
+    i = 0
+    while i < len(items):
+        code, path = items[i][:2], items[i][3:]
+        i += 2 if code[:1] in ("R", "C") else 1  # a rename names its source next
+        if path and (code != "??" or where_memory_lives(path)):
+            dirty.append(path)
     if dirty:
         raise DirtyCard(
             f"refused: uncommitted changes to {', '.join(sorted(set(dirty)))}; nothing was "
@@ -146,7 +147,14 @@ def _write_record(repo: MemoryRepo, data: dict[str, Any]) -> None:
 
 def finish(repo: MemoryRepo) -> list[str]:
     """Roll back a redact interrupted while preparing, roll forward one interrupted
-    after; what was done, one line each ([] when no redact was interrupted)."""
+    after; what was done, one line each ([] when no redact was interrupted). Waits for
+    a redact still running."""
+    with repo.lock("redact"):
+        return finish_locked(repo)
+
+
+def finish_locked(repo: MemoryRepo) -> list[str]:
+    """``finish`` with the redact lock held."""
     data = load(repo)
     if data is None:
         return []

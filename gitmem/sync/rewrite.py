@@ -23,6 +23,7 @@ from gitmem.memory.repo import MemoryRepo
 
 WORK = "redact-work"  # under .git/gitmem/
 _PEM = rb"regex:-----BEGIN ([A-Z ]*)PRIVATE KEY-----[\s\S]*?-----END \1PRIVATE KEY-----"
+_PEM_CUT = rb"regex:-----BEGIN [A-Z ]*PRIVATE KEY-----(?:\n[A-Za-z0-9+/=]+)*"  # no END line
 _PUTTY = rb"regex:PuTTY-User-Key-File-\d:[^\n]*(?:\n(?:[\w-]+: [^\n]*|[A-Za-z0-9+/=]+))*"
 
 
@@ -54,7 +55,7 @@ def rules(hits: list[Hit], swap: dict[str, str]) -> bytes:
     that contains another is replaced whole), and every private key block."""
     lines: list[bytes] = []
     if any(h.kind == "private-key" for h in hits):
-        lines += [_PEM + b"==>[REDACTED:private-key]", _PUTTY + b"==>[REDACTED:private-key]"]
+        lines += [k + b"==>[REDACTED:private-key]" for k in (_PEM, _PEM_CUT, _PUTTY)]
     for secret in sorted(swap, key=len, reverse=True):
         if "==>" in secret:
             lines.append(b"regex:" + re.escape(secret).encode() + b"==>" + swap[secret].encode())
@@ -109,8 +110,8 @@ def rewrite(repo: MemoryRepo, hits: list[Hit], refs: list[str]) -> Rewritten:
         kinds = ", ".join(sorted({h.kind for h in left}))
         raise Conflict(
             f"redact stopped: the rewritten history would still hold {len(left)} "
-            f"finding(s) ({kinds}); nothing was changed. Remove them by hand "
-            "(`gitmem scan --history` names them)"
+            f"finding(s) ({kinds}); nothing was changed. gitmem has no rule that removes "
+            "them: please report it (`gitmem scan --history` names each one)"
         )
     return done
 

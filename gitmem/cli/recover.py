@@ -21,8 +21,8 @@ def recover(ctx: Ctx) -> None:
     history was checked is rolled back (nothing had changed); one killed after is
     finished. Prints what was done.
     """
+    from gitmem import finish_redact
     from gitmem import recover as finish
-    from gitmem.sync.redact_journal import finish as finish_redact
 
     with ctx.repo_open() as repo:
         done = finish(repo)

@@ -24,6 +24,7 @@ POINTS = [
     ("gitmem.sync.redact_journal.changed_paths", "finished"),  # the other refs moved, not main
     ("gitmem.ops.worktree.sync_worktree", "finished"),  # main moved, the files not yet
     ("gitmem.sync.redact_journal._write_record", "finished"),  # all moved, no record yet
+    ("gitmem.index.build.rebuild", "finished"),  # recorded, the index not rebuilt
     ("gitmem.sync.redact_journal.clear", "finished"),  # done but for the journal
 ]
 

@@ -133,6 +133,13 @@ def _redact(repo: MemoryRepo, resumed: list[str]) -> Redaction:
         }
         journal.save(repo, data)
         notes = journal.apply(repo, data, head if live else None)
+    if notes:  # a concurrent writer moved a ref: that ref keeps its history
+        raise Conflict(f"redact incomplete: {'; '.join(notes)}")
+    if repo.store.resolve("refs/stash"):
+        notes.append(
+            "refs/stash still holds history from before the redact: `git stash pop` the "
+            "work onto the new history (then `gitmem scan --history` is clean)"
+        )
     return Redaction(record, findings, before, after, notes=resumed + notes)
 
 

@@ -89,8 +89,9 @@ def refuse_uncommitted(repo: MemoryRepo) -> None:
     if dirty:
         raise DirtyCard(
             f"refused: uncommitted changes to {', '.join(sorted(set(dirty)))}; nothing was "
-            "rewritten. Commit them (`git commit`) or put them aside (`git stash -u`), then "
-            "run `gitmem redact` again",
+            "rewritten. Commit them first (`git add`, `git commit`: the redact rewrites that "
+            "commit too), or put them aside with `git stash -u` (and `git stash pop` after); "
+            "then run `gitmem redact` again",
             hint="a rewrite of history must not meet uncommitted work",
         )
 

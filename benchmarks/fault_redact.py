@@ -234,7 +234,7 @@ def main() -> None:
         world = make_world(scratch)
         before, after, took = expected(world, scratch)
         tally = {"rolled back": 0, "finished": 0, "": 0}
-        failures = lost = interrupted = 0
+        failures = lost = interrupted = killed_finished = 0
         for n in range(args.tries):
             repo = shutil.copytree(world, scratch / f"try-{n}", symlinks=True)
             sig = rng.choice([signal.SIGTERM, signal.SIGKILL])
@@ -242,6 +242,7 @@ def main() -> None:
             interrupted += code < 0
             problems, lost_here, outcome = check(repo, before, after)
             tally[outcome] += 1
+            killed_finished += code < 0 and outcome == "finished"
             failures += bool(problems)
             lost += lost_here
             if problems:
@@ -249,8 +250,8 @@ def main() -> None:
             shutil.rmtree(repo)
         print(
             f"redact interrupted at random (seed {args.seed}): {args.tries} tries, "
-            f"{interrupted} killed before they finished; {tally['rolled back']} rolled back, "
-            f"{tally['finished']} finished; {failures} failures, {lost} data lost"
+            f"{interrupted} killed before they finished ({tally['rolled back']} rolled back, "
+            f"{killed_finished} finished by recover); {failures} failures, {lost} data lost"
         )
 
 

@@ -9,6 +9,7 @@ with the same scanner, and ``gitmem redact`` moves the refs.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -82,7 +83,7 @@ def rewrite(repo: MemoryRepo, hits: list[Hit], refs: list[str]) -> Rewritten:
     Conflict when filter-repo fails or the rewritten history still holds a finding."""
     work = work_dir(repo)
     shutil.rmtree(work, ignore_errors=True)
-    target = work / "target.git"
+    target = work / f"target-{os.getpid()}.git"  # not one a killed run's orphan still writes
     target.mkdir(parents=True)
     Git(target).run("init", "--quiet", "--bare", ".")
     swap = replacements(hits)

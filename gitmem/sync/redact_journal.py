@@ -24,8 +24,9 @@ from gitmem.git.objects import TreeEntry
 from gitmem.git.runner import Sha
 from gitmem.index import build as index
 from gitmem.memory.repo import MAIN, MemoryRepo, where_memory_lives
+from gitmem.ops.linked_worktrees import move_and_follow, others
 from gitmem.ops.transplant import changed_paths
-from gitmem.ops.worktree import move_and_follow, worktree_guard
+from gitmem.ops.worktree import worktree_guard
 from gitmem.sync import rewrite
 
 JOURNAL = "redact.json"
@@ -105,14 +106,26 @@ def apply(repo: MemoryRepo, data: dict[str, Any], live: str | None) -> list[str]
     moves: dict[str, list[str]] = data["refs"]
     live_ref = f"refs/heads/{live}" if live else None
     batch = []
+    elsewhere = []  # branches checked out in a linked worktree: moved with it following
     for ref, (old, new) in moves.items():
         now = repo.store.resolve(ref)
-        if now == old and ref != live_ref:
+        branch = ref.removeprefix("refs/heads/")
+        if now == old and ref != live_ref and ref != branch and others(repo, branch):
+            elsewhere.append((branch, Sha(old), Sha(new)))
+        elif now == old and ref != live_ref:
             batch.append(f"update {ref} {new} {old}\n")
         elif now not in (old, new):
             notes.append(f"{ref} moved since the rewrite: left as it is; redact again")
     if batch:  # one transaction: all of these refs move, or none
         repo.git.run("update-ref", "-m", "gitmem redact", "--stdin", input="".join(batch).encode())
+    for branch, old, new in elsewhere:
+        paths = changed_paths(repo, old, new)
+        if not move_and_follow(
+            repo, branch, new, old, paths, live=False, reason="gitmem redact"
+        ).moved:
+            notes.append(
+                f"refs/heads/{branch} moved during the redact: left as it is; redact again"
+            )
     if live_ref in moves and repo.store.resolve(live_ref) == moves[live_ref][0]:
         old, new = (Sha(x) for x in moves[live_ref])
         paths = changed_paths(repo, old, new)

@@ -261,3 +261,29 @@ def test_gitmem_search_as_of_through_the_cli(repo: MemoryRepo, client: Path) -> 
     assert "ref acme/host@" in then.out  # what opens the value as it was
     bad = gm("-C", str(client), "search", "acme", "--as-of", "May")
     assert bad.code == 2 and "YYYY-MM-DD" in bad.err
+
+
+def test_gitmem_search_finds_turns_of_a_running_session(repo: MemoryRepo, client: Path) -> None:
+    live = repo.git_dir / "gitmem" / "sessions" / "20261202-090000-bb01.jsonl"
+    live.parent.mkdir(parents=True, exist_ok=True)
+    live.write_text(_message("2026-12-02T09:00:00Z", "user", 1, "the wombat budget is 12k") + "\n")
+    got = gm("-C", str(client), "search", "wombat", "--json")
+    assert got.code == 0, got.err
+    (hit,) = json.loads(got.out)["hits"]
+    assert (hit["kind"], hit["ref"]) == ("transcript", "20261202-090000-bb01#1")
+
+
+def test_a_dated_query_finds_the_value_that_held_then(repo: MemoryRepo) -> None:
+    env = dict(os.environ)
+    try:
+        os.environ["GIT_AUTHOR_DATE"] = os.environ["GIT_COMMITTER_DATE"] = "2026-06-10T10:00:00Z"
+        new = "# Globex\n\n## Hosting\nRuns on AWS.\n"
+        write_card(repo, "globex", "", new, _entry("hosting", ["hosting", "aws"], "AWS"))
+        os.environ["GIT_AUTHOR_DATE"] = os.environ["GIT_COMMITTER_DATE"] = "2026-11-25T10:00:00Z"
+        entry = _entry("hosting", ["hosting", "hetzner"], "Hetzner")
+        write_card(repo, "globex", "Runs on AWS.", "Runs on Hetzner.", entry)
+    finally:
+        os.environ.clear()
+        os.environ.update(env)
+    found = [(h.state, h.snippet) for h in search(repo, "globex hosting in June", 5)]
+    assert found[0] == ("past", "Hosting: Runs on AWS.")

@@ -156,6 +156,8 @@ class MemoryTools:
                 raise InvalidInput("give either ref (a search hit's) or project, not both")
             got = passage.open_ref(self.repo, _str(args, "ref"), branch=self.branch)
             return ToolResult(got.text, card_text=True)
+        if "project" not in args:
+            raise InvalidInput("give project (a card name, and section_id if you like) or ref")
         project = _str(args, "project")
         section = args.get("section_id")
         if section is not None and not isinstance(section, str):
@@ -219,7 +221,7 @@ class MemoryTools:
             limit,
             branch=self.branch,
             live=self.live_transcripts,
-            as_of=_str(args, "as_of") if "as_of" in args else None,
+            as_of=_optional_str(args, "as_of"),
         )
         return ToolResult(result.text())
 
@@ -235,6 +237,13 @@ def _only(args: dict[str, Any], allowed: set[str]) -> None:
     extra = sorted(set(args) - allowed)
     if extra:
         raise InvalidInput(f"unexpected field(s): {', '.join(extra)}")
+
+
+def _optional_str(args: dict[str, Any], key: str) -> str | None:
+    value = args.get(key)
+    if value is not None and not isinstance(value, str):
+        raise InvalidInput(f"{key} must be a string when given")
+    return value
 
 
 def _str(args: dict[str, Any], key: str, *, empty: bool = False) -> str:

@@ -251,7 +251,7 @@ def rank(
     factor = [1.0] * (max(CURRENT, PAST, TURN, GONE) + 1)  # by kind
     factor[PAST] = PAST_ASKED if q.past else PAST_DEFAULT
     factor[TURN] = TURN_WEIGHT
-    if as_of:  # the value in force that day is the one asked for, current or past now
+    if as_of or q.when:  # the value in force then is the one asked for, current or past now
         factor[PAST] = 1.0
     kinds = state.kinds
 
@@ -265,8 +265,10 @@ def rank(
             d = doc(i)
             if as_of and not _held(d, as_of):
                 continue
-            if q.when is not None and q.when.holds(d.date):
-                score *= DATE_BOOST
+            if q.when is not None and (
+                q.when.holds(d.date) or (d.kind == PAST and q.when.holds(d.until))
+            ):
+                score *= DATE_BOOST  # a past value: written or replaced then
         ranked.append((-score * factor[kind], i))
     stems = set(q.weighted)
     hits: list[Hit] = []
@@ -277,7 +279,11 @@ def rank(
             value = (d.card, d.section, d.kind)
             if value in seen:  # one hit per section value kind: the best past one
                 continue
-            if d.kind == PAST and not (q.past or as_of) and (d.card, d.section, CURRENT) in seen:
+            if (
+                d.kind == PAST
+                and not (q.past or q.when or as_of)
+                and (d.card, d.section, CURRENT) in seen
+            ):
                 continue  # the section is named already, by its value in force
             seen.add(value)
         hits.append(_hit(d, round(-neg, 3), stems, read))
@@ -341,10 +347,12 @@ def search(
     as_of: str | None = None,
 ) -> SearchResult:
     """The best ``limit`` hits for ``query`` on ``branch``: sections current and past,
-    and transcript turns (``live`` ones of running sessions included); ``as_of`` (a date,
+    and transcript turns (those of running sessions not committed yet included, and the
+    ``live`` transcripts given); ``as_of`` (a date,
     YYYY-MM-DD): what memory said that day, the sections as they were then."""
     query = check_query(query)
     day = check_day(as_of) if as_of else ""
+    live = sorted({*(live or []), *(repo.git_dir / "gitmem" / "sessions").glob("*.jsonl")})
     limit = max(1, min(limit, MAX_LIMIT))
     branch = names.branch(branch)
     try:

@@ -132,12 +132,22 @@ def test_no_token_or_a_foreign_origin_or_host_is_refused(client: Path) -> None:
         assert status({}) == 401
         assert status({"Authorization": "Bearer wrong"}) == 401
         assert status({"Authorization": TOKEN}) == 401
+        assert status({"Authorization": f"Bearer {TOKEN}x"}) == 401
+        assert status({"Authorization": f"bearer {TOKEN}"}) == 200  # the scheme's case is free
         assert status({**right, "Origin": "http://evil.example"}) == 403
         assert status({**right, "Host": "evil.example"}) == 421
         assert status({**right, "Origin": server.url.removesuffix("/mcp")}) == 200
         err = server.stop()
     assert "ended: no memory edits" in err
     assert git(client, "rev-parse", "main") == main
+
+
+def test_a_token_of_spaces_is_refused_before_listening(client: Path) -> None:
+    env = {**os.environ, "GITMEM_MCP_TOKEN": " "}
+    args = [sys.executable, "-c", SERVER, "-C", str(client), "mcp", "--http", "127.0.0.1:0"]
+    done = subprocess.run(args, env=env, capture_output=True, timeout=120)
+    err = done.stderr.decode()
+    assert done.returncode == 2 and "GITMEM_MCP_TOKEN" in err and len(err.splitlines()) == 1, err
 
 
 def test_without_the_variable_a_token_is_made_and_printed(client: Path) -> None:

@@ -98,12 +98,15 @@ class BearerToken:
     """ASGI middleware: an HTTP request without ``Authorization: Bearer <token>`` is 401."""
 
     def __init__(self, app: ASGIApp, token: str) -> None:
-        self.app, self.expected = app, f"Bearer {token}".encode()
+        self.app, self.expected = app, token.encode()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             given = dict(scope["headers"]).get(b"authorization", b"")
-            if not hmac.compare_digest(given, self.expected):
+            scheme, _, value = given.strip().partition(b" ")
+            # the scheme's name is case-insensitive (RFC 7235); the token is not
+            ok = scheme.lower() == b"bearer" and hmac.compare_digest(value.strip(), self.expected)
+            if not ok:
                 await _unauthorized(send)
                 return
         await self.app(scope, receive, send)
@@ -186,6 +189,8 @@ def serve_http(
     where = parse_address(address)
     sock = _listen(where)
     where = Address(where.host, sock.getsockname()[1])
+    if token is not None and token.strip() != token:
+        raise InvalidInput(f"{TOKEN_VAR} has spaces around it; an HTTP header cannot carry them")
     if not token:
         token = secrets.token_urlsafe(32)
         say(f"gitmem mcp: no token given ({TOKEN_VAR} is not set); this server's token: {token}")

@@ -1,0 +1,43 @@
+"""``gitmem trust``: accept on this machine the protective settings a remote changed."""
+
+from __future__ import annotations
+
+import click
+
+from .app import Ctx, cli, emit, json_option, pass_ctx
+
+
+@cli.command()
+@click.argument("settings", nargs=-1, metavar="[SETTING]...")
+@json_option
+@pass_ctx
+def trust(ctx: Ctx, settings: tuple[str, ...]) -> None:
+    """Let gitmem.toml's protective settings apply here after a remote changed them.
+
+    \b
+    gitmem status                which settings are held, and what the remote asks
+    gitmem trust                 accept every held setting
+    gitmem trust memory.review   accept one
+
+    Settings that protect this machine follow only this machine: memory.review,
+    secrets.allow, limits.max_edit_bytes and limits.max_card_bytes. When `gitmem sync`
+    brings a gitmem.toml that weakens one of them (review "auto", a pattern added to
+    [secrets] allow, a larger limit), this machine keeps the value it had and the
+    sync says so, with the `git diff` that shows the change; changes that make a
+    check stricter apply at once. Run this once you have read the change, to let
+    the file's values apply. Your own edits of gitmem.toml
+    apply without it. Nothing is sent anywhere: the record lives in .git/gitmem/.
+    """
+    from gitmem.memory import trust as held
+
+    with ctx.repo_open() as repo:  # a damaged record is replaced, not read first
+        gone = held.accept(repo.root, settings)
+    if not gone:
+        text = "nothing is held: gitmem.toml's settings apply (`gitmem status` shows them)"
+    else:
+        text = "\n".join(
+            f"{h.key} = {held.shown(h.proposed)} applies now (was held at "
+            f"{held.shown(held.kept(h))}, from {h.remote}'s gitmem.toml at {h.commit[:7]})"
+            for h in gone
+        )
+    emit(ctx, {"accepted": [h.to_json() for h in gone]}, text)

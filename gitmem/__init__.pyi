@@ -69,6 +69,8 @@ from gitmem.index.stale import report as stale_report
 from gitmem.memory.repo import MemoryRepo as MemoryRepo
 from gitmem.memory.secrets import SecretFound as SecretFound
 from gitmem.memory.trailers import IndexEntry as IndexEntry
+from gitmem.memory.trust import Held as HeldSetting
+from gitmem.memory.trust import accept as accept_settings
 from gitmem.ops.remote import RemoteError as RemoteError
 from gitmem.ops.worktree import recover as recover
 from gitmem.rebuild import ReindexResult as ReindexResult
@@ -129,6 +131,7 @@ __all__ = [
     "GitError",
     "GitMissing",
     "GitmemError",
+    "HeldSetting",
     "HookAction",
     "ImportResult",
     "Index",
@@ -165,6 +168,7 @@ __all__ = [
     "UsageTotals",
     "abort_sync",
     "accept_session",
+    "accept_settings",
     "audit_log",
     "card_usage",
     "client_path",

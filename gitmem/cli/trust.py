@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import click
 
 from .app import Ctx, cli, emit, json_option, pass_ctx
@@ -28,16 +30,17 @@ def trust(ctx: Ctx, settings: tuple[str, ...]) -> None:
     the file's values apply. Your own edits of gitmem.toml
     apply without it. Nothing is sent anywhere: the record lives in .git/gitmem/.
     """
-    from gitmem.memory import trust as held
+    from gitmem import accept_settings
 
     with ctx.repo_open() as repo:  # a damaged record is replaced, not read first
-        gone = held.accept(repo.root, settings)
+        gone = [h.to_json() for h in accept_settings(repo, settings)]
     if not gone:
         text = "nothing is held: gitmem.toml's settings apply (`gitmem status` shows them)"
     else:
         text = "\n".join(
-            f"{h.key} = {held.shown(h.proposed)} applies now (was held at "
-            f"{held.shown(held.kept(h))}, from {h.remote}'s gitmem.toml at {h.commit[:7]})"
+            f"{h['key']} = {json.dumps(h['proposed'])} applies now (was held at "
+            f"{json.dumps(h['applies'])}, from {h['remote']}'s gitmem.toml at "
+            f"{str(h['commit'])[:7]})"
             for h in gone
         )
-    emit(ctx, {"accepted": [h.to_json() for h in gone]}, text)
+    emit(ctx, {"accepted": gone}, text)

@@ -21,10 +21,13 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gitmem.errors import ConfigError, InvalidInput
 from gitmem.memory.config import Config
+
+if TYPE_CHECKING:
+    from gitmem.memory.repo import MemoryRepo
 
 FILE = "held-settings.json"
 RECORDED = ("keep", "proposed", "remote", "commit")  # a hold's fields in the file
@@ -203,10 +206,12 @@ def kept(h: Held) -> Any:
     return next(g.stricter(h.proposed, h.keep) for g in GUARDS if g.key == h.key)
 
 
-def accept(root: Path, keys: Iterable[str] = ()) -> list[Held]:
-    """Let gitmem.toml's values apply for ``keys`` (every held setting when none);
-    returns the holds let go. A damaged record is replaced."""
-    wanted = list(keys)
+def accept(repo: MemoryRepo, settings: Iterable[str] = ()) -> list[Held]:
+    """Let gitmem.toml's values apply here for ``settings`` (e.g. "memory.review"; every
+    held one when none): ``gitmem trust``. Returns the holds let go (``Held``); raises
+    ``InvalidInput`` for a name that is not a protective setting. A damaged record is
+    replaced."""
+    root, wanted = repo.root, list(settings)
     unknown = [k for k in wanted if k not in {g.key for g in GUARDS}]
     if unknown:
         names = ", ".join(g.key for g in GUARDS)

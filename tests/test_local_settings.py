@@ -155,3 +155,21 @@ def test_a_remote_that_empties_gitmem_toml_leaves_review_on(tmp_path: Path) -> N
     assert code == 0, err
     assert 'memory.review = "review" applies (origin says "auto")' in out
     assert session_waits(laptop)
+
+
+def test_a_weakening_settled_in_a_stopped_sync_is_held_too(tmp_path: Path) -> None:
+    bare, laptop, _desktop = make_pair(tmp_path)
+    set_toml(laptop, *REVIEW, "review every session")
+    assert sync(laptop)[0] == 0
+    push_from_other(tmp_path, bare, {"[limits]": '[secrets]\nallow = [".*"]\n\n[limits]'})
+    set_toml(laptop, "[limits]", '[secrets]\nallow = ["EXAMPLE"]\n\n[limits]', "my exception")
+    code, out, _ = sync(laptop)
+    assert code != 0 and "gitmem.toml" in out, out
+    assert write_secret(laptop, "Keys")[0] != 0  # while it is stopped
+    theirs = git(laptop, "show", "refs/gitmem/conflict/remote:gitmem.toml")
+    (laptop / "gitmem.toml").write_text(theirs)  # the person takes origin's version
+    code, out, err = sync(laptop, "--continue")
+    assert code == 0, err
+    assert 'secrets.allow = [] applies (origin says [".*"])' in out, out
+    assert write_secret(laptop, "Keys")[0] == 2
+    assert settings(laptop)["secrets.allow"]["source"] == "held"

@@ -35,6 +35,12 @@ def test_a_secret_as_the_card_name_is_refused(client: Path) -> None:
     assert SLACK_NAME not in res.err  # the message never repeats the secret
     assert git(client, "rev-parse", "main") == before
     assert not (client / "cards" / f"{SLACK_NAME}.md").exists()
+    # a heading whose slug is the token: the section id in the commit's trailers holds it
+    heading = SLACK_NAME.replace("-", " ")
+    res = gm("-C", str(client), "write", "acme", "--old", "", "--new", f"## {heading}\nhi\n",
+             "--section", SLACK_NAME, "--keywords", "k", "--summary", "s")  # fmt: skip
+    assert res.code == 2 and "slack-token in section id" in res.err, res.err
+    assert git(client, "rev-parse", "main") == before
 
 
 @pytest.mark.parametrize("kind", sorted(ASSEMBLED))

@@ -76,6 +76,7 @@ def edit_texts(project: str, new_text: str, entry: IndexEntry) -> list[tuple[str
     """What an edit brings into memory, each named as a secret finding names it."""
     return [
         ("card name", project),  # it becomes a path in every clone's history
+        ("section id", entry.section_id),  # a slug can be a token its heading is not
         ("new_text", new_text),
         ("summary", entry.summary),
         ("keywords", ", ".join(entry.keywords)),

@@ -142,7 +142,7 @@ def _round(repo: MemoryRepo, remote: str, where: str, so_far: _SoFar) -> SyncRes
         checks.outgoing_main(repo, remote, repo.tip(MAIN), theirs)
         seen = _take_decisions(repo, remote, so_far)
         if theirs is not None:  # held before main or gitmem.toml here can change
-            held_settings(repo, remote, repo.tip(MAIN), theirs)
+            held_settings(repo, remote, repo.tip(MAIN), theirs, incoming=True)
         step = integrate(repo, remote, theirs)
         if isinstance(step, SyncResult):
             return step

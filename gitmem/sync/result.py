@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 from gitmem.errors import ConfigError
 from gitmem.memory import config, trust
@@ -115,16 +115,27 @@ class SyncResult:
 
 
 def held_settings(
-    repo: MemoryRepo, remote: str, before: str | None, after: str | None
+    repo: MemoryRepo, remote: str, before: str | None, after: str | None, incoming: bool = False
 ) -> list[Held]:
     """Hold the protective settings that gitmem.toml at ``after`` weakens against
-    ``before`` (main's tips around a sync); the holds that are new."""
-    old = _settings(repo, before)
-    new = _settings(repo, after)
+    ``before`` (main's tips around a sync); the holds that are new. ``incoming``: ``after``
+    is the remote's tip, not yet integrated; only what it changed since the merge base
+    counts (the merge keeps the rest of ``before``)."""
+    old, new = _settings(repo, before), _settings(repo, after)
     if old is None:  # not valid before: compare with the strictest review and no exception
         old = Config(review="review")
     if new is None or after is None or before == after:
         return []  # an invalid file is refused by every command until it is fixed
+    if incoming and before is not None:
+        proc = repo.git.run("merge-base", before, after, check=False)
+        base = _settings(repo, proc.stdout.decode().strip()) if not proc.returncode else None
+        if base is not None:
+            changed = {
+                g.field: getattr(new, g.field)
+                for g in trust.GUARDS
+                if getattr(new, g.field) != getattr(base, g.field)
+            }
+            new = replace(old, **changed)
     return trust.hold(repo.root, old, new, remote, after)
 
 

@@ -74,7 +74,7 @@ def test_a_remote_cannot_turn_off_review_or_secret_scanning(tmp_path: Path) -> N
     set_toml(laptop, *REVIEW, "review every session")  # a person's own edit applies at once
     assert session_waits(laptop)
     assert sync(laptop)[0] == 0
-    set_toml(laptop, *reversed(REVIEW), "no review for a while")  # and so does weakening
+    set_toml(laptop, REVIEW[1], REVIEW[0], "no review for a while")  # and so does weakening
     assert not session_waits(laptop)  # (its own change, pushed, is not the remote's)
     assert sync(laptop)[0] == 0
     set_toml(laptop, *REVIEW, "review again")

@@ -1,4 +1,8 @@
-"""Search quality: hit@1 and hit@3 for gitmem, a plain BM25 baseline and memgit, in one run.
+"""Search quality: gitmem beside BM25 baselines and memgit, on two memories, in one run.
+
+First the conversation memory (``conversation_eval.py``: months of conversations between
+two people, recall by turn, by section and both in one repo; the first seed is the
+development set, the others held out), then the consultant's memory below.
 
 The memory and the questions come from ``benchmarks/search_memory.py`` (seeded): a
 consultant's 30 clients, 70 cards, about 490 sections and 560 real gitmem commits with
@@ -10,6 +14,8 @@ Systems, each given the same memory:
 
 - **gitmem**: ``gitmem.search_history`` on the repo (current sections with their
   index entries, past values, transcripts).
+- **bm25+stem**: BM25 over the same sections with gitmem's tokenizer (folded words,
+  Snowball stems, stop words dropped) and nothing else of its ranking.
 - **baseline**: plain BM25 (rank-bm25's ``BM25Okapi``) over the current card sections
   (card title, heading and text), lower-cased words, no stemming, no stop words.
 - **memgit**: memgit's own BM25 scorer (``memgit.scorer.score``, what ``memgit search``
@@ -42,6 +48,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import conversation_eval
 import search_memory as M
 
 import gitmem
@@ -143,6 +150,23 @@ def baseline_ranker(secs: list[dict[str, Any]]) -> Ranker:
     return rank
 
 
+def stemmed_ranker(secs: list[dict[str, Any]]) -> Ranker:
+    """BM25 with stemming and stop words: gitmem's own tokenizer, none of its ranking."""
+    from rank_bm25 import BM25Okapi
+
+    from gitmem.search.terms import terms
+
+    corpus = [terms(f"{s['title']} {s['heading']} {s['text']}") or ["-"] for s in secs]
+    bm = BM25Okapi(corpus)
+
+    def rank(q: str) -> list[tuple[str, str]]:
+        scores = bm.get_scores(terms(q))
+        order = sorted(range(len(secs)), key=lambda i: -scores[i])[:10]
+        return [(secs[i]["card"], secs[i]["section"]) for i in order if scores[i] > 0]
+
+    return rank
+
+
 def memgit_python(explicit: str | None) -> Path:
     if explicit:
         return Path(explicit)
@@ -187,7 +211,22 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=15)
     ap.add_argument("--memgit-python", help="a Python with memgit installed")
     ap.add_argument("--show-misses", action="store_true")
+    ap.add_argument(
+        "--conversation-seeds",
+        default="1,2",
+        help="seeds of the conversation memory: the first is the development set, the "
+        "others are held out (empty: skip it)",
+    )
+    ap.add_argument("--only-conversation", action="store_true")
     args = ap.parse_args()
+    seeds = [int(s) for s in args.conversation_seeds.split(",") if s]
+    for n, seed in enumerate(seeds):
+        label = f"conversation seed {seed} ({'development' if n == 0 else 'held out'})"
+        conversation_eval.report(
+            cache_dir(), seed, label, lambda: memgit_python(args.memgit_python)
+        )
+    if args.only_conversation:
+        return
     path, _ = memory(args.seed)
     cards = _replayed_plan(args.seed)
     qs = M.questions(cards, args.seed)
@@ -206,6 +245,7 @@ def main() -> None:
         lat: dict[str, float] = {}
         for name, make in [
             ("gitmem", lambda: gitmem_ranker(repo)),
+            ("bm25+stem", lambda: stemmed_ranker(secs)),
             ("baseline", lambda: baseline_ranker(secs)),
         ]:
             ranker = make()
@@ -242,17 +282,14 @@ def main() -> None:
         "validation natural": [i for i, q in enumerate(qs) if i % 3 == 2 and q.style == "natural"],
     }
     names = list(systems)
-    print("| questions | n | " + " | ".join(f"{s} hit@1 | {s} hit@3" for s in names) + " |")
-    print("|---|---|" + "---|---|" * len(names))
+    print("| questions | n | " + " | ".join(f"{s} hit@1/3/5" for s in names) + " |")
+    print("|---|---|" + "---|" * len(names))
     for label, idx in subsets.items():
         sub = [qs[i] for i in idx]
         row = [label, str(len(idx))]
         for s in names:
             ranks = [systems[s][i] for i in idx]
-            row += [
-                f"{hits(ranks, sub, 1) / len(idx):.2f}",
-                f"{hits(ranks, sub, 3) / len(idx):.2f}",
-            ]
+            row.append(" / ".join(f"{hits(ranks, sub, k) / len(idx):.2f}" for k in (1, 3, 5)))
         print("| " + " | ".join(row) + " |")
     allq = list(range(len(qs)))
     g3 = hits(systems["gitmem"], qs, 3)

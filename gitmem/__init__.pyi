@@ -25,7 +25,10 @@ from gitmem.bridges.export import ExportResult as ExportResult
 from gitmem.bridges.export import export_cards as export_cards
 from gitmem.bridges.import_notes import ImportResult as ImportResult
 from gitmem.bridges.import_notes import import_notes as import_notes
+from gitmem.bridges.mcp_http import serve_http as serve_mcp_http
 from gitmem.bridges.mcp_server import serve as serve_mcp
+from gitmem.bridges.memory_tool import GitMemoryTool as GitMemoryTool
+from gitmem.bridges.memory_tool_async import AsyncGitMemoryTool as AsyncGitMemoryTool
 from gitmem.demo import run_demo as run_demo
 from gitmem.errors import ConfigError as ConfigError
 from gitmem.errors import Conflict as Conflict
@@ -71,8 +74,8 @@ from gitmem.memory.secrets import SecretFound as SecretFound
 from gitmem.memory.trailers import IndexEntry as IndexEntry
 from gitmem.memory.trust import Held as HeldSetting
 from gitmem.memory.trust import accept as accept_settings
+from gitmem.ops.linked_worktrees import recover as recover
 from gitmem.ops.remote import RemoteError as RemoteError
-from gitmem.ops.worktree import recover as recover
 from gitmem.rebuild import ReindexResult as ReindexResult
 from gitmem.rebuild import reindex as reindex
 from gitmem.review.decision import Decision as Decision
@@ -111,6 +114,7 @@ from gitmem.sync.redact import Redaction as Redaction
 from gitmem.sync.redact import redact as redact_secrets
 
 __all__ = [
+    "AsyncGitMemoryTool",
     "Budget",
     "CardEntry",
     "CardInfo",
@@ -129,6 +133,7 @@ __all__ = [
     "ExportResult",
     "FinishResult",
     "GitError",
+    "GitMemoryTool",
     "GitMissing",
     "GitmemError",
     "HeldSetting",
@@ -206,6 +211,7 @@ __all__ = [
     "scan_secrets",
     "search_history",
     "serve_mcp",
+    "serve_mcp_http",
     "session_markdown",
     "stale_report",
     "start_session",

@@ -50,7 +50,7 @@ def open_repo(
     interrupted is finished first (see ``recover``). Raises what ``find_repo`` raises.
     """
     from gitmem.memory.repo import MemoryRepo
-    from gitmem.ops.worktree import recover
+    from gitmem.ops.linked_worktrees import recover
 
     where = Path(path).expanduser() if path is not None else None
     repo = MemoryRepo(find_repo(where, client=client))
@@ -76,8 +76,9 @@ def read_index(repo: MemoryRepo, branch: str = MAIN) -> Index:
 def render_index(repo: MemoryRepo, branch: str = MAIN) -> tuple[str, Budget]:
     """The index block exactly as ``gitmem index`` prints it and the agent is sent, and
     its size against ``limits.index_tokens`` (a ``Budget``: tokens, limit, estimated,
-    ``state``, ``warning()``). Over budget, the block ends with a line saying so (nothing
-    is left out).
+    ``state``, ``warning()``, ``split``: the cards listed in full and folded). Over budget
+    the block is folded to fit; when even every card's name does not fit, it ends with a
+    line saying so (nothing is left out).
 
     The size is counted with the API's ``count_tokens`` when ``ANTHROPIC_API_KEY`` is set
     (kept by content, so an unchanged block is counted once), else estimated.

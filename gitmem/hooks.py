@@ -211,7 +211,8 @@ def refuse_half_followed(root: Path) -> int:
 
 def scan_staged(root: Path, message_path: str | None = None) -> int:
     """A person's staged cards, persona and synthesis are scanned for secrets
-    as an agent's edit is (the lines the commit adds); a finding refuses the commit. The
+    as an agent's edit is (the lines the commit adds); a finding, or conflict markers,
+    refuses the commit. The
     refusal comes after the editor: it says how to commit again with the message written
     (``message_path``, the file commit-msg was given)."""
     from gitmem.memory import secrets
@@ -241,8 +242,17 @@ def scan_staged(root: Path, message_path: str | None = None) -> int:
         print(f"gitmem: commit refused: {err}", file=sys.stderr)
         return 1
     from gitmem.features.scan import added_lines
+    from gitmem.ops.merge import has_markers
 
     for path, added in added_lines(diff).items():
+        if has_markers("\n".join(t for _, t in added).encode("utf-8", "surrogateescape")):
+            print(
+                f"gitmem: commit refused: {path} has conflict markers (<<<<<<< ... >>>>>>>); "
+                "keep what you want of both versions, stage again and commit"
+                f"{_again(message_path)}",
+                file=sys.stderr,
+            )
+            return 1
         for f in secrets.scan_texts([(path, "\n".join(t for _, t in added))], allow):
             line = added[f.line - 1][0]
             print(
@@ -275,9 +285,30 @@ def _again(message_path: str | None) -> str:
     return f" (your message is kept: `git commit -e -F {message_path}`)"
 
 
-def _follow_marked(root: Path) -> bool:
-    """Whether gitmem left an unfinished update (its marker, found as the hook's shell finds
-    it: MemoryRepo is not imported for a marker that is not there)."""
+def refuse_stopped_sync(root: Path) -> int:
+    """While a sync is stopped at a conflict main waits for it: a person's commit there
+    (``git commit -a`` would take the conflict markers) is refused, naming the way out."""
+    from gitmem.memory.repo import MAIN, MemoryRepo
+
+    try:
+        with MemoryRepo.discover(root) as repo:
+            if repo.head_branch() != MAIN:
+                return 0  # main does not move: the sync takes up from where it stopped
+    except GitmemError:
+        return 0
+    print(
+        "gitmem: commit refused: a sync is stopped at a conflict and main waits for it; "
+        "settle the conflicted cards and run `gitmem sync --continue`, or "
+        "`gitmem sync --abort`, then commit",
+        file=sys.stderr,
+    )
+    return 1
+
+
+def _marked(root: Path, name: str) -> bool:
+    """Whether gitmem left ``name`` under its folder (an unfinished update, a stopped sync),
+    found as the hook's shell finds it: MemoryRepo is not imported for a marker that is not
+    there."""
     git_dir = os.environ.get("GIT_DIR")
     if git_dir is None and (root / ".git").is_dir():
         git_dir = ".git"
@@ -286,13 +317,15 @@ def _follow_marked(root: Path) -> bool:
         if proc.returncode != 0:
             return True  # refuse_half_followed says what is wrong, or lets it through
         git_dir = proc.stdout.decode("utf-8", "surrogateescape").strip()
-    return (root / git_dir / "gitmem" / "follow").exists()
+    return (root / git_dir / "gitmem" / name).exists()
 
 
 def check_commit(root: Path, message_path: str) -> int:
-    """Every check of a person's commit, in the order git ran them when they were two hooks:
-    an unfinished update, the staged lines' secrets, then the message's trailers."""
-    if _follow_marked(root) and refuse_half_followed(root):
+    """Every check of a person's commit: an unfinished update, a stopped sync, the staged
+    lines' secrets and conflict markers, then the message's trailers."""
+    if _marked(root, "follow") and refuse_half_followed(root):
+        return 1
+    if _marked(root, "sync-state.json") and refuse_stopped_sync(root):  # sync/state.py's file
         return 1
     return scan_staged(root, message_path) or refuse_message(root, message_path)
 

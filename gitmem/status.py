@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from gitmem.agent import budget
 from gitmem.git.runner import Sha
 from gitmem.index import build as index_mod
+from gitmem.index.tiers import Split
 from gitmem.memory import trust
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.review.pending import list_sessions
@@ -115,8 +116,8 @@ def status(repo: MemoryRepo) -> Status:
     """The repo's ``Status``, from this machine only (no remote is contacted)."""
     main = repo.tip(MAIN)
     idx = index_mod.refresh(repo, MAIN)
-    rendered = index_mod.rendered(repo, MAIN) if main else idx.render()
-    size = budget.measure(repo, rendered)
+    rendered, split = index_mod.shown(repo, MAIN) if main else (idx.render(), None)
+    size = budget.measure(repo, rendered, split=split)
     rendered = budget.with_note(rendered, size)
     stale = tuple(f"{c.project} § {s.id}" for c in idx.cards for s in c.sections if s.stale)
     unindexed = tuple(
@@ -237,6 +238,9 @@ def _index_lines(st: Status) -> list[str]:
         f"Index: {size(st.index_bytes)}, about {count(st.index_tokens, 'token')} ({how}), "
         f"{share:.0%} of its {int(str(b.get('limit', 0))):,}-token budget"
     )
+    split = Split.from_json(b.get("split"))
+    if split is not None and split.folded:
+        out.append(f"  folded to fit: {split.line()}")
     if b.get("state") == "over":
         out.append(
             "  over budget: the agent is told, nothing is cut; `gitmem consolidate` "

@@ -61,10 +61,11 @@ def test_every_example_runs_and_prints_what_the_doc_shows(
     assert (tmp_path / "acme" / "gitmem.toml").is_file()  # they ran here, not elsewhere
 
 
-# The one function no example runs: it serves MCP on the process's own stdin and stdout
-# until the client disconnects. The doc shows it in a ```py block (shown, not run) and
-# says why; tests/test_mcp_server.py runs it, as `gitmem mcp`, with the official MCP client.
-NOT_RUN = {"serve_mcp"}
+# The functions no example runs: they serve MCP on the process's own stdin and stdout
+# until the client disconnects, or over HTTP until stopped. The doc shows them in a ```py
+# block (shown, not run) and says why; tests/test_mcp_server.py and test_mcp_http.py run
+# them, as `gitmem mcp [--http]`, with the official MCP client.
+NOT_RUN = {"serve_mcp", "serve_mcp_http"}
 
 
 def test_the_doc_shows_every_public_function() -> None:

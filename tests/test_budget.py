@@ -1,5 +1,6 @@
 """The index budget (limits.index_tokens): counted on every refresh, shown by `gitmem index`
-and `gitmem status`, a warning above 80 %, never cut above 100 % (the agent is told)."""
+and `gitmem status`, a warning above 80 %, folded above 100 % with every card still named
+(tests/test_index_tiers.py), and the agent told when even the names exceed it."""
 
 from __future__ import annotations
 
@@ -66,8 +67,8 @@ def test_under_budget_the_index_is_unchanged_and_its_size_is_shown(
     assert st["index_budget"]["limit"] == 8000 and st["index_tokens"] == got["tokens"]
 
 
-def test_above_80_percent_warns_and_above_100_never_cuts(repo: MemoryRepo, client: Path) -> None:
-    fill(repo)
+def test_above_80_percent_warns_and_above_100_folds(repo: MemoryRepo, client: Path) -> None:
+    fill(repo, 30)
     tokens = budget(client)["tokens"]
     set_limit(client, int(tokens / 0.9))
     res = gm("-C", str(client), "index")
@@ -77,9 +78,16 @@ def test_above_80_percent_warns_and_above_100_never_cuts(repo: MemoryRepo, clien
 
     set_limit(client, tokens // 2)
     res = gm("-C", str(client), "index")
+    assert "over its budget" not in res.err and "Over budget" not in res.out  # folded to fit
+    assert "sections are folded" in res.out
+    for i in range(30):  # every card is still named
+        assert f"card{i}" in res.out
+    assert budget(client)["state"] != "over"
+
+    set_limit(client, 100)  # not even the names fit: all of them, and the agent is told
+    res = gm("-C", str(client), "index")
     assert "warning: the memory index is over its budget" in res.err
-    for i in range(12):  # every section is still there
-        assert f"- notes: Notes number {i} about the client" in res.out
+    assert all(f"card{i} (1)" in res.out for i in range(30))
     assert res.out.rstrip().endswith(
         "suggest `gitmem consolidate` to the person.\n</memory-index>".rstrip()
     )
@@ -104,7 +112,7 @@ def test_the_agent_is_told_and_count_tokens_is_used_with_a_key(
         sdk.close()
         block = model.seen[0]["system"][1]["text"]
         assert "Over budget: this index is about" in block and "(count_tokens)" in block
-        assert "index_tokens" in block and "Notes number 11" in block
+        assert "index_tokens" in block and "card11 (1)" in block
         assert any("over its budget" in w for w in warnings)
         assert (
             "gitmem consolidate" in model.seen[0]["system"][0]["text"]

@@ -35,7 +35,7 @@ WRITER = """
 import os, sys
 point = os.environ.get("CRASH_AT")
 if point:
-    import gitmem.ops.worktree as w, gitmem.ops.refs as r, gitmem.git.safe_files as sf
+    import gitmem.ops.worktree as w
     def die(*a, **k):
         os.kill(os.getpid(), 9)
     def before(mod, name):
@@ -51,17 +51,11 @@ if point:
             die()
             return out
         setattr(mod, name, wrapped)
-    real_replace = os.replace
-    def replace(src, dst, **k):
-        if point == "tmp-written" and str(src).endswith(".gitmem-tmp"):
-            die()
-        return real_replace(src, dst, **k)
-    os.replace = replace
     if point == "before-cas":
         before(w, "cas_fast")
     elif point == "after-cas":
         after(w, "cas_fast")
-    elif point == "files-written":
+    elif point == "before-index":
         before(w, "_update_index")
     elif point == "index-updated":
         after(w, "_update_index")
@@ -74,8 +68,7 @@ main(sys.argv[1:])
 POINTS = [
     "before-cas",
     "after-cas",
-    "tmp-written",
-    "files-written",
+    "before-index",
     "index-updated",
     "before-clear",
 ]

@@ -137,7 +137,6 @@ def test_writes_commit_on_the_session_branch_and_land_when_the_client_leaves(
                 "section_id must be a string",
             ),
             ("search_history", {"query": "x", "limit": 0}, "limit must be an integer from 1 to 50"),
-            ("drop_tables", {}, "unknown tool 'drop_tables'"),
         ]
         for name, args, message in bad:
             result = await session.call_tool(name, args)

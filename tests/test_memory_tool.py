@@ -107,7 +107,11 @@ def normalise(result: Outcome) -> Outcome:
 
 
 def reserved(result: Outcome) -> bool:
-    return result[0] == "error" and ".gitkeep is reserved by gitmem" in result[1]
+    """gitmem's refusals where the SDK would go on: a .gitkeep, a name starting with '.'."""
+    kind, text = result
+    return kind == "error" and (
+        ".gitkeep is reserved by gitmem" in text or "a name starting with '.' is not memory" in text
+    )
 
 
 def dirs_on_disk(root: Path) -> set[str]:
@@ -150,9 +154,11 @@ def test_same_results_and_files_as_the_sdk_tool(commands: list[dict[str, Any]]) 
                 mine = outcome(ours, cmd)
                 tip = repo.tip(ours.branch)
                 if reserved(mine):
-                    # Making a .gitkeep is the one thing refused where the SDK would not.
-                    target = cmd.get("new_path") or cmd.get("path", "")
-                    assert cmd["command"] in ("create", "rename") and ".gitkeep" in target, cmd
+                    # A .gitkeep made, or any other dot name, is refused where the SDK goes on.
+                    named = (
+                        f"{cmd.get('path', '')}/{cmd.get('old_path', '')}/{cmd.get('new_path', '')}"
+                    )
+                    assert "/." in named, cmd
                     assert tip == before_tip
                     continue
                 theirs = outcome(sdk, cmd)
@@ -185,10 +191,10 @@ def side_by_side(repo: MemoryRepo, tmp_path: Path, commands: list[dict[str, Any]
     return ours
 
 
-def test_names_with_spaces_tabs_unicode_and_leading_dots_work_like_the_sdk(
+def test_names_with_spaces_tabs_unicode_and_dots_work_like_the_sdk(
     repo: MemoryRepo, tmp_path: Path
 ) -> None:
-    names = ["sp ace.md", "two  spaces.md", " lead", "tab\there.md", "日本 メモ.md", ".hidden.md"]
+    names = ["sp ace.md", "two  spaces.md", " lead", "tab\there.md", "日本 メモ.md", "mid.dot.md"]
     commands: list[dict[str, Any]] = []
     for n in names:
         commands += [
@@ -240,6 +246,26 @@ def test_the_gitkeep_placeholder_is_invisible(repo: MemoryRepo, tmp_path: Path) 
         kind, text = outcome(ours, cmd)
         assert kind == "error" and ".gitkeep is reserved by gitmem" in text, cmd
     assert refs(repo) == before
+
+
+def test_a_dot_name_is_not_memory_so_no_gitattributes_can_be_made(repo: MemoryRepo) -> None:
+    """git reads a .gitattributes anywhere in the tree (`*.md working-tree-encoding=UTF-16LE`
+    would change how every card is stored): the tool makes, edits or moves no dot name."""
+    tool = GitMemoryTool(repo, branch="main")
+    tool.call({"command": "create", "path": "/memories/f.md", "file_text": "f"})
+    attrs = "*.md working-tree-encoding=UTF-16LE\n"
+    before = refs(repo)
+    for cmd in [
+        {"command": "create", "path": "/memories/.gitattributes", "file_text": attrs},
+        {"command": "create", "path": "/memories/d/.gitignore", "file_text": "*\n"},
+        {"command": "create", "path": "/memories/.d/x.md", "file_text": "x"},
+        {"command": "rename", "old_path": "/memories/f.md", "new_path": "/memories/.gitattributes"},
+        {"command": "view", "path": "/memories/.gitattributes"},
+    ]:
+        kind, text = outcome(tool, cmd)
+        assert kind == "error" and "a name starting with '.' is not memory" in text, cmd
+    assert refs(repo) == before
+    assert repo.store.read("main:cards/.gitattributes") is None
 
 
 # -- bad input: a clear error, nothing committed ------------------------------------

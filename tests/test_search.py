@@ -76,7 +76,7 @@ def top(repo: MemoryRepo, query: str, n: int = 1, **kw: Any) -> list[tuple[str, 
 
 
 def test_natural_questions_rank_the_section_that_answers_them(memory: MemoryRepo) -> None:
-    assert top(memory, "How much money does Globex have for the website?") == [
+    assert top(memory, "How much will Globex spend on the website?") == [
         ("globex-website", "budget", "current")
     ]
     assert top(memory, "Who is my contact at Globex?") == [
@@ -158,9 +158,13 @@ def test_transcripts_committed_and_live(memory: MemoryRepo, client: Path, tmp_pa
     (client / "sessions" / "s1.jsonl").write_text("".join(json.dumps(t) + "\n" for t in turns))
     git(client, "add", "sessions/s1.jsonl")
     git(client, "commit", "-qm", "session s1")
-    (hit,) = [h for h in search(memory, "did globex want chatbots?") if h.kind == "transcript"]
-    assert (hit.ref, hit.heading, hit.date[:10]) == ("s1#1", "user", "2025-11-02")
+    hit, reply = [h for h in search(memory, "did globex want chatbots?") if h.kind == "transcript"]
+    assert (hit.ref, hit.session, hit.turn, hit.role) == ("s1#1", "s1", 1, "user")
+    assert hit.date[:10] == "2025-11-02"
     assert "chatbot" in hit.snippet
+    # the reply is found by the words of the message it answers, below it
+    assert (reply.ref, reply.role, reply.snippet) == ("s1#1", "assistant", turns[1]["text"])
+    assert reply.score < hit.score
     live = tmp_path / "s2.jsonl"
     live.write_text(
         json.dumps(

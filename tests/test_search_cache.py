@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from gitmem.index import build as index_build
 from gitmem.memory.repo import MemoryRepo
 from gitmem.search import cache, fold
 from gitmem.search.documents import PAST, W_TEXT, text_of
 from gitmem.search.ranked import Hit, rank, search
+from gitmem.search.related import Related
 from gitmem.search.state import fingerprint, pairs
 
 from helpers import git
@@ -183,7 +185,8 @@ def test_a_search_read_from_the_file_in_parts_ranks_as_the_whole_state(client: P
 def _expected(client: Path, query: str) -> list[Hit]:
     with MemoryRepo(client) as repo:
         state = fold.build(repo, str(repo.tip("main")))
-        return rank(state, query, repo.store.read_blob, 10)
+        related = Related(index_build.refresh(repo, "main"))  # as search learns it
+        return rank(state, query, repo.store.read_blob, 10, related=related)
 
 
 def _flip_inside(file: str, wheres: list[tuple[int, int, bytes]]) -> None:

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -275,21 +276,22 @@ def test_a_failed_working_tree_update_reports_the_landed_commit(
 ) -> None:
     """The disk fills up after the move: the writer says its commit landed (exit 0, a
     warning), and the next command finishes the follow."""
-    import errno
-
-    from gitmem.git import safe_files
+    from gitmem.git.runner import Git
 
     seeded(client)
-    real = safe_files.write
+    real = Git.run
 
-    def full(*a: object, **k: object) -> os.stat_result:
-        raise OSError(errno.ENOSPC, "No space left on device", "cards/acme.md")
+    def full(self: Git, *args: str, **kw: Any) -> subprocess.CompletedProcess[bytes]:
+        if args[2:4] == ("--literal-pathspecs", "restore"):  # git writes the files: ENOSPC
+            err = b"error: unable to write file cards/acme.md: No space left on device\n"
+            return subprocess.CompletedProcess(["git", *args], 1, b"", err)
+        return real(self, *args, **kw)
 
-    monkeypatch.setattr(safe_files, "write", full)
+    monkeypatch.setattr(Git, "run", full)
     code, err = write(client, "acme", "30k", "40k")
     assert code == 0
     assert "the commit landed but the working tree did not follow" in err
-    monkeypatch.setattr(safe_files, "write", real)
+    monkeypatch.setattr(Git, "run", real)
     assert gm("-C", str(client), "recover").code == 0
     assert (client / "cards/acme.md").read_text() == "# acme\n\n## P\nBudget: 40k\n"
     assert git(client, "status", "--porcelain") == ""

@@ -2,10 +2,11 @@
 
 The count is the API's ``count_tokens`` when a key is set (kept by content under
 ``.git/gitmem/index-tokens.json``, so an unchanged block is never counted twice), else an
-estimate of 4 bytes a token, and says which. Above 80 % of the budget gitmem warns;
-above 100 % nothing is cut: the block keeps every section and ends with a line that
-tells the agent it is over budget (rules.md says what to do), and ``gitmem consolidate``
-is suggested.
+estimate of 4 bytes a token, and says which. Over budget the block is folded to fit
+(index/tiers.py); above 80 % of the budget gitmem warns; when even the folded block is
+over (every card's name does not fit), nothing is cut: it ends with a line that tells
+the agent it is over budget (rules.md says what to do), and ``gitmem consolidate`` is
+suggested.
 """
 
 from __future__ import annotations
@@ -14,11 +15,12 @@ import contextlib
 import hashlib
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gitmem.index import build as index_mod
 from gitmem.index.framing import INDEX_TAG
+from gitmem.index.tiers import Split
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.memory.transcript import estimate_tokens
 
@@ -34,6 +36,7 @@ class Budget:
     tokens: int
     limit: int
     estimated: bool
+    split: Split | None = None  # cards listed in full and folded, when known
 
     @property
     def share(self) -> float:
@@ -50,6 +53,7 @@ class Budget:
             "estimated": self.estimated,
             "share": round(self.share, 4),
             "state": self.state,
+            **({"split": self.split.to_json()} if self.split else {}),
         }
 
     def line(self) -> str:
@@ -62,6 +66,11 @@ class Budget:
     def warning(self) -> str | None:
         if self.state == "ok":
             return None
+        if self.split is not None and self.split.folded and self.state != "over":
+            return (
+                f"the memory index is folded to fit its budget: {self.split.line()}; "
+                "`gitmem consolidate` proposes a compaction for review"
+            )
         what = "over" if self.state == "over" else "near"
         return (
             f"the memory index is {what} its budget: {self.line()}; "
@@ -94,9 +103,13 @@ def _keep(repo: MemoryRepo, key: str, tokens: int) -> None:
         os.replace(tmp, _file(repo))
 
 
-def measure(repo: MemoryRepo, text: str, counter: Any = None) -> Budget:
-    """The block's size against the budget; ``counter``: a ``LayerCounter`` to count with
-    (an agent session's), else one made when a key is set."""
+def measure(repo: MemoryRepo, text: str, counter: Any = None, split: Split | None = None) -> Budget:
+    """The block's size against the budget (with its ``split``); ``counter``: a
+    ``LayerCounter`` to count with (an agent session's), else one made when a key is set."""
+    return replace(_measure(repo, text, counter), split=split)
+
+
+def _measure(repo: MemoryRepo, text: str, counter: Any) -> Budget:
     limit = repo.config.index_tokens
     key = f"{repo.config.model}:{hashlib.sha256(text.encode()).hexdigest()}"
     have = _counted(repo).get(key)
@@ -143,7 +156,7 @@ def block(
 ) -> tuple[str, Budget]:
     """The I block the agent sees at ``branch`` and its budget."""
     limit = repo.config.index_tokens  # a bad gitmem.toml is refused before anything is cached
-    raw = text if text is not None else index_mod.rendered(repo, branch)
-    b = measure(repo, raw, counter)
+    raw, split = (text, None) if text is not None else index_mod.shown(repo, branch)
+    b = measure(repo, raw, counter, split)
     assert b.limit == limit
     return with_note(raw, b), b

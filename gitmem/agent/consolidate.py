@@ -72,7 +72,7 @@ def work_list(repo: MemoryRepo, card: str | None) -> str:
     idx = index_mod.refresh(repo, MAIN)
     rep = stale_report(repo)
     mine = [c for c in idx.cards if card is None or c.project == card]
-    size = budget.measure(repo, index_mod.rendered(repo, MAIN))
+    size = budget.measure(repo, index_mod.rendered(repo, MAIN, full=True))  # not folded
     lines = [f"The memory index is {size.line()}."]
     lines.append("Cards:")
     for c in mine:

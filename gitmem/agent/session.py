@@ -21,7 +21,6 @@ from gitmem.agent.token_count import LayerCounter
 from gitmem.agent.tools import TOOLS, MemoryTools
 from gitmem.errors import GitmemError, ModelError
 from gitmem.features.session_branches import Session, transcript_file
-from gitmem.index import build as index
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.secrets import SecretFound
 from gitmem.memory.transcript import Transcript, fsync_path, now_iso
@@ -214,8 +213,7 @@ class AgentSession:
 
     def _index(self) -> str:
         """The I block, its size counted against limits.index_tokens (warned once above 80 %)."""
-        text = index.rendered(self.repo, self.session.branch)  # kept card by card
-        shown, size = budget.block(self.repo, self.session.branch, self.counter, text)
+        shown, size = budget.block(self.repo, self.session.branch, self.counter)
         warning = size.warning()
         if warning and not self._budget_warned:
             self._budget_warned = True

@@ -15,9 +15,10 @@ from typing import Any
 from gitmem.errors import GitmemError, InvalidInput
 from gitmem.features.audit import read_card
 from gitmem.features.edit import write_card
+from gitmem.index import build as index
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
-from gitmem.search import ranked
+from gitmem.search import passage, ranked
 from gitmem.search.ranked import check_query
 
 MAX_INPUT_BYTES = 262144
@@ -27,7 +28,8 @@ TOOLS: list[dict[str, Any]] = [
         "name": "read_memory_card",
         "description": (
             "Read a long-term memory card (one per project), or one section of it by id. "
-            "The memory index in the system prompt lists every card and section id."
+            "The memory index in the system prompt lists every card and section id; on a card "
+            "it folds, this lists the card's sections (id: summary [keywords]) to read one."
         ),
         "input_schema": {
             "type": "object",
@@ -37,8 +39,16 @@ TOOLS: list[dict[str, Any]] = [
                     "type": "string",
                     "description": "Optional section id, e.g. 'budget'.",
                 },
+                "ref": {
+                    "type": "string",
+                    "description": (
+                        "Instead of project: a search_history hit's ref, to read the whole "
+                        "passage: a session turn with the turns around it "
+                        "('20261130-101200-ab12#3'), or a section as a commit wrote it "
+                        "('acme-website/budget@1a2b3c4d5e6f')."
+                    ),
+                },
             },
-            "required": ["project"],
             "additionalProperties": False,
         },
     },
@@ -79,8 +89,11 @@ TOOLS: list[dict[str, Any]] = [
             "transcripts. Use it when the index does not already point to the section: if it "
             "does, read that section with read_memory_card instead. Search with a few words: the "
             "client or project name and the topic word (e.g. 'acme budget', 'globex launch date'); "
-            "add 'before' or 'previously' to rank older values first. Each hit names card § "
-            "section, whether the value is current or past, its date, and a snippet."
+            "add 'before' or 'previously' to rank older values first; dates ('in June', 'last "
+            "week', 'in 2025') are matched against when things were said or written. Each hit "
+            "names card § section (current or past, with dates) or session turn and speaker, "
+            "with a snippet; a session turn's or past value's ref opens it whole with "
+            "read_memory_card(ref=...)."
         ),
         "input_schema": {
             "type": "object",
@@ -90,6 +103,10 @@ TOOLS: list[dict[str, Any]] = [
                     "description": "A few words: names and topic; hits need not contain all.",
                 },
                 "limit": {"type": "integer", "minimum": 1, "maximum": 50},
+                "as_of": {
+                    "type": "string",
+                    "description": "YYYY-MM-DD: search what memory held on that day.",
+                },
             },
             "required": ["query"],
             "additionalProperties": False,
@@ -133,13 +150,37 @@ class MemoryTools:
             return ToolResult(f"Error: {err}", is_error=True)
 
     def _read(self, args: dict[str, Any]) -> ToolResult:
-        _only(args, {"project", "section_id"})
+        _only(args, {"project", "section_id", "ref"})
+        if "ref" in args:
+            if set(args) != {"ref"}:
+                raise InvalidInput("give either ref (a search hit's) or project, not both")
+            got = passage.open_ref(self.repo, _str(args, "ref"), branch=self.branch)
+            return ToolResult(got.text, card_text=True)
         project = _str(args, "project")
         section = args.get("section_id")
         if section is not None and not isinstance(section, str):
             raise InvalidInput("section_id must be a string")
+        if not section:
+            folded = self._section_map(project)
+            if folded is not None:
+                return ToolResult(folded)
         text = read_card(self.repo, project, section or None, branch=self.branch)
         return ToolResult(text, card_text=True)
+
+    def _section_map(self, project: str) -> str | None:
+        """A card folded in the I block: its sections' index lines, not its text."""
+        _text, split = index.shown(self.repo, self.branch)
+        if project in split.full:
+            return None
+        lines = index.card_lines(self.repo, self.branch, project)
+        if lines is None:
+            return None  # no such card: read_card says so
+        return (
+            f"{project} is folded in the memory index; its sections, one line each "
+            "(id: summary [keywords]):\n"
+            f"{lines.strip()}\n"
+            f"Read one with read_memory_card({project!r}, section_id).\n"
+        )
 
     def _write(self, args: dict[str, Any]) -> ToolResult:
         _only(args, {"project", "old_text", "new_text", "index_entry"})
@@ -168,7 +209,7 @@ class MemoryTools:
         )
 
     def _search(self, args: dict[str, Any]) -> ToolResult:
-        _only(args, {"query", "limit"})
+        _only(args, {"query", "limit", "as_of"})
         limit = args.get("limit", 10)
         if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 50:
             raise InvalidInput("limit must be an integer from 1 to 50")
@@ -178,6 +219,7 @@ class MemoryTools:
             limit,
             branch=self.branch,
             live=self.live_transcripts,
+            as_of=_str(args, "as_of") if "as_of" in args else None,
         )
         return ToolResult(result.text())
 

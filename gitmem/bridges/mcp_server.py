@@ -33,10 +33,12 @@ from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
+from mcp.shared.message import SessionMessage
 
 from gitmem import __version__
 from gitmem.agent import budget
-from gitmem.agent.tools import TOOLS, MemoryTools
+from gitmem.agent.tools import TOOL_NAMES, TOOLS, MemoryTools
+from gitmem.bridges.mcp_wire import RESOURCE_NOT_FOUND, wire_error
 from gitmem.errors import ConfigError
 from gitmem.features import session_branches as sessions
 from gitmem.index import build as index_mod
@@ -59,6 +61,39 @@ are merged into main when it ends, or wait for review.
 
 """
 
+# What a client may assume of each tool (MCP tool annotations): the reads change
+# nothing; a write is one commit (revertable, so not destructive) and repeating it
+# is not a no-op (a second append appends again).
+ANNOTATIONS = {
+    "read_memory_card": types.ToolAnnotations(
+        title="Read a memory card", read_only_hint=True, open_world_hint=False
+    ),
+    "write_memory_card": types.ToolAnnotations(
+        title="Edit a memory card",
+        read_only_hint=False,
+        destructive_hint=False,
+        idempotent_hint=False,
+        open_world_hint=False,
+    ),
+    "search_history": types.ToolAnnotations(
+        title="Search memory and past sessions", read_only_hint=True, open_world_hint=False
+    ),
+}
+
+
+def tool_list() -> list[types.Tool]:
+    """The chat tools as MCP tools: the same names, descriptions and schemas."""
+    return [
+        types.Tool(
+            name=t["name"],
+            title=ANNOTATIONS[t["name"]].title,
+            description=t["description"],
+            input_schema=copy.deepcopy(t["input_schema"]),
+            annotations=ANNOTATIONS[t["name"]],
+        )
+        for t in TOOLS
+    ]
+
 
 def build_server(repo: MemoryRepo, session: sessions.Session) -> Server[Any]:
     """An MCP server for one connection: its writes go to ``session``'s branch."""
@@ -71,18 +106,12 @@ def build_server(repo: MemoryRepo, session: sessions.Session) -> Server[Any]:
     async def list_tools(
         ctx: Ctx, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(
-            tools=[
-                types.Tool(
-                    name=t["name"],
-                    description=t["description"],
-                    input_schema=copy.deepcopy(t["input_schema"]),
-                )
-                for t in TOOLS
-            ]
-        )
+        return types.ListToolsResult(tools=tool_list())
 
     async def call_tool(ctx: Ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+        if params.name not in TOOL_NAMES:  # MCP: an unknown tool is a protocol error
+            message = f"unknown tool {params.name!r}; tools are {', '.join(TOOL_NAMES)}"
+            raise MCPError(types.INVALID_PARAMS, message, {"name": params.name})
         args = params.arguments if params.arguments is not None else {}
         result = tools.call(params.name, args)
         return types.CallToolResult(
@@ -106,11 +135,17 @@ def build_server(repo: MemoryRepo, session: sessions.Session) -> Server[Any]:
     ) -> types.ReadResourceResult:
         uri = str(params.uri)
         if uri != INDEX_URI:
-            raise MCPError(types.INVALID_PARAMS, f"unknown resource {uri}", {"uri": uri})
+            message = f"unknown resource {uri}; resources are {INDEX_URI}"
+            raise MCPError(RESOURCE_NOT_FOUND, message, {"uri": uri})
         contents = types.TextResourceContents(
             uri=INDEX_URI, mime_type="text/markdown", text=index_text()
         )
         return types.ReadResourceResult(contents=[contents])
+
+    async def list_templates(
+        ctx: Ctx, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=[])
 
     return Server(
         "gitmem",
@@ -120,6 +155,7 @@ def build_server(repo: MemoryRepo, session: sessions.Session) -> Server[Any]:
         on_call_tool=call_tool,
         on_list_resources=list_resources,
         on_read_resource=read_resource,
+        on_list_resource_templates=list_templates,
     )
 
 
@@ -166,9 +202,9 @@ async def _run(server: Server[Any]) -> None:
         asked = _Asked()
         with _claim_stdin(asked) as stdin:
             async with stdio_server(stdin=stdin) as (read, write):  # type: ignore[arg-type]
-                await server.run(
-                    read, _Answers(write, asked), server.create_initialization_options()
-                )
+                answers = _Answers(write, asked)
+                stdin.reply = answers  # set before the reader task first runs
+                await server.run(read, answers, server.create_initialization_options())
         group.cancel_scope.cancel()
 
 
@@ -190,7 +226,7 @@ class _Asked:
         try:
             message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
         except ValueError:
-            return  # the library answers what it cannot parse, or drops it
+            return  # answered by _Lines (mcp_wire) or a notification: no answer to wait for
         if isinstance(message, types.JSONRPCRequest):
             self.waiting.add(repr(message.id))
         elif isinstance(message, types.JSONRPCNotification) and (
@@ -245,12 +281,15 @@ class _Lines:
     """Lines read from a pipe without a worker thread, so a cancellation stops the read.
 
     ``stdio_server`` reads stdin in a thread that a cancelled task must wait for:
-    SIGTERM would not end the server until the client closed the pipe.
+    SIGTERM would not end the server until the client closed the pipe. A line that is
+    not a valid message is answered here with its JSON-RPC error (``mcp_wire``): the
+    package would drop it unanswered.
     """
 
     def __init__(self, fd: int, asked: _Asked) -> None:
         self.fd = fd
         self.asked = asked
+        self.reply: _Answers | None = None
         self.buffer = b""
         mode = os.fstat(fd).st_mode
         # A file or /dev/null cannot be polled (epoll refuses it) and never makes a read
@@ -261,6 +300,15 @@ class _Lines:
         return self
 
     async def __anext__(self) -> str:
+        while True:
+            text = await self._line()
+            error = wire_error(text)
+            if error is None or self.reply is None:
+                self.asked.read(text)
+                return text
+            await self.reply.send(SessionMessage(error))
+
+    async def _line(self) -> str:
         while b"\n" not in self.buffer:
             if self.pollable:
                 await anyio.wait_readable(self.fd)
@@ -274,9 +322,7 @@ class _Lines:
                 chunk = b"\n"
             self.buffer += chunk
         line, _, self.buffer = self.buffer.partition(b"\n")
-        text = line.decode("utf-8", "replace") + "\n"
-        self.asked.read(text)
-        return text
+        return line.decode("utf-8", "replace") + "\n"
 
 
 @contextlib.contextmanager

@@ -222,6 +222,11 @@ class Snapshot:
             raise ToolError(f"Path {path} would escape /memories directory")
         if any(p.lower() == ".git" for p in parts):
             raise ToolError(f"Path {path} is not allowed: .git is reserved for git itself")
+        if any(hidden(p) for p in parts):
+            raise ToolError(
+                f"Path {path} is not allowed: a name starting with '.' is not memory "
+                "(git reads .gitattributes, .gitignore and the like as its own settings)"
+            )
         if any(len(p.encode()) > MAX_NAME_BYTES for p in parts):
             raise os_error(errno.ENAMETOOLONG)
         return parts
@@ -285,6 +290,12 @@ class Snapshot:
         lines = [f"{format_file_size(DIR_SIZE)}\t{shown}"]
         lines += [f"{size}\t{shown}/{rel}" for size, rel in items]
         return f"{header}\n" + "\n".join(lines)
+
+
+def hidden(name: str) -> bool:
+    """A dot name other than gitmem's placeholder: never a memory path (git would read a
+    ``.gitattributes`` there as settings that change how every card is stored)."""
+    return name.startswith(".") and name != KEEP
 
 
 def _placeholder(parts: Parts, node: Node) -> bool:

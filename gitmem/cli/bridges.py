@@ -2,24 +2,49 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from .app import Ctx, cli, pass_ctx
 
+TOKEN_VAR = "GITMEM_MCP_TOKEN"
+
 
 @cli.command()
+@click.option(
+    "--http",
+    "address",
+    metavar="[HOST:]PORT",
+    help="Serve over Streamable HTTP at http://HOST:PORT/mcp instead of stdio "
+    "(HOST defaults to 127.0.0.1; a bearer token is required, from $GITMEM_MCP_TOKEN "
+    "or generated and printed).",
+)
 @pass_ctx
-def mcp(ctx: Ctx) -> None:
+def mcp(ctx: Ctx, address: str | None) -> None:
     """Serve the memory tools over MCP on stdin/stdout (for Claude Desktop, Claude Code, IDEs).
 
     \b
     Tools: read_memory_card, write_memory_card, search_history (the same as in
     `gitmem chat`); resource: gitmem://index, the memory index. Each connection
     is one session on its own branch, landed or left for `gitmem review` by the
-    repo's review policy when the client disconnects. See docs/mcp.md.
+    repo's review policy when the client disconnects. With --http the server is
+    one session, ended when it stops (Ctrl-C, SIGTERM). See docs/mcp.md.
     """
+    if address is not None:
+        return _http(ctx, address)
     from gitmem import serve_mcp as serve
 
     with ctx.repo() as repo:
         done = serve(repo)
+    click.echo(f"gitmem mcp: session {done.session} ended: {done.text()}", err=True)
+
+
+def _http(ctx: Ctx, address: str) -> None:
+    from gitmem import serve_mcp_http
+
+    with ctx.repo() as repo:
+        done = serve_mcp_http(
+            repo, address, os.environ.get(TOKEN_VAR), say=lambda line: click.echo(line, err=True)
+        )
     click.echo(f"gitmem mcp: session {done.session} ended: {done.text()}", err=True)

@@ -13,33 +13,41 @@ from .app import Ctx, cli, emit, json_option, pass_ctx
     "--budget",
     "show_budget",
     is_flag=True,
-    help="Print the index's size against limits.index_tokens instead of the index.",
+    help="Print the index's size against limits.index_tokens and how it is folded.",
 )
+@click.option("--full", is_flag=True, help="Print every section, folded or not.")
 @json_option
 @pass_ctx
-def index(ctx: Ctx, branch: str, show_budget: bool) -> None:
+def index(ctx: Ctx, branch: str, show_budget: bool, full: bool) -> None:
     """Print the index (layer I) exactly as the agent sees it.
 
     \b
     gitmem index                 the block, sections marked (unindexed) or (stale)
+    gitmem index --full          every card with every section, as within budget
     gitmem index --json          every card and section: summary, keywords, indexed, stale
-    gitmem index --budget        its size in tokens against limits.index_tokens
+    gitmem index --budget        its size in tokens against limits.index_tokens, and the
+                                 split: cards listed in full, cards and sections folded
 
-    Above 80 % of the budget a warning goes to stderr; above 100 % the block keeps every
-    section and ends with a line telling the agent, and `gitmem consolidate` is suggested.
+    Over the budget the block is folded to fit: every card keeps a line (or its name),
+    the most recently changed cards list their sections. Above 80 % of the budget a
+    warning goes to stderr; when even the names do not fit, the block keeps them all and
+    ends with a line telling the agent, and `gitmem consolidate` is suggested.
     """
     from gitmem import read_index, render_index
 
     with ctx.repo() as repo:
         text, size = render_index(repo, branch)  # an unknown branch is an error
         if show_budget:
-            emit(ctx, size.to_json(), f"Index: {size.line()}")
+            split = f"\nSplit: {size.split.line()}" if size.split else ""
+            emit(ctx, size.to_json(), f"Index: {size.line()}{split}")
         elif ctx.json:
             emit(ctx, read_index(repo, branch).to_json, "")
+        elif full:
+            emit(ctx, None, read_index(repo, branch).render())
         else:
             emit(ctx, None, text)
     warning = size.warning()
-    if warning:
+    if warning and not full:
         click.echo(f"gitmem: warning: {warning}", err=True)
 
 

@@ -19,18 +19,27 @@ from .app import Ctx, cli, emit, json_option, pass_ctx
     help="At most N hits.",
 )
 @click.option("--branch", default="main", show_default=True)
+@click.option(
+    "--as-of",
+    metavar="YYYY-MM-DD",
+    help="Search what memory held on that day: the sections as they were then.",
+)
 @json_option
 @pass_ctx
-def search(ctx: Ctx, query: tuple[str, ...], limit: int, branch: str) -> None:
+def search(ctx: Ctx, query: tuple[str, ...], limit: int, branch: str, as_of: str | None) -> None:
     """Search memory as the agent's search_history tool does: card § section with a snippet.
 
     \b
     gitmem search budget
     gitmem search acme invoice -n 5
     gitmem search "call bob" --json
+    gitmem search acme hosting --as-of 2025-06-01
 
-    The hits are the ones the tool returns, in its order: memory commits (each
-    naming its card § section) and turns of past sessions.
+    The hits are the ones the tool returns, in its order: card sections (current or
+    past, with the commit that wrote them) and turns of past sessions (session, turn,
+    speaker). A past value's or a turn's ref opens it whole: the agent's
+    read_memory_card(ref=...). Dates in the words ("in June", "last week") are matched
+    against when things were said or written.
     """
     from gitmem import search_history as run
     from gitmem.memory.names import check_utf8
@@ -41,7 +50,7 @@ def search(ctx: Ctx, query: tuple[str, ...], limit: int, branch: str) -> None:
     if not text.strip():
         raise InvalidInput("the query is empty; give words to search for")
     with ctx.repo() as repo:
-        hits = run(repo, text, limit, branch=branch)
+        hits = run(repo, text, limit, branch=branch, as_of=as_of)
     emit(
         ctx,
         lambda: {"query": text, "hits": [h.to_json() for h in hits]},

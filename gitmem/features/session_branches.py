@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from gitmem.errors import Conflict, DirtyCard, InvalidInput, NotFound
+from gitmem.features import session_live
 from gitmem.git.runner import Sha
 from gitmem.memory import branch_files, names
 from gitmem.memory import trailers as T
@@ -47,6 +48,7 @@ class Session:
     id: str
     branch: str
     base: Sha  # main's tip when the session started
+    live: int | None = field(default=None, repr=False, compare=False)  # session_live's lock
 
     @property
     def ref(self) -> str:
@@ -67,7 +69,7 @@ def start(repo: MemoryRepo, session_id: str | None = None, *, resume: bool = Fal
                 f"session {sid} exists already; `gitmem chat --resume {sid}` continues it"
             )
         base = repo.git.out("merge-base", MAIN, branch)
-        return Session(sid, branch, Sha(base))
+        return Session(sid, branch, Sha(base), _hold(repo, sid))
     if resume:
         ended = any(
             repo.store.resolve(f"refs/gitmem/{kind}/{sid}")
@@ -80,7 +82,15 @@ def start(repo: MemoryRepo, session_id: str | None = None, *, resume: bool = Fal
         raise NotFound("no main branch")
     if not cas(repo, f"refs/heads/{branch}", main, None, f"gitmem session start: {sid}"):
         raise Conflict(f"session branch {branch} was created concurrently")
-    return Session(sid, branch, main)
+    return Session(sid, branch, main, _hold(repo, sid))
+
+
+def _hold(repo: MemoryRepo, sid: str) -> int:
+    fd = session_live.hold(repo, sid)
+    if fd is None:
+        pid = session_live.running(repo, sid) or "?"
+        raise InvalidInput(f"session {sid} is still running (process {pid}); end it there first")
+    return fd
 
 
 def commit_files(
@@ -193,6 +203,17 @@ def archive(
 
 
 def finish(repo: MemoryRepo, session: Session, policy: str | None = None) -> FinishResult:
+    """End a session as ``_end`` says; from then on it is no longer running
+    (``session_live``), so a review may decide it, even when ending failed."""
+    try:
+        return _end(repo, session, policy)
+    finally:
+        if session.live is not None:
+            session_live.release(repo, session.id, session.live)
+            session.live = None
+
+
+def _end(repo: MemoryRepo, session: Session, policy: str | None = None) -> FinishResult:
     """End a session: commit its transcript, then land its commits on main (``policy``
     ``auto``) or leave them pending for review (``review``); ``policy`` defaults to the
     repo's ``review`` setting. Returns a ``FinishResult`` (a landing refused by

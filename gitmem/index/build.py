@@ -14,8 +14,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from gitmem.errors import GitError
-from gitmem.index import cache_file, freshness, replay
+from gitmem.index import cache_file, freshness, replay, tiers
+from gitmem.index.growth import advance, is_revert
 from gitmem.index.model import (
     CardEntry,
     Index,
@@ -27,16 +27,17 @@ from gitmem.index.model import (
     split_keywords,
 )
 from gitmem.index.replay import Replay, replay_all
+from gitmem.index.tiers import Split, brief
 from gitmem.memory import branch_files
 from gitmem.memory import trailers as T
 from gitmem.memory.names import is_slug
 from gitmem.memory.repo import MAIN, MemoryRepo
-from gitmem.ops.history import Commit, iter_log, read_log
+from gitmem.ops.history import Commit
 
 __all__ = ["CardEntry", "Facts", "Index", "Replay", "SectionEntry", "differences", "rebuild"]
-__all__ += ["refresh", "rendered", "replay_all", "resolve"]
+__all__ += ["advance", "refresh", "rendered", "replay_all", "resolve", "shown"]
 
-VERSION = 14  # of the cache file's layout: another one is not read
+VERSION = 15  # of the cache file's layout: another one is not read
 
 
 @dataclass
@@ -135,12 +136,16 @@ def _refill(repo: MemoryRepo, known: Cached, parts: dict[str, list[str]], new: l
     touched = {c.get(T.CARD) for c in new}
     cards = _layout(repo, str(known.state.commit), known.facts)
     redo = [c for c in cards if c[0] in touched or parts.get(c[0], [""])[0] != c[1]]
-    again = {c.project: render_card(c) for c in _entries(repo, known.state, known.facts, redo)}
-    known.parts = {p: [blob, again[p] if p in again else parts[p][1]] for p, blob, _ in cards}
+    again = {c.project: _part(c) for c in _entries(repo, known.state, known.facts, redo)}
+    known.parts = {p: [blob, *again[p]] if p in again else parts[p] for p, blob, _ in cards}
     return render_block([known.parts[p][1] for p, _, _ in cards])
 
 
-# -- the cache file: the rendered block, then the replay and the facts --------------------
+def _part(c: CardEntry) -> list[Any]:
+    return [render_card(c), brief(c)]
+
+
+# -- the cache file: the rendered blocks, then the replay and the facts -------------------
 @dataclass
 class Cached:
     """A replay with its facts, and the index and I block they resolve to (when known)."""
@@ -149,7 +154,8 @@ class Cached:
     facts: Facts
     index: Index | None = None
     text: str | None = None
-    parts: dict[str, list[str]] | None = None  # card -> [its blob, its lines of ``text``]
+    parts: dict[str, list[Any]] | None = None  # card -> [its blob, its lines of ``text``, brief]
+    shown: tuple[int, str, Split] | None = None  # (budget, the block the agent sees, split)
 
     def resolved(self, repo: MemoryRepo) -> Index:
         if self.index is None:
@@ -158,7 +164,7 @@ class Cached:
             self.index = Index(tuple(_entries(repo, self.state, self.facts, cards)))
             if self.parts is None:
                 self.parts = {
-                    c.project: [blob, render_card(c)]
+                    c.project: [blob, *_part(c)]
                     for (_, blob, _), c in zip(cards, self.index.cards, strict=True)
                 }
         return self.index
@@ -169,6 +175,19 @@ class Cached:
             assert parts is not None
             self.text = render_block([parts[c.project][1] for c in index.cards])
         return self.text
+
+    def folded(self, repo: MemoryRepo, branch: str) -> tuple[str, Split]:
+        """The block the agent sees: ``rendered`` folded to the budget (tiers.py)."""
+        budget = repo.config.index_tokens
+        if self.shown is None or self.shown[0] != budget:
+            text = self.rendered(repo)
+            if self.parts is None:
+                self.index = None
+                self.resolved(repo)
+            assert self.parts is not None
+            got = tiers.shown(repo, branch, self.state.commit, text, self.parts)
+            self.shown = (budget, *got)
+        return self.shown[1], self.shown[2]
 
 
 def _path(repo: MemoryRepo, branch: str) -> str:
@@ -183,13 +202,15 @@ def _read(repo: MemoryRepo, branch: str, want: int) -> tuple[list[Any] | None, b
     return got, there
 
 
-def _served(repo: MemoryRepo, branch: str, tip: str | None) -> str | None:
-    """The I block kept for ``tip``, or None: its own record only, behind its own digest
-    (the warm-cache read commands' 250 ms budget at 100k commits)."""
+def _served(repo: MemoryRepo, branch: str, tip: str | None) -> tuple[str, Split] | None:
+    """The I block the agent sees kept for ``tip`` and the budget, or None: its own record
+    only, behind its own digest (the warm-cache read commands' 250 ms at 100k commits)."""
     head = cache_file.read_first(_path(repo, branch))
-    if not isinstance(head, list) or head[:2] != [VERSION, tip] or len(head) != 4:
+    if not isinstance(head, list) or head[:2] != [VERSION, tip] or len(head) != 7:
         return None
-    return head[2] if isinstance(head[2], str) else None
+    split = Split.from_json(head[6])
+    ok = head[4] == repo.config.index_tokens and isinstance(head[5], str)
+    return (head[5], split) if ok and split is not None else None
 
 
 def load(repo: MemoryRepo, branch: str) -> Cached | None:
@@ -205,15 +226,18 @@ def load(repo: MemoryRepo, branch: str) -> Cached | None:
         facts = Facts(data["blobs"], data["written"], data["contested"])
     except (KeyError, TypeError):
         return None
-    if len(head) != 4 or head[1] != state.commit or not isinstance(head[3], dict):
+    if len(head) != 7 or head[1] != state.commit or not isinstance(head[3], dict):
         return Cached(state, facts)
-    return Cached(state, facts, text=head[2], parts=head[3])
+    split = Split.from_json(head[6])
+    shown = (head[4], head[5], split) if split is not None else None
+    return Cached(state, facts, text=head[2], parts=head[3], shown=shown)
 
 
 def save(repo: MemoryRepo, branch: str, known: Cached) -> None:
     """Write the cache whole (readers see the old file or the new one), with only the
     facts the tip needs: it grows with the cards, not with history."""
     text = known.rendered(repo)  # first: resolving learns the facts kept below
+    shown, split = known.folded(repo, branch)
     state, facts, index = known.state, known.facts, known.index
     written = facts.written  # kept whole until a full resolve says which are used
     if index is not None:
@@ -234,7 +258,9 @@ def save(repo: MemoryRepo, branch: str, known: Cached) -> None:
         "written": keep.written,
         "contested": keep.contested,
     }
-    cache_file.write(_path(repo, branch), [[VERSION, state.commit, text, known.parts], data])
+    budget = repo.config.index_tokens
+    head = [VERSION, state.commit, text, known.parts, budget, shown, split.to_json()]
+    cache_file.write(_path(repo, branch), [head, data])
 
 
 def _tip_blobs(repo: MemoryRepo, commit: str | None) -> list[str]:
@@ -242,61 +268,6 @@ def _tip_blobs(repo: MemoryRepo, commit: str | None) -> list[str]:
 
 
 # -- refreshing ---------------------------------------------------------------------------
-def _is_revert(c: Commit) -> bool:
-    return bool(c.reverts or c.get(T.REVERTS))
-
-
-def _keys(commits: list[Commit]) -> set[str]:
-    state = Replay()
-    state.apply_all(commits)
-    return set(state.entries)
-
-
-def _merged(repo: MemoryRepo, state: Replay, new: list[Commit]) -> str | None:
-    """Whether ``new`` (a merge on top, as ``gitmem sync`` and ``git pull`` make) folds onto
-    ``state`` exactly as a full replay orders it: each side since the fork one line of
-    commits without reverts, no section described on both sides (then the order git
-    interleaves them in changes nothing). The merge, which then contests nothing; else None."""
-    tip = new[-1]
-    if len(tip.parents) != 2 or _is_revert(tip) or state.commit is None:
-        return None
-    ours, theirs = tip.parents
-    try:
-        repo.git.run("merge-base", "--is-ancestor", state.commit, tip.sha)
-        mine = read_log(repo.git, f"{theirs}..{ours}")
-        side = read_log(repo.git, f"{ours}..{theirs}")
-    except GitError:  # not an ancestor, or a commit gone
-        return None
-    lines = {c.sha for c in (*mine, *side)}
-    if any(len(c.parents) != 1 or _is_revert(c) for c in (*mine, *side)):
-        return None
-    if any(c.sha not in lines for c in new[:-1]):  # ``state`` is below the fork
-        return None
-    return tip.sha if not _keys(mine) & _keys(side) else None
-
-
-def advance(repo: MemoryRepo, state: Replay, tip: str) -> list[Commit] | None:
-    """Fold ``git log LAST..TIP`` into ``state`` (at LAST) if history grew from LAST: the
-    commits folded in (a merge among them contests no section); None (``state``
-    untouched) otherwise."""
-    if state.commit is None:
-        return None
-    if state.commit == tip:
-        return []
-    try:
-        new = list(iter_log(repo.git, f"{state.commit}..{tip}", reverse=True))
-    except GitError:  # the cached commit is gone (gc after a rewrite)
-        return None
-    if not new or new[-1].sha != tip:
-        return None
-    below = [state.commit, *(c.sha for c in new[:-1])]
-    linear = all(c.parents == (p,) for c, p in zip(new, below, strict=True))
-    if not linear and _merged(repo, state, new) is None:
-        return None
-    state.apply_all(new)
-    return new
-
-
 def _cached(repo: MemoryRepo, branch: str) -> Cached | None:
     """The branch's cache; a session branch without one starts from main's (it starts at
     main's tip; ``advance`` folds in what it added, or refuses when main moved on)."""
@@ -321,7 +292,7 @@ def _current(repo: MemoryRepo, branch: str) -> Cached:
         merges = [c.sha for c in new if len(c.parents) > 1]
         base.facts.contested.update({merge: [] for merge in merges})
         got = Cached(base.state, base.facts)
-        if base.parts is not None and not merges and not any(_is_revert(c) for c in new):
+        if base.parts is not None and not merges and not any(is_revert(c) for c in new):
             got.text = _refill(repo, got, base.parts, new)
         if not in_memory:
             save(repo, branch, got)
@@ -337,17 +308,32 @@ def refresh(repo: MemoryRepo, branch: str = MAIN) -> Index:
     return _current(repo, branch).resolved(repo)
 
 
-def rendered(repo: MemoryRepo, branch: str = MAIN) -> str:
-    """The I block at ``branch``'s tip, as the cache keeps it when it is at the tip."""
+def rendered(repo: MemoryRepo, branch: str = MAIN, *, full: bool = False) -> str:
+    """The I block the agent sees at ``branch``'s tip (folded to the budget, tiers.py),
+    as the cache keeps it when it is at the tip; ``full``: every section."""
+    return _current(repo, branch).rendered(repo) if full else shown(repo, branch)[0]
+
+
+def shown(repo: MemoryRepo, branch: str = MAIN) -> tuple[str, Split]:
+    """The I block the agent sees at ``branch``'s tip and how it is split."""
     memo = repo.memo.get(("index", branch))
     if not isinstance(memo, Cached):
         tip = repo.tip(branch)
-        text = _served(repo, branch, tip)
-        if text is None and branch != MAIN and tip is not None and not _has_cache(repo, branch):
-            text = _served(repo, MAIN, tip)  # a session branch still at main's tip
-        if text is not None:
-            return text
-    return _current(repo, branch).rendered(repo)
+        got = _served(repo, branch, tip)
+        if got is None and branch != MAIN and tip is not None and not _has_cache(repo, branch):
+            got = _served(repo, MAIN, tip)  # a session branch still at main's tip
+        if got is not None:
+            return got
+    return _current(repo, branch).folded(repo, branch)
+
+
+def card_lines(repo: MemoryRepo, branch: str, project: str) -> str | None:
+    """A card's lines as the I block lists it in full (None: no such card)."""
+    known = _current(repo, branch)
+    if known.parts is None:
+        known.resolved(repo)
+    got = (known.parts or {}).get(project)
+    return str(got[1]) if got else None
 
 
 def _has_cache(repo: MemoryRepo, branch: str) -> bool:
@@ -367,8 +353,10 @@ def rebuild_checked(repo: MemoryRepo, branch: str = MAIN) -> tuple[Index, Index 
     tip = repo.tip(branch)
     full = Cached(replay.replay_all(repo, branch), Facts())  # nothing of the cache is believed
     index = full.resolved(repo)
-    served = head[0][2] if head and head[0][1] == full.state.commit else None
-    served_ok = served == full.rendered(repo) or (served is None and (head or not there))
+    kept = head[0] if head and head[0][1] == full.state.commit else None
+    served = [kept[2], kept[5]] if kept and kept[4] == repo.config.index_tokens else None
+    now = [full.rendered(repo), full.folded(repo, branch)[0]]
+    served_ok = served == now or (served is None and (head or not there))
     old = _cached(repo, branch)
     cached = None
     at = full.state.commit

@@ -1,23 +1,20 @@
 """``gitmem cards``: every card of a branch with its sections, sizes and last change.
 
-The last change of every card comes from one ``git log --name-only`` over ``cards/``,
-read while git still walks and stopped once every card has been seen: newest first,
-the first commit naming a card's path is the last one that touched it. The answer is
-kept per branch (``.git/gitmem/index-<branch>.cards``); when history grew from the kept
-commit without a merge, only ``git log KEPT..TIP`` is read, which gives the same result.
+The last change of every card comes from ``changes.card_changes`` (one ``git log
+--name-only``, kept per branch).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass
 
-from gitmem.errors import GitError
 from gitmem.index import build as index_mod
-from gitmem.index import cache_file
-from gitmem.memory import branch_files, names
+from gitmem.index.changes import card_changes, last_changes
+from gitmem.memory import names
 from gitmem.memory.cards import card_path, sections
 from gitmem.memory.repo import MAIN, MemoryRepo
+
+__all__ = ["CardInfo", "CardSection", "card_changes", "last_changes", "list_cards", "size"]
 
 
 @dataclass(frozen=True)
@@ -44,76 +41,6 @@ class CardInfo:
 
     def to_json(self) -> dict[str, object]:
         return asdict(self)
-
-
-VERSION = 1  # of the kept file's layout: another one is not read
-Changes = dict[str, tuple[str, str]]  # card path -> (commit, author date) of its last change
-
-
-def last_changes(repo: MemoryRepo, tip: str, paths: set[str], since: str | None = None) -> Changes:
-    """path -> (commit, date) of the newest commit on ``tip`` (after ``since``) touching it."""
-    found: Changes = {}
-    if not paths:
-        return found
-    rev = f"{since}..{tip}" if since else tip
-    args = ("log", "-z", "--format=%x01%H%x1f%aI", "--name-only", rev, "--", "cards/")
-    current: tuple[str, str] | None = None
-    with repo.git.stream(*args) as stream:
-        for piece in stream.pieces():
-            for item in piece.decode("utf-8", "surrogateescape").split("\0"):
-                item = item.lstrip("\n")
-                if item.startswith("\x01"):
-                    sha, _, date = item[1:].partition("\x1f")
-                    current = (sha, date)
-                elif item and current and item in paths and item not in found:
-                    found[item] = current
-            if len(found) == len(paths):
-                break  # every card seen: the rest of history is not needed
-    return found
-
-
-def _linear_from(repo: MemoryRepo, old: str, tip: str) -> bool:
-    """Whether ``tip`` is ``old`` with commits on top and no merge among them (then the
-    log from ``tip`` is the log of ``old..tip`` followed by the log from ``old``)."""
-    try:
-        repo.git.run("merge-base", "--is-ancestor", old, tip)
-        return not repo.git.out("rev-list", "--merges", "-n1", f"{old}..{tip}")
-    except GitError:  # not an ancestor, or the kept commit is gone
-        return False
-
-
-def _kept(repo: MemoryRepo, branch: str) -> tuple[str, Changes] | None:
-    got, _ = cache_file.read(branch_files.path(repo, branch, "cards"), 1, 1)
-    head = got[0] if got else None
-    if not isinstance(head, list) or len(head) != 3 or head[0] != VERSION:
-        return None
-    old, kept = head[1], head[2]
-    if (
-        not isinstance(old, str)
-        or not isinstance(kept, dict)
-        or not re.fullmatch("[0-9a-f]{40,64}", old)
-    ):
-        return None
-    return old, {p: (v[0], v[1]) for p, v in kept.items()}
-
-
-def card_changes(repo: MemoryRepo, branch: str, tip: str, paths: set[str]) -> Changes:
-    """``last_changes(repo, tip, paths)``, from the kept answer and the commits since when
-    it can: a card last changed long ago walks all history (``gitmem cards`` <= 250 ms at
-    100k commits, issue 21)."""
-    kept = _kept(repo, branch)
-    if kept is not None and kept[0] == tip and paths <= kept[1].keys():
-        return {p: kept[1][p] for p in paths}
-    if kept is not None and _linear_from(repo, kept[0], tip):
-        found = {**kept[1], **last_changes(repo, tip, paths, since=kept[0])}
-    else:
-        found = {}
-    if not paths <= found.keys():
-        found = last_changes(repo, tip, paths)
-    found = {p: found[p] for p in paths if p in found}
-    record = [VERSION, tip, {p: list(v) for p, v in found.items()}]
-    cache_file.write(branch_files.path(repo, branch, "cards"), [record])
-    return found
 
 
 def list_cards(repo: MemoryRepo, branch: str = MAIN) -> list[CardInfo]:

@@ -87,7 +87,7 @@ def render_card(c: CardEntry) -> str:
     """One card's lines of the I block: a blank line, its title, a line per section."""
     # Titles, headings, keywords and summaries are anyone's text: framed as data.
     say = one_line
-    out = ["", f"## {c.project}" + ("" if _same_name(c.title, c.project) else f": {say(c.title)}")]
+    out = ["", f"## {c.project}" + ("" if same_name(c.title, c.project) else f": {say(c.title)}")]
     for s in c.sections:
         kws = say(", ".join(s.keywords))
         if s.indexed:
@@ -99,7 +99,7 @@ def render_card(c: CardEntry) -> str:
     return "\n".join(out)
 
 
-def _same_name(title: str, project: str) -> bool:
+def same_name(title: str, project: str) -> bool:
     """A title that only spells the card's name ("Acme website" for acme-website) adds nothing."""
     return not title.strip() or "-".join(re.findall(r"[a-z0-9]+", title.lower())) == project
 

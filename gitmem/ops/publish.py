@@ -5,7 +5,8 @@ compare-and-swap. When another writer moved it first, the plan is made again on
 the new tip, so nobody's edit is lost. When the branch is checked out, the
 working-tree lock is held throughout, the files the commit touches must have no
 uncommitted edits (checked before any object is written), and afterwards the
-working tree and index follow.
+working tree and index follow; so does every other worktree (``git worktree add``)
+that has the branch checked out (``linked_worktrees``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from dataclasses import dataclass, field
 from gitmem.errors import Conflict, NotFound
 from gitmem.git.runner import Sha
 from gitmem.memory.repo import MemoryRepo
-from gitmem.ops.worktree import check_locks, ensure_clean, move_and_follow, worktree_guard
+from gitmem.ops.linked_worktrees import move_and_follow
+from gitmem.ops.worktree import check_locks, ensure_clean, worktree_guard
 
 MAX_ATTEMPTS = 200
 

@@ -8,8 +8,11 @@ takes the working-tree lock next (every writer, every gitmem command and hook th
 ``recover``) finishes an interrupted follow first: each path that still holds the old
 tip's or the new one's version is brought to the tip; one a person edited is left alone.
 
-No file is written through a symlink (``safe_files``). Outside where memory lives a
-commit may hold a symlink or a submodule; git brings those paths (``git restore``).
+git brings the paths to the commit (``git restore --staged --worktree``): the index gets
+each committed blob as it is and git writes the file from it as a checkout does, so
+whatever .gitattributes says ``git status`` is clean. Where memory lives a symlink on the
+way is refused first (``safe_files``); outside, a commit may hold a symlink or a submodule,
+which git brings as it does any path.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from pathlib import Path
 
 from gitmem.errors import DirtyCard, GitError, GitmemError, StaleLock, UnsafePath, from_os_error
 from gitmem.git import safe_files
-from gitmem.git.objects import GITLINK_MODE, LINK_MODE, GitObject
+from gitmem.git.objects import GITLINK_MODE, LINK_MODE
 from gitmem.git.runner import Sha
 from gitmem.git.staging import staged
 from gitmem.memory.repo import MemoryRepo, where_memory_lives
@@ -151,7 +154,12 @@ def _untouched(repo: MemoryRepo, path: str, old: Sha, tip: Sha) -> bool:
     entries = staged(repo.git, path)
     if not any(entries == ([(0, b)] if b else []) for b in blobs):
         return False
-    return safe_files.read(repo.root, path) in contents
+    data = safe_files.read(repo.root, path)
+    if data in contents:
+        return True
+    # Checked out through .gitattributes (an encoding, line endings): what git would store.
+    proc = repo.git.run("hash-object", "--", path, check=False) if data is not None else None
+    return proc is not None and proc.returncode == 0 and proc.stdout.decode().strip() in blobs
 
 
 # -- moving and following --------------------------------------------------------------
@@ -286,27 +294,15 @@ def sync_worktree(
 ) -> None:
     """Make ``paths`` in the working tree and index match ``commit`` (after a CAS moved
     HEAD); ``known``: the (blob, content) the caller just wrote."""
-    contents: dict[str, tuple[Sha, bytes]] = {}
-    by_git = [p for p in paths if not (known and p in known) and _for_git(repo, (commit,), p)]
-    if by_git:
-        paths = [p for p in paths if p not in by_git]
-    for path in paths:
-        got = (
-            GitObject(known[path][0], "blob", known[path][1])
-            if known and path in known
-            else repo.store.read(f"{commit}:{path}")
-        )
-        if got is None or got.kind != "blob":
-            safe_files.remove(repo.root, path)
-        else:
-            contents[path] = (got.sha, got.data)
-    # Deletions first: a file may take the place of a folder this commit emptied.
-    for path, (_blob, data) in contents.items():
-        safe_files.write(repo.root, path, data)
-    if paths:
-        _update_index(repo, paths)
-    if by_git:
-        _restore(repo, commit, by_git)
+    for path in paths:  # git would replace a symlink where memory lives: refused instead
+        st = safe_files.stat(repo.root, path) if where_memory_lives(path) else None
+        if st is not None and (st.st_mode & 0o170000) == 0o120000:
+            raise UnsafePath(
+                f"{path} is a symlink in the working tree; gitmem never follows one where it "
+                "keeps memory",
+                hint=f"replace it with a real file (git rm --cached {path!r}) and try again",
+            )
+    _update_index(repo, commit, paths, known or {})
 
 
 def _for_git(repo: MemoryRepo, revs: tuple[Sha, ...], path: str) -> bool:
@@ -326,34 +322,36 @@ def _for_git(repo: MemoryRepo, revs: tuple[Sha, ...], path: str) -> bool:
     return st is not None and (st.st_mode & 0o170000) == 0o120000
 
 
-def _restore(repo: MemoryRepo, commit: Sha, paths: list[str]) -> None:
+def _update_index(
+    repo: MemoryRepo, commit: Sha, paths: list[str], known: dict[str, tuple[Sha, bytes]]
+) -> None:
     """git brings ``paths`` in the index and working tree to ``commit``: created, changed
-    or deleted as there (a path neither has is left alone, as git would leave it)."""
-    tracked = [p for p in paths if repo.store.entry(commit, p) is not None or staged(repo.git, p)]
-    if tracked:  # no hooks: gitmem's post-checkout would wait for the lock held here
-        repo.git.run(
-            "-c",
-            "core.hooksPath=/dev/null",
-            "--literal-pathspecs",
-            "restore",
-            f"--source={commit}",
-            "--staged",
-            "--worktree",
-            "--",
-            *tracked,
-        )
-
-
-def _update_index(repo: MemoryRepo, paths: list[str]) -> None:
+    or deleted as there (a path neither has is left alone, as git would leave it). The
+    index gets the committed blob as it is and git writes the file from it as a checkout
+    does, so whatever .gitattributes says (an encoding, line endings, a filter) the
+    person's ``git status`` is clean and their commit takes none of it (``git add`` of the
+    file would store the filtered bytes instead)."""
+    tracked = [
+        p
+        for p in paths
+        if p in known or repo.store.entry(commit, p) is not None or staged(repo.git, p)
+    ]
+    if not tracked:
+        return
+    # No hooks: gitmem's post-checkout would wait for the lock held here.
+    args = ["-c", "core.hooksPath=/dev/null", "--literal-pathspecs", "restore"]
+    args += [f"--source={commit}", "--staged", "--worktree"]
+    args += ["--pathspec-from-file=-", "--pathspec-file-nul"]
+    listed = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in tracked)
     lock = repo.git_dir / "index.lock"
     deadline = time.monotonic() + 10 * LOCK_PATIENCE_S
     while True:
-        proc = repo.git.run("update-index", "-q", "--add", "--remove", "--", *paths, check=False)
+        proc = repo.git.run(*args, input=listed, check=False)
         if proc.returncode == 0:
             return
         err = proc.stderr.decode("utf-8", "replace")
         if not lock.exists():
-            raise GitError(["git", "update-index"], proc.returncode, err)
+            raise GitError(["git", *args], proc.returncode, err)
         wait_for_locks([lock])  # StaleLock if it stays; otherwise a person's git let go
         if time.monotonic() > deadline:
             raise StaleLock(str(lock))

@@ -17,12 +17,14 @@ from dataclasses import asdict, dataclass
 
 from gitmem.errors import Conflict, InvalidInput
 from gitmem.features import session_branches as sessions
+from gitmem.features import session_live
 from gitmem.git.runner import Sha
 from gitmem.index import build as index
 from gitmem.memory import secrets
 from gitmem.memory import trailers as T
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.ops import hunks as H
+from gitmem.ops import linked_worktrees
 from gitmem.ops.history import read_log
 from gitmem.ops.hunks import commit_diffs
 from gitmem.ops.land import land
@@ -70,10 +72,20 @@ def pending(repo: MemoryRepo, session_id: str, expect_tip: str | None = None) ->
         raise InvalidInput(f"session {view.ref.id} was {view.ref.state} already; nothing to decide")
     if expect_tip and view.ref.tip != expect_tip:
         raise Conflict(f"session {view.ref.id} changed while it was reviewed; review it again")
-    if view.ref.ref.startswith("refs/heads/") and checked_out(
-        repo, view.ref.ref.removeprefix("refs/heads/")
-    ):
-        raise InvalidInput(f"{view.ref.ref} is checked out; switch to main first")
+    pid = session_live.running(repo, view.ref.id)
+    if pid is not None:  # it may still write: decided now, main would miss its last edits
+        raise Conflict(
+            f"session {view.ref.id} is still running (process {pid}); decide on it once it ended"
+        )
+    if view.ref.ref.startswith("refs/heads/"):
+        branch = view.ref.ref.removeprefix("refs/heads/")
+        if checked_out(repo, branch):
+            raise InvalidInput(f"{view.ref.ref} is checked out; switch to main first")
+        elsewhere = linked_worktrees.others(repo, branch)
+        if elsewhere:
+            raise InvalidInput(
+                f"{branch} is checked out in {elsewhere[0]}; switch it to main first"
+            )
     return view
 
 
@@ -244,6 +256,9 @@ def _worktree_note(repo: MemoryRepo, landed: list[Sha]) -> str:
         return "main moved; the working tree follows it."
     head = repo.head_branch()
     where = f"branch {head}" if head else "a detached HEAD"
+    linked = linked_worktrees.others(repo, MAIN)
+    if linked:
+        return f"main moved; it is checked out in {linked[0]}, which follows it."
     return f"main moved; your working tree is on {where} and was left alone."
 
 
@@ -274,6 +289,7 @@ def accept(
     _check_secrets(repo, view, plan)
     if checked_out(repo, MAIN):
         ensure_clean(repo, _touched(view, plan))  # before anything is written
+    linked_worktrees.ensure_clean(repo, MAIN, _touched(view, plan))
     chain = build_chain(repo, view, plan)
     whole = [c.sha for c in view.edits if c.sha in plan and plan[c.sha] is None]
     left_out: list[str] = [c.sha for c in view.edits if c.sha not in whole]

@@ -15,6 +15,11 @@ from gitmem.search.terms import terms
 CURRENT, PAST, TURN, GONE = 0, 1, 2, 3
 # Field weights (integers, so a rebuild and an incremental fold add up to the same state).
 W_CARD, W_HEADING, W_KEYWORDS, W_SUMMARY, W_TEXT = 6, 4, 4, 3, 2
+# A turn is also found by the words of the two messages before it: an answer rarely
+# repeats the question's words ("How was the hike?" -- "Exhausting, but the view...").
+W_CONTEXT = 1
+CONTEXT_CHARS = 600  # of the messages before, kept with a turn
+_SEP = "\x1e"  # between the two messages of a turn's context
 
 Read = Callable[[str], bytes | None]  # a blob's content by its id
 
@@ -24,11 +29,11 @@ class Doc(NamedTuple):
 
     kind: int  # CURRENT, PAST, TURN or GONE
     card: str  # "" for a turn
-    section: str
-    heading: str  # a turn: who spoke
+    section: str  # a turn: its number in the transcript
+    heading: str  # a turn: who spoke (its role)
     text: str  # "" for a past value: read back from ``blob`` (``text_of``)
     keywords: str
-    summary: str
+    summary: str  # a turn: the two messages before it (``CONTEXT_CHARS`` of them)
     date: str  # when this value was written (a turn: when it was said)
     until: str  # a past value: when it was replaced
     ref: str  # a section: its card's title; a turn: "<session>#<n>"
@@ -42,7 +47,7 @@ def weighted(doc: Doc) -> Counter[str]:
     """The document's terms, each counted with its field's weight."""
     counts: Counter[str] = Counter()
     if doc.kind == TURN:
-        fields = [(doc.text, W_TEXT)]
+        fields = [(doc.text, W_TEXT), (doc.summary, W_CONTEXT)]
     else:
         card = f"{doc.card} {doc.ref}"  # the card's slug, whole and in parts, and its title
         fields = [
@@ -78,16 +83,46 @@ def text_of(doc: Doc, read: Read) -> str:
     return secs[doc.pos][2] if doc.pos < len(secs) else ""
 
 
-def turn_doc(session: str, n: int, line: bytes) -> Doc | None:
-    """One transcript line as a document (None for a line that holds no text)."""
-    try:
-        rec = json.loads(line)
-    except ValueError:
-        return None
-    text = rec.get("text") if isinstance(rec, dict) else None
-    if not isinstance(text, str) or not text.strip():
-        return None
-    role = str(rec.get("role", "?"))
-    return Doc(
-        TURN, "", "", role, text, "", "", str(rec.get("at", "")), "", f"{session}#{n}", "", "", 0
-    )
+def turn_docs(session: str, lines: list[bytes], start: int, last: Doc | None) -> list[Doc]:
+    """The turns of transcript ``lines[start:]`` as documents: one per message that holds
+    text (a tool call or result alone is not a turn). ``last``: the document of the turn
+    before ``start``, for the turn numbers and the context of the next."""
+    turn = int(last.section) if last is not None else 0
+    # the two messages before the next turn, split by _SEP; the older one from ``last``
+    before = [last.summary.rpartition(_SEP)[2], last.text] if last is not None else []
+    docs = []
+    for line in lines[start:]:
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(rec, dict) or rec.get("type", "message") != "message":
+            continue
+        text, role = _said(rec), str(rec.get("role", "?"))
+        if not text:
+            continue
+        n = rec.get("turn")
+        turn = n if isinstance(n, int) and n > turn else turn + (role == "user" or not turn)
+        context = _SEP.join(before[-2:])[-CONTEXT_CHARS:]
+        at = str(rec.get("at", ""))
+        docs.append(
+            Doc(
+                TURN, "", str(turn), role, text, "", context, at, "", f"{session}#{turn}", "", "", 0
+            )
+        )
+        before = [*before[-1:], text]
+    return docs
+
+
+def _said(rec: dict[str, object]) -> str:
+    """What a message says in words: its text blocks (its ``text`` when it has no blocks)."""
+    content = rec.get("content")
+    if isinstance(content, list) and content:
+        parts = [
+            str(b.get("text", ""))
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "text"
+        ]
+        return "\n".join(p for p in parts if p.strip()).strip()
+    text = rec.get("text") if content is None or content == [] else content
+    return text.strip() if isinstance(text, str) else ""

@@ -22,7 +22,7 @@ from gitmem.git.runner import Git
 from gitmem.memory import trailers as T
 from gitmem.memory.names import is_slug
 from gitmem.memory.repo import MemoryRepo
-from gitmem.search.documents import CURRENT, Doc, Read, card_sections, text_of, turn_doc
+from gitmem.search.documents import CURRENT, Doc, Read, card_sections, text_of, turn_docs
 from gitmem.search.state import SearchState
 
 ZERO = "0" * 40
@@ -143,10 +143,8 @@ def _fold_session(state: SearchState, sid: str, blob: str, read: Read) -> None:
             for n in ids:
                 state.drop(n)
             ids = []
-    for i in range(start, len(lines)):
-        doc = turn_doc(sid, i + 1, lines[i])
-        if doc is not None:
-            ids.append(state.add(doc))
+    last = state.docs[ids[-1]] if ids else None
+    ids.extend(state.add(doc) for doc in turn_docs(sid, lines, start, last))
     state.sessions[sid] = (len(lines), hashlib.sha1(b"\n".join(lines)).hexdigest(), ids)
 
 

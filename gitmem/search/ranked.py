@@ -20,23 +20,29 @@ import math
 import re
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
+from datetime import date
 from pathlib import Path
 from typing import Any
 
 from gitmem.errors import InvalidInput
+from gitmem.index import build as index_build
 from gitmem.memory import names
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.search import cache
-from gitmem.search.documents import CURRENT, GONE, PAST, TURN, W_TEXT, Doc, Read, text_of, turn_doc
+from gitmem.search.documents import CURRENT, GONE, PAST, TURN, W_TEXT, Doc, Read, text_of, turn_docs
 from gitmem.search.documents import weighted as weighted_terms
+from gitmem.search.related import SAMPLE, Related, label
 from gitmem.search.state import Searchable, pairs
 from gitmem.search.terms import query_terms, stem, words
 
 MAX_LIMIT = 50
 MAX_QUERY_CHARS = 1000
 SNIPPET = 160
+TURN_SNIPPET = 320  # a turn's snippet: most turns whole
 K1, B = 1.2 * W_TEXT, 0.75  # k1 on the text field's weight scale
 PAST_DEFAULT, PAST_ASKED, TURN_WEIGHT = 0.6, 1.3, 0.7
+DATE_BOOST = 2.0  # a document dated as the query asks
+BALANCE = 0.5  # a kind's best hit goes first when it scores this share of the top
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
@@ -50,9 +56,12 @@ class Hit:
     until: str  # a past value: when it was replaced
     snippet: str
     score: float
-    ref: str = ""  # a transcript turn: "<session>#<turn>"
+    ref: str = ""  # a transcript turn: "<session>#<turn>" (what opens it)
     heading: str = ""  # a section: its heading; a turn: who spoke
     commit: str = ""  # a section value: the commit that wrote it
+    session: str = ""  # a transcript turn: its session
+    turn: int = 0  # a transcript turn: its number in the session (user and reply share it)
+    role: str = ""  # a transcript turn: who spoke, "user" or "assistant"
 
     @property
     def text(self) -> str:
@@ -64,10 +73,10 @@ class Hit:
 
     def line(self) -> str:
         if self.kind == "transcript":
-            return f"[transcript {self.ref} {self.date[:10]}] {self.heading}: {self.snippet}"
+            return f"[transcript {self.ref} {self.role}, {self.date[:10]}] {self.snippet}"
         when = self.date[:10]
-        if self.state == "past":
-            when = f"{when} to {self.until[:10]}"
+        if self.state == "past":  # its ref opens the value as it was
+            when = f"{when} to {self.until[:10]}, {self.ref}"
         where = f"{self.card} § {self.section}, {when}, {self.commit[:7]}"
         return f"[{self.state} {where}] {self.snippet}"
 
@@ -111,20 +120,36 @@ def check_query(query: object) -> str:
     return query
 
 
-def _snippet(text: str, stems: set[str]) -> str:
+def _snippet(text: str, stems: set[str], size: int = SNIPPET) -> str:
+    """A window of ``text`` around the matched words: the one that holds the most of the
+    query's distinct terms, starting at a word."""
     flat = " ".join(text.split())
-    pos = 0
-    for m in re.finditer(r"\w[\w'\u2019-]*", flat):
-        w = words(m.group())
-        if w and (w[0] in stems or stem(w[0]) in stems):
-            pos = m.start()
-            break
-    start = max(0, pos - 40) if pos else 0
+    if len(flat) <= size:
+        return flat
+    found = [
+        (m.start(), term)
+        for m in re.finditer(r"\w[\w'\u2019-]*", flat)
+        for term in _match(m.group(), stems)
+    ]
+    best, start = 0, 0
+    for i, (pos, _) in enumerate(found):
+        got = len({t for p, t in found[i:] if p < pos + size - 20})
+        if got > best:
+            best, start = got, pos
+    start = max(0, start - 30)
     if start:
         space = flat.find(" ", start)
-        start = space + 1 if 0 <= space < pos else start
-    cut = flat[start : start + SNIPPET]
-    return ("…" if start else "") + cut + ("…" if start + SNIPPET < len(flat) else "")
+        start = space + 1 if 0 <= space < start + 30 else start
+    start = min(start, max(0, len(flat) - size))
+    cut = flat[start : start + size]
+    return ("…" if start else "") + cut + ("…" if start + size < len(flat) else "")
+
+
+def _match(word: str, stems: set[str]) -> list[str]:
+    w = words(word)
+    if not w:
+        return []
+    return [t for t in (w[0], stem(w[0])) if t in stems][:1]
 
 
 def _live_docs(state: Searchable, live: list[Path]) -> list[Doc]:
@@ -136,11 +161,10 @@ def _live_docs(state: Searchable, live: list[Path]) -> list[Doc]:
         except OSError:
             continue
         known = state.sessions.get(path.stem)
-        start = known[0] if known and known[0] <= len(lines) else 0
-        for i in range(start, len(lines)):
-            doc = turn_doc(path.stem, i + 1, lines[i])
-            if doc is not None:
-                docs.append(doc)
+        start, last = 0, None
+        if known and known[0] <= len(lines):
+            start, last = known[0], state.doc(known[2][-1]) if known[2] else None
+        docs.extend(turn_docs(path.stem, lines, start, last))
     return docs
 
 
@@ -172,8 +196,23 @@ def _scores(state: Searchable, weighted: dict[str, float], side: list[Doc]) -> d
 
 def _hit(d: Doc, score: float, stems: set[str], read: Read) -> Hit:
     if d.kind == TURN:
-        snippet = _snippet(d.text, stems)
-        return Hit("transcript", "", "", "transcript", d.date, "", snippet, score, d.ref, d.heading)
+        snippet = _snippet(d.text, stems, TURN_SNIPPET)
+        session = d.ref.partition("#")[0]
+        return Hit(
+            "transcript",
+            "",
+            "",
+            "transcript",
+            d.date,
+            "",
+            snippet,
+            score,
+            d.ref,
+            d.heading,
+            session=session,
+            turn=int(d.section or 0),
+            role=d.heading,
+        )
     body = text_of(d, read) or d.summary  # a past value's: read from git
     return Hit(
         "section",
@@ -184,44 +223,103 @@ def _hit(d: Doc, score: float, stems: set[str], read: Read) -> Hit:
         d.until,
         _snippet(f"{d.heading}: {body}", stems),
         score,
-        "",
+        f"{d.card}/{d.section}" + (f"@{d.commit[:12]}" if d.kind == PAST else ""),
         d.heading,
         d.commit,
     )
 
 
 def rank(
-    state: Searchable, query: str, read: Read, limit: int = 10, extra: list[Doc] | None = None
+    state: Searchable,
+    query: str,
+    read: Read,
+    limit: int = 10,
+    extra: list[Doc] | None = None,
+    as_of: str = "",
+    related: Related | None = None,
 ) -> list[Hit]:
     """The best ``limit`` hits for ``query`` (``extra``: live turns beside the state's
-    documents); ``read`` reads the card blobs past values are shown from."""
-    weighted, past_asked = query_terms(query)
+    documents; ``as_of``: only what memory held on that ISO date); ``read`` reads the card
+    blobs past values are shown from; ``related``: the words the memory's index entries
+    relate, looked for beside the query's own."""
+    q = query_terms(query)
     side = extra or []
+    weighted = q.weighted
+    if related is not None:
+        weighted = related.expand(weighted, lambda term: _labels_with(state, term))
     scores = _scores(state, weighted, side)
     factor = [1.0] * (max(CURRENT, PAST, TURN, GONE) + 1)  # by kind
-    factor[PAST] = PAST_ASKED if past_asked else PAST_DEFAULT
+    factor[PAST] = PAST_ASKED if q.past else PAST_DEFAULT
     factor[TURN] = TURN_WEIGHT
+    if as_of:  # the value in force that day is the one asked for, current or past now
+        factor[PAST] = 1.0
     kinds = state.kinds
-    ranked = [
-        (-score * factor[kinds[i] if i >= 0 else side[-1 - i].kind], i)
-        for i, score in scores.items()
-    ]
-    stems = set(weighted)
+
+    def doc(i: int) -> Doc:
+        return state.doc(i) if i >= 0 else side[-1 - i]
+
+    ranked = []
+    for i, score in scores.items():
+        kind = kinds[i] if i >= 0 else side[-1 - i].kind
+        if q.when is not None or as_of:
+            d = doc(i)
+            if as_of and not _held(d, as_of):
+                continue
+            if q.when is not None and q.when.holds(d.date):
+                score *= DATE_BOOST
+        ranked.append((-score * factor[kind], i))
+    stems = set(q.weighted)
     hits: list[Hit] = []
     seen: set[tuple[str, str, int]] = set()
     for neg, doc_id in _best_first(ranked, limit * 6 + 20):
-        d = state.doc(doc_id) if doc_id >= 0 else side[-1 - doc_id]
+        d = doc(doc_id)
         if d.kind != TURN:
             value = (d.card, d.section, d.kind)
             if value in seen:  # one hit per section value kind: the best past one
                 continue
-            if d.kind == PAST and not past_asked and (d.card, d.section, CURRENT) in seen:
+            if d.kind == PAST and not (q.past or as_of) and (d.card, d.section, CURRENT) in seen:
                 continue  # the section is named already, by its value in force
             seen.add(value)
         hits.append(_hit(d, round(-neg, 3), stems, read))
-        if len(hits) >= limit:
+        if len(hits) >= limit * 2:
             break
-    return hits
+    return _balanced(hits, limit)
+
+
+def _labels_with(state: Searchable, term: str) -> list[frozenset[str]]:
+    """The labels (heading and keywords) of current sections whose text holds ``term``."""
+    post = state.posting(term)
+    if post is None:
+        return []
+    kinds, out = state.kinds, []
+    for doc_id in post[0::2]:
+        if kinds[doc_id] == CURRENT:
+            d = state.doc(doc_id)
+            out.append(label(d.heading, d.keywords.replace(",", " ")))
+            if len(out) >= SAMPLE:
+                break
+    return out
+
+
+def _held(d: Doc, day: str) -> bool:
+    """Whether memory held document ``d`` on ``day``: written by then, not yet replaced."""
+    return d.date[:10] <= day and not (d.kind == PAST and d.until[:10] <= day)
+
+
+def _balanced(hits: list[Hit], limit: int) -> list[Hit]:
+    """The best hit of each kind first when the other kind's best is close (one card's
+    sections never fill every slot above a conversation, nor the reverse), then by score."""
+    if not hits:
+        return hits
+    top = hits[0].score
+    firsts: list[Hit] = []
+    for kind in ("section", "transcript"):
+        best = next((h for h in hits if h.kind == kind), None)
+        if best is not None and best.score >= BALANCE * top:
+            firsts.append(best)
+    rest = [h for h in hits if all(h is not f for f in firsts)]
+    firsts.sort(key=lambda h: -h.score)
+    return (firsts + rest)[:limit]
 
 
 def _best_first(ranked: list[tuple[float, int]], first: int) -> Iterator[tuple[float, int]]:
@@ -240,21 +338,54 @@ def search(
     *,
     branch: str = MAIN,
     live: list[Path] | None = None,
+    as_of: str | None = None,
 ) -> SearchResult:
     """The best ``limit`` hits for ``query`` on ``branch``: sections current and past,
-    and transcript turns (``live`` ones of running sessions included)."""
+    and transcript turns (``live`` ones of running sessions included); ``as_of`` (a date,
+    YYYY-MM-DD): what memory said that day, the sections as they were then."""
     query = check_query(query)
+    day = check_day(as_of) if as_of else ""
     limit = max(1, min(limit, MAX_LIMIT))
     branch = names.branch(branch)
     try:
-        return _search(cache.searchable(repo, branch), repo, query, limit, live or [])
+        state: Searchable = cache.searchable(repo, branch)
+        return _search(state, repo, query, limit, live or [], day, branch)
     except cache.Stale:  # the file changed under this search: never served, made again
         repo.memo.pop(("search", branch), None)
-        return _search(cache.current(repo, branch), repo, query, limit, live or [])
+        return _search(cache.current(repo, branch), repo, query, limit, live or [], day, branch)
+
+
+def check_day(value: object) -> str:
+    """``value`` as an ISO date (YYYY-MM-DD), or InvalidInput naming the form."""
+    text = str(value)
+    try:
+        if len(text) == 10:
+            return date.fromisoformat(text).isoformat()
+    except ValueError:
+        pass
+    raise InvalidInput(f"as_of {value!r} is not a date; give it as YYYY-MM-DD (2026-03-01)")
 
 
 def _search(
-    state: Searchable, repo: MemoryRepo, query: str, limit: int, live: list[Path]
+    state: Searchable,
+    repo: MemoryRepo,
+    query: str,
+    limit: int,
+    live: list[Path],
+    as_of: str,
+    branch: str = MAIN,
 ) -> SearchResult:
     extra = _live_docs(state, live)
-    return SearchResult(query, tuple(rank(state, query, repo.store.read_blob, limit, extra)))
+    related = _related(repo, branch, state.commit)
+    hits = rank(state, query, repo.store.read_blob, limit, extra, as_of, related)
+    return SearchResult(query, tuple(hits))
+
+
+def _related(repo: MemoryRepo, branch: str, commit: str | None) -> Related:
+    """The related words of the branch's index entries, made once per commit."""
+    got = repo.memo.get(("related", branch))
+    if isinstance(got, tuple) and got[0] == commit:
+        return got[1]  # type: ignore[no-any-return]
+    related = Related(index_build.refresh(repo, branch))
+    repo.memo[("related", branch)] = (commit, related)
+    return related

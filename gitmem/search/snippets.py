@@ -87,30 +87,38 @@ def from_hit(hit: Any) -> SearchHit:
 
 
 def search_history(
-    repo: MemoryRepo, query: str, limit: int = 10, *, branch: str = MAIN
+    repo: MemoryRepo, query: str, limit: int = 10, *, branch: str = MAIN, as_of: str | None = None
 ) -> list[SearchHit]:
-    """The hits of ``ranked.search`` on ``branch``, in the engine's order."""
+    """The hits of ``ranked.search`` on ``branch``, in the engine's order (``as_of``, a
+    YYYY-MM-DD date: what memory held that day)."""
     names.branch(branch)
     repo.branch_tip(branch)  # an unknown branch is an error, not "no matches"
-    return [
-        from_hit(h)
-        for h in ranked.search(repo, query, max(1, min(limit, ranked.MAX_LIMIT)), branch=branch)
-    ]
+    limit = max(1, min(limit, ranked.MAX_LIMIT))
+    return [from_hit(h) for h in ranked.search(repo, query, limit, branch=branch, as_of=as_of)]
 
 
 def lines(hits: list[SearchHit]) -> list[str]:
+    """Each hit as ``gitmem search`` prints it: where, then (date, state, what opens it,
+    score), then the snippet."""
     out = []
     for h in hits:
-        extra = [h.date[:10], f"{h.kind} {h.ref}".strip()]
-        for key in ("current", "state"):  # the engine says whether a value still holds
-            value = h.fields.get(key)
-            if isinstance(value, bool):
-                extra.append("current" if value else "past")
-            elif isinstance(value, str) and value:
-                extra.append(value)
+        f = h.fields
+        state = f.get("state")
+        if isinstance(f.get("current"), bool):  # an engine may say it as a flag
+            state = "current" if f["current"] else "past"
+        until = str(f.get("until") or "")[:10]
+        when = f"{h.date[:10]} to {until}" if until else h.date[:10]
+        if h.kind == "transcript":
+            where = f"{f.get('session') or h.ref} turn {f.get('turn')} {f.get('role')}"
+            extra = [when, f"ref {h.ref}"]
+        else:
+            commit = str(f.get("commit") or "")[:7]
+            opens = f"ref {h.ref}" if state == "past" and h.ref else ""
+            extra = [when, str(state or ""), opens, f"commit {commit}" if commit else ""]
+            where = h.where()
         score = h.fields.get("score")
         if isinstance(score, int | float) and not isinstance(score, bool):
             extra.append(f"score {score:.2f}")
-        out.append(f"{h.where()}  ({', '.join(e for e in extra if e)})")
+        out.append(f"{where}  ({', '.join(e for e in extra if e)})")
         out.append(f"    {h.snippet}")
     return out

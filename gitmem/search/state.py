@@ -13,7 +13,7 @@ from typing import Protocol
 
 from gitmem.search.documents import GONE, PAST, Doc, weighted
 
-CACHE_VERSION = 8  # 8: a table of parts, each read alone and checked by its own sha1
+CACHE_VERSION = 9  # 9: turns numbered as the transcript does, with the message before
 
 
 class Searchable(Protocol):

@@ -10,8 +10,8 @@ One tokenizer for documents and queries, so both meet on the same terms:
 - words are stemmed with the Snowball English stemmer (PyStemmer), numbers never are;
 - common English words (and the question words people type) are dropped.
 
-Queries may also carry a small thesaurus of project-work words (``budget`` ~ ``cost``)
-at a lower weight, and words that ask for the past (``before``, ``previously``) are
+Irregular verb forms meet their base form (``chose`` -> ``choose``, ``bought`` ->
+``buy``) before stemming. Words that ask for the past (``before``, ``previously``) are
 taken as that request rather than as terms.
 """
 
@@ -19,11 +19,15 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from datetime import date
 from functools import lru_cache
+from typing import NamedTuple
 
 import Stemmer
 
-from gitmem.search.word_lists import NOW_WORDS, PAST_WORDS, RELATED_LINES, STOP_WORDS
+from gitmem.search import dates
+from gitmem.search.dates import When
+from gitmem.search.word_lists import IRREGULAR_LINES, NOW_WORDS, PAST_WORDS, STOP_WORDS
 
 _WORD = re.compile(r"[a-z0-9]+(?:[-.,:/+&_][a-z0-9]+)*")
 _APOSTROPHE_S = re.compile(r"['\u2019]s\b")
@@ -32,7 +36,12 @@ _NUMBER = re.compile(r"\d+(?:[.,]\d+)*[a-z]{0,2}")
 _THOUSANDS = re.compile(r"^\d{1,3}(,\d{3})+$")
 _stemmer = Stemmer.Stemmer("english")
 
-_RELATED_WEIGHT = 0.35
+# each irregular form -> its base ("was" and "had" are stop words, so never asked for)
+_BASE = {
+    form: forms.split()[0]
+    for forms in IRREGULAR_LINES.replace("\n", "|").split("|")
+    for form in forms.split()[1:]
+}
 
 
 def fold(text: str) -> str:
@@ -46,7 +55,7 @@ def fold(text: str) -> str:
 def stem(word: str) -> str:
     if _NUMBER.fullmatch(word):
         return word
-    return str(_stemmer.stemWord(word))
+    return str(_stemmer.stemWord(_BASE.get(word, word)))
 
 
 def _parts(compound: str) -> list[str]:
@@ -103,35 +112,31 @@ def terms(text: str) -> list[str]:
     return out
 
 
-def _related() -> dict[str, set[str]]:
-    table: dict[str, set[str]] = {}
-    for line in RELATED_LINES:
-        group = {t for w in line.split() for t in _terms_of(w)}
-        for term in group:
-            table.setdefault(term, set()).update(group - {term})
-    return table
+class Query(NamedTuple):
+    """A query as search reads it: weighted terms, whether it asks for a past value, and
+    the dates it names (``dates.When``, or None)."""
+
+    weighted: dict[str, float]
+    past: bool
+    when: When | None
 
 
-RELATED = _related()
-
-
-def query_terms(query: str) -> tuple[dict[str, float], bool]:
-    """The weighted terms of a query, and whether it asks for a past value.
+def query_terms(query: str, today: date | None = None) -> Query:
+    """The weighted terms of a query, whether it asks for a past value, and its dates.
 
     A query of stop words only (``who is it?``) keeps them, so it still finds something.
     """
     raw = words(query)
-    past = any(w in PAST_WORDS for w in raw)
+    when, used = dates.parse(raw, query, today)
+    past = any(w in PAST_WORDS for i, w in enumerate(raw) if i not in used)
     weighted: dict[str, float] = {}
-    for word in raw:
-        if word in PAST_WORDS or word in NOW_WORDS:
+    for i, word in enumerate(raw):
+        if i in used or word in PAST_WORDS or word in NOW_WORDS:
             continue
         for term in _terms_of(word):
             weighted[term] = 1.0
     if not weighted:
-        for word in raw:
-            weighted[stem(word)] = 1.0
-    for term in list(weighted):
-        for near in RELATED.get(term, ()):
-            weighted.setdefault(near, _RELATED_WEIGHT)
-    return weighted, past
+        for i, word in enumerate(raw):
+            if i not in used:
+                weighted[stem(word)] = 1.0
+    return Query(weighted, past, when)

@@ -1,5 +1,5 @@
 """The word lists search uses: English stop words, the words that ask for the past or
-the present, and the related-words thesaurus of queries (``terms.py`` applies them)."""
+the present, and English irregular verbs (``terms.py`` applies them)."""
 
 from __future__ import annotations
 
@@ -233,51 +233,30 @@ PAST_WORDS = frozenset(
 # Words that ask for the value in force: the default, said explicitly.
 NOW_WORDS = frozenset(["now", "currently", "current", "latest", "today", "still", "presently"])
 
-# A small thesaurus of words about client work (budgets, dates, people, systems), both
-# directions; query terms found here also look for their neighbours, at a lower weight.
-RELATED_LINES = [
-    "budget cost costs price pricing spend spending fee fees money quote estimate amount pot "
-    "worth funding funds afford allocated ceiling",
-    "invoice invoicing billing bill payment pay paid",
-    "rate hourly day-rate",
-    "deadline due date timeline schedule milestone milestones delivery deliver eta finish",
-    "launch go-live golive release live ship rollout roll-out",
-    "delay delayed slip slipped postpone postponed push pushed move moved reschedule",
-    "contact contacts person point owner lead manager responsible talk escalate reach liaison",
-    "pm manager coordinator project-lead",
-    "stakeholder sponsor decision-maker",
-    "hosting host server servers deploy deployment infrastructure cloud",
-    "stack technology tech framework platform tools tooling",
-    "database db postgres postgresql mysql",
-    "risk risks issue issues concern concerns blocker blockers problem danger worry",
-    "decision decided decide agreed agreement chose choice",
-    "next todo to-do action actions tasks follow-up followup plan left",
-    "meeting meetings call calls sync standup check-in conversation spoke",
-    "requirement requirements scope spec specification",
-    "brand branding logo colours colors palette typography font fonts",
-    "contract agreement sow retainer terms",
-    "analytics tracking metrics kpi kpis measure measuring visitors traffic",
-    "seo search ranking rankings keywords",
-    "access credentials login account accounts permissions",
-    "email mail newsletter",
-    "design mockup mockups wireframe wireframes prototype",
-    "test testing qa uat acceptance",
-    "team staff people developers",
-    "client customer",
-    "hired hire replaced replace joined",
-    "language languages translation locale localisation localization",
-    "support maintenance sla",
-    "goal goals objective objectives target targets",
-    "website site homepage web webpage pages",
-    "shop webshop store e-commerce ecommerce checkout",
-    "app mobile ios android iphone",
-    "booking bookings reservation reservations appointment",
-    "intranet portal",
-    "crm salesforce hubspot",
-    "dashboard reporting bi",
-    "rebrand brand identity",
-    "danger threat worry worrying",
-    "visitors traffic",
-    "talk speak escalate escalation",
-    "conversation spoke discussed discussion",
-]
+# English irregular verbs: each past form and past participle with its base form, so
+# "chose" meets "choose" and "bought" meets "buy" (the stemmer keeps them apart). A
+# grammar's list, not a domain's: https://en.wiktionary.org/wiki/Appendix:English_irregular_verbs
+IRREGULAR_LINES = """
+arise arose arisen|awake awoke awoken|be was were been|beat beat beaten
+become became|begin began begun|bend bent|bet bet|bid bid|bind bound|bite bit bitten
+bleed bled|blow blew blown|break broke broken|breed bred|bring brought|build built
+burn burnt|burst burst|buy bought|catch caught|choose chose chosen|cling clung|come came
+cost cost|creep crept|cut cut|deal dealt|dig dug|do did done|draw drew drawn|dream dreamt
+drink drank drunk|drive drove driven|eat ate eaten|fall fell fallen|feed fed|feel felt
+fight fought|find found|flee fled|fling flung|fly flew flown|forbid forbade forbidden
+forget forgot forgotten|forgive forgave forgiven|freeze froze frozen|get got gotten
+give gave given|go went gone|grow grew grown|hang hung|have had|hear heard
+hide hid hidden|hit hit|hold held|hurt hurt|keep kept|kneel knelt|know knew known|lay laid
+lead led|lean leant|leap leapt|learn learnt|leave left|lend lent|let let
+light lit|lose lost|make made|mean meant|meet met|pay paid|prove proven|put put|quit quit
+read read|ride rode ridden|ring rang rung|rise rose risen|run ran|say said|see saw seen
+seek sought|sell sold|send sent|set set|sew sewn|shake shook shaken|shine shone|shoot shot
+show shown|shrink shrank shrunk|shut shut|sing sang sung|sink sank sunk|sit sat|sleep slept
+slide slid|speak spoke spoken|speed sped|spend spent|spin spun|spit spat|split split
+spread spread|spring sprang sprung|stand stood|steal stole stolen|stick stuck|sting stung
+stink stank stunk|strike struck|string strung|strive strove striven|swear swore sworn
+sweep swept|swim swam swum|swing swung|take took taken|teach taught|tear tore torn
+tell told|think thought|throw threw thrown|tread trod trodden|understand understood
+wake woke woken|wear wore worn|weave wove woven|weep wept|win won
+withdraw withdrew withdrawn|write wrote written
+"""

@@ -1,0 +1,68 @@
+"""Related words learnt from the memory itself: the index entries the agent wrote.
+
+A section's *label* is its heading and the keywords of its index entry. A word is
+related to the label words of the sections it is found in, when many of them share
+those: one card's budget section is headed "Money", others "Budget", all carry the
+keywords "budget, cost", and their texts say "spend" -- so a question about money or
+spending also looks for budget and cost. Nothing is listed in advance: what is related
+is whatever this memory's entries say, so it fits what the memory is about.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+
+from gitmem.index.model import Index
+from gitmem.search.terms import terms
+
+WEIGHT = 0.4  # a related word's weight, times how often it labels the query word's sections
+MIN_SHARE = 0.3  # of the query word's sections a related word must also label
+MIN_SECTIONS = 2  # a relation seen once is a coincidence
+MOST = 4  # related words per query word
+SAMPLE = 200  # sections a word is found in, read to learn its relations
+
+
+class Related:
+    """Each section's label terms, and which sections each term labels."""
+
+    def __init__(self, index: Index) -> None:
+        self.labels: list[frozenset[str]] = []
+        self.sections: dict[str, list[int]] = {}
+        for card in index.cards:
+            for sec in card.sections:
+                words = label(sec.heading, sec.keywords)
+                if len(words) < 2:
+                    continue
+                for term in words:
+                    self.sections.setdefault(term, []).append(len(self.labels))
+                self.labels.append(words)
+
+    def of(self, term: str, found_in: list[frozenset[str]]) -> dict[str, float]:
+        """The words related to ``term``: label words of the sections it labels or is
+        found in (``found_in``: those sections' labels), each with its share of them."""
+        mine = [self.labels[n] for n in self.sections.get(term, [])] + found_in
+        if len(mine) < MIN_SECTIONS:
+            return {}
+        counts = Counter(u for label in mine for u in label if u != term)
+        return {
+            u: c / len(mine)
+            for u, c in counts.most_common(MOST)
+            if c >= MIN_SECTIONS and c / len(mine) >= MIN_SHARE
+        }
+
+    def expand(
+        self, weighted: dict[str, float], found_in: Callable[[str], list[frozenset[str]]]
+    ) -> dict[str, float]:
+        """The query's terms with their related words added at a lower weight
+        (``found_in(term)``: the labels of the current sections whose text holds it)."""
+        out = dict(weighted)
+        for term in weighted:
+            for near, share in self.of(term, found_in(term)).items():
+                out[near] = max(out.get(near, 0.0), WEIGHT * share)
+        return out
+
+
+def label(heading: str, keywords: str | tuple[str, ...]) -> frozenset[str]:
+    words = keywords if isinstance(keywords, str) else " ".join(keywords)
+    return frozenset(terms(f"{heading} {words}"))

@@ -1,0 +1,263 @@
+"""Recall an agent can act on: turns by number, dates, memory-learnt related words,
+opening a hit, and what memory said on a past day."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import pytest
+
+from gitmem.agent.chat import run_chat
+from gitmem.errors import InvalidInput, NotFound
+from gitmem.fakeapi import FakeAnthropicServer, ManualClock, Reply, RuleModel
+from gitmem.features.edit import write_card
+from gitmem.memory.repo import MemoryRepo
+from gitmem.memory.trailers import IndexEntry
+from gitmem.search.dates import parse
+from gitmem.search.passage import open_ref
+from gitmem.search.ranked import search
+from gitmem.search.terms import query_terms, terms, words
+
+from helpers import git, gm
+
+
+def _message(at: str, role: str, turn: int, text: str) -> str:
+    content = [{"type": "text", "text": text}]
+    rec = {"type": "message", "at": at, "role": role, "turn": turn}
+    return json.dumps({**rec, "content": content, "text": text})
+
+
+def _tool_call(at: str, turn: int) -> str:
+    block = {"type": "tool_use", "id": "t1", "name": "search_history", "input": {"query": "x"}}
+    rec = {"type": "message", "at": at, "role": "assistant", "turn": turn}
+    return json.dumps({**rec, "content": [block], "text": '[search_history {"query": "x"}]'})
+
+
+@pytest.fixture
+def chats(repo: MemoryRepo, client: Path) -> Iterator[MemoryRepo]:
+    lines = [
+        _message(
+            "2023-06-10T18:00:00Z", "user", 1, "Maya: We went camping at Big Sur last weekend."
+        ),
+        _tool_call("2023-06-10T18:00:10Z", 1),
+        _message("2023-06-10T18:00:20Z", "assistant", 1, "Jon: How was it out there?"),
+        _message(
+            "2023-06-10T18:01:00Z",
+            "user",
+            2,
+            "Maya: Freezing at night, but we sat around the fire until two.",
+        ),
+        _message("2023-06-10T18:02:00Z", "assistant", 2, "Jon: Sounds lovely."),
+        _message("2023-06-10T18:03:00Z", "user", 3, "Maya: I chose the blue tent in the end."),
+    ]
+    other = [
+        _message("2023-09-02T10:00:00Z", "user", 1, "Maya: Went camping again at the lake."),
+        _message("2023-09-02T10:00:30Z", "assistant", 1, "Jon: Nice, same tent?"),
+    ]
+    for sid, recs in (("20230610-180000-aa01", lines), ("20230902-100000-aa02", other)):
+        (client / "sessions" / f"{sid}.jsonl").write_text("".join(r + "\n" for r in recs))
+        git(client, "add", f"sessions/{sid}.jsonl")
+        git(client, "commit", "-qm", f"session {sid}")
+    yield repo
+
+
+def test_a_turn_hit_names_session_turn_role_and_date_not_a_line(chats: MemoryRepo) -> None:
+    hit = search(chats, "blue tent").hits[0]
+    # the fourth message record and the sixth line: the transcript's turn 3
+    assert (hit.kind, hit.session, hit.turn, hit.role) == (
+        "transcript",
+        "20230610-180000-aa01",
+        3,
+        "user",
+    )
+    assert hit.ref == "20230610-180000-aa01#3"
+    assert hit.date.startswith("2023-06-10")
+    assert hit.line().startswith("[transcript 20230610-180000-aa01#3 user, 2023-06-10]")
+    # a tool call alone is not a turn: searching its words finds nothing of it
+    assert all("search_history" not in h.snippet for h in search(chats, "search_history query"))
+
+
+def test_a_reply_is_found_by_the_words_of_the_turn_it_answers(chats: MemoryRepo) -> None:
+    refs = [(h.ref, h.role) for h in search(chats, "how was the camping at big sur", 5)]
+    assert ("20230610-180000-aa01#2", "user") in refs  # "Freezing at night..." says neither word
+
+
+def test_dates_in_a_query_are_matched_against_when_things_were_said(chats: MemoryRepo) -> None:
+    assert search(chats, "camping in September").hits[0].session == "20230902-100000-aa02"
+    assert search(chats, "camping in June").hits[0].session == "20230610-180000-aa01"
+    assert search(chats, "camping in 2023").hits  # a year is a date, not a word that must match
+
+
+def test_date_words_parse_to_conditions() -> None:
+    today = date(2026, 12, 2)
+
+    def when(q: str) -> object:
+        return parse(words(q), q, today)[0]
+
+    assert when("what did she do in June?").months == {6}  # type: ignore[attr-defined]
+    got = when("before March 2024")
+    assert (got.after, got.before) == ("", "2024-03-01")  # type: ignore[attr-defined]
+    got = when("since 2025")
+    assert (got.after, got.before) == ("2025-01-01", "")  # type: ignore[attr-defined]
+    got = when("what did we decide last week")
+    assert (got.after, got.before) == ("2026-11-25", "2026-12-02")  # type: ignore[attr-defined]
+    assert when("what may happen") is None  # "may" the verb
+    assert when("on Tuesdays").weekdays == {1}  # type: ignore[attr-defined]
+    # "before" at a date bounds it; alone it still asks for a past value
+    assert query_terms("the budget before March 2024").past is False
+    assert query_terms("the budget before").past is True
+
+
+def test_irregular_verbs_meet_their_base_form() -> None:
+    assert terms("I chose it and bought two") == terms("I choose it and buy two")
+    assert terms("she taught me") == terms("she teaches me")
+
+
+def test_opening_a_hit_gives_the_whole_turn_and_its_neighbours(chats: MemoryRepo) -> None:
+    hit = search(chats, "freezing fire").hits[0]
+    passage = open_ref(chats, hit.ref)
+    assert "Freezing at night, but we sat around the fire until two." in passage.text
+    assert "Jon: Sounds lovely." in passage.text  # the reply in the same turn
+    assert "Jon: How was it out there?" in passage.text  # the turn before
+    assert "I chose the blue tent" in passage.text  # the turn after
+    assert "search_history" not in passage.text
+    with pytest.raises(NotFound, match="turns 1 to 3"):
+        open_ref(chats, "20230610-180000-aa01#9")
+    with pytest.raises(InvalidInput, match="not a search hit's ref"):
+        open_ref(chats, "../etc/passwd")
+
+
+def _entry(section: str, kws: list[str], summary: str) -> IndexEntry:
+    return IndexEntry.make(section, kws, summary)
+
+
+def test_words_are_related_by_the_index_entries_memory_holds(repo: MemoryRepo) -> None:
+    # three cards label their money section differently; the entries tie them together
+    for card, heading, text in (
+        ("alpha", "Money", "Approved spend is 40k."),
+        ("beta", "Budget", "A ceiling of 25k, paid in three parts."),
+        ("gamma", "Budget and fees", "Fixed price 30k."),
+    ):
+        write_card(
+            repo,
+            card,
+            "",
+            f"# {card}\n\n## {heading}\n{text}\n",
+            _entry(heading.lower().replace(" ", "-"), ["budget", "cost"], f"{card} budget"),
+        )
+        write_card(
+            repo,
+            card,
+            "",
+            "\n## Hosting\nRuns on a VPS.\n",
+            _entry("hosting", ["hosting"], "a VPS"),
+        )
+    # beta's card never says "money": alpha's heading does, and the entries relate it to
+    # budget and cost, which beta's budget section carries
+    found = [(h.card, h.section) for h in search(repo, "how much money does beta have", 3)]
+    assert found.index(("beta", "budget")) < found.index(("beta", "hosting"))
+
+
+def test_as_of_answers_what_memory_said_on_that_day(repo: MemoryRepo) -> None:
+    env = dict(os.environ)
+    try:
+        os.environ["GIT_AUTHOR_DATE"] = os.environ["GIT_COMMITTER_DATE"] = "2025-03-01T10:00:00Z"
+        write_card(
+            repo,
+            "acme",
+            "",
+            "# Acme\n\n## Host\nRuns on Heroku.\n",
+            _entry("host", ["hosting"], "Heroku"),
+        )
+        os.environ["GIT_AUTHOR_DATE"] = os.environ["GIT_COMMITTER_DATE"] = "2025-09-01T10:00:00Z"
+        write_card(
+            repo,
+            "acme",
+            "Runs on Heroku.",
+            "Runs on Hetzner.",
+            _entry("host", ["hosting"], "Hetzner"),
+        )
+    finally:
+        os.environ.clear()
+        os.environ.update(env)
+    (now,) = search(repo, "acme hosting", 1).hits
+    assert "Hetzner" in now.snippet
+    (then,) = search(repo, "acme hosting", 1, as_of="2025-05-01").hits
+    assert ("Heroku" in then.snippet, then.state) == (True, "past")
+    assert "Runs on Heroku." in open_ref(repo, then.ref).text  # a past value opens as it was
+    assert search(repo, "acme hosting", as_of="2024-01-01").hits == ()  # before it was written
+    with pytest.raises(InvalidInput, match="YYYY-MM-DD"):
+        search(repo, "acme", as_of="last tuesday")
+
+
+def test_a_session_searches_opens_the_hit_and_answers_from_it(chats: MemoryRepo) -> None:
+    """Through the real SDK and the fake Messages API, as a chat turn runs: the model
+    searches, opens the first hit by its ref in one call, and answers from the passage."""
+
+    def results(request: dict[str, Any]) -> list[str]:
+        last = request["messages"][-1]["content"]
+        blocks = last if isinstance(last, list) else []
+        return [str(b["content"]) for b in blocks if b.get("type") == "tool_result"]
+
+    def model(request: dict[str, Any]) -> Reply:
+        got = results(request)
+        if not got:
+            return Reply.tool_use("search_history", {"query": "camping trip night"}, id="toolu_1")
+        if got[0].startswith("[transcript"):
+            ref = got[0].split()[1]
+            return Reply.tool_use("read_memory_card", {"ref": ref}, id="toolu_2")
+        line = next(ln for ln in got[0].splitlines() if "Freezing" in ln)
+        return Reply.text(f"From the session: {line.strip()}")
+
+    clock = ManualClock(1_000_000.0)
+    with FakeAnthropicServer(RuleModel(), clock=clock) as api:
+        api.model = model
+        sdk = anthropic.Anthropic(api_key="test", base_url=api.base_url, max_retries=0)
+        out: list[str] = []
+        try:
+            run_chat(
+                chats,
+                iter(["how was the camping?"]),
+                client=sdk,
+                write=out.append,
+                warn=out.append,
+                clock=clock,
+            )
+        finally:
+            sdk.close()
+        calls = [
+            (b["name"], b["input"])
+            for r in api.requests
+            if r.path.endswith("/v1/messages") and r.status == 200
+            for m in r.body["messages"]
+            if m["role"] == "assistant" and isinstance(m["content"], list)
+            for b in m["content"]
+            if b["type"] == "tool_use"
+        ]
+    assert ("read_memory_card", {"ref": "20230610-180000-aa01#2"}) in calls
+    assert "From the session: Maya: Freezing at night" in "".join(out)
+
+
+def test_gitmem_search_as_of_through_the_cli(repo: MemoryRepo, client: Path) -> None:
+    env = dict(os.environ)
+    try:
+        for day, text in (("2025-03-01", "Runs on Heroku."), ("2025-09-01", "Runs on Hetzner.")):
+            os.environ["GIT_AUTHOR_DATE"] = os.environ["GIT_COMMITTER_DATE"] = f"{day}T10:00:00Z"
+            old = "Runs on Heroku." if "Hetzner" in text else ""
+            new = text if old else f"# Acme\n\n## Host\n{text}\n"
+            write_card(repo, "acme", old, new, _entry("host", ["hosting"], text))
+    finally:
+        os.environ.clear()
+        os.environ.update(env)
+    then = gm("-C", str(client), "search", "acme", "hosting", "--as-of", "2025-05-01")
+    assert then.code == 0, then.err
+    assert "Heroku" in then.out and "Hetzner" not in then.out
+    assert "ref acme/host@" in then.out  # what opens the value as it was
+    bad = gm("-C", str(client), "search", "acme", "--as-of", "May")
+    assert bad.code == 2 and "YYYY-MM-DD" in bad.err

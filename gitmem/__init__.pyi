@@ -112,6 +112,7 @@ from gitmem.sync.exchange import continue_sync as continue_sync
 from gitmem.sync.exchange import sync as sync_repo
 from gitmem.sync.redact import Redaction as Redaction
 from gitmem.sync.redact import redact as redact_secrets
+from gitmem.sync.redact_journal import finish as finish_redact
 
 __all__ = [
     "AsyncGitMemoryTool",
@@ -182,6 +183,7 @@ __all__ = [
     "continue_sync",
     "export_cards",
     "find_repo",
+    "finish_redact",
     "finish_session",
     "import_notes",
     "init_repo",

@@ -16,6 +16,7 @@ from gitmem.index.tiers import Split
 from gitmem.memory import trust
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.review.pending import list_sessions
+from gitmem.sync import redact_journal
 from gitmem.sync import state as sync_state
 
 LOCAL_ONLY = "counted from what this machine knows; `gitmem status` never contacts a remote"
@@ -66,6 +67,7 @@ class Status:
     note: str = field(default=LOCAL_ONLY)
     index_budget: dict[str, object] = field(default_factory=dict)  # budget.Budget.to_json()
     stale: tuple[str, ...] = ()  # "card § section": entries whose section changed since
+    redact_interrupted: str | None = None  # what a redact left unfinished, and the command
     settings: tuple[trust.Setting, ...] = ()  # protective settings, where each comes from
 
     def to_json(self) -> dict[str, object]:
@@ -138,6 +140,7 @@ def status(repo: MemoryRepo) -> Status:
         sync_stopped=str(stopped["remote"]) if stopped else None,
         index_budget=size.to_json(),
         stale=stale,
+        redact_interrupted=redact_journal.state(repo),
         settings=tuple(trust.settings(repo.root)),
     )
 
@@ -159,6 +162,8 @@ def _branch_lines(st: Status) -> list[str]:
     out = [f"On branch {st.branch}" if st.branch else "HEAD is detached (not on a branch)"]
     if st.branch and st.branch != MAIN:
         out.append("  memory lives on main: `git switch main` to see the agent's edits")
+    if st.redact_interrupted:
+        out.append(st.redact_interrupted[0].upper() + st.redact_interrupted[1:])
     if st.sync_stopped:
         out.append(
             f"A sync with {st.sync_stopped} stopped at a conflict: settle it, then "

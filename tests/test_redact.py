@@ -279,3 +279,19 @@ def test_sync_never_publishes_a_session_branch_that_carries_a_secret(
     assert r.code == EXIT_CONFLICT, r.out + r.err
     assert f"{commit[:7]} (aws-access-key)" in r.err and AWS not in r.err
     assert git(bare, "for-each-ref", "refs/heads/gitmem/") == ""  # nothing published
+
+
+def test_redact_brings_a_linked_worktree_with_main_along(
+    world: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    _, a, _ = world
+    person_commits_secrets(a)
+    git(a, "switch", "-q", "-c", "side")
+    linked = tmp_path / "linked"
+    git(a, "worktree", "add", "-q", str(linked), "main")
+    r = gm("-C", str(a), "redact")
+    assert r.code == 0, r.err
+    card = (linked / "cards" / "acme.md").read_text()
+    assert AWS not in card and "[REDACTED:" in card  # the worktree with main followed
+    assert git(linked, "status", "--porcelain") == ""
+    assert git(linked, "rev-parse", "HEAD") == git(a, "rev-parse", "main")

@@ -41,6 +41,7 @@ from gitmem.agent.tools import TOOL_NAMES, TOOLS, MemoryTools
 from gitmem.bridges.mcp_wire import RESOURCE_NOT_FOUND, wire_error
 from gitmem.errors import ConfigError
 from gitmem.features import session_branches as sessions
+from gitmem.git.runner import STOP_SIGNALS, StopSignals, held_stop_signals
 from gitmem.index import build as index_mod
 from gitmem.memory.repo import MemoryRepo
 
@@ -172,16 +173,18 @@ def serve(repo: MemoryRepo) -> sessions.FinishResult:
     """
     if sys.stdin is None or sys.stdout is None:  # Python saw fd 0 or 1 closed at start
         raise ConfigError("stdin or stdout is closed: gitmem mcp talks to its client over both")
-    session = sessions.start(repo)
     failed: list[BaseException] = []
-    try:
-        anyio.run(_run, build_server(repo, session))
-    except* BrokenPipeError:
-        pass
-    except* OSError as errors:
-        failed.append(_first(errors))
-    finally:
-        done = end_session(repo, session)
+    with held_stop_signals() as stopped:  # from the branch's start to the session's end
+        session = sessions.start(repo)
+        try:
+            anyio.run(_run, build_server(repo, session), stopped)
+        except* BrokenPipeError:
+            pass
+        except* OSError as errors:
+            failed.append(_first(errors))
+        finally:
+            stopped.hold()  # the event loop gave them back to the default
+            done = end_session(repo, session)
     if failed:
         raise ConfigError(
             f"the connection to the MCP client failed ({failed[0]}); session {done.session} "
@@ -196,15 +199,18 @@ def _first(error: BaseException) -> BaseException:
     return error
 
 
-async def _run(server: Server[Any]) -> None:
+async def _run(server: Server[Any], stopped: StopSignals) -> None:
     async with anyio.create_task_group() as group:
-        group.start_soon(_stop_on_signal, group.cancel_scope)
+        group.start_soon(_stop_on_signal, group.cancel_scope, stopped)
         asked = _Asked()
-        with _claim_stdin(asked) as stdin:
-            async with stdio_server(stdin=stdin) as (read, write):  # type: ignore[arg-type]
-                answers = _Answers(write, asked)
-                stdin.reply = answers  # set before the reader task first runs
-                await server.run(read, answers, server.create_initialization_options())
+        try:
+            with _claim_stdin(asked) as stdin:
+                async with stdio_server(stdin=stdin) as (read, write):  # type: ignore[arg-type]
+                    answers = _Answers(write, asked)
+                    stdin.reply = answers  # set before the reader task first runs
+                    await server.run(read, answers, server.create_initialization_options())
+        finally:  # the end follows: a stop signal waits for it (``held_stop_signals``)
+            signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
         group.cancel_scope.cancel()
 
 
@@ -269,12 +275,14 @@ class _Answers:
         return await self.inner.__aexit__(*exc)  # type: ignore[no-any-return]
 
 
-async def _stop_on_signal(scope: CancelScope) -> None:
+async def _stop_on_signal(scope: CancelScope, stopped: StopSignals) -> None:
     # A client that stops the server with SIGTERM still gets its session ended.
-    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as received:
-        async for _ in received:
-            scope.cancel()
-            return
+    with anyio.open_signal_receiver(*STOP_SIGNALS) as received:
+        if not stopped.got:  # (one noted before serving began)
+            async for _ in received:
+                break
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)  # until the end takes them
+        scope.cancel()
 
 
 class _Lines:

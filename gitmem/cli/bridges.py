@@ -37,7 +37,8 @@ def mcp(ctx: Ctx, address: str | None) -> None:
 
     with ctx.repo() as repo:
         done = serve(repo)
-    click.echo(f"gitmem mcp: session {done.session} ended: {done.text()}", err=True)
+        # said before git's children are waited for: a late stop signal may end us then
+        click.echo(f"gitmem mcp: session {done.session} ended: {done.text()}", err=True)
 
 
 def _http(ctx: Ctx, address: str) -> None:

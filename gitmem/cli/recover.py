@@ -1,4 +1,4 @@
-"""``gitmem recover``: finish an update of the working tree a crash interrupted."""
+"""``gitmem recover``: finish what a crash interrupted (a working-tree update, a redact)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from .app import Ctx, cli, emit, json_option, pass_ctx
 @json_option
 @pass_ctx
 def recover(ctx: Ctx) -> None:
-    """Finish an update of the working tree that a crash interrupted.
+    """Finish an update of the working tree, or a redact, that a crash interrupted.
 
     \b
     gitmem recover
@@ -17,10 +17,15 @@ def recover(ctx: Ctx) -> None:
     A gitmem write moves the branch first and then updates the card in the working
     tree and git's index; if it was killed in between, every gitmem command (and
     this one explicitly) brings the files up to the branch. A card a person has
-    edited since is left as it is. Prints what was finished.
+    edited since is left as it is. A `gitmem redact` killed before its rewritten
+    history was checked is rolled back (nothing had changed); one killed after is
+    finished. Prints what was done.
     """
+    from gitmem import finish_redact
     from gitmem import recover as finish
 
     with ctx.repo_open() as repo:
         done = finish(repo)
-    emit(ctx, {"finished": done}, f"finished {', '.join(done)}" if done else "nothing to finish")
+        redact = finish_redact(repo)
+    said = ([f"finished {', '.join(done)}"] if done else []) + redact
+    emit(ctx, {"finished": done, "redact": redact}, "\n".join(said) or "nothing to finish")

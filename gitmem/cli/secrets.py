@@ -16,8 +16,9 @@ def scan(ctx: Ctx, history: bool) -> None:
     """Find secrets (API keys, tokens, private keys, passwords) in memory.
 
     Without --history: the cards, persona, synthesis and transcripts on main.
-    With --history: every commit of every branch and session ref, each finding
-    named by commit, card, section and kind (never the secret itself).
+    With --history: every commit of every branch and session ref (what it adds,
+    the names of files it creates, its message), each finding named by commit,
+    card, section and kind (never the secret itself, not even in a file's name).
     Exits 1 when something is found, 0 when nothing is, so scripts can rely on it.
 
     Example: gitmem scan --history --json
@@ -40,11 +41,16 @@ def scan(ctx: Ctx, history: bool) -> None:
 def redact(ctx: Ctx, push: str | None) -> None:
     """Rewrite history so every secret `gitmem scan --history` finds becomes [REDACTED:<kind>].
 
-    Uses git-filter-repo on main and the session refs; trailers and the index are
-    kept (reindex matches after). What was redacted is recorded under
-    refs/gitmem/redactions/<n> and as a note on the new tip. Nothing leaves this
-    machine until --push REMOTE, which pushes main with --force-with-lease on the
-    tip last synced; other clones then run `gitmem sync --accept-redaction`.
+    Refused while anything is uncommitted (nothing is rewritten: commit or stash
+    first). Each secret is replaced whole, in every file, commit message and file
+    name (a card named by a secret becomes redacted-<kind>-<n>), on main and the
+    session refs, by git-filter-repo in a scratch repository; the result is scanned
+    again before any ref moves. Trailers, the index and gitmem's record of its own
+    commits are kept. What was redacted is recorded under refs/gitmem/redactions/<n>
+    and as a note on the new tip. Interrupted, `gitmem recover` rolls it back or
+    finishes it. Nothing leaves this machine until --push REMOTE, which pushes main
+    with --force-with-lease on the tip last synced; other clones then run
+    `gitmem sync --accept-redaction`.
 
     Example: gitmem redact && gitmem redact --push origin
     """

@@ -1,9 +1,12 @@
 """``gitmem scan``: secrets in the tree of main, or added by any commit of history.
 
-The history is read with one ``git log -p`` (the lines each commit adds to memory,
-and its index entry's summary and keywords); only a finding costs one more read,
-of the file it is in, to name its section. ``outgoing`` is what ``gitmem sync``
-checks before it pushes.
+The history is read with one ``git log -p`` (the lines each commit adds to memory, the
+names of the files it creates there, and its whole message); only a finding costs one
+more read, of the file it is in, to name its section. Each finding keeps its whole
+token (a detector may match only a prefix: ``ghp``, the first 24 characters of a Stripe
+key), so ``gitmem redact`` replaces all of it. A secret in a file's name is a finding at
+line 0 of that file; a path is never printed with its secret in it. ``outgoing`` is
+what ``gitmem sync`` checks before it pushes.
 """
 
 from __future__ import annotations
@@ -20,13 +23,14 @@ from gitmem.memory.repo import MAIN, MemoryRepo
 # What gitmem scans: memory (cards, persona, synthesis) and the session transcripts.
 PATHS = ("cards", "persona.md", "synthesis.md", "sessions")
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+_TOKEN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_+/=-")
 
 
 @dataclass(frozen=True)
 class Hit:
     kind: str
-    path: str  # a file, or "Gitmem-Summary" / "Gitmem-Keywords" of the commit
-    line: int
+    path: str  # a file (its secrets masked), "Gitmem-Summary"/"Gitmem-Keywords", "message"
+    line: int  # 0: in the file's name
     section: str | None = None
     commit: str | None = None  # None: the tree of main
     secret: str = ""  # kept for `gitmem redact`, never printed
@@ -39,7 +43,8 @@ class Hit:
     def text(self) -> str:
         at = f"{self.commit[:7]} " if self.commit else ""
         sec = f" § {self.section}" if self.section else ""
-        return f"{at}{self.path}{sec} line {self.line}: {self.kind}"
+        where = f"line {self.line}" if self.line else "in its name"
+        return f"{at}{self.path}{sec} {where}: {self.kind}"
 
 
 @dataclass(frozen=True)
@@ -81,6 +86,42 @@ def _section_at(repo: MemoryRepo, rev: str, path: str, line: int) -> str | None:
     return None if raw is None else _section(raw.decode("utf-8", "replace"), line, path)
 
 
+def whole(line: str, secret: str) -> str:
+    """The whole token of ``line`` around ``secret``: a detector may report only a prefix
+    (``ghp`` of a GitHub token, 24 characters of a longer Stripe key)."""
+    at = line.find(secret)
+    if at < 0 or not secret:
+        return secret
+    start, end = at, at + len(secret)
+    while start > 0 and line[start - 1] in _TOKEN and line[start - 1] != "=":
+        start -= 1
+    while end < len(line) and line[end] in _TOKEN:
+        end += 1
+    return line[start:end]
+
+
+def _found(s: secrets.Scanner, text: str) -> list[tuple[int, str, str]]:
+    """(line, kind, whole secret) of each finding in ``text``."""
+    lines = text.split("\n")
+    return [(f.line, f.kind, whole(lines[f.line - 1], f.secret)) for f in s.scan(text)]
+
+
+def name_findings(s: secrets.Scanner, path: str) -> list[tuple[str, str]]:
+    """(kind, whole secret) of each secret in the parts of ``path``'s name."""
+    out: list[tuple[str, str]] = []
+    for part in path.split("/"):
+        stem = part[:-3] if part.endswith(".md") else part
+        out += [(kind, secret) for _, kind, secret in _found(s, stem)]
+    return out
+
+
+def masked(path: str, found: list[tuple[str, str]]) -> str:
+    """``path`` with each secret of its name replaced by its kind: safe to print."""
+    for kind, secret in found:
+        path = path.replace(secret, f"[REDACTED:{kind}]")
+    return path
+
+
 def scan_tree(repo: MemoryRepo, rev: str = MAIN) -> list[Hit]:
     s = secrets.scanner(repo.config.secrets_allow)
     out = repo.git.run("ls-tree", "-r", "-z", "--name-only", rev, "--", *PATHS)
@@ -89,16 +130,32 @@ def scan_tree(repo: MemoryRepo, rev: str = MAIN) -> list[Hit]:
         raw = repo.store.read_blob(f"{rev}:{path}") if path else None
         if raw is None:
             continue
+        named = name_findings(s, path)
+        shown = masked(path, named)
+        hits += [Hit(kind, shown, 0, None, None, secret) for kind, secret in named]
         text = raw.decode("utf-8", "replace")
-        for f in s.scan(text):
-            hits.append(Hit(f.kind, path, f.line, _section(text, f.line, path), None, f.secret))
+        for n, kind, secret in _found(s, text):
+            hits.append(Hit(kind, shown, n, _section(text, n, path), None, secret))
     return hits
+
+
+def _message_hits(s: secrets.Scanner, sha: str, message: str) -> list[Hit]:
+    """Findings in a commit's message, each named by the trailer it is in (or "message");
+    a secret the subject repeats from the summary is one finding."""
+    hits: dict[str, Hit] = {}
+    lines = message.split("\n")
+    for n, kind, secret in _found(s, message):
+        key, sep, _ = lines[n - 1].partition(":")
+        where = T.canonical(key) if sep else None
+        where = where if where in (T.SUMMARY, T.KEYWORDS) else "message"
+        if secret not in hits or where != "message":
+            hits[secret] = Hit(kind, where, 1, None, sha, secret)
+    return list(hits.values())
 
 
 def scan_log(repo: MemoryRepo, *revs: str) -> list[Hit]:
     """Findings in what each commit of ``revs`` (git log arguments) adds, oldest first."""
     s = secrets.scanner(repo.config.secrets_allow)
-    fmt = f"--format=%x00%H%x1f%(trailers:key={T.SUMMARY},valueonly)%x1f%(trailers:key={T.KEYWORDS},valueonly)%x1f"
     raw = repo.git.run(
         *T.DEFAULT_BLOCKS,
         "log",
@@ -108,23 +165,35 @@ def scan_log(repo: MemoryRepo, *revs: str) -> list[Hit]:
         "--no-color",
         "--no-renames",
         "--no-ext-diff",
-        fmt,
+        "--summary",
+        "--format=%x00%H%x1f%B%x1f",
         *revs,
         "--",
         *PATHS,
     ).stdout.decode("utf-8", "surrogateescape")
     hits: list[Hit] = []
     for record in raw.split("\0")[1:]:
-        sha, summary, keywords, diff = [*record.split("\x1f", 3), "", "", ""][:4]
-        for key, value in ((T.SUMMARY, summary), (T.KEYWORDS, keywords)):
-            for f in s.scan(value.strip()):
-                hits.append(Hit(f.kind, key, 1, None, sha, f.secret))
+        sha, message, diff = [*record.split("\x1f", 2), "", ""][:3]
+        hits += _message_hits(s, sha, message.strip())
+        for path in created(diff):
+            named = name_findings(s, path)
+            hits += [Hit(k, masked(path, named), 0, None, sha, x) for k, x in named]
         for path, added in added_lines(diff).items():
             text = "\n".join(t for _, t in added)
-            for f in s.scan(text):
-                n = added[f.line - 1][0]
-                hits.append(Hit(f.kind, path, n, _section_at(repo, sha, path, n), sha, f.secret))
+            shown = masked(path, name_findings(s, path))
+            for line, kind, secret in _found(s, text):
+                n = added[line - 1][0]
+                hits.append(Hit(kind, shown, n, _section_at(repo, sha, path, n), sha, secret))
     return hits
+
+
+def created(diff: str) -> list[str]:
+    """The paths a commit creates, from ``git log --summary``'s " create mode" lines."""
+    return [
+        ln.split(" ", 4)[4]
+        for ln in diff.split("\n")
+        if ln.startswith(" create mode ") and ln.count(" ") >= 4
+    ]
 
 
 def added_lines(diff: str) -> dict[str, list[tuple[int, str]]]:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from gitmem.errors import Conflict, DirtyCard, InvalidInput, NotFound
 from gitmem.features import session_live
-from gitmem.git.runner import Sha
+from gitmem.git.runner import Sha, held_stop_signals
 from gitmem.memory import branch_files, names
 from gitmem.memory import trailers as T
 from gitmem.memory.repo import ARCHIVE_PREFIX, MAIN, SESSION_PREFIX, MemoryRepo
@@ -203,23 +203,23 @@ def archive(
 
 
 def finish(repo: MemoryRepo, session: Session, policy: str | None = None) -> FinishResult:
-    """End a session as ``_end`` says; from then on it is no longer running
-    (``session_live``), so a review may decide it, even when ending failed."""
-    try:
-        return _end(repo, session, policy)
-    finally:
-        if session.live is not None:
-            session_live.release(repo, session.id, session.live)
-            session.live = None
+    """End a session as ``_end`` says, SIGTERM and SIGHUP waiting for it (the end is one
+    step); from then on it is no longer running (``session_live``), so a review may
+    decide it, even when ending failed."""
+    with held_stop_signals():
+        try:
+            return _end(repo, session, policy or repo.config.review)
+        finally:
+            if session.live is not None:
+                session_live.release(repo, session.id, session.live)
+                session.live = None
 
 
-def _end(repo: MemoryRepo, session: Session, policy: str | None = None) -> FinishResult:
+def _end(repo: MemoryRepo, session: Session, policy: str) -> FinishResult:
     """End a session: commit its transcript, then land its commits on main (``policy``
-    ``auto``) or leave them pending for review (``review``); ``policy`` defaults to the
-    repo's ``review`` setting. Returns a ``FinishResult`` (a landing refused by
-    uncommitted edits leaves the session pending and says why). Raises ``NotFound`` when
-    the session branch is gone."""
-    policy = policy or repo.config.review
+    ``auto``) or leave them pending for review (``review``). Returns a ``FinishResult``
+    (a landing refused by uncommitted edits leaves the session pending and says why).
+    Raises ``NotFound`` when the session branch is gone."""
     save_transcript(repo, session)
     tip = repo.tip(session.branch)
     if tip is None:

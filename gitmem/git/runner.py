@@ -5,17 +5,24 @@ repository-location variables (``GIT_DIR``, ``GIT_INDEX_FILE``...) are dropped s
 gitmem call made from inside a git hook addresses the repo it names, not the one
 the hook runs for, and ``GIT_TERMINAL_PROMPT=0`` keeps a remote from blocking on a
 password prompt. Failures raise ``GitError`` carrying the command and git's stderr.
+
+git runs in a process group of its own (but for commands that may ask a person at
+the terminal: fetch, push...), so a signal sent to gitmem's group -- a client or a
+terminal closing -- reaches gitmem alone, which then ends its git children in order
+instead of finding them killed halfway (``held_stop_signals``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import subprocess
+import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import NewType
+from typing import Any, NewType
 
 from gitmem.errors import GitError, GitMissing
 
@@ -37,6 +44,61 @@ _LOCATION_VARS = frozenset(
         "GIT_EDITOR",
     }
 )
+
+
+# Commands that may ask a person through the terminal (ssh, a credential helper): they stay
+# in the terminal's foreground group, where reading it does not stop them (SIGTTIN).
+_ASKS_TERMINAL = frozenset({"fetch", "push", "pull", "clone", "ls-remote", "remote", "checkout"})
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+def _group(args: Sequence[str]) -> int | None:
+    """``process_group`` for a git command: 0 (a group of its own) unless it may prompt."""
+    words = iter(args)
+    for word in words:
+        if word in ("-c", "-C"):
+            next(words, None)
+        elif not word.startswith("-"):
+            return None if word in _ASKS_TERMINAL else 0
+    return 0
+
+
+class StopSignals:
+    """SIGTERM and SIGHUP noted, not obeyed, while held (``held_stop_signals``)."""
+
+    def __init__(self) -> None:
+        self.got: list[int] = []
+
+    def hold(self) -> None:
+        """Note them (again: an event loop that handled them meanwhile leaves the default
+        behind), and let through one ``signal.pthread_sigmask`` held since the stop began."""
+        if threading.current_thread() is threading.main_thread():  # (where handlers are set)
+            for sig in STOP_SIGNALS:
+                signal.signal(sig, self._note)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+
+    def _note(self, signum: int, _frame: object) -> None:
+        self.got.append(signum)
+
+
+@contextlib.contextmanager
+def held_stop_signals() -> Iterator[StopSignals]:
+    """Run a step that must end whole (a session's end) with SIGTERM and SIGHUP noted,
+    not obeyed; the handlers before are put back after it. Inside a step that holds
+    them already, the same notes are kept (a stop noted outside is seen inside)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield StopSignals()
+        return
+    old = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
+    outer = getattr(old[signal.SIGTERM], "__self__", None)
+    stops = outer if isinstance(outer, StopSignals) else StopSignals()
+    stops.hold()
+    try:
+        yield stops
+    finally:
+        for sig, handler in old.items():
+            if handler is not None:  # (None: set outside Python, nothing to put back)
+                signal.signal(sig, handler)
 
 
 def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -65,16 +127,24 @@ class Git:
     ) -> subprocess.CompletedProcess[bytes]:
         cmd = ["git", *args]
         try:
-            proc = subprocess.run(
+            child = _start(
                 cmd,
+                _group(args),
                 cwd=self.cwd,
-                input=input,
-                capture_output=True,
+                stdin=subprocess.PIPE if input is not None else None,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
                 env={**self._env, **env} if env else self._env,
-                check=False,
             )
         except FileNotFoundError as exc:
             raise _missing(self.cwd) from exc
+        with child:
+            try:
+                out, err = child.communicate(input)
+            except BaseException:  # (as subprocess.run: a Ctrl-C ends git too)
+                child.kill()
+                raise
+        proc = subprocess.CompletedProcess(cmd, child.returncode, out, err)
         if check and proc.returncode not in ok_codes:
             raise GitError(
                 cmd,
@@ -93,17 +163,29 @@ class Git:
         return self.run(*args, input=input).stdout.decode("utf-8", "surrogateescape").rstrip("\n")
 
     def popen(self, *args: str) -> subprocess.Popen[bytes]:
-        try:
-            return subprocess.Popen(
-                ["git", *args],
-                cwd=self.cwd,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=self._env,
+        try:  # long-running: never a prompt, ended by closing its input
+            pipe = subprocess.PIPE
+            return _start(
+                ["git", *args], 0, cwd=self.cwd, stdin=pipe, stdout=pipe, stderr=pipe, env=self._env
             )
         except FileNotFoundError as exc:
             raise _missing(self.cwd) from exc
+
+
+def _start(cmd: list[str], group: int | None, **options: Any) -> subprocess.Popen[bytes]:
+    """Start ``cmd``; with ``group`` 0 in a process group of its own.
+
+    Python's child leaves our group only just before exec, after it unblocked signals:
+    a group's signal in between would kill it. So it starts, and runs, with SIGTERM and
+    SIGHUP blocked (gitmem ends it by closing its input, or SIGKILL).
+    """
+    if group is None:
+        return subprocess.Popen(cmd, **options)
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        return subprocess.Popen(cmd, process_group=group, **options)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def _missing(cwd: Path) -> Exception:
@@ -135,9 +217,7 @@ class Stream:
             self._out = files.enter_context(tempfile.TemporaryFile())
             self._err = files.enter_context(tempfile.TemporaryFile())
             try:
-                self._proc = subprocess.Popen(
-                    cmd, cwd=cwd, stdout=self._out, stderr=self._err, env=env
-                )
+                self._proc = _start(cmd, 0, cwd=cwd, stdout=self._out, stderr=self._err, env=env)
             except FileNotFoundError as exc:
                 raise _missing(cwd) from exc
             self._files = files.pop_all()  # the stream owns them now; close() closes them

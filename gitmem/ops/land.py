@@ -3,7 +3,8 @@
 Used when a session ends with the ``auto`` review policy and when a person accepts
 a session's commits in review. Each commit is re-created on the target's tip
 (fast-forward when the target has not moved), so history stays linear and the
-index can be folded in incrementally.
+index can be folded in incrementally; a card the target changed too is merged
+section by section (``merge.land_tree``).
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from gitmem.errors import Conflict
 from gitmem.git.formats import Commit
 from gitmem.git.runner import Sha
 from gitmem.memory.repo import MemoryRepo
+from gitmem.ops.merge import land_tree
 from gitmem.ops.publish import PlannedCommit, publish
-from gitmem.ops.transplant import transplant
 
 
 def commits_between(repo: MemoryRepo, base: str, tip: str) -> list[Sha]:
@@ -45,7 +46,7 @@ def land(repo: MemoryRepo, shas: list[Sha], onto: str, reason: str) -> list[Sha]
                 continue
             if len(raw.parents) != 1:
                 raise Conflict(f"{raw.sha[:7]} is a merge; land its edits instead")
-            tree, paths = transplant(repo, parent, [(raw.parents[0], raw.sha)])
+            tree, paths = land_tree(repo, parent, [(raw.parents[0], raw.sha)])
             touched.update(paths)
             parent = repo.write_commit(tree, [parent], raw.message, author=raw.author)
             new.append(parent)

@@ -1,11 +1,11 @@
-"""Three-way merges of memory for sync: cards section by section, logs by union.
+"""Three-way merges of memory for sync and landings: cards section by section, logs by union.
 
-Two machines that edited different cards, or different sections of one card,
-merge without a word. The same section edited differently on both sides is a
-conflict named by card and section: the merge then yields the card with both
-versions of that section between ``<<<<<<<`` / ``=======`` / ``>>>>>>>`` lines
-for the person to settle, and no tree. Nothing here touches refs or the
-working tree.
+Two machines (or two sessions) that edited different cards, or different sections
+of one card, merge without a word; sections added on both sides all stay, ours
+first. The same section edited differently on both sides is a conflict named by
+card and section: the merge then yields the card with both versions of that
+section between ``<<<<<<<`` / ``=======`` / ``>>>>>>>`` lines for the person to
+settle, and no tree. Nothing here touches refs or the working tree.
 """
 
 from __future__ import annotations
@@ -18,10 +18,11 @@ from gitmem.git.runner import Sha
 from gitmem.memory.cards import card_of, sections
 from gitmem.memory.repo import MemoryRepo, where_memory_lives
 from gitmem.ops.hunks import split_lines
-from gitmem.ops.transplant import changed_paths, merge_contents, merge_text
+from gitmem.ops.transplant import apply_changes, changed_paths, merge_contents, merge_text
 
 TOP = "(top)"  # the part of a card before its first section: the title
 MARKERS = ("<<<<<<< ", "=======", ">>>>>>> ")
+LANDING = ("main", "session")  # the sides of a landing, as a conflict names them
 
 
 @dataclass(frozen=True)
@@ -68,13 +69,17 @@ def _blocks(text: str) -> dict[str, str]:
     return out
 
 
-def _order(ours: dict[str, str], theirs: dict[str, str]) -> list[str]:
-    """Our order of blocks, with blocks only they have placed after their predecessor."""
+def _order(base: dict[str, str], ours: dict[str, str], theirs: dict[str, str]) -> list[str]:
+    """Our order of blocks; a block only they have goes after its predecessor in their
+    card, past the blocks only we added there: ours first, then theirs in their order."""
     keys = list(ours)
     prev = TOP
     for key in theirs:
         if key not in keys:
-            keys.insert(keys.index(prev) + 1 if prev in keys else len(keys), key)
+            at = keys.index(prev) + 1 if prev in keys else len(keys)
+            while at < len(keys) and keys[at] not in base and keys[at] not in theirs:
+                at += 1
+            keys.insert(at, key)
         prev = key
     return keys
 
@@ -109,7 +114,7 @@ def merge_card(base: str, ours: str, theirs: str, labels: tuple[str, str]) -> tu
     b, o, t = _blocks(base), _blocks(ours), _blocks(theirs)
     out: list[str] = []
     clashes: list[str] = []
-    for key in _order(o, t):
+    for key in _order(b, o, t):
         mine, yours = o.get(key), t.get(key)
         pick, clash = _pick(mine, yours, b.get(key))
         if clash:
@@ -155,6 +160,28 @@ def merge_file(
         return merge_text(repo, ours, base or b"", theirs, path), None  # union for logs
     except Conflict:
         return _merge_marked(repo, ours, base or b"", theirs, labels), FileConflict(path, None, ())
+
+
+def land_tree(
+    repo: MemoryRepo, tip: Sha, pairs: list[tuple[Sha | None, Sha | None]]
+) -> tuple[Sha, list[str]]:
+    """``transplant`` for a landing: a card ``tip`` changed too merges section by section,
+    so sections added on both sides all stay; Conflict names a section changed on both."""
+    return apply_changes(repo, tip, pairs, lambda *f: _settle(repo, *f))
+
+
+def _settle(
+    repo: MemoryRepo, path: str, base: bytes | None, ours: bytes | None, theirs: bytes | None
+) -> bytes:
+    if ours is None or theirs is None:
+        raise Conflict(f"{path} was changed on one side and removed on the other")
+    if card_of(path) is None:
+        return merge_text(repo, ours, base or b"", theirs, path)
+    merged, conflict = merge_file(repo, path, base, ours, theirs, LANDING)
+    if conflict is not None or merged is None:
+        where = conflict.label() if conflict else path
+        raise Conflict(f"{where} was changed on both sides; the change does not apply cleanly")
+    return merged
 
 
 def _blob_ids(

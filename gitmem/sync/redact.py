@@ -1,9 +1,13 @@
 """``gitmem redact``: remove every secret from history with git-filter-repo.
 
-Each finding of ``gitmem scan --history`` is replaced by ``[REDACTED:<kind>]`` in
-every blob and commit message (``git filter-repo --replace-text --replace-message``
-on the branches and the session refs), so trailers stay trailers and ``gitmem
-reindex`` gives the same index as the incremental one. What was redacted (kinds,
+Refused while anything is uncommitted. Each finding of ``gitmem scan --history`` is
+replaced whole by ``[REDACTED:<kind>]`` in every blob and commit message, and a secret
+in a file's name by ``redacted-<kind>-<n>`` (``rewrite.py``: filter-repo writes into a
+scratch repository, the result is scanned again before any ref moves), on the branches
+and the session refs, so trailers stay trailers and ``gitmem reindex`` gives the same
+index as the incremental one. gitmem's record of its own commits takes the new ids, so
+``gitmem log`` and ``gitmem revert SESSION`` still know them. Interrupted, it is rolled
+back or finished by ``gitmem recover`` (``redact_journal.py``). What was redacted (kinds,
 places, old -> new commit of main; never a secret) is kept as a commit under
 ``refs/gitmem/redactions/<n>`` and as a note on the new tip
 (``refs/notes/gitmem-redactions``). Nothing leaves the machine until
@@ -15,34 +19,24 @@ record and offers ``--accept-redaction`` instead of refusing a rewritten remote.
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
-import tempfile
 from dataclasses import asdict, dataclass, field
 
 from gitmem.errors import Conflict, NotFound
 from gitmem.features.scan import Hit, scan_log
-from gitmem.git.objects import TreeEntry
-from gitmem.git.runner import Sha, clean_env
+from gitmem.git.runner import Sha
 from gitmem.index import build as index
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.ops import remote as remote_mod
 from gitmem.ops.land import commits_between, land
 from gitmem.ops.transplant import changed_paths
-from gitmem.ops.worktree import (
-    ensure_clean,
-    move_and_follow,
-    sync_worktree,
-    worktree_guard,
-)
+from gitmem.ops.worktree import ensure_clean, move_and_follow, worktree_guard
+from gitmem.sync import redact_journal as journal
+from gitmem.sync import rewrite
+from gitmem.sync.redact_journal import NOTES
 from gitmem.sync.refs import sync_ref
 
 RECORDS = "refs/gitmem/redactions/"
-NOTES = "refs/notes/gitmem-redactions"
 REWRITTEN = ("refs/heads/", "refs/gitmem/archive/", "refs/gitmem/partial/", "refs/gitmem/rejected/")
-_PEM = rb"regex:-----BEGIN ([A-Z ]*)PRIVATE KEY-----[\s\S]*?-----END \1PRIVATE KEY-----"
 
 
 @dataclass(frozen=True)
@@ -61,10 +55,11 @@ class Redaction:
         return asdict(self)
 
     def text(self) -> str:
+        first = "".join(f"{n}.\n" for n in self.notes)
         if self.record is None:
-            return "no secrets found in history: nothing to redact.\n"
+            return first + "no secrets found in history: nothing to redact.\n"
         kinds = sorted({str(f["kind"]) for f in self.findings})
-        out = (
+        out = first + (
             f"redacted {len(self.findings)} finding(s) ({', '.join(kinds)}); main "
             f"{(self.main_before or '')[:7]} -> {(self.main_after or '')[:7]}; "
             f"recorded in {self.record}.\n"
@@ -76,59 +71,9 @@ class Redaction:
         return out
 
 
-def _replacements(hits: list[Hit]) -> bytes:
-    lines: list[bytes] = []
-    for h in hits:
-        if h.kind == "private-key":
-            lines.append(_PEM + b"==>[REDACTED:private-key]")
-        elif h.secret and "\n" not in h.secret:
-            lines.append(f"{h.secret}==>[REDACTED:{h.kind}]".encode())
-    # longest first: a secret that contains another is replaced whole
-    ordered = sorted(set(lines), key=lambda b: len(bytes(b)), reverse=True)
-    return b"\n".join(ordered) + b"\n"
-
-
 def _refs(repo: MemoryRepo) -> list[str]:
     out = repo.git.out("for-each-ref", "--format=%(refname)", *REWRITTEN)
     return [r for r in out.splitlines() if r]
-
-
-def _filter_repo(repo: MemoryRepo, rules: bytes, refs: list[str]) -> dict[str, str]:
-    """Run git-filter-repo (the installed package's script) on ``refs``; old -> new commits."""
-    state = repo.git_dir / "filter-repo"  # its maps and its "already ran" mark
-    shutil.rmtree(state, ignore_errors=True)
-    fd, path = tempfile.mkstemp(prefix="gitmem-redact-", dir=repo.git_dir)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(rules)
-        cmd = [
-            sys.executable,
-            "-m",
-            "git_filter_repo",
-            "--force",
-            "--quiet",
-            "--replace-text",
-            path,
-            "--replace-message",
-            path,
-            "--refs",
-            *refs,
-        ]
-        proc = subprocess.run(cmd, cwd=repo.root, env=clean_env(), capture_output=True, check=False)
-        if proc.returncode:
-            last = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["?"]
-            raise Conflict(f"git filter-repo failed ({proc.returncode}): {last[0]}")
-    finally:
-        os.unlink(path)
-    mapping: dict[str, str] = {}
-    cmap = state / "commit-map"
-    if cmap.exists():
-        for line in cmap.read_text().splitlines()[1:]:
-            old, _, new = line.partition(" ")
-            if old != new:
-                mapping[old] = new
-    shutil.rmtree(state, ignore_errors=True)
-    return mapping
 
 
 def _next_record(repo: MemoryRepo) -> str:
@@ -140,65 +85,72 @@ def _next_record(repo: MemoryRepo) -> str:
     return f"{RECORDS}{n}"
 
 
-def _write_record(repo: MemoryRepo, ref: str, data: dict[str, object]) -> None:
-    blob = repo.store.write("blob", json.dumps(data, indent=2, sort_keys=True).encode() + b"\n")
-    tree = repo.store.write_tree([TreeEntry(b"100644", b"redaction.json", blob)])
-    commit = repo.write_commit(tree, [], f"gitmem redact: {ref.rsplit('/', 1)[-1]}\n")
-    repo.git.run("update-ref", ref, commit)
-
-
 def redact(repo: MemoryRepo, push: str | None = None) -> Redaction:
-    """Rewrite local history without its secrets; with ``push``, publish main and the record."""
+    """Rewrite local history without its secrets; with ``push``, publish main and the record.
+
+    Refused (DirtyCard) while anything is uncommitted; a redact interrupted before is
+    finished (or rolled back) first."""
 
     if repo.tip(MAIN) is None:
         raise NotFound("no main branch")
     if push:
         remote_mod.url(repo, push)  # an unknown remote is refused before anything is rewritten
-    hits = scan_log(repo, *_refs(repo))
+    with repo.lock("redact"):
+        resumed = journal.finish_locked(repo)
+        done = _redact(repo, resumed)
+    if push:
+        return _publish(repo, push, done if done.record else _last(repo, done.notes))
+    return done
+
+
+def _redact(repo: MemoryRepo, resumed: list[str]) -> Redaction:
+    refs = _refs(repo)
+    hits = scan_log(repo, *refs)
     if not hits:
-        if push:
-            return _push_pending(repo, push)
-        return Redaction(None, [], repo.tip(MAIN), repo.tip(MAIN))
-    before = repo.tip(MAIN)
-    findings = [
-        {k: v for k, v in h.to_json().items() if k in ("kind", "path", "line", "section", "commit")}
-        for h in hits
-    ]
-    with worktree_guard(repo, MAIN) as live:
-        if live:
-            ensure_clean(
-                repo, sorted({h.path for h in hits if "/" in h.path or h.path.endswith(".md")})
-            )
-        mapping = _filter_repo(repo, _replacements(hits), _refs(repo))
-        after = repo.tip(MAIN)
-        if live and before and after and after != before:
-            # filter-repo on chosen refs leaves the working tree alone: it follows here
-            sync_worktree(repo, after, changed_paths(repo, before, after))
-    ref = _next_record(repo)
-    data: dict[str, object] = {
-        "findings": findings,
-        "main_before": before,
-        "main_after": after,
-        "map": mapping,
-    }
-    _write_record(repo, ref, data)
-    if after:
-        kinds = ", ".join(sorted({h.kind for h in hits}))
-        repo.git.run(
-            "notes",
-            f"--ref={NOTES}",
-            "add",
-            "-f",
-            "-m",
-            f"gitmem redact ({ref}): {len(hits)} finding(s) replaced by [REDACTED:<kind>]: {kinds}",
-            after,
+        if resumed:
+            return _last(repo, resumed)
+        return Redaction(None, [], repo.tip(MAIN), repo.tip(MAIN), notes=resumed)
+    head = repo.head_branch()
+    with worktree_guard(repo, head or MAIN) as live:
+        journal.refuse_uncommitted(repo)
+        journal.save(repo, {"phase": "prepare"})
+        try:
+            done = rewrite.rewrite(repo, hits, refs)
+        except BaseException:
+            journal.clear(repo)
+            raise
+        before = repo.tip(MAIN)
+        after = done.tips.get(f"refs/heads/{MAIN}", before)
+        record, findings = _next_record(repo), [_finding(h) for h in hits]
+        data: dict[str, object] = {
+            "phase": "apply",
+            "record": record,
+            "findings": findings,
+            "main_before": before,
+            "main_after": after,
+            "refs": {ref: [repo.store.resolve(ref), new] for ref, new in done.tips.items()},
+            "map": done.commits,
+        }
+        journal.save(repo, data)
+        notes = journal.apply(repo, data, head if live else None)
+    if notes:  # a concurrent writer moved a ref: that ref keeps its history
+        raise Conflict(f"redact incomplete: {'; '.join(notes)}")
+    if repo.store.resolve("refs/stash"):
+        notes.append(
+            "refs/stash still holds history from before the redact: `git stash pop` the "
+            "work onto the new history (then `gitmem scan --history` is clean)"
         )
-    index.rebuild(repo)
-    done = Redaction(ref, findings, before, after)
-    return _publish(repo, push, done) if push else done
+    return Redaction(record, findings, before, after, notes=resumed + notes)
 
 
-def _push_pending(repo: MemoryRepo, remote: str) -> Redaction:
+def _finding(h: Hit) -> dict[str, object]:
+    return {
+        k: v for k, v in h.to_json().items() if k in ("kind", "path", "line", "section", "commit")
+    }
+
+
+def _last(repo: MemoryRepo, notes: list[str]) -> Redaction:
+    """The redaction last recorded (the one an interrupted run just finished)."""
     records = repo.git.out(
         "for-each-ref", "--sort=-refname", "--format=%(refname)", RECORDS
     ).split()
@@ -206,8 +158,7 @@ def _push_pending(repo: MemoryRepo, remote: str) -> Redaction:
         raise NotFound("nothing to push: history has no secrets and no redaction was made")
     last = records[0]
     data = json.loads(repo.git.out("show", f"{last}:redaction.json"))
-    done = Redaction(last, data["findings"], data["main_before"], data["main_after"])
-    return _publish(repo, remote, done)
+    return Redaction(last, data["findings"], data["main_before"], data["main_after"], notes=notes)
 
 
 def _publish(repo: MemoryRepo, remote: str, done: Redaction) -> Redaction:

@@ -1,0 +1,137 @@
+"""History without its secrets, written beside this repository's: git-filter-repo's run.
+
+filter-repo reads this repository (``--source``) and writes a new bare one (``--target``,
+under ``.git/gitmem/redact-work``): run in place it would move the refs itself and end
+with ``git reset --hard``, which throws away uncommitted work. Here no ref and no file of
+this repository changes; the new commits are fetched back as objects only, then checked
+with the same scanner, and ``gitmem redact`` moves the refs.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from gitmem.errors import Conflict
+from gitmem.features.scan import Hit, scan_log
+from gitmem.git.runner import Git, clean_env
+from gitmem.memory.repo import MemoryRepo
+
+WORK = "redact-work"  # under .git/gitmem/
+_PEM = rb"regex:-----BEGIN ([A-Z ]*)PRIVATE KEY-----[\s\S]*?-----END \1PRIVATE KEY-----"
+_PEM_CUT = rb"regex:-----BEGIN [A-Z ]*PRIVATE KEY-----(?:\n[A-Za-z0-9+/=]+)*"  # no END line
+_PUTTY = rb"regex:PuTTY-User-Key-File-\d:[^\n]*(?:\n(?:[\w-]+: [^\n]*|[A-Za-z0-9+/=]+))*"
+
+
+@dataclass(frozen=True)
+class Rewritten:
+    tips: dict[str, str]  # ref -> its new tip, for each ref the rewrite changed
+    commits: dict[str, str]  # old -> new, for each commit the rewrite changed
+
+
+def replacements(hits: list[Hit]) -> dict[str, str]:
+    """secret -> what replaces it: ``[REDACTED:<kind>]``, or for a secret in a file's name
+    a valid card name ``redacted-<kind>-<n>`` (the same in the name, the text and the
+    ``Gitmem-Card`` trailer, so the card stays one card)."""
+    out: dict[str, str] = {}
+    n = 0
+    for h in sorted(hits, key=lambda h: h.line):  # names (line 0) first
+        if not h.secret or h.kind == "private-key" or h.secret in out:
+            continue
+        if h.line == 0:
+            n += 1
+            out[h.secret] = f"redacted-{h.kind}-{n}"
+        else:
+            out[h.secret] = f"[REDACTED:{h.kind}]"
+    return out
+
+
+def rules(hits: list[Hit], swap: dict[str, str]) -> bytes:
+    """filter-repo's ``--replace-text`` file: each secret whole, longest first (a secret
+    that contains another is replaced whole), and every private key block."""
+    lines: list[bytes] = []
+    if any(h.kind == "private-key" for h in hits):
+        lines += [k + b"==>[REDACTED:private-key]" for k in (_PEM, _PEM_CUT, _PUTTY)]
+    for secret in sorted(swap, key=len, reverse=True):
+        if "==>" in secret:
+            lines.append(b"regex:" + re.escape(secret).encode() + b"==>" + swap[secret].encode())
+        else:
+            lines.append(b"literal:" + secret.encode() + b"==>" + swap[secret].encode())
+    return b"\n".join(lines) + b"\n"
+
+
+def _renames(hits: list[Hit], swap: dict[str, str]) -> str:
+    """filter-repo's ``--filename-callback`` body: secrets in names replaced."""
+    named = sorted({h.secret for h in hits if h.line == 0 and h.secret}, key=len, reverse=True)
+    body = "".join(
+        f"filename = filename.replace({s.encode()!r}, {swap[s].encode()!r})\n" for s in named
+    )
+    return body + "return filename\n"
+
+
+def work_dir(repo: MemoryRepo) -> Path:
+    return repo.git_dir / "gitmem" / WORK
+
+
+def rewrite(repo: MemoryRepo, hits: list[Hit], refs: list[str]) -> Rewritten:
+    """The history of ``refs`` with every finding of ``hits`` replaced, its objects here;
+    Conflict when filter-repo fails or the rewritten history still holds a finding."""
+    work = work_dir(repo)
+    shutil.rmtree(work, ignore_errors=True)
+    target = work / f"target-{os.getpid()}.git"  # not one a killed run's orphan still writes
+    target.mkdir(parents=True)
+    Git(target).run("init", "--quiet", "--bare", ".")
+    swap = replacements(hits)
+    (work / "rules").write_bytes(rules(hits, swap))
+    cmd = [
+        *(sys.executable, "-m", "git_filter_repo", "--quiet", "--force"),
+        *("--source", str(repo.root), "--target", str(target)),
+        *("--replace-text", str(work / "rules"), "--replace-message", str(work / "rules")),
+        *("--filename-callback", _renames(hits, swap), "--refs", *refs),
+    ]
+    proc = subprocess.run(cmd, cwd=repo.root, env=clean_env(), capture_output=True, check=False)
+    if proc.returncode:
+        last = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["?"]
+        raise Conflict(f"git filter-repo failed ({proc.returncode}): {last[0]}")
+    done = _read(repo, target)
+    if done.tips:  # the objects only: no ref of this repository moves here
+        repo.git.run(
+            *("fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--refmap="),
+            str(target),
+            *done.tips,
+        )
+    # the proof: every ref as it will be, scanned as `gitmem scan --history` scans
+    left = scan_log(repo, *(done.tips.get(ref, ref) for ref in refs))
+    if left:
+        kinds = ", ".join(sorted({h.kind for h in left}))
+        raise Conflict(
+            f"redact stopped: the rewritten history would still hold {len(left)} "
+            f"finding(s) ({kinds}); nothing was changed. gitmem has no rule that removes "
+            "them: please report it (`gitmem scan --history` names each one)"
+        )
+    return done
+
+
+def _read(repo: MemoryRepo, target: Path) -> Rewritten:
+    meta = target / "filter-repo"
+    commits: dict[str, str] = {}
+    for line in (meta / "commit-map").read_text().splitlines()[1:]:
+        old, _, new = line.partition(" ")
+        if old != new:
+            commits[old] = new
+    tips: dict[str, str] = {}
+    listed = Git(target).out("for-each-ref", "--format=%(objectname) %(refname)")
+    for line in listed.splitlines():
+        new, _, ref = line.partition(" ")
+        if repo.store.resolve(ref) not in (None, new):
+            tips[ref] = new
+    return Rewritten(tips, commits)
+
+
+def clean(repo: MemoryRepo) -> None:
+    shutil.rmtree(work_dir(repo), ignore_errors=True)

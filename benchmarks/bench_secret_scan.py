@@ -2,8 +2,9 @@
 
 Each ordinary edit (a few lines of a note from the labelled corpus's negatives, with the
 words that sound like keys: "paper", "key", "author", "passed", and its index entry) is
-scanned in a fresh process, as ``gitmem write`` scans it: importing ``secrets`` and
-``secrets.check`` are timed in-process, the detect-secrets import it may start included.
+scanned in a fresh process, as ``gitmem write`` scans it: importing ``secrets``,
+``secrets.check`` and ``secrets.check_change`` (the lines the edit leaves in a 200-line
+card) are timed in-process, the detect-secrets import they may start included.
 Then each edit is written with ``gitmem write`` (the CLI, wall time; budget 300 ms, issue
 21) into a small repo. ``--src`` measures another checkout's ``gitmem`` package too (e.g.
 main), in the same run. Medians::
@@ -34,11 +35,13 @@ PROSE = [
 SCAN = """
 import json, sys, time
 import dataclasses, functools, re, typing, gitmem.errors  # every gitmem command loads them
-texts = json.loads(sys.stdin.read())
+texts, before = json.loads(sys.stdin.read())
 start = time.perf_counter()
 from gitmem.memory import secrets
 imported = time.perf_counter()
 secrets.check([tuple(t) for t in texts])
+if hasattr(secrets, "check_change"):  # the card's changed lines (issue 22), where there
+    secrets.check_change(before, before + dict(texts)["new_text"], "cards/acme.md")
 end = time.perf_counter()
 print(json.dumps([end - imported, imported - start, "detect_secrets" in sys.modules]))
 """
@@ -55,12 +58,19 @@ def edits(n: int) -> list[list[tuple[str, str]]]:
     return out
 
 
+def card(lines: int) -> str:
+    """A card of ``lines`` ordinary note lines, as the edit finds it."""
+    rng = random.Random(22)
+    notes = [ln for _, ln in corpus.negatives(n_per_form=5, seed=22) if "password:" not in ln]
+    return "# acme\n\n## Notes\n\n" + "".join(f"{rng.choice(notes)}\n" for _ in range(lines))
+
+
 def scan(src: Path, texts: list[tuple[str, str]]) -> tuple[float, float, bool]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # as users run
     env["PYTHONPATH"] = str(src)
     proc = subprocess.run(
         [sys.executable, "-c", SCAN],
-        input=json.dumps(texts),
+        input=json.dumps([texts, card(200)]),
         cwd=src,  # `python -c` imports from its working directory first
         env=env,
         capture_output=True,

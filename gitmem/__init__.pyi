@@ -72,6 +72,8 @@ from gitmem.index.stale import report as stale_report
 from gitmem.memory.repo import MemoryRepo as MemoryRepo
 from gitmem.memory.secrets import SecretFound as SecretFound
 from gitmem.memory.trailers import IndexEntry as IndexEntry
+from gitmem.memory.trust import Held as HeldSetting
+from gitmem.memory.trust import accept as accept_settings
 from gitmem.ops.linked_worktrees import recover as recover
 from gitmem.ops.remote import RemoteError as RemoteError
 from gitmem.rebuild import ReindexResult as ReindexResult
@@ -135,6 +137,7 @@ __all__ = [
     "GitMemoryTool",
     "GitMissing",
     "GitmemError",
+    "HeldSetting",
     "HookAction",
     "ImportResult",
     "Index",
@@ -171,6 +174,7 @@ __all__ = [
     "UsageTotals",
     "abort_sync",
     "accept_session",
+    "accept_settings",
     "audit_log",
     "card_usage",
     "client_path",

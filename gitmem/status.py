@@ -13,6 +13,7 @@ from gitmem.agent import budget
 from gitmem.git.runner import Sha
 from gitmem.index import build as index_mod
 from gitmem.index.tiers import Split
+from gitmem.memory import trust
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.review.pending import list_sessions
 from gitmem.sync import redact_journal
@@ -67,9 +68,10 @@ class Status:
     index_budget: dict[str, object] = field(default_factory=dict)  # budget.Budget.to_json()
     stale: tuple[str, ...] = ()  # "card § section": entries whose section changed since
     redact_interrupted: str | None = None  # what a redact left unfinished, and the command
+    settings: tuple[trust.Setting, ...] = ()  # protective settings, where each comes from
 
     def to_json(self) -> dict[str, object]:
-        return asdict(self)
+        return {**asdict(self), "settings": [x.to_json() for x in self.settings]}
 
 
 def _changes(repo: MemoryRepo) -> list[Change]:
@@ -139,6 +141,7 @@ def status(repo: MemoryRepo) -> Status:
         index_budget=size.to_json(),
         stale=stale,
         redact_interrupted=redact_journal.state(repo),
+        settings=tuple(trust.settings(repo.root)),
     )
 
 
@@ -148,6 +151,7 @@ def lines(st: Status) -> list[str]:
         *_branch_lines(st),
         *_change_lines(st),
         *_review_lines(st),
+        *_settings_lines(st),
         *_index_lines(st),
         *_remote_lines(st),
         f"({st.note})",
@@ -193,6 +197,29 @@ def _review_lines(st: Status) -> list[str]:
         f"   `gitmem review {p.session}`"
         for p in st.pending
     ]
+
+
+def _settings_lines(st: Status) -> list[str]:
+    """Review policy and secret allow-list always; a limit only when it is held."""
+    out = []
+    for x in st.settings:
+        if x.held is None and x.key.startswith("limits."):
+            continue
+        value = "none" if x.value == () else trust.shown(x.value)
+        where = "not set: the default" if x.source == "default" else f"in {x.source}"
+        line = f"{_LABELS.get(x.key, x.key)}: {value} ({x.key} {where})"
+        if x.held is not None:
+            h = x.held
+            line = (
+                f"{_LABELS.get(x.key, x.key)}: {value}, held on this machine: {h.remote}'s "
+                f"gitmem.toml ({h.commit[:7]}) says {trust.shown(h.proposed)}; "
+                "`gitmem trust` accepts it"
+            )
+        out.append(line)
+    return out
+
+
+_LABELS = {"memory.review": "Review policy", "secrets.allow": "Secret allow-list"}
 
 
 def _index_lines(st: Status) -> list[str]:

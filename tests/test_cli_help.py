@@ -10,7 +10,7 @@ from helpers import gm
 COMMANDS = {
     "ask", "cards", "chat", "clients", "clone", "completion", "consolidate", "demo", "edit",
     "export", "import", "index", "init", "install-hooks", "log", "mcp", "recover", "redact",
-    "reindex", "review", "revert", "scan", "search", "show", "stale", "status", "sync",
+    "reindex", "review", "revert", "scan", "search", "show", "stale", "status", "sync", "trust",
     "usage", "write",
 }  # fmt: skip
 

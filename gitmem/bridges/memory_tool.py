@@ -191,7 +191,7 @@ class GitMemoryTool(BetaAbstractMemoryTool):
         def plan(snap: Snapshot) -> _Change:
             parts, content = _text_file(snap, path)
             text, line, result = tx.replace_once(content, command.old_str, command.new_str, path)
-            return self._written(snap, parts, text, "str_replace", path, line, result)
+            return self._written(snap, parts, text, "str_replace", path, line, result, content)
 
         return self._commit(plan)
 
@@ -202,7 +202,7 @@ class GitMemoryTool(BetaAbstractMemoryTool):
             parts, content = _text_file(snap, path)
             text = tx.insert_at(content, at, command.insert_text)
             result = f"The file {path} has been edited."
-            return self._written(snap, parts, text, "insert", path, at, result)
+            return self._written(snap, parts, text, "insert", path, at, result, content)
 
         return self._commit(plan)
 
@@ -263,9 +263,11 @@ class GitMemoryTool(BetaAbstractMemoryTool):
         path: str,
         line: int | None,
         result: str,
+        before: str | None = None,
     ) -> _Change:
         """The change that leaves ``text`` at ``parts``; ``line`` locates the section touched."""
         self._check_size(text, path)
+        secrets.check_change(before, text, path, self.repo.config.secrets_allow)
         card, section = tx.trailer_card(parts), tx.section_at(text, line)
         head = tx.subject(verb, path, card, section, edit=True)
         after: dict[Parts, Node | bytes] = {**snap.files, parts: text.encode()}

@@ -158,6 +158,7 @@ COMMANDS = {
     "scan": "secrets",
     "stale": "stale",
     "status": "status",
+    "trust": "trust",
     "write": "write",
 }
 

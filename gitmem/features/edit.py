@@ -72,9 +72,11 @@ def apply_edit(text: str | None, old: str, new: str, project: str) -> str:
     return text.replace(old, new, 1)
 
 
-def edit_texts(new_text: str, entry: IndexEntry) -> list[tuple[str, str]]:
+def edit_texts(project: str, new_text: str, entry: IndexEntry) -> list[tuple[str, str]]:
     """What an edit brings into memory, each named as a secret finding names it."""
     return [
+        ("card name", project),  # it becomes a path in every clone's history
+        ("section id", entry.section_id),  # a slug can be a token its heading is not
         ("new_text", new_text),
         ("summary", entry.summary),
         ("keywords", ", ".join(entry.keywords)),
@@ -123,7 +125,7 @@ def write_card(
     by the same commit (``gitmem import`` creates a card with every section described).
     """
     check_edit(repo, project, old_text, new_text)
-    secrets.check(edit_texts(new_text, entry), repo.config.secrets_allow)
+    secrets.check(edit_texts(project, new_text, entry), repo.config.secrets_allow)
     if session is not None:
         names.session(session)
     names.actor(actor)
@@ -142,6 +144,8 @@ def write_card(
             except UnicodeDecodeError:
                 raise EditError(f"{path} is not valid UTF-8; fix it by hand") from None
         content = apply_edit(text, old_text, new_text, project)
+        # new_text alone may be harmless and still complete a secret with what is there
+        secrets.check_change(text, content, path, repo.config.secrets_allow)
         # The same text for old and new: a commit that only re-describes the section (a
         # stale entry refreshed); it still needs a line that is in the card once.
         _check_result(

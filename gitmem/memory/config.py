@@ -97,12 +97,29 @@ def _secrets_allow(data: dict[str, Any]) -> tuple[str, ...]:
 
 
 def load(root: Path) -> Config:
-    import tomllib  # here, not on every command's import: few commands read the file
+    """The settings in force here: ``gitmem.toml``, with the protective settings a remote
+    weakened still held at this machine's values until ``gitmem trust`` (``trust.py``)."""
+    from gitmem.memory import trust
 
+    return trust.apply(load_file(root), trust.held(root))
+
+
+def load_file(root: Path) -> Config:
+    """``gitmem.toml`` as it stands in the working tree (defaults when there is none)."""
     path = root / FILENAME
     try:
-        data = tomllib.loads(path.read_text("utf-8")) if path.exists() else {}
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        return parse(path.read_text("utf-8") if path.exists() else "")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{FILENAME} is not valid TOML: {exc}") from None
+
+
+def parse(text: str) -> Config:
+    """The settings a ``gitmem.toml`` text gives; ConfigError naming the first problem."""
+    import tomllib  # here, not on every command's import: few commands read the file
+
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{FILENAME} is not valid TOML: {exc}") from None
     d = Config()
     prices = dict(DEFAULT_PRICES)

@@ -129,9 +129,10 @@ class Scanner:
     def __post_init__(self) -> None:
         self._allow = [re.compile(p) for p in self.allow]
 
-    def scan(self, text: str, where: str = "") -> list[Finding]:
+    def scan(self, text: str, where: str = "", first: int = 1) -> list[Finding]:
+        """Findings in ``text``, numbered from line ``first``."""
         found: list[Finding] = []
-        for n, line in enumerate(text.split("\n"), 1):
+        for n, line in enumerate(text.split("\n"), first):
             if not _HINT.search(line) or any(m in line for m in ALLOW_MARKERS):
                 continue
             seen: set[str] = set()
@@ -174,10 +175,33 @@ def scan_texts(texts: Iterable[tuple[str, str]], allow: Sequence[str] = ()) -> l
     return [f for where, text in texts if text for f in s.scan(text, where)]
 
 
+def changed_lines(before: str | None, after: str) -> tuple[int, str]:
+    """The lines of ``after`` that differ from ``before``, with one line of context each
+    side, and the number of the first: where an edit may have completed a secret."""
+    if before is None:
+        return 1, after
+    a, b = before.split("\n"), after.split("\n")
+    n = min(len(a), len(b))
+    top = next((i for i in range(n) if a[i] != b[i]), n)
+    bottom = next((j for j in range(n - top) if a[-1 - j] != b[-1 - j]), n - top)
+    lo, hi = max(0, top - 1), min(len(b), len(b) - bottom + 1)
+    return lo + 1, "\n".join(b[lo:hi])
+
+
+def check_change(before: str | None, after: str, where: str, allow: Sequence[str] = ()) -> None:
+    """Refuse (SecretFound) when the lines an edit leaves in a file carry a secret: two
+    harmless edits can complete one (``AKIAQWERTY`` then ``QWERTY`` -> ``QWERTYUIOP...``)."""
+    first, text = changed_lines(before, after)
+    _refuse(scanner(tuple(allow)).scan(text, where, first))
+
+
 def check(texts: Iterable[tuple[str, str]], allow: Sequence[str] = ()) -> None:
     """Refuse (SecretFound) when any ``(where, text)`` carries a secret: one line naming
     the kind and the line of the first finding, and how to make an exception."""
-    found = scan_texts(texts, allow)
+    _refuse(scan_texts(texts, allow))
+
+
+def _refuse(found: list[Finding]) -> None:
     if found:
         more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
         raise SecretFound(

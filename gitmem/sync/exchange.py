@@ -38,7 +38,7 @@ from gitmem.sync import state as sync_state
 from gitmem.sync.checks import RemoteRewritten
 from gitmem.sync.integrate import Integrated, MainMoved, commit_merge, integrate, merge_base, stop
 from gitmem.sync.refs import sync_ref
-from gitmem.sync.result import SyncResult, behaviour_changes
+from gitmem.sync.result import SyncResult, behaviour_changes, held_settings
 
 __all__ = ["RemoteRewritten", "SyncResult", "abort_sync", "continue_sync", "sync"]
 
@@ -141,6 +141,8 @@ def _round(repo: MemoryRepo, remote: str, where: str, so_far: _SoFar) -> SyncRes
         checks.incoming(repo, remote, repo.tip(MAIN), theirs)  # refused first, when both are
         checks.outgoing_main(repo, remote, repo.tip(MAIN), theirs)
         seen = _take_decisions(repo, remote, so_far)
+        if theirs is not None:  # held before main or gitmem.toml here can change
+            held_settings(repo, remote, repo.tip(MAIN), theirs, incoming=True)
         step = integrate(repo, remote, theirs)
         if isinstance(step, SyncResult):
             return step
@@ -226,6 +228,7 @@ def _report(
         note=note,
         behaviour=behaviour_changes(repo, before, done.main) if so_far.received else [],
         before=before,
+        held=[h.to_json() for h in held_settings(repo, remote, before, done.main)],
         published=out.published,
         decided=out.decided,
         settled=so_far.settled,
@@ -266,9 +269,10 @@ def continue_sync(repo: MemoryRepo) -> SyncResult:
     sync_state.clear(repo)
     done = sync(repo, remote)
     changed = behaviour_changes(repo, ours, done.main)
+    held = [h.to_json() for h in held_settings(repo, remote, ours, done.main)]
     if not changed:
         return done
-    return replace(done, behaviour=changed, before=ours)
+    return replace(done, behaviour=changed, before=ours, held=done.held + held)
 
 
 def abort_sync(repo: MemoryRepo) -> SyncResult:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
+from gitmem.errors import ConfigError
+from gitmem.memory import config, trust
+from gitmem.memory.config import Config
 from gitmem.memory.repo import MemoryRepo
+from gitmem.memory.trust import Held
 from gitmem.ops.merge import FileConflict
 from gitmem.sync import state as sync_state
 from gitmem.wording import count
@@ -28,6 +32,9 @@ class SyncResult:
     # and the commits before and after, so a person can look: `git diff BEFORE AFTER -- ...`.
     behaviour: list[str] = field(default_factory=list)
     before: str | None = None
+    # Protective settings the remote's gitmem.toml weakened, held here (trust.Held.to_json)
+    # until `gitmem trust`.
+    held: list[dict[str, object]] = field(default_factory=list)
     # Sessions: published here (their branch created or grown on the remote), decisions this
     # machine sent, sessions archived here because they were decided on another machine.
     published: list[str] = field(default_factory=list)
@@ -57,6 +64,7 @@ class SyncResult:
             )
             + self.sessions_text()
             + self.behaviour_text()
+            + self.held_text()
         )
 
     def sessions_text(self) -> str:
@@ -89,6 +97,54 @@ class SyncResult:
             f"see what changed with `git diff {(self.before or '')[:12]} {(self.main or '')[:12]} "
             f"-- {files}`\n"
         )
+
+    def held_text(self) -> str:
+        if not self.held:
+            return ""
+        lines = [
+            f"{self.remote}'s gitmem.toml weakens what protects this machine; "
+            "this machine keeps its own values until you accept them:"
+        ]
+        lines += [
+            f"  {h['key']} = {trust.shown(h['applies'])} applies ({self.remote} says "
+            f"{trust.shown(h['proposed'])})"
+            for h in self.held
+        ]
+        lines.append("accept them here with `gitmem trust` (`gitmem trust --help` says more)")
+        return "\n".join(lines) + "\n"
+
+
+def held_settings(
+    repo: MemoryRepo, remote: str, before: str | None, after: str | None, incoming: bool = False
+) -> list[Held]:
+    """Hold the protective settings that gitmem.toml at ``after`` weakens against
+    ``before`` (main's tips around a sync); the holds that are new. ``incoming``: ``after``
+    is the remote's tip, not yet integrated; only what it changed since the merge base
+    counts (the merge keeps the rest of ``before``)."""
+    old, new = _settings(repo, before), _settings(repo, after)
+    if old is None:  # not valid before: compare with the strictest review and no exception
+        old = Config(review="review")
+    if new is None or after is None or before == after:
+        return []  # an invalid file is refused by every command until it is fixed
+    if incoming and before is not None:
+        proc = repo.git.run("merge-base", before, after, check=False)
+        base = _settings(repo, proc.stdout.decode().strip()) if not proc.returncode else None
+        if base is not None:
+            changed = {
+                g.field: getattr(new, g.field)
+                for g in trust.GUARDS
+                if getattr(new, g.field) != getattr(base, g.field)
+            }
+            new = replace(old, **changed)
+    return trust.hold(repo.root, old, new, remote, after)
+
+
+def _settings(repo: MemoryRepo, commit: str | None) -> Config | None:
+    data = repo.store.read_blob(f"{commit}:{config.FILENAME}") if commit else None
+    try:
+        return config.parse(data.decode("utf-8") if data is not None else "")
+    except (ConfigError, UnicodeDecodeError):
+        return None
 
 
 # What the agent follows rather than reads: a sync that changes them says so.

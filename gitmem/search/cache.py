@@ -63,6 +63,7 @@ class Stored:
         if self.table["version"] != CACHE_VERSION:
             raise Stale("another version's cache")
         self._got: dict[int, Any] = {}  # the parts read so far, by offset
+        self._rows: dict[int, list[Doc]] = {}  # the document blocks read so far
 
     @classmethod
     def open(cls, file: str) -> Stored | None:
@@ -127,7 +128,11 @@ class Stored:
 
     def doc(self, n: int) -> Doc:
         block, at = divmod(n, DOC_BLOCK)
-        return Doc._make(column[at] for column in self.part(self.table["docs"][block]))
+        rows = self._rows.get(block)
+        if rows is None:  # stored by column; made rows once: a search reads many docs
+            (columns,) = self.parts([self.table["docs"][block]])
+            rows = self._rows[block] = [Doc._make(row) for row in zip(*columns, strict=True)]
+        return rows[at]
 
     def posting(self, term: str) -> array[int] | None:
         buckets = self.table["terms"]

@@ -4,12 +4,16 @@ reindex), with progress on a terminal only, never silently inside a first search
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from test_progress import _on_pty, _piped
 from test_sync import make_pair
 
 from gitmem import open_repo
+from gitmem.fakeapi import FakeAnthropicServer, RuleModel
 from gitmem.search import cache
 
 from helpers import git, gm
@@ -93,3 +97,22 @@ def test_a_search_with_no_index_yet_says_it_builds_one(tmp_path: Path) -> None:
     assert "no search index in this copy yet: building it" in said.err
     again = gm("-C", str(desktop), "search", "bob")
     assert again.err == "" and again.out == said.out
+
+
+def test_a_chat_builds_the_search_index_before_its_first_turn(client: Path) -> None:
+    """A session whose turns never search still starts with the index built: the agent's
+    first search is never the one that folds all of history."""
+    with FakeAnthropicServer(RuleModel()) as api:
+        env = {**os.environ, "ANTHROPIC_API_KEY": "test", "ANTHROPIC_BASE_URL": api.base_url}
+        before = git(client, "rev-parse", "main").strip()
+        assert _cached_at(client) is None
+        proc = subprocess.run(
+            [str(Path(sys.executable).with_name("gitmem")), "-C", str(client), "chat"],
+            input=b"hello\n",
+            capture_output=True,
+            env=env,
+            timeout=120,
+            check=False,
+        )
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert _cached_at(client) == before

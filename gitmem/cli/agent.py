@@ -34,7 +34,12 @@ def chat(ctx: Ctx, resume: str | None, session_id: str | None) -> None:
     """
     from gitmem import make_client, run_chat
     from gitmem.agent.chat_report import first_turn
+    from gitmem.git import progress
+    from gitmem.search import cache
 
+    # built before the first turn, where the person sees it, not in the agent's first search
+    with progress.shown(progress.watched(ctx.json)), ctx.repo() as repo:
+        cache.prepare(repo)
     interactive = sys.stdin.isatty()
     if interactive and sys.stdout.isatty() and not ctx.json:
         res = _chat_screen(ctx, resume, session_id)

@@ -81,11 +81,12 @@ def measure(label: str, src: Path, queries: list[str], budget_note: str = "") ->
             first = time.perf_counter()
             gitmem.search_history(repo, queries[0])
             first = time.perf_counter() - first
-            took, opened, refs = [], [], []
+            took, cpu, opened, refs = [], [], [], []
             for q in queries:
-                t = time.perf_counter()
+                t, c = time.perf_counter(), time.process_time()
                 hits = gitmem.search_history(repo, q)
                 took.append(time.perf_counter() - t)
+                cpu.append(time.process_time() - c)
                 if hits:
                     refs.append(_ref(hits[0]))
             for ref in refs:
@@ -104,6 +105,12 @@ def measure(label: str, src: Path, queries: list[str], budget_note: str = "") ->
         f"{search_p50 * 1000:.1f} ms",
         f"{SEARCH_BUDGET_S * 1000:.0f} ms",
         search_p50 <= SEARCH_BUDGET_S,
+    )
+    common.row(
+        "  search p50, CPU time of this process (the machine's load left out)",
+        f"{statistics.median(cpu) * 1000:.1f} ms",
+        f"{SEARCH_BUDGET_S * 1000:.0f} ms",
+        statistics.median(cpu) <= SEARCH_BUDGET_S,
     )
     common.row(
         "  search p90",

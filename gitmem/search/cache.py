@@ -63,7 +63,7 @@ class Stored:
         if self.table["version"] != CACHE_VERSION:
             raise Stale("another version's cache")
         self._got: dict[int, Any] = {}  # the parts read so far, by offset
-        self._rows: dict[int, list[Doc]] = {}  # the document blocks read so far
+        self._docs: dict[int, Doc] = {}  # the documents read so far, by number
 
     @classmethod
     def open(cls, file: str) -> Stored | None:
@@ -127,12 +127,12 @@ class Stored:
         return self.part(self.table["sessions"])  # type: ignore[no-any-return]
 
     def doc(self, n: int) -> Doc:
-        block, at = divmod(n, DOC_BLOCK)
-        rows = self._rows.get(block)
-        if rows is None:  # stored by column; made rows once: a search reads many docs
-            (columns,) = self.parts([self.table["docs"][block]])
-            rows = self._rows[block] = [Doc._make(row) for row in zip(*columns, strict=True)]
-        return rows[at]
+        got = self._docs.get(n)
+        if got is None:  # made once: a search reads the same documents again and again
+            block, at = divmod(n, DOC_BLOCK)
+            columns = self.part(self.table["docs"][block])
+            got = self._docs[n] = Doc._make([column[at] for column in columns])
+        return got
 
     def posting(self, term: str) -> array[int] | None:
         buckets = self.table["terms"]

@@ -107,7 +107,7 @@ def measure(label: str, src: Path, queries: list[str], budget_note: str = "") ->
         search_p50 <= SEARCH_BUDGET_S,
     )
     common.row(
-        "  search p50, CPU time of this process (the machine's load left out)",
+        "  search p50, CPU time (the machine's load left out)",
         f"{statistics.median(cpu) * 1000:.1f} ms",
         f"{SEARCH_BUDGET_S * 1000:.0f} ms",
         statistics.median(cpu) <= SEARCH_BUDGET_S,

@@ -28,9 +28,8 @@ def clone(ctx: Ctx, url: str, path: str | None, client_opt: str | None) -> None:
     Works when the remote's HEAD names a branch it does not have (a bare repo
     that only `gitmem sync` pushed to): main is checked out all the same.
     """
-    from gitmem import client_path, clone_repo, open_repo
+    from gitmem import build_search_index, client_path, clone_repo, open_repo
     from gitmem.git import progress
-    from gitmem.search import cache
     from gitmem.setup.clone import default_path as default_clone_path
 
     name = client_opt or ctx.client
@@ -40,7 +39,7 @@ def clone(ctx: Ctx, url: str, path: str | None, client_opt: str | None) -> None:
     with progress.shown(progress.watched(ctx.json)):
         res = clone_repo(url, target)
         with open_repo(res.path) as repo:  # here, not in the agent's first search
-            cache.prepare(repo)
+            build_search_index(repo)
     emit(
         ctx,
         res.to_json(),

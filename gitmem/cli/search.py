@@ -10,7 +10,7 @@ from ..errors import InvalidInput
 from .app import Ctx, cli, emit, json_option, pass_ctx
 
 if TYPE_CHECKING:
-    from gitmem.memory.repo import MemoryRepo
+    from gitmem import MemoryRepo
 
 
 @cli.command()
@@ -59,9 +59,9 @@ def search(ctx: Ctx, query: tuple[str, ...], limit: int, branch: str) -> None:
 def _first_build_said(ctx: Ctx, repo: MemoryRepo, branch: str) -> None:
     """A copy with no search index yet (made before clone and init built one): it is
     built now, from all of history, and the person is told why this search is slow."""
-    from gitmem.search import cache
+    from gitmem import search_index_ready
 
-    if not ctx.json and not cache.ready(repo, branch):
+    if not ctx.json and not search_index_ready(repo, branch):
         click.echo(
             "gitmem: no search index in this copy yet: building it from history "
             "(once; `gitmem reindex` builds it ahead)",

@@ -63,7 +63,7 @@ def test_reindex_leaves_the_search_index_current(tmp_path: Path) -> None:
     assert _cached_at(repo) == git(repo, "rev-parse", "main").strip()
 
 
-def test_clone_and_reindex_draw_progress_on_a_terminal(tmp_path: Path) -> None:
+def test_clone_reindex_and_init_draw_progress_on_a_terminal(tmp_path: Path) -> None:
     bare, _, _ = make_pair(tmp_path)
     code, screen = _on_pty(["clone", str(bare), "copy"], tmp_path)
     assert code == 0, screen
@@ -71,6 +71,9 @@ def test_clone_and_reindex_draw_progress_on_a_terminal(tmp_path: Path) -> None:
     code, screen = _on_pty(["-C", str(tmp_path / "copy"), "reindex"], tmp_path)
     assert code == 0, screen
     assert _DRAWN in screen, screen
+    code, screen = _on_pty(["init", str(_existing_repo(tmp_path / "notes"))], tmp_path)
+    assert code == 0, screen
+    assert _DRAWN in screen and "Adopted " in screen, screen
 
 
 def test_no_progress_when_piped_or_json(tmp_path: Path) -> None:

@@ -307,7 +307,8 @@ def prepare(repo: MemoryRepo, branch: str = MAIN) -> bool:
     if tip is None or (stored is not None and stored.commit == tip):
         return False
     state = current(repo, branch)
-    if state.unsaved:  # folded onto an older file: this file is brought to the tip too
+    now = Stored.open(path(repo, branch))
+    if now is None or now.commit != tip:  # folded onto an older file, or onto main's
         save(repo, branch, state)
     return True
 

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from mcp import ClientSession
+from test_mcp_server import run
 from test_progress import _on_pty, _piped
 from test_sync import make_pair
 
@@ -119,3 +121,18 @@ def test_a_chat_builds_the_search_index_before_its_first_turn(client: Path) -> N
         )
     assert proc.returncode == 0, proc.stderr.decode()
     assert _cached_at(client) == before
+
+
+def test_an_mcp_server_builds_the_search_index_before_the_first_request(
+    client: Path, tmp_path: Path
+) -> None:
+    """Over stdio with the MCP client: the index exists once the server answers, before
+    any tool call."""
+    tip = git(client, "rev-parse", "main").strip()
+    seen: list[str | None] = []
+
+    async def scenario(session: ClientSession) -> None:
+        seen.append(_cached_at(client))
+
+    run(client, tmp_path, scenario)
+    assert seen == [tip]

@@ -93,6 +93,8 @@ from gitmem.review.revert_session import SessionRevertResult as SessionRevertRes
 from gitmem.review.revert_session import revert_session as revert_session
 from gitmem.review.team import PushedSession as PushedSession
 from gitmem.review.team import push_session as push_session
+from gitmem.search.cache import prepare as build_search_index
+from gitmem.search.cache import ready as search_index_ready
 from gitmem.search.snippets import SearchHit as SearchHit
 from gitmem.search.snippets import search_history as search_history
 from gitmem.setup.clone import CloneResult as CloneResult
@@ -176,6 +178,7 @@ __all__ = [
     "accept_session",
     "accept_settings",
     "audit_log",
+    "build_search_index",
     "card_usage",
     "client_path",
     "clone_repo",
@@ -212,6 +215,7 @@ __all__ = [
     "run_demo",
     "scan_secrets",
     "search_history",
+    "search_index_ready",
     "serve_mcp",
     "serve_mcp_http",
     "session_markdown",

@@ -32,9 +32,13 @@ def chat(ctx: Ctx, resume: str | None, session_id: str | None) -> None:
     gitmem/session/<id>; when the session ends (end of input, Ctrl-D) they land on
     main (review policy "auto") or wait for `gitmem review` ("review").
     """
-    from gitmem import make_client, run_chat
+    from gitmem import build_search_index, make_client, run_chat
     from gitmem.agent.chat_report import first_turn
+    from gitmem.git import progress
 
+    # built before the first turn, where the person sees it, not in the agent's first search
+    with progress.shown(progress.watched(ctx.json)), ctx.repo() as repo:
+        build_search_index(repo)
     interactive = sys.stdin.isatty()
     if interactive and sys.stdout.isatty() and not ctx.json:
         res = _chat_screen(ctx, resume, session_id)

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 import click
 
 from .app import Ctx, cli, pass_ctx
+
+if TYPE_CHECKING:
+    from gitmem import MemoryRepo
 
 TOKEN_VAR = "GITMEM_MCP_TOKEN"
 
@@ -36,6 +40,7 @@ def mcp(ctx: Ctx, address: str | None) -> None:
     from gitmem import serve_mcp as serve
 
     with ctx.repo() as repo:
+        _search_index_built(repo)
         done = serve(repo)
         # said before git's children are waited for: a late stop signal may end us then
         click.echo(f"gitmem mcp: session {done.session} ended: {done.text()}", err=True)
@@ -45,7 +50,16 @@ def _http(ctx: Ctx, address: str) -> None:
     from gitmem import serve_mcp_http
 
     with ctx.repo() as repo:
+        _search_index_built(repo)
         done = serve_mcp_http(
             repo, address, os.environ.get(TOKEN_VAR), say=lambda line: click.echo(line, err=True)
         )
     click.echo(f"gitmem mcp: session {done.session} ended: {done.text()}", err=True)
+
+
+def _search_index_built(repo: MemoryRepo) -> None:
+    """Before the first request, not inside the agent's first search (a copy made by a
+    plain git clone has none yet)."""
+    from gitmem import build_search_index
+
+    build_search_index(repo)

@@ -17,7 +17,8 @@ from .app import Ctx, cli, emit, json_option, pass_ctx
 @json_option
 @pass_ctx
 def clone(ctx: Ctx, url: str, path: str | None, client_opt: str | None) -> None:
-    """Clone a memory repo: main checked out, gitmem's hooks installed, the index built.
+    """Clone a memory repo: main checked out, gitmem's hooks installed, the index and
+    the search index built (with progress on a terminal).
 
     \b
     gitmem clone git@example.com:me/acme-memory.git
@@ -27,7 +28,7 @@ def clone(ctx: Ctx, url: str, path: str | None, client_opt: str | None) -> None:
     Works when the remote's HEAD names a branch it does not have (a bare repo
     that only `gitmem sync` pushed to): main is checked out all the same.
     """
-    from gitmem import client_path, clone_repo
+    from gitmem import build_search_index, client_path, clone_repo, open_repo
     from gitmem.git import progress
     from gitmem.setup.clone import default_path as default_clone_path
 
@@ -37,6 +38,8 @@ def clone(ctx: Ctx, url: str, path: str | None, client_opt: str | None) -> None:
     target = client_path(name) if name else Path(path) if path else default_clone_path(url)
     with progress.shown(progress.watched(ctx.json)):
         res = clone_repo(url, target)
+        with open_repo(res.path) as repo:  # here, not in the agent's first search
+            build_search_index(repo)
     emit(
         ctx,
         res.to_json(),

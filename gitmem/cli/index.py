@@ -58,10 +58,12 @@ def index(ctx: Ctx, branch: str, show_budget: bool, full: bool) -> None:
 def reindex(ctx: Ctx, branch: str) -> None:
     """Rebuild the index from all of history and report any difference from the cache.
 
-    The search index (`gitmem search`) is rebuilt and compared with its cache too.
+    The search index (`gitmem search`) is rebuilt and compared with its cache too,
+    with progress on a terminal.
     """
     from gitmem import reindex as rebuild
+    from gitmem.git import progress
 
-    with ctx.repo() as repo:
+    with progress.shown(progress.watched(ctx.json)), ctx.repo() as repo:
         res = rebuild(repo, branch)
     emit(ctx, res.to_json(), res.text())

@@ -32,7 +32,8 @@ def init(ctx: Ctx, path: str | None, client_opt: str | None) -> None:
       gitmem init ~/clients/acme
       gitmem init .                  # adopt the current folder or repo
     """
-    from gitmem import client_path, init_repo
+    from gitmem import build_search_index, client_path, init_repo, open_repo
+    from gitmem.git import progress
 
     ctx.client = client_opt or ctx.client
     path = path or ctx.path  # `gitmem -C PATH init`, as `git -C PATH init`
@@ -42,6 +43,9 @@ def init(ctx: Ctx, path: str | None, client_opt: str | None) -> None:
         raise InvalidInput("gitmem init needs a PATH or --client NAME")
     target = client_path(ctx.client) if ctx.client else Path(path or ".")
     res = init_repo(target, ctx.client)
+    # an adopted repo's history can be long: its search index is built here, watched
+    with progress.shown(progress.watched(ctx.json)), open_repo(res.path) as repo:
+        build_search_index(repo)
     emit(ctx, res.to_json(), res.describe())
 
 

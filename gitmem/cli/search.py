@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from ..errors import InvalidInput
 from .app import Ctx, cli, emit, json_option, pass_ctx
+
+if TYPE_CHECKING:
+    from gitmem import MemoryRepo
 
 
 @cli.command()
@@ -42,6 +47,7 @@ def search(ctx: Ctx, query: tuple[str, ...], limit: int, branch: str, as_of: str
     against when things were said or written.
     """
     from gitmem import search_history as run
+    from gitmem.git import progress
     from gitmem.memory.names import check_utf8
     from gitmem.search.snippets import lines
 
@@ -49,10 +55,24 @@ def search(ctx: Ctx, query: tuple[str, ...], limit: int, branch: str, as_of: str
     check_utf8(text, "query")
     if not text.strip():
         raise InvalidInput("the query is empty; give words to search for")
-    with ctx.repo() as repo:
+    with progress.shown(progress.watched(ctx.json)), ctx.repo() as repo:
+        _first_build_said(ctx, repo, branch)
         hits = run(repo, text, limit, branch=branch, as_of=as_of)
     emit(
         ctx,
         lambda: {"query": text, "hits": [h.to_json() for h in hits]},
         lambda: "\n".join(lines(hits)) if hits else f"No matches for {text!r}.",
     )
+
+
+def _first_build_said(ctx: Ctx, repo: MemoryRepo, branch: str) -> None:
+    """A copy with no search index yet (made before clone and init built one): it is
+    built now, from all of history, and the person is told why this search is slow."""
+    from gitmem import search_index_ready
+
+    if not ctx.json and not search_index_ready(repo, branch):
+        click.echo(
+            "gitmem: no search index in this copy yet: building it from history "
+            "(once; `gitmem reindex` builds it ahead)",
+            err=True,
+        )

@@ -21,7 +21,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import IO
 
@@ -168,3 +168,34 @@ class _Drawn:
         if self.width:  # wipe the progress line: what the command prints next starts clean
             self.stream.write("\r" + " " * self.width + "\r")
             self.stream.flush()
+
+
+@contextlib.contextmanager
+def counted(label: str, total: Callable[[], int]) -> Iterator[Callable[[int], None]]:
+    """A ``step(done)`` for a long local count (commits folded), drawn as one line on
+    stderr like git's when progress is wanted and the work has run for ``AFTER_S``;
+    ``total`` is asked only then."""
+    if not wanted():
+        yield lambda done: None
+        return
+    began = time.monotonic()
+    shown = {"top": 0, "percent": -1, "width": 0}
+
+    def step(done: int) -> None:
+        if time.monotonic() - began < AFTER_S:
+            return
+        top = shown["top"] = shown["top"] or max(1, total())
+        percent = min(done, top) * 100 // top
+        if percent == shown["percent"]:
+            return
+        line = f"gitmem: {label}: {percent:3d}% ({min(done, top)}/{top})"
+        sys.stderr.write("\r" + line.ljust(shown["width"]))
+        sys.stderr.flush()
+        shown.update(percent=percent, width=len(line))
+
+    try:
+        yield step
+    finally:
+        if shown["width"]:  # wipe it: what the command prints next starts clean
+            sys.stderr.write("\r" + " " * shown["width"] + "\r")
+            sys.stderr.flush()

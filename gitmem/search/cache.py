@@ -15,6 +15,7 @@ from array import array
 from collections.abc import Iterator
 from typing import Any
 
+from gitmem.git import progress
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.search.documents import Doc
 from gitmem.search.fold import advance, build
@@ -62,6 +63,7 @@ class Stored:
         if self.table["version"] != CACHE_VERSION:
             raise Stale("another version's cache")
         self._got: dict[int, Any] = {}  # the parts read so far, by offset
+        self._docs: dict[int, Doc] = {}  # the documents read so far, by number
 
     @classmethod
     def open(cls, file: str) -> Stored | None:
@@ -125,8 +127,12 @@ class Stored:
         return self.part(self.table["sessions"])  # type: ignore[no-any-return]
 
     def doc(self, n: int) -> Doc:
-        block, at = divmod(n, DOC_BLOCK)
-        return Doc._make(column[at] for column in self.part(self.table["docs"][block]))
+        got = self._docs.get(n)
+        if got is None:  # made once: a search reads the same documents again and again
+            block, at = divmod(n, DOC_BLOCK)
+            columns = self.part(self.table["docs"][block])
+            got = self._docs[n] = Doc._make([column[at] for column in columns])
+        return got
 
     def posting(self, term: str) -> array[int] | None:
         buckets = self.table["terms"]
@@ -266,11 +272,45 @@ def current(repo: MemoryRepo, branch: str = MAIN) -> SearchState:
     if state is None or not advance(repo, state, tip):
         state = _from_a_cache(repo, branch, tip)
         if state is None:
-            state, rebuilt = build(repo, tip), True
+            state, rebuilt = _built(repo, tip), True
     if rebuilt or state.unsaved >= SAVE_EVERY:
         save(repo, branch, state)
     repo.memo[("search", branch)] = state
     return state
+
+
+def _built(repo: MemoryRepo, tip: str) -> SearchState:
+    """The state folded from all of history, its progress drawn where a person watches."""
+
+    def total() -> int:
+        out = repo.git.run("rev-list", "--count", "--first-parent", tip).stdout
+        return int(out.decode().strip() or "0")
+
+    with progress.counted("building the search index", total) as step:
+        return build(repo, tip, step)
+
+
+def ready(repo: MemoryRepo, branch: str = MAIN) -> bool:
+    """Whether a search of ``branch`` starts from a cache file (its own or main's) rather
+    than folding all of history: what ``gitmem search`` says before a first full build."""
+    memo = repo.memo.get(("search", branch))
+    if isinstance(memo, SearchState | Stored) or repo.tip(branch) is None:
+        return True
+    return any(Stored.open(path(repo, b)) is not None for b in dict.fromkeys([branch, MAIN]))
+
+
+def prepare(repo: MemoryRepo, branch: str = MAIN) -> bool:
+    """Make the cache file current at ``branch``'s tip (clone, init, a session start), so
+    no search has to build it; whether it had to be built or brought up to date."""
+    tip = repo.tip(branch)
+    stored = Stored.open(path(repo, branch))
+    if tip is None or (stored is not None and stored.commit == tip):
+        return False
+    state = current(repo, branch)
+    now = Stored.open(path(repo, branch))
+    if now is None or now.commit != tip:  # folded onto an older file, or onto main's
+        save(repo, branch, state)
+    return True
 
 
 def _from_a_cache(repo: MemoryRepo, branch: str, tip: str) -> SearchState | None:
@@ -281,7 +321,7 @@ def _from_a_cache(repo: MemoryRepo, branch: str, tip: str) -> SearchState | None
         if loaded is not None and advance(repo, loaded, tip):
             return loaded
     if branch != MAIN and (main_tip := repo.tip(MAIN)) is not None:
-        base = build(repo, main_tip)  # main's file first: the next session starts from it
+        base = _built(repo, main_tip)  # main's file first: the next session starts from it
         save(repo, MAIN, base)
         if advance(repo, base, tip):
             return base
@@ -292,7 +332,7 @@ def rebuild(repo: MemoryRepo, branch: str = MAIN) -> tuple[SearchState, bool | N
     """Rebuild from all of history (reindex): (the state, whether the cache matched it:
     None when there was none, False when it differed or was damaged)."""
     tip = repo.tip(branch)
-    fresh = build(repo, tip) if tip else SearchState()
+    fresh = _built(repo, tip) if tip else SearchState()
     mark = fingerprint(fresh)
     same: bool | None = True  # the same content: no second state loaded to compare
     stored = Stored.open(path(repo, branch))

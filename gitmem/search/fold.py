@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from gitmem.errors import GitmemError
@@ -197,13 +197,16 @@ class _BoundedGit(Git):
         return super().popen(*BOUNDED, *args)
 
 
-def build(repo: MemoryRepo, tip: str) -> SearchState:
-    """The state at ``tip``, folded from all of its history."""
+def build(repo: MemoryRepo, tip: str, step: Callable[[int], None] | None = None) -> SearchState:
+    """The state at ``tip``, folded from all of its history (``step(done)`` after each
+    commit: the progress a person watches)."""
     state = SearchState()
     store = ObjectStore(_BoundedGit(repo.git.cwd), repo.git_dir)
     try:
-        for c in iter_commits(repo, tip):
+        for done, c in enumerate(iter_commits(repo, tip), 1):
             fold(state, c, store.read_blob)
+            if step is not None:
+                step(done)
     finally:
         store.close()
     state.commit = tip

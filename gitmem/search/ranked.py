@@ -246,7 +246,7 @@ def rank(
     side = extra or []
     weighted = q.weighted
     if related is not None:
-        weighted = related.expand(weighted, lambda term: _labels_with(state, term))
+        weighted = related.expand(weighted, lambda term: _labels_with(state, term, related))
     scores = _scores(state, weighted, side)
     factor = [1.0] * (max(CURRENT, PAST, TURN, GONE) + 1)  # by kind
     factor[PAST] = PAST_ASKED if q.past else PAST_DEFAULT
@@ -292,16 +292,17 @@ def rank(
     return _balanced(hits, limit)
 
 
-def _labels_with(state: Searchable, term: str) -> list[frozenset[str]]:
+def _labels_with(state: Searchable, term: str, related: Related) -> list[frozenset[str]]:
     """The labels (heading and keywords) of current sections whose text holds ``term``."""
     post = state.posting(term)
     if post is None:
         return []
-    kinds, out = state.kinds, []
+    kinds, out, known = state.kinds, [], related.of_section
     for doc_id in post[0::2]:
         if kinds[doc_id] == CURRENT:
             d = state.doc(doc_id)
-            out.append(label(d.heading, d.keywords.replace(",", " ")))
+            got = known.get((d.card, d.section))  # the index's own entry: no re-tokenising
+            out.append(got if got is not None else label(d.heading, d.keywords.replace(",", " ")))
             if len(out) >= SAMPLE:
                 break
     return out

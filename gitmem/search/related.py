@@ -29,9 +29,11 @@ class Related:
     def __init__(self, index: Index) -> None:
         self.labels: list[frozenset[str]] = []
         self.sections: dict[str, list[int]] = {}
+        self.of_section: dict[tuple[str, str], frozenset[str]] = {}  # (card, section) -> label
         for card in index.cards:
             for sec in card.sections:
                 words = label(sec.heading, sec.keywords)
+                self.of_section[(card.project, sec.id)] = words
                 if len(words) < 2:
                     continue
                 for term in words:

@@ -17,6 +17,9 @@ from gitmem.agent.chat import run_chat
 from gitmem.errors import InvalidInput, NotFound
 from gitmem.fakeapi import FakeAnthropicServer, ManualClock, Reply, RuleModel
 from gitmem.features.edit import write_card
+from gitmem.features.session_branches import finish as finish_session
+from gitmem.features.session_branches import start as start_session
+from gitmem.features.session_branches import transcript_file
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
 from gitmem.search.dates import parse
@@ -264,13 +267,16 @@ def test_gitmem_search_as_of_through_the_cli(repo: MemoryRepo, client: Path) -> 
 
 
 def test_gitmem_search_finds_turns_of_a_running_session(repo: MemoryRepo, client: Path) -> None:
-    live = repo.git_dir / "gitmem" / "sessions" / "20261202-090000-bb01.jsonl"
-    live.parent.mkdir(parents=True, exist_ok=True)
+    session = start_session(repo, "20261202-090000-bb01")
+    live = transcript_file(repo, session.id)
     live.write_text(_message("2026-12-02T09:00:00Z", "user", 1, "the wombat budget is 12k") + "\n")
     got = gm("-C", str(client), "search", "wombat", "--json")
     assert got.code == 0, got.err
     (hit,) = json.loads(got.out)["hits"]
     assert (hit["kind"], hit["ref"]) == ("transcript", "20261202-090000-bb01#1")
+    finish_session(repo, session, "auto")  # committed now: found once, from history
+    again = json.loads(gm("-C", str(client), "search", "wombat", "--json").out)["hits"]
+    assert [h["ref"] for h in again] == ["20261202-090000-bb01#1"]
 
 
 def test_a_dated_query_finds_the_value_that_held_then(repo: MemoryRepo) -> None:

@@ -11,6 +11,7 @@ import fcntl
 import os
 from pathlib import Path
 
+from gitmem.errors import InvalidInput
 from gitmem.memory import names
 from gitmem.memory.repo import MemoryRepo
 from gitmem.ops.linked_worktrees import common_dir
@@ -57,3 +58,18 @@ def running(repo: MemoryRepo, session_id: str) -> str | None:
     finally:
         os.close(fd)  # closing lets go of a shared lock taken here
     return None
+
+
+def listed(repo: MemoryRepo) -> list[str]:
+    """The sessions with a lock file: running, or killed before they finished (one
+    directory listing: a search reads their live transcripts)."""
+    folder = common_dir(repo) / "gitmem" / "live"
+    try:
+        stems = sorted(p.name.removesuffix(".lock") for p in folder.iterdir())
+    except OSError:
+        return []
+    out = []
+    for stem in stems:
+        with contextlib.suppress(InvalidInput):
+            out.append(names.session(stem))
+    return out

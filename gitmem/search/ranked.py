@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from gitmem.errors import InvalidInput
+from gitmem.features import session_live
+from gitmem.features.session_branches import transcript_file
 from gitmem.index import build as index_build
 from gitmem.memory import names
 from gitmem.memory.repo import MAIN, MemoryRepo
@@ -348,12 +350,13 @@ def search(
     as_of: str | None = None,
 ) -> SearchResult:
     """The best ``limit`` hits for ``query`` on ``branch``: sections current and past,
-    and transcript turns (those of running sessions not committed yet included, and the
-    ``live`` transcripts given); ``as_of`` (a date,
+    and transcript turns (those of running sessions not committed yet included, and of
+    the ``live`` transcripts given); ``as_of`` (a date,
     YYYY-MM-DD): what memory said that day, the sections as they were then."""
     query = check_query(query)
     day = check_day(as_of) if as_of else ""
-    live = sorted({*(live or []), *(repo.git_dir / "gitmem" / "sessions").glob("*.jsonl")})
+    running = (transcript_file(repo, sid) for sid in session_live.listed(repo))
+    live = sorted({*(live or []), *running})
     limit = max(1, min(limit, MAX_LIMIT))
     branch = names.branch(branch)
     try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -25,6 +26,7 @@ from ..errors import (
     from_os_error,
 )
 
+EXIT_CLOSED_STDOUT = 141  # as a shell reports git killed by SIGPIPE
 COMPLETE_VAR = "_GITMEM_COMPLETE"  # set by the shell asking for completions
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -89,6 +91,15 @@ def emit(ctx: Ctx, data: Any, text: str | Callable[[], str]) -> None:
 
 
 pass_ctx = click.make_pass_decorator(Ctx)
+
+
+def shallow_notice(repo: Any) -> None:
+    """On stderr, what a shallow clone leaves out of the index (``index``, ``reindex``)."""
+    from ..status import shallow_note
+
+    note = shallow_note(repo)
+    if note:
+        click.echo(f"gitmem: note: {note}", err=True)
 
 
 def _repo_options(cmd: click.Command) -> None:
@@ -289,9 +300,11 @@ def main(argv: list[str] | None = None) -> None:
 
         sys.exit(shell_complete(cli, {"obj": state}, "gitmem", COMPLETE_VAR, instruction))
     args = list(sys.argv[1:] if argv is None else argv)
+    before = _ctrl_c_raises()
     try:
         with cli.make_context("gitmem", list(args), obj=state) as ctx:
             cli.invoke(ctx)
+        sys.stdout.flush()  # a closed stdout is seen here, not in the interpreter's exit
         code = 0
     except click.exceptions.Exit as exc:
         code = exc.exit_code
@@ -303,6 +316,7 @@ def main(argv: list[str] | None = None) -> None:
         click.echo(f"gitmem: error: {exc.format_message()}", err=True)
         code = exc.exit_code
     except (KeyboardInterrupt, click.exceptions.Abort):
+        _restore(before)  # a second Ctrl-C now ends the process at once
         click.echo("gitmem: interrupted", err=True)
         code = EXIT_INTERRUPTED
     except GitmemError as err:
@@ -311,6 +325,8 @@ def main(argv: list[str] | None = None) -> None:
         known = from_os_error(exc)
         if known is not None:
             code = _fail(state, known)
+        elif isinstance(exc, BrokenPipeError) and _stdout_closed():
+            code = _quiet_exit()
         else:  # a bug: say so, keep the traceback for the report
             where = _report_bug(exc, args)
             click.echo(
@@ -318,7 +334,48 @@ def main(argv: list[str] | None = None) -> None:
                 err=True,
             )
             code = EXIT_BUG
+    finally:
+        _restore(before)
     sys.exit(code)
+
+
+def _ctrl_c_raises() -> Any:
+    """Ctrl-C raises KeyboardInterrupt while the command runs, so what it holds (locks,
+    a session's branch) is released as it unwinds; the handler before is returned."""
+    try:
+        before = signal.getsignal(signal.SIGINT)
+        if before is not signal.SIG_IGN:  # started with Ctrl-C ignored (nohup, `&`): kept
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        return before
+    except ValueError:  # not the main thread: signals are the program's business
+        return None
+
+
+def _restore(before: Any) -> None:
+    if before is not None:
+        signal.signal(signal.SIGINT, before)
+
+
+def _stdout_closed() -> bool:
+    """Whether the reader of stdout has gone (`gitmem log | head -1`)."""
+    import select
+
+    try:
+        fd = sys.stdout.fileno()
+        poll = select.poll()
+        poll.register(fd, select.POLLOUT)
+        return any(ev & select.POLLERR for _fd, ev in poll.poll(0))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _quiet_exit() -> int:
+    """End as git does when its reader goes: no message, exit 141 (128 + SIGPIPE). What
+    is still buffered for stdout is dropped, so the interpreter's exit does not fail on it."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return EXIT_CLOSED_STDOUT
 
 
 __all__ = ["EXIT_USAGE", "Ctx", "cli", "emit", "json_option", "main", "pass_ctx"]

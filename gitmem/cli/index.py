@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .app import Ctx, cli, emit, json_option, pass_ctx
+from .app import Ctx, cli, emit, json_option, pass_ctx, shallow_notice
 
 
 @cli.command()
@@ -38,6 +38,7 @@ def index(ctx: Ctx, branch: str, show_budget: bool) -> None:
             emit(ctx, read_index(repo, branch).to_json, "")
         else:
             emit(ctx, None, text)
+        shallow_notice(repo)
     warning = size.warning()
     if warning:
         click.echo(f"gitmem: warning: {warning}", err=True)
@@ -56,4 +57,5 @@ def reindex(ctx: Ctx, branch: str) -> None:
 
     with ctx.repo() as repo:
         res = rebuild(repo, branch)
+        shallow_notice(repo)
     emit(ctx, res.to_json(), res.text())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -20,6 +21,38 @@ def _warn(text: str) -> None:
     click.echo(f"gitmem: warning: {text}", err=True)
 
 
+class _Loading:
+    """The SDK's client, made on a thread from the start of the command: the repo is
+    opened and the prompt shown while ``import anthropic`` runs; the first use waits."""
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self._made: Any = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._make, args=(make,), daemon=True)
+        self._thread.start()
+
+    def _make(self, make: Callable[[], Any]) -> None:
+        try:
+            self._made = make()
+        except BaseException as exc:  # raised where the client is first used
+            self._error = exc
+
+    def __getattr__(self, name: str) -> Any:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return getattr(self._made, name)
+
+
+def _client(on_retry: Callable[[str], None] | None = None) -> Any:
+    """The model's client, loading in the background (a missing key is said at once)."""
+    from gitmem import make_client
+    from gitmem.agent.client import require_key
+
+    require_key()
+    return _Loading(lambda: make_client(on_retry=on_retry))
+
+
 @cli.command()
 @click.option("--resume", metavar="ID", help="Continue session ID (after a crash, or to go on).")
 @click.option("--session", "session_id", metavar="ID", help="Name the new session ID.")
@@ -32,14 +65,15 @@ def chat(ctx: Ctx, resume: str | None, session_id: str | None) -> None:
     gitmem/session/<id>; when the session ends (end of input, Ctrl-D) they land on
     main (review policy "auto") or wait for `gitmem review` ("review").
     """
-    from gitmem import make_client, run_chat
-    from gitmem.agent.chat_report import first_turn
-
     interactive = sys.stdin.isatty()
     if interactive and sys.stdout.isatty() and not ctx.json:
         res = _chat_screen(ctx, resume, session_id)
         _report(ctx, res, None, 0)  # never --json here: the repo is not needed
         return
+    client = _client()
+
+    from gitmem import run_chat
+    from gitmem.agent.chat_report import first_turn
 
     def prompt() -> None:
         if interactive:
@@ -50,7 +84,7 @@ def chat(ctx: Ctx, resume: str | None, session_id: str | None) -> None:
         res = run_chat(
             repo,
             sys.stdin,
-            client=make_client(),
+            client=client,
             write=_out(ctx),
             warn=_warn,
             resume=resume,
@@ -62,15 +96,18 @@ def chat(ctx: Ctx, resume: str | None, session_id: str | None) -> None:
 
 def _chat_screen(ctx: Ctx, resume: str | None, session_id: str | None) -> object:
     """The chat in a terminal: banner, Markdown replies, tool lines, footer, slash commands."""
+    retrying: list[Callable[[str], None]] = []  # the screen's, once it is made
+    client = _client(on_retry=lambda why: retrying[0](why) if retrying else None)
+
     from rich.console import Console
 
-    from gitmem import make_client, run_chat
+    from gitmem import run_chat
 
     from .chat_screen import Screen, history_file, read_lines
 
     with ctx.repo() as repo:
         screen = Screen(Console(highlight=False), footer=repo.config.chat_footer)
-        client = make_client(on_retry=screen.retrying)
+        retrying.append(screen.retrying)
         try:
             return run_chat(
                 repo,
@@ -95,18 +132,17 @@ def _chat_screen(ctx: Ctx, resume: str | None, session_id: str | None) -> object
 @pass_ctx
 def ask(ctx: Ctx, message: str, resume: str | None) -> None:
     """One turn with the agent, then exit (non-zero if the model could not answer)."""
-    from gitmem import make_client, run_chat
+    from gitmem import run_chat
     from gitmem.agent.chat_report import first_turn
     from gitmem.memory.names import check_utf8
 
     from ..errors import ModelError
 
     check_utf8(message, "message")
+    client = _client()
     with ctx.repo() as repo:
         start = first_turn(repo, resume)
-        res = run_chat(
-            repo, [message], client=make_client(), write=_out(ctx), warn=_warn, resume=resume
-        )
+        res = run_chat(repo, [message], client=client, write=_out(ctx), warn=_warn, resume=resume)
         failed = (
             ModelError(
                 f"no answer in session {res.session}; retry with "

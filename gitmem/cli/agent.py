@@ -91,7 +91,10 @@ def chat(ctx: Ctx, resume: str | None, session_id: str | None) -> None:
             session_id=session_id,
             prompt=prompt,
         )
-        _report(ctx, res, repo, start)
+        # every turn failed: nothing was answered, and no next line will answer it
+        failed = _unanswered(res, "chat") if res.turns and res.failed_turns == res.turns else None
+        _report(ctx, res, repo, start, failed)
+    _fail(ctx, failed)
 
 
 def _chat_screen(ctx: Ctx, resume: str | None, session_id: str | None) -> object:
@@ -136,27 +139,36 @@ def ask(ctx: Ctx, message: str, resume: str | None) -> None:
     from gitmem.agent.chat_report import first_turn
     from gitmem.memory.names import check_utf8
 
-    from ..errors import ModelError
-
     check_utf8(message, "message")
     client = _client()
     with ctx.repo() as repo:
         start = first_turn(repo, resume)
         res = run_chat(repo, [message], client=client, write=_out(ctx), warn=_warn, resume=resume)
-        failed = (
-            ModelError(
-                f"no answer in session {res.session}; retry with "
-                f"`gitmem ask --resume {res.session} MESSAGE`"
-            )
-            if res.failed_turns
-            else None
-        )
+        failed = _unanswered(res, "ask", "MESSAGE") if res.failed_turns else None
         _report(ctx, res, repo, start, failed)
-    if failed is not None:
-        if ctx.json:  # the document above already says so: no second one
-            click.echo(f"gitmem: error: {failed}", err=True)
-            raise click.exceptions.Exit(failed.exit_code)
-        raise failed
+    _fail(ctx, failed)
+
+
+def _unanswered(res: Any, command: str, more: str = "") -> Exception:
+    """The model never answered: exit 7, naming the endpoint and how to change it."""
+    import os
+
+    from ..errors import ModelError
+
+    where = os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com, the default"
+    return ModelError(
+        f"no answer from the model API ({where}; ANTHROPIC_BASE_URL sets another) in session "
+        f"{res.session}; retry with `gitmem {command} --resume {res.session}{' ' + more if more else ''}`"
+    )
+
+
+def _fail(ctx: Ctx, failed: Exception | None) -> None:
+    if failed is None:
+        return
+    if ctx.json:  # the document already says so: no second one
+        click.echo(f"gitmem: error: {failed}", err=True)
+        raise click.exceptions.Exit(getattr(failed, "exit_code", 1))
+    raise failed
 
 
 def _out(ctx: Ctx) -> Callable[[str], None]:

@@ -40,9 +40,23 @@ class Ctx:
     def repo_root(self) -> Path:
         from gitmem import find_repo
 
+        from ..errors import NotARepo, NotFound
+
         if self.path and self.client:
             raise InvalidInput("give either -C PATH or --client NAME, not both")
-        return find_repo(self.path or None, client=self.client)
+        try:
+            return find_repo(self.path or None, client=self.client)
+        except NotARepo as err:
+            if self.client:
+                raise
+            raise NotARepo(
+                f"{err}; `gitmem init PATH` makes one, -C PATH or --client NAME picks one "
+                f"(`gitmem clients` lists the clients)"
+            ) from None
+        except NotFound as err:
+            if not self.client:
+                raise
+            raise NotFound(f"{err}; {named('clients', client_names())}") from None
 
     def repo_open(self) -> Any:
         """The repo as it is on disk."""
@@ -59,6 +73,50 @@ class Ctx:
         if done:
             click.echo(f"gitmem: finished an interrupted update of {', '.join(done)}", err=True)
         return repo
+
+
+def named(what: str, found: list[str], most: int = 10) -> str:
+    """What exists, for a not-found error: "cards: a, b" (or how many, and the command)."""
+    if not found:
+        return f"there are no {what} yet"
+    if len(found) > most:
+        return f"{len(found)} {what} exist (`gitmem {what}` lists them)"
+    return f"{what}: {', '.join(found)}"
+
+
+def client_names() -> list[str]:
+    """The clients of the workspace ($GITMEM_HOME), by name."""
+    from gitmem.memory.config import FILENAME
+    from gitmem.setup.workspace import home
+
+    try:
+        return sorted(p.name for p in home().iterdir() if (p / FILENAME).is_file())
+    except OSError:
+        return []
+
+
+def card_names(repo: Any, branch: str) -> list[str]:
+    """The cards on ``branch``, by name."""
+    from gitmem.memory.cards import card_of
+
+    entries = repo.store.read_tree(f"refs/heads/{branch}:cards")
+    found = (card_of("cards/" + e.name.decode("utf-8", "replace")) for e in entries)
+    return sorted(name for name in found if name)
+
+
+def require_card(repo: Any, project: str, branch: str) -> None:
+    """NotFound naming the cards there are, when ``project`` is not one of them."""
+    from gitmem.memory import names
+    from gitmem.memory.cards import card_path
+
+    from ..errors import NotFound
+
+    names.project(project)
+    repo.branch_tip(branch)  # no such branch: say that, not "no card"
+    if repo.store.read_blob(f"refs/heads/{branch}:{card_path(project)}") is None:
+        raise NotFound(
+            f"no card {project!r} on {branch}; {named('cards', card_names(repo, branch))}"
+        )
 
 
 def json_option(f: F) -> F:
@@ -282,7 +340,12 @@ def _report_bug(exc: BaseException, args: list[str] | None = None) -> str:
 def _fail(state: Ctx, err: GitmemError) -> int:
     if state.json:
         payload = {
-            "error": {"type": type(err).__name__, "message": str(err), "exit_code": err.exit_code}
+            "error": {
+                "type": type(err).__name__,
+                "message": str(err),
+                "exit_code": err.exit_code,
+                "hint": err.hint,
+            }
         }
         click.echo(json.dumps(payload, sort_keys=True))
     click.echo(f"gitmem: error: {err}", err=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from .app import Ctx, cli, emit, json_option, pass_ctx
+from .app import Ctx, cli, emit, json_option, pass_ctx, require_card
 
 
 @cli.command()
@@ -63,5 +63,6 @@ def show(ctx: Ctx, project: str, section: str | None, branch: str) -> None:
     from gitmem import read_card
 
     with ctx.repo() as repo:
+        require_card(repo, project, branch)
         text = read_card(repo, project, section, branch=branch)
     emit(ctx, {"project": project, "section": section, "text": text}, text)

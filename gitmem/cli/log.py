@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from .app import Ctx, cli, emit, json_option, pass_ctx
+from .app import Ctx, cli, emit, json_option, pass_ctx, require_card
 
 
 @cli.command()
@@ -50,6 +50,8 @@ def log(ctx: Ctx, project: str | None, limit: int, show_all: bool, branch: str) 
             limit=(limit + 1) if limit else None,
             edits_only=not show_all,
         )
+        if project is not None and not entries:  # a card removed since keeps its history
+            require_card(repo, project, branch)
     more = bool(limit) and len(entries) > limit
     entries = entries[:limit] if limit else entries
 
@@ -84,12 +86,19 @@ def revert(ctx: Ctx, target: str, actor: str, branch: str) -> None:
     from gitmem import revert_commit, revert_session
     from gitmem.review.revert_session import is_session
 
+    from ..errors import NotFound
+
     with ctx.repo() as repo:
         repo.branch_tip(branch)
         if is_session(repo, target):
             done = revert_session(repo, target, branch=branch, actor=actor)
             emit(ctx, done.to_json(), done.text())
             return
+        if repo.store.resolve(f"{target}^{{commit}}") is None:
+            raise NotFound(
+                f"no commit or session {target!r}; `gitmem log` lists the commits on "
+                f"{branch} and the sessions that made them"
+            )
         res = revert_commit(repo, target, branch=branch, actor=actor)
     emit(
         ctx,

@@ -194,8 +194,8 @@ def archive(
 
 def finish(repo: MemoryRepo, session: Session, policy: str | None = None) -> FinishResult:
     """End a session: commit its transcript, then land its commits on main (``policy``
-    ``auto``) or leave them pending for review (``review``); ``policy`` defaults to the
-    repo's ``review`` setting. Returns a ``FinishResult`` (a landing refused by
+    ``auto``, or a session with no memory edits: only its transcript) or leave them pending
+    for review (``review``); ``policy`` defaults to the repo's ``review`` setting. Returns a ``FinishResult`` (a landing refused by
     uncommitted edits leaves the session pending and says why). Raises ``NotFound`` when
     the session branch is gone."""
     policy = policy or repo.config.review
@@ -205,10 +205,8 @@ def finish(repo: MemoryRepo, session: Session, policy: str | None = None) -> Fin
         raise NotFound(f"session branch {session.branch} is gone")
     shas = commits_between(repo, MAIN, tip)
     edits = _edits(repo, tip) if shas else 0
-    if policy != "auto":
-        if not shas:  # nothing to review: no branch left behind
-            archive(repo, session.id, tip)
-        return FinishResult(session.id, policy, len(shas), pending=bool(shas), edits=edits)
+    if policy != "auto" and edits:  # no memory edits: nothing to review, only a transcript
+        return FinishResult(session.id, policy, len(shas), pending=True, edits=edits)
     try:
         landed = land(repo, shas, MAIN, f"gitmem land session {session.id}")
     except (DirtyCard, Conflict) as err:

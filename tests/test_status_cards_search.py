@@ -239,7 +239,7 @@ def test_the_output_keeps_working_when_the_hit_type_gains_fields() -> None:
     )
     assert (hit.card, hit.section, hit.snippet) == ("acme", "budget", "Budget: 40k")
     assert lines([hit]) == [
-        "acme § budget  (2025-11-30, card, past, score 3.25)",
+        "acme § budget  (2025-11-30, past, score 3.25)",
         "    Budget: 40k",
     ]
     assert hit.to_json()["score"] == 3.25 and hit.to_json()["current"] is False

@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import click
 
 from .app import Ctx, cli, emit, json_option, pass_ctx
+from .lookup import complete_sessions
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -89,7 +90,12 @@ def model(
 
 
 @cli.command()
-@click.option("--resume", metavar="ID", help="Continue session ID (after a crash, or to go on).")
+@click.option(
+    "--resume",
+    metavar="ID",
+    shell_complete=complete_sessions,
+    help="Continue session ID (after a crash, or to go on).",
+)
 @click.option("--session", "session_id", metavar="ID", help="Name the new session ID.")
 @simulated_option
 @json_option
@@ -178,7 +184,9 @@ def _chat_screen(ctx: Ctx, resume: str | None, session_id: str | None, simulated
 
 @cli.command()
 @click.argument("message")
-@click.option("--resume", metavar="ID", help="Ask within session ID.")
+@click.option(
+    "--resume", metavar="ID", shell_complete=complete_sessions, help="Ask within session ID."
+)
 @simulated_option
 @json_option
 @pass_ctx
@@ -259,7 +267,13 @@ def _report(
 
 
 @cli.command()
-@click.option("--session", "session_id", metavar="ID", help="Only this session.")
+@click.option(
+    "--session",
+    "session_id",
+    metavar="ID",
+    shell_complete=complete_sessions,
+    help="Only this session.",
+)
 @click.option(
     "--cards",
     "by_card",

@@ -25,6 +25,7 @@ from ..errors import (
     InvalidInput,
     from_os_error,
 )
+from .lookup import complete_clients
 
 EXIT_CLOSED_STDOUT = 141  # as a shell reports git killed by SIGPIPE
 COMPLETE_VAR = "_GITMEM_COMPLETE"  # set by the shell asking for completions
@@ -41,6 +42,7 @@ class Ctx:
         from gitmem import find_repo
 
         from ..errors import NotARepo, NotFound
+        from .lookup import client_names, named
 
         if self.path and self.client:
             raise InvalidInput("give either -C PATH or --client NAME, not both")
@@ -75,50 +77,6 @@ class Ctx:
         return repo
 
 
-def named(what: str, found: list[str], most: int = 10) -> str:
-    """What exists, for a not-found error: "cards: a, b" (or how many, and the command)."""
-    if not found:
-        return f"there are no {what} yet"
-    if len(found) > most:
-        return f"{len(found)} {what} exist (`gitmem {what}` lists them)"
-    return f"{what}: {', '.join(found)}"
-
-
-def client_names() -> list[str]:
-    """The clients of the workspace ($GITMEM_HOME), by name."""
-    from gitmem.memory.config import FILENAME
-    from gitmem.setup.workspace import home
-
-    try:
-        return sorted(p.name for p in home().iterdir() if (p / FILENAME).is_file())
-    except OSError:
-        return []
-
-
-def card_names(repo: Any, branch: str) -> list[str]:
-    """The cards on ``branch``, by name."""
-    from gitmem.memory.cards import card_of
-
-    entries = repo.store.read_tree(f"refs/heads/{branch}:cards")
-    found = (card_of("cards/" + e.name.decode("utf-8", "replace")) for e in entries)
-    return sorted(name for name in found if name)
-
-
-def require_card(repo: Any, project: str, branch: str) -> None:
-    """NotFound naming the cards there are, when ``project`` is not one of them."""
-    from gitmem.memory import names
-    from gitmem.memory.cards import card_path
-
-    from ..errors import NotFound
-
-    names.project(project)
-    repo.branch_tip(branch)  # no such branch: say that, not "no card"
-    if repo.store.read_blob(f"refs/heads/{branch}:{card_path(project)}") is None:
-        raise NotFound(
-            f"no card {project!r} on {branch}; {named('cards', card_names(repo, branch))}"
-        )
-
-
 def json_option(f: F) -> F:
     def set_json(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
         if value:
@@ -149,15 +107,6 @@ def emit(ctx: Ctx, data: Any, text: str | Callable[[], str]) -> None:
 
 
 pass_ctx = click.make_pass_decorator(Ctx)
-
-
-def shallow_notice(repo: Any) -> None:
-    """On stderr, what a shallow clone leaves out of the index (``index``, ``reindex``)."""
-    from ..status import shallow_note
-
-    note = shallow_note(repo)
-    if note:
-        click.echo(f"gitmem: note: {note}", err=True)
 
 
 def _repo_options(cmd: click.Command) -> None:
@@ -191,6 +140,7 @@ def _repo_options(cmd: click.Command) -> None:
                 metavar="NAME",
                 expose_value=False,
                 callback=setter("client"),
+                shell_complete=complete_clients,
                 help="A client in the workspace ($GITMEM_HOME).",
             )
         )
@@ -261,7 +211,10 @@ def all_commands() -> dict[str, click.Command]:
     "-C", "path", metavar="PATH", help="The client memory repo (default: the current directory)."
 )
 @click.option(
-    "--client", metavar="NAME", help="A client in the workspace ($GITMEM_HOME, default ~/gitmem)."
+    "--client",
+    metavar="NAME",
+    shell_complete=complete_clients,
+    help="A client in the workspace ($GITMEM_HOME, default ~/gitmem).",
 )
 @click.version_option(package_name="vibrating-memory", prog_name="gitmem")
 @click.pass_context

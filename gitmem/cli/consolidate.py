@@ -6,11 +6,15 @@ import click
 
 from .agent import model, simulated_option
 from .app import Ctx, cli, emit, json_option, pass_ctx
+from .lookup import complete_cards
 
 
 @cli.command()
 @click.option(
-    "--card", metavar="PROJECT", help="Consolidate this card only (the model may edit only it)."
+    "--card",
+    metavar="PROJECT",
+    shell_complete=complete_cards,
+    help="Consolidate this card only (the model may edit only it).",
 )
 @simulated_option
 @json_option

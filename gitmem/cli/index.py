@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from .app import Ctx, cli, emit, json_option, pass_ctx, shallow_notice
+from .app import Ctx, cli, emit, json_option, pass_ctx
+from .lookup import shallow_notice
 
 
 @cli.command()

@@ -6,11 +6,12 @@ import sys
 
 import click
 
-from .app import Ctx, cli, emit, json_option, pass_ctx, require_card
+from .app import Ctx, cli, emit, json_option, pass_ctx
+from .lookup import complete_cards, complete_sessions, require_card
 
 
 @cli.command()
-@click.argument("project", required=False)
+@click.argument("project", required=False, shell_complete=complete_cards)
 @click.option(
     "-n",
     "--limit",
@@ -72,7 +73,7 @@ def log(ctx: Ctx, project: str | None, limit: int, show_all: bool, branch: str) 
 
 
 @cli.command()
-@click.argument("target", metavar="COMMIT|SESSION")
+@click.argument("target", metavar="COMMIT|SESSION", shell_complete=complete_sessions)
 @click.option("--actor", default="cli", show_default=True)
 @click.option("--branch", default="main", show_default=True)
 @json_option

@@ -99,15 +99,25 @@ def search_history(
 
 
 def lines(hits: list[SearchHit]) -> list[str]:
+    """Two lines a hit: where (card § section, or the turn), then the snippet.
+
+    ``acme-website § budget  (2026-12-01, current, commit fff8ca9, score 2.83)``; a past
+    value says until when it held; a turn is named once (``transcript <session>#<n>``).
+    """
     out = []
     for h in hits:
-        extra = [h.date[:10], f"{h.kind} {h.ref}".strip()]
+        extra = [h.date[:10]]
         for key in ("current", "state"):  # the engine says whether a value still holds
             value = h.fields.get(key)
             if isinstance(value, bool):
                 extra.append("current" if value else "past")
-            elif isinstance(value, str) and value:
+            elif isinstance(value, str) and value and value != h.kind:
                 extra.append(value)
+        until = h.fields.get("until")
+        if isinstance(until, str) and until:
+            extra.append(f"until {until[:10]}")
+        if h.card and h.ref:
+            extra.append(f"commit {h.ref[:7]}")
         score = h.fields.get("score")
         if isinstance(score, int | float) and not isinstance(score, bool):
             extra.append(f"score {score:.2f}")

@@ -21,7 +21,7 @@ from .lookup import complete_cards
 @pass_ctx
 def consolidate(ctx: Ctx, card: str | None, simulated: bool) -> None:
     """Ask the model to merge duplicates, compact long sections, resolve contradictions and
-    refresh stale summaries, as a session that always waits for review.
+    refresh stale summaries, as a session whose edits always wait for review.
 
     \b
     gitmem consolidate

@@ -85,6 +85,7 @@ def revert(ctx: Ctx, target: str, actor: str, branch: str) -> None:
     holds what it held before those edits.
     """
     from gitmem import revert_commit, revert_session
+    from gitmem.memory import names
     from gitmem.review.revert_session import is_session
 
     from ..errors import NotFound
@@ -95,7 +96,8 @@ def revert(ctx: Ctx, target: str, actor: str, branch: str) -> None:
             done = revert_session(repo, target, branch=branch, actor=actor)
             emit(ctx, done.to_json(), done.text())
             return
-        if repo.store.resolve(f"{target}^{{commit}}") is None:
+        names.check_forbidden(target, "commit")
+        if target.startswith("-") or repo.store.resolve(f"{target}^{{commit}}") is None:
             raise NotFound(
                 f"no commit or session {target!r}; `gitmem log` lists the commits on "
                 f"{branch} and the sessions that made them"

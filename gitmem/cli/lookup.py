@@ -20,11 +20,10 @@ def named(what: str, found: list[str], most: int = 10) -> str:
 
 def client_names() -> list[str]:
     """The clients of the workspace ($GITMEM_HOME), by name."""
-    from gitmem.memory.config import FILENAME
-    from gitmem.setup.workspace import home
+    from gitmem import list_clients
 
     try:
-        return sorted(p.name for p in home().iterdir() if (p / FILENAME).is_file())
+        return sorted(c.name for c in list_clients())
     except OSError:
         return []
 
@@ -64,8 +63,7 @@ def shallow_notice(repo: Any) -> None:
 
 def _repo(ctx: click.Context) -> Any:
     """The repo a command line being completed names (-C, --client), or None."""
-    from gitmem import find_repo
-    from gitmem.memory.repo import MemoryRepo
+    from gitmem import MemoryRepo, find_repo
 
     from ..errors import GitmemError
     from .app import Ctx

@@ -74,7 +74,9 @@ def start(repo: MemoryRepo, session_id: str | None = None, *, resume: bool = Fal
             for kind in ("archive", "partial", "rejected")  # landed, partly accepted, rejected
         )
         if not ended and not transcript_file(repo, sid).exists():
-            raise NotFound(f"no session {sid!r} to resume")
+            raise NotFound(
+                f"no session {sid!r} to resume; `gitmem review --all` lists the sessions"
+            )
     main = repo.tip(MAIN)
     if main is None:
         raise NotFound("no main branch")

@@ -379,7 +379,7 @@ def test_no_api_key_is_a_one_line_error(client: Path) -> None:
     assert res.code == 6
     assert res.err.splitlines() == [
         "gitmem: error: no API key: set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for another "
-        "endpoint); `gitmem demo` runs without one"
+        "endpoint); `gitmem chat --simulated` and `gitmem demo` run without one"
     ]
 
 

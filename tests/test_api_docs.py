@@ -177,7 +177,6 @@ PRESENTATION: dict[str, set[str]] = {
     "gitmem.wording": {"count"},  # "1 card", "2 cards"
     "gitmem.cli.log_text": {"render"},  # gitmem log's columns
     "gitmem.review.render": {"plain", "entry_line", "hunk_lines", "list_lines", "show_lines"},
-    "gitmem.status": {"lines"},  # gitmem status's text
     "gitmem.search.snippets": {"lines"},  # gitmem search's text
     "gitmem.index.card_list": {"size"},  # "1.2 KiB"
     "gitmem.agent.usage_report": {"render"},  # gitmem usage's table
@@ -192,7 +191,12 @@ PRESENTATION: dict[str, set[str]] = {
     "gitmem.agent.chat_report": {"*"},  # what `gitmem ask --json` prints
     # `gitmem edit`'s steps: the buffer, $EDITOR, the section a whole-card edit changed
     "gitmem.features.editor": {"*"},
-    "gitmem.memory.cards": {"sections"},
+    "gitmem.memory.cards": {"sections", "card_of", "card_path"},  # card names <-> paths
+    "gitmem.status": {"lines", "shallow_note"},  # gitmem status's text, and its note
+    "gitmem.agent.client": {"require_key"},  # the key checked before the SDK loads
+    # --simulated: the scripted model `gitmem demo` (public run_demo) serves, and its label
+    "gitmem.fakeapi": {"FakeAnthropicServer", "RuleModel"},
+    "gitmem.fakeapi.rules": {"LABEL", "USAGE"},
     "gitmem.setup.clone": {"default_path"},  # where `gitmem clone URL` puts it
     "gitmem.review.revert_session": {"is_session"},  # `gitmem revert COMMIT|SESSION`
 }

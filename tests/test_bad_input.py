@@ -200,7 +200,10 @@ def test_outside_a_memory_repo(tmp_path: Path) -> None:
     (tmp_path / "plain").mkdir()
     res = gm("-C", str(tmp_path / "plain"), "index")
     assert res.code == 3
-    assert res.err.strip() == f"gitmem: error: not a gitmem memory repo: {tmp_path / 'plain'}"
+    assert res.err.strip() == (
+        f"gitmem: error: not a gitmem memory repo: {tmp_path / 'plain'}; `gitmem init PATH` makes "
+        "one, -C PATH or --client NAME picks one (`gitmem clients` lists the clients)"
+    )
 
 
 def test_json_errors_are_machine_readable(seeded: Path) -> None:

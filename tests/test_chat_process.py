@@ -125,7 +125,9 @@ def test_resume_of_an_unknown_session_is_a_one_line_error(
         check=False,
     )
     assert proc.returncode == 3
-    assert proc.stderr.decode().splitlines() == ["gitmem: error: no session 'nope' to resume"]
+    assert proc.stderr.decode().splitlines() == [
+        "gitmem: error: no session 'nope' to resume; `gitmem review --all` lists the sessions"
+    ]
 
 
 def test_an_oversized_search_neither_kills_chat_nor_drops_its_input(

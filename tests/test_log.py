@@ -148,7 +148,11 @@ def test_without_any_other_author_the_column_is_left_out(
         "SECTION",
         "SUMMARY",
     ]
-    assert "No memory edits to beta on main." in gm("-C", str(repo.root), "log", "beta").out
+    unknown = gm("-C", str(repo.root), "log", "beta")
+    assert (unknown.code, unknown.err) == (
+        3,
+        "gitmem: error: no card 'beta' on main; cards: acme\n",
+    )
 
 
 def run_in_terminal(args: list[str], columns: int) -> str:

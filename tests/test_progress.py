@@ -123,7 +123,9 @@ def test_errors_read_the_same_with_progress_on(tmp_path: Path) -> None:
     assert code == piped.returncode != 0
     error = piped.stderr.strip()
     assert error.startswith("gitmem: error: cannot fetch from gone (git://127.0.0.1:")
-    assert screen.replace("\r\n", "\n").strip() == error
+    shown = screen.replace("\r\n", "\n").strip().splitlines()
+    assert shown[0] == error  # on a terminal, the hint follows on a line of its own
+    assert [line.startswith("hint: ") for line in shown[1:]] == [True]
 
 
 def test_progress_lines_are_left_out_of_stderr(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -93,7 +93,10 @@ def test_a_known_branch_other_than_main_still_works(seeded: Path) -> None:
     assert gm("-C", str(seeded), "reindex", "--branch", "side").code == 0
     assert "30k" in gm("-C", str(seeded), "show", "acme", "--branch", "side").out
     missing = gm("-C", str(seeded), "show", "nocard", "--branch", "side")
-    assert (missing.code, missing.err) == (3, "gitmem: error: no card 'nocard' (cards/nocard.md)\n")
+    assert (missing.code, missing.err) == (
+        3,
+        "gitmem: error: no card 'nocard' on side; cards: acme\n",
+    )
 
 
 @pytest.mark.parametrize(

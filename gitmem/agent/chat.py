@@ -100,7 +100,7 @@ def _turn(run: Callable[[], str], end: Callable[[], None], warn: Callable[[str],
         run()
     except ModelError as err:
         end()
-        warn(f"{err} (your message is kept; it will be answered with the next one)")
+        warn(f"{err} (your message is kept: it is answered with the next one, or by `--resume`)")
         return False
     end()
     return True

@@ -66,8 +66,9 @@ def report(repo: MemoryRepo, result: ChatResult, start: int) -> dict[str, Any]:
             kind = block.get("type")
             if rec.get("role") == "user" and kind == "text":
                 ex["user"] += block.get("text", "")
-            elif kind == "text":
-                ex["reply"] += block.get("text", "")
+            elif kind == "text":  # each text block a paragraph of its own, as on screen
+                text = block.get("text", "")
+                ex["reply"] += ("\n\n" if ex["reply"] and text else "") + text
             elif kind == "tool_use":
                 call = {
                     "id": block.get("id"),

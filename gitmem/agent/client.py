@@ -59,16 +59,21 @@ class RetryWatch:
         )
 
 
+def require_key() -> None:
+    """A clear error without an API key, before anything is loaded."""
+    if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
+        raise ConfigError(
+            "no API key: set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for another endpoint); "
+            "`gitmem chat --simulated` and `gitmem demo` run without one"
+        )
+
+
 def make_client(max_retries: int = 2, on_retry: Callable[[str], None] | None = None) -> Any:
     """``anthropic.Anthropic()`` as configured by the environment; a clear error without a key.
 
     ``on_retry`` hears, before each retry the SDK makes, which one it is and why.
     """
-    if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
-        raise ConfigError(
-            "no API key: set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for another endpoint); "
-            "`gitmem demo` runs without one"
-        )
+    require_key()
     import anthropic
 
     if on_retry is None:

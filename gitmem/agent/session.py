@@ -58,7 +58,7 @@ class AgentSession:
         self.persona = persona(repo.root)
         self.rules = prompt.rules_text()
         self._budget_warned = False
-        self.index_text = self._index()  # the rendered index, kept card by card
+        self._index_text: str | None = None  # made at first use: counting it may need the API
         self.synthesis_text = synthesis.current(repo, session.branch)
         self.last_call: float | None = None
         self.last_sent = 0.0  # when the newest request was sent (the session's clock)
@@ -210,6 +210,17 @@ class AgentSession:
         ev.turn_end()
         self._maybe_synthesise()
         return "".join(reply)
+
+    @property
+    def index_text(self) -> str:
+        """The rendered index, kept card by card."""
+        if self._index_text is None:
+            self._index_text = self._index()
+        return self._index_text
+
+    @index_text.setter
+    def index_text(self, text: str) -> None:
+        self._index_text = text
 
     def _index(self) -> str:
         """The I block, its size counted against limits.index_tokens (warned once above 80 %)."""

@@ -25,14 +25,13 @@ from pathlib import Path
 
 from gitmem.bridges.import_kinds import find
 from gitmem.bridges.import_sources import Found, Note, Problem
-from gitmem.bridges.memory_tool_text import heading_keywords
 from gitmem.errors import Conflict, GitmemError, InvalidInput
 from gitmem.features.edit import _check_result, check_edit, write_card
 from gitmem.features.session_branches import new_id
 from gitmem.git.runner import Sha
 from gitmem.index import build as index
 from gitmem.memory import names
-from gitmem.memory.cards import card_path, code_lines, sections
+from gitmem.memory.cards import card_path, code_lines, heading_keywords, sections
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.memory.trailers import IndexEntry
 from gitmem.ops.land import land

@@ -15,7 +15,7 @@ from anthropic.tools import ToolError
 from gitmem.errors import GitmemError
 from gitmem.memory import names
 from gitmem.memory import trailers as T
-from gitmem.memory.cards import card_of, sections
+from gitmem.memory.cards import card_of, heading_keywords, sections
 
 MAX_LINES = 999999
 WIDTH = len(str(MAX_LINES))
@@ -135,15 +135,6 @@ def section_at(text: str | None, line: int | None) -> tuple[str, str] | None:
         return None
     found = [s for s in sections(text) if s.start <= line < s.end]
     return (found[0].id, found[0].heading) if found else None
-
-
-def heading_keywords(heading: str) -> list[str]:
-    """Index keywords derived from a heading: its words, lowercased, at most six."""
-    words: list[str] = []
-    for word in re.findall(r"[a-z0-9]+", heading.lower()):
-        if word not in words:
-            words.append(word)
-    return words[:6]
 
 
 def subject(

@@ -1,4 +1,5 @@
-"""The ``gitmem`` command: ``main`` is its entry point; ``app.py`` the click application."""
+"""The ``gitmem`` command: ``main`` runs it in a program; ``app.py`` is the click
+application; the console script is ``gitmem.__main__``."""
 
 from __future__ import annotations
 

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
-from collections.abc import Callable
-from typing import Any
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 import click
 
 from .app import Ctx, cli, emit, json_option, pass_ctx
+from .lookup import complete_sessions
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _write(text: str) -> None:
@@ -20,20 +25,100 @@ def _warn(text: str) -> None:
     click.echo(f"gitmem: warning: {text}", err=True)
 
 
+class _Loading:
+    """The SDK's client, made on a thread from the start of the command: the repo is
+    opened and the prompt shown while ``import anthropic`` runs; the first use waits."""
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self._made: Any = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._make, args=(make,), daemon=True)
+        self._thread.start()
+
+    def _make(self, make: Callable[[], Any]) -> None:
+        try:
+            self._made = make()
+        except BaseException as exc:  # raised where the client is first used
+            self._error = exc
+
+    def __getattr__(self, name: str) -> Any:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return getattr(self._made, name)
+
+
+def _client(on_retry: Callable[[str], None] | None = None) -> Any:
+    """The model's client, loading in the background (a missing key is said at once)."""
+    from gitmem import make_client
+    from gitmem.agent.client import require_key
+
+    require_key()
+    return _Loading(lambda: make_client(on_retry=on_retry))
+
+
+SIMULATED_HELP = "Talk to the scripted model the demo uses (no API key, nothing sent out)."
+
+
+def simulated_option(f: F) -> F:
+    return click.option("--simulated", is_flag=True, help=SIMULATED_HELP)(f)
+
+
+@contextlib.contextmanager
+def model(
+    simulated: bool, on_retry: Callable[[str], None] | None = None, *, announce: bool = True
+) -> Iterator[Any]:
+    """The model's client: the SDK's (loading in the background), or with ``simulated``
+    one bound to the demo's scripted model, served on 127.0.0.1 while the command runs
+    (said on stderr unless the caller shows it: ``announce``)."""
+    if not simulated:
+        yield _client(on_retry)
+        return
+    from gitmem.fakeapi import FakeAnthropicServer, RuleModel
+    from gitmem.fakeapi.rules import LABEL
+
+    if announce:
+        click.echo(f"gitmem: {LABEL}", err=True)
+    with FakeAnthropicServer(RuleModel()) as server:
+
+        def make() -> Any:
+            import anthropic
+
+            return anthropic.Anthropic(api_key="simulated", base_url=server.base_url, max_retries=0)
+
+        yield _Loading(make)
+
+
 @cli.command()
-@click.option("--resume", metavar="ID", help="Continue session ID (after a crash, or to go on).")
+@click.option(
+    "--resume",
+    metavar="ID",
+    shell_complete=complete_sessions,
+    help="Continue session ID (after a crash, or to go on).",
+)
 @click.option("--session", "session_id", metavar="ID", help="Name the new session ID.")
+@simulated_option
 @json_option
 @pass_ctx
-def chat(ctx: Ctx, resume: str | None, session_id: str | None) -> None:
+def chat(ctx: Ctx, resume: str | None, session_id: str | None, simulated: bool) -> None:
     """A session with the agent. Reads one user turn per line when stdin is not a terminal.
 
     Replies stream as they arrive. Memory edits go to the session's branch
     gitmem/session/<id>; when the session ends (end of input, Ctrl-D) they land on
     main (review policy "auto") or wait for `gitmem review` ("review").
+
+    With --simulated the replies come from the demo's scripted model, labelled as such,
+    with no key; it understands:
+
+    \b
+      remember PROJECT HEADING: TEXT      writes a new section to the card
+      update PROJECT SECTION: OLD => NEW  replaces OLD with NEW in one section
+      recall PROJECT [SECTION]            reads a card, or one section
+      search WORDS                        searches memory, past versions included
+      a question ending in ?              reads the sections the index points to and answers
+      summarize TEXT                      a short synthesis
     """
-    from gitmem import build_search_index, make_client, run_chat
-    from gitmem.agent.chat_report import first_turn
+    from gitmem import build_search_index
     from gitmem.git import progress
 
     # built before the first turn, where the person sees it, not in the agent's first search
@@ -41,90 +126,115 @@ def chat(ctx: Ctx, resume: str | None, session_id: str | None) -> None:
         build_search_index(repo)
     interactive = sys.stdin.isatty()
     if interactive and sys.stdout.isatty() and not ctx.json:
-        res = _chat_screen(ctx, resume, session_id)
-        _report(ctx, res, None, 0)  # never --json here: the repo is not needed
+        res = _chat_screen(ctx, resume, session_id, simulated)
+        _report(ctx, res, None, 0, simulated=simulated)  # never --json: the repo is not needed
         return
+
+    from gitmem import run_chat
+    from gitmem.agent.chat_report import first_turn
 
     def prompt() -> None:
         if interactive:
             _write("you> ")
 
-    with ctx.repo() as repo:
+    with model(simulated) as client, ctx.repo() as repo:
         start = first_turn(repo, resume)
         res = run_chat(
             repo,
             sys.stdin,
-            client=make_client(),
+            client=client,
             write=_out(ctx),
             warn=_warn,
             resume=resume,
             session_id=session_id,
             prompt=prompt,
         )
-        _report(ctx, res, repo, start)
+        # every turn failed: nothing was answered, and no next line will answer it
+        failed = _unanswered(res, "chat") if res.turns and res.failed_turns == res.turns else None
+        _report(ctx, res, repo, start, failed, simulated=simulated)
+    _fail(ctx, failed)
 
 
-def _chat_screen(ctx: Ctx, resume: str | None, session_id: str | None) -> object:
+def _chat_screen(ctx: Ctx, resume: str | None, session_id: str | None, simulated: bool) -> object:
     """The chat in a terminal: banner, Markdown replies, tool lines, footer, slash commands."""
-    from rich.console import Console
+    retrying: list[Callable[[str], None]] = []  # the screen's, once it is made
+    on_retry = lambda why: retrying[0](why) if retrying else None  # noqa: E731
+    with model(simulated, on_retry, announce=False) as client:
+        from rich.console import Console
 
-    from gitmem import make_client, run_chat
+        from gitmem import run_chat
 
-    from .chat_screen import Screen, history_file, read_lines
+        from .chat_screen import Screen, history_file, read_lines
 
-    with ctx.repo() as repo:
-        screen = Screen(Console(highlight=False), footer=repo.config.chat_footer)
-        client = make_client(on_retry=screen.retrying)
-        try:
-            return run_chat(
-                repo,
-                read_lines(history_file(repo)),
-                client=client,
-                write=_write,
-                warn=screen.warn,
-                resume=resume,
-                session_id=session_id,
-                events=screen,
-                command=screen.command,
-                on_start=screen.banner,
+        with ctx.repo() as repo:
+            screen = Screen(
+                Console(highlight=False), footer=repo.config.chat_footer, simulated=simulated
             )
-        finally:
-            screen.close()
+            retrying.append(screen.retrying)
+            try:
+                return run_chat(
+                    repo,
+                    read_lines(history_file(repo)),
+                    client=client,
+                    write=_write,
+                    warn=screen.warn,
+                    resume=resume,
+                    session_id=session_id,
+                    events=screen,
+                    command=screen.command,
+                    on_start=screen.banner,
+                )
+            finally:
+                screen.close()
 
 
 @cli.command()
 @click.argument("message")
-@click.option("--resume", metavar="ID", help="Ask within session ID.")
+@click.option(
+    "--resume", metavar="ID", shell_complete=complete_sessions, help="Ask within session ID."
+)
+@simulated_option
 @json_option
 @pass_ctx
-def ask(ctx: Ctx, message: str, resume: str | None) -> None:
-    """One turn with the agent, then exit (non-zero if the model could not answer)."""
-    from gitmem import make_client, run_chat
+def ask(ctx: Ctx, message: str, resume: str | None, simulated: bool) -> None:
+    """One turn with the agent, then exit (non-zero if the model could not answer).
+
+    With --simulated the demo's scripted model answers (see `gitmem chat --help`).
+    """
+    from gitmem import run_chat
     from gitmem.agent.chat_report import first_turn
     from gitmem.memory.names import check_utf8
 
+    check_utf8(message, "message")
+    with model(simulated) as client, ctx.repo() as repo:
+        start = first_turn(repo, resume)
+        res = run_chat(repo, [message], client=client, write=_out(ctx), warn=_warn, resume=resume)
+        failed = _unanswered(res, "ask", "MESSAGE") if res.failed_turns else None
+        _report(ctx, res, repo, start, failed, simulated=simulated)
+    _fail(ctx, failed)
+
+
+def _unanswered(res: Any, command: str, more: str = "") -> Exception:
+    """The model never answered: exit 7, naming the endpoint and how to change it."""
+    import os
+
     from ..errors import ModelError
 
-    check_utf8(message, "message")
-    with ctx.repo() as repo:
-        start = first_turn(repo, resume)
-        res = run_chat(
-            repo, [message], client=make_client(), write=_out(ctx), warn=_warn, resume=resume
-        )
-        failed = (
-            ModelError(
-                f"no answer in session {res.session}; retry with "
-                f"`gitmem ask --resume {res.session} MESSAGE`"
-            )
-            if res.failed_turns
-            else None
-        )
-        _report(ctx, res, repo, start, failed)
-    if failed is not None:
-        if ctx.json:  # the document above already says so: no second one
-            click.echo(f"gitmem: error: {failed}", err=True)
-            raise click.exceptions.Exit(failed.exit_code)
-        raise failed
+    where = os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com, the default"
+    retry = f"gitmem {command} --resume {res.session}" + (f" {more}" if more else "")
+    return ModelError(
+        f"no answer from the model API ({where}; ANTHROPIC_BASE_URL sets another) in session "
+        f"{res.session}; retry with `{retry}`"
+    )
+
+
+def _fail(ctx: Ctx, failed: Exception | None) -> None:
+    if failed is None:
+        return
+    if ctx.json:  # the document already says so: no second one
+        click.echo(f"gitmem: error: {failed}", err=True)
+        raise click.exceptions.Exit(getattr(failed, "exit_code", 1))
+    raise failed
 
 
 def _out(ctx: Ctx) -> Callable[[str], None]:
@@ -132,7 +242,15 @@ def _out(ctx: Ctx) -> Callable[[str], None]:
     return (lambda _text: None) if ctx.json else _write
 
 
-def _report(ctx: Ctx, res: object, repo: Any, start: int, failed: Exception | None = None) -> None:
+def _report(
+    ctx: Ctx,
+    res: object,
+    repo: Any,
+    start: int,
+    failed: Exception | None = None,
+    *,
+    simulated: bool = False,
+) -> None:
     from gitmem import ChatResult
     from gitmem.agent.chat_report import report
 
@@ -146,13 +264,22 @@ def _report(ctx: Ctx, res: object, repo: Any, start: int, failed: Exception | No
                 "message": str(failed),
                 "exit_code": getattr(failed, "exit_code", 1),
             }
+        if simulated:
+            doc["simulated"] = True
         emit(ctx, doc, "")
     else:
-        click.echo(f"gitmem: session {res.session} ended: {state}", err=True)
+        by = " (simulated model)" if simulated else ""
+        click.echo(f"gitmem: session {res.session}{by} ended: {state}", err=True)
 
 
 @cli.command()
-@click.option("--session", "session_id", metavar="ID", help="Only this session.")
+@click.option(
+    "--session",
+    "session_id",
+    metavar="ID",
+    shell_complete=complete_sessions,
+    help="Only this session.",
+)
 @click.option(
     "--cards",
     "by_card",

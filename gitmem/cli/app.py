@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -24,7 +25,9 @@ from ..errors import (
     InvalidInput,
     from_os_error,
 )
+from .lookup import complete_clients
 
+EXIT_CLOSED_STDOUT = 141  # as a shell reports git killed by SIGPIPE
 COMPLETE_VAR = "_GITMEM_COMPLETE"  # set by the shell asking for completions
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -38,9 +41,24 @@ class Ctx:
     def repo_root(self) -> Path:
         from gitmem import find_repo
 
+        from ..errors import NotARepo, NotFound
+        from .lookup import client_names, named
+
         if self.path and self.client:
             raise InvalidInput("give either -C PATH or --client NAME, not both")
-        return find_repo(self.path or None, client=self.client)
+        try:
+            return find_repo(self.path or None, client=self.client)
+        except NotARepo as err:
+            if self.client:
+                raise
+            raise NotARepo(
+                f"{err}; `gitmem init PATH` makes one, -C PATH or --client NAME picks one "
+                f"(`gitmem clients` lists the clients)"
+            ) from None
+        except NotFound as err:
+            if not self.client:
+                raise
+            raise NotFound(f"{err}; {named('clients', client_names())}") from None
 
     def repo_open(self) -> Any:
         """The repo as it is on disk."""
@@ -122,6 +140,7 @@ def _repo_options(cmd: click.Command) -> None:
                 metavar="NAME",
                 expose_value=False,
                 callback=setter("client"),
+                shell_complete=complete_clients,
                 help="A client in the workspace ($GITMEM_HOME).",
             )
         )
@@ -193,7 +212,10 @@ def all_commands() -> dict[str, click.Command]:
     "-C", "path", metavar="PATH", help="The client memory repo (default: the current directory)."
 )
 @click.option(
-    "--client", metavar="NAME", help="A client in the workspace ($GITMEM_HOME, default ~/gitmem)."
+    "--client",
+    metavar="NAME",
+    shell_complete=complete_clients,
+    help="A client in the workspace ($GITMEM_HOME, default ~/gitmem).",
 )
 @click.version_option(package_name="vibrating-memory", prog_name="gitmem")
 @click.pass_context
@@ -272,7 +294,12 @@ def _report_bug(exc: BaseException, args: list[str] | None = None) -> str:
 def _fail(state: Ctx, err: GitmemError) -> int:
     if state.json:
         payload = {
-            "error": {"type": type(err).__name__, "message": str(err), "exit_code": err.exit_code}
+            "error": {
+                "type": type(err).__name__,
+                "message": str(err),
+                "exit_code": err.exit_code,
+                "hint": err.hint,
+            }
         }
         click.echo(json.dumps(payload, sort_keys=True))
     click.echo(f"gitmem: error: {err}", err=True)
@@ -290,9 +317,11 @@ def main(argv: list[str] | None = None) -> None:
 
         sys.exit(shell_complete(cli, {"obj": state}, "gitmem", COMPLETE_VAR, instruction))
     args = list(sys.argv[1:] if argv is None else argv)
+    before = _ctrl_c_raises()
     try:
         with cli.make_context("gitmem", list(args), obj=state) as ctx:
             cli.invoke(ctx)
+        sys.stdout.flush()  # a closed stdout is seen here, not in the interpreter's exit
         code = 0
     except click.exceptions.Exit as exc:
         code = exc.exit_code
@@ -304,6 +333,7 @@ def main(argv: list[str] | None = None) -> None:
         click.echo(f"gitmem: error: {exc.format_message()}", err=True)
         code = exc.exit_code
     except (KeyboardInterrupt, click.exceptions.Abort):
+        _restore(before)  # a second Ctrl-C now ends the process at once
         click.echo("gitmem: interrupted", err=True)
         code = EXIT_INTERRUPTED
     except GitmemError as err:
@@ -312,6 +342,8 @@ def main(argv: list[str] | None = None) -> None:
         known = from_os_error(exc)
         if known is not None:
             code = _fail(state, known)
+        elif isinstance(exc, BrokenPipeError) and _stdout_closed():
+            code = _quiet_exit()
         else:  # a bug: say so, keep the traceback for the report
             where = _report_bug(exc, args)
             click.echo(
@@ -319,7 +351,48 @@ def main(argv: list[str] | None = None) -> None:
                 err=True,
             )
             code = EXIT_BUG
+    finally:
+        _restore(before)
     sys.exit(code)
+
+
+def _ctrl_c_raises() -> Any:
+    """Ctrl-C raises KeyboardInterrupt while the command runs, so what it holds (locks,
+    a session's branch) is released as it unwinds; the handler before is returned."""
+    try:
+        before = signal.getsignal(signal.SIGINT)
+        if before is not signal.SIG_IGN:  # started with Ctrl-C ignored (nohup, `&`): kept
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        return before
+    except ValueError:  # not the main thread: signals are the program's business
+        return None
+
+
+def _restore(before: Any) -> None:
+    if before is not None:
+        signal.signal(signal.SIGINT, before)
+
+
+def _stdout_closed() -> bool:
+    """Whether the reader of stdout has gone (`gitmem log | head -1`)."""
+    import select
+
+    try:
+        fd = sys.stdout.fileno()
+        poll = select.poll()
+        poll.register(fd, select.POLLOUT)
+        return any(ev & select.POLLERR for _fd, ev in poll.poll(0))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _quiet_exit() -> int:
+    """End as git does when its reader goes: no message, exit 141 (128 + SIGPIPE). What
+    is still buffered for stdout is dropped, so the interpreter's exit does not fail on it."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return EXIT_CLOSED_STDOUT
 
 
 __all__ = ["EXIT_USAGE", "Ctx", "cli", "emit", "json_option", "main", "pass_ctx"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import click
 
 from .app import Ctx, cli, emit, json_option, pass_ctx
+from .lookup import complete_cards, require_card
 
 
 @cli.command()
@@ -39,8 +40,9 @@ def cards(ctx: Ctx, branch: str) -> None:
                 if (c.last_date and c.last_commit)
                 else "never committed"
             )
+            titled = f" ({c.title})" if c.title and c.title != c.project else ""
             lines.append(
-                f"{c.project} ({c.title}): {count(len(c.sections), 'section')}, {size(c.bytes)}, "
+                f"{c.project}{titled}: {count(len(c.sections), 'section')}, {size(c.bytes)}, "
                 f"last changed {when}"
             )
             width = max((len(s.id) for s in c.sections), default=0)
@@ -53,7 +55,7 @@ def cards(ctx: Ctx, branch: str) -> None:
 
 
 @cli.command()
-@click.argument("project")
+@click.argument("project", shell_complete=complete_cards)
 @click.argument("section", required=False)
 @click.option("--branch", default="main", show_default=True)
 @json_option
@@ -63,5 +65,6 @@ def show(ctx: Ctx, project: str, section: str | None, branch: str) -> None:
     from gitmem import read_card
 
     with ctx.repo() as repo:
+        require_card(repo, project, branch)
         text = read_card(repo, project, section, branch=branch)
     emit(ctx, {"project": project, "section": section, "text": text}, text)

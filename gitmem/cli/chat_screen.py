@@ -32,8 +32,8 @@ HISTORY_LINES = 1000
 class Screen(AgentEvents):
     """Shows each turn as it happens; at most one rich live display at a time."""
 
-    def __init__(self, console: Console, *, footer: bool = True) -> None:
-        self.console, self.footer = console, footer
+    def __init__(self, console: Console, *, footer: bool = True, simulated: bool = False) -> None:
+        self.console, self.footer, self.simulated = console, footer, simulated
         self.status: Status | None = None
         self.live: Live | None = None
         self.buf = ""
@@ -66,7 +66,7 @@ class Screen(AgentEvents):
 
     # -- AgentEvents ----------------------------------------------------------------------
     def waiting(self, model: str) -> None:
-        self._say(f"waiting for {model}…")
+        self._say("waiting for the simulated model…" if self.simulated else f"waiting for {model}…")
 
     def retrying(self, why: str) -> None:
         """From the HTTP client, before the SDK retries a request."""
@@ -95,7 +95,10 @@ class Screen(AgentEvents):
     def turn_end(self) -> None:
         self.close()
         if self.footer and self.totals.requests:
-            self.console.print(Text("  " + self.totals.footer(), style="dim"))
+            label = "simulated model · " if self.simulated else ""
+            self.console.print(Text("  " + label + self.totals.footer(), style="dim"))
+        elif self.simulated:
+            self.console.print(Text("  simulated model", style="dim"))
         self.totals = chat_view.TurnTotals()
         self.console.print()
 
@@ -106,10 +109,18 @@ class Screen(AgentEvents):
 
     def banner(self, agent: AgentSession) -> None:
         cfg = agent.cfg
-        lines = chat_view.banner(cfg.client, cfg.model, agent.session.id, cfg.review)
+        shown = "simulated (the demo's scripted stand-in)" if self.simulated else cfg.model
+        lines = chat_view.banner(cfg.client, shown, agent.session.id, cfg.review)
         self.console.print(Text(lines[0], style="bold"))
         for line in lines[1:]:
             self.console.print(Text(line, style="dim"))
+        if self.simulated:
+            from gitmem.fakeapi.rules import LABEL, USAGE
+
+            self.console.print(Text(LABEL, style="bold yellow"))
+            width = max(len(said) for said, _ in USAGE)
+            for said, does in USAGE:
+                self.console.print(Text(f"  {said:<{width}}  {does}", style="yellow"))
         self.console.print()
 
     def _lines(self, text: str) -> None:

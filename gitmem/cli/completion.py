@@ -21,7 +21,8 @@ def completion(shell: str) -> None:
     eval "$(gitmem completion bash)"      # this shell only
 
     The script asks gitmem itself for the candidates, so commands, options and
-    their choices stay current with the installed version.
+    their choices stay current with the installed version; card, client and session
+    names come from the repo the line names (-C, --client, else the current one).
     """
     from click.shell_completion import get_completion_class
 

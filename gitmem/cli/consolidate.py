@@ -4,18 +4,24 @@ from __future__ import annotations
 
 import click
 
+from .agent import model, simulated_option
 from .app import Ctx, cli, emit, json_option, pass_ctx
+from .lookup import complete_cards
 
 
 @cli.command()
 @click.option(
-    "--card", metavar="PROJECT", help="Consolidate this card only (the model may edit only it)."
+    "--card",
+    metavar="PROJECT",
+    shell_complete=complete_cards,
+    help="Consolidate this card only (the model may edit only it).",
 )
+@simulated_option
 @json_option
 @pass_ctx
-def consolidate(ctx: Ctx, card: str | None) -> None:
+def consolidate(ctx: Ctx, card: str | None, simulated: bool) -> None:
     """Ask the model to merge duplicates, compact long sections, resolve contradictions and
-    refresh stale summaries, as a session that always waits for review.
+    refresh stale summaries, as a session whose edits always wait for review.
 
     \b
     gitmem consolidate
@@ -24,19 +30,19 @@ def consolidate(ctx: Ctx, card: str | None) -> None:
     gitmem review ID --accept          nothing lands before this
 
     Whatever memory.review says, the edits wait on gitmem/session/<id>-consolidate.
-    Needs ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL for another endpoint).
+    Needs ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL for another endpoint), or --simulated:
+    the demo's scripted model, which proposes no edit.
     """
     from gitmem import consolidate as run
-    from gitmem import make_client
 
     def warn(text: str) -> None:
         click.echo(f"gitmem: warning: {text}", err=True)
 
-    with ctx.repo() as repo:
-        if card is not None:
-            from gitmem.memory.names import project
+    if card is not None:
+        from gitmem.memory.names import project
 
-            project(card)
-        client = make_client()
+        project(card)
+    with model(simulated) as client, ctx.repo() as repo:
         res = run(repo, client=client, card=card, warn=warn)
-    emit(ctx, res.to_json(), res.text())
+    by = "(simulated model) " if simulated else ""
+    emit(ctx, lambda: {**res.to_json(), "simulated": simulated}, lambda: by + res.text())

@@ -9,6 +9,7 @@ import click
 
 from ..errors import GitmemError, InvalidInput
 from .app import Ctx, cli, emit, json_option, pass_ctx
+from .lookup import complete_cards
 
 
 def _ask(label: str, default: str | None) -> str:
@@ -61,7 +62,7 @@ def _entry(
 
 
 @cli.command()
-@click.argument("project")
+@click.argument("project", shell_complete=complete_cards)
 @click.argument("section", required=False)
 @click.option(
     "--section",
@@ -128,7 +129,7 @@ def edit(
                 project,
                 section,
                 new_text,
-                buf.text,
+                buf.text or buf.initial,  # a new card: what changed from the template
                 branch,
                 interactive,
                 section_id=section_id,

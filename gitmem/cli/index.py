@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from .app import Ctx, cli, emit, json_option, pass_ctx
+from .lookup import shallow_notice
 
 
 @cli.command()
@@ -46,6 +47,7 @@ def index(ctx: Ctx, branch: str, show_budget: bool, full: bool) -> None:
             emit(ctx, None, read_index(repo, branch).render())
         else:
             emit(ctx, None, text)
+        shallow_notice(repo)
     warning = size.warning()
     if warning and not full:
         click.echo(f"gitmem: warning: {warning}", err=True)
@@ -66,4 +68,5 @@ def reindex(ctx: Ctx, branch: str) -> None:
 
     with progress.shown(progress.watched(ctx.json)), ctx.repo() as repo:
         res = rebuild(repo, branch)
+        shallow_notice(repo)
     emit(ctx, res.to_json(), res.text())

@@ -7,10 +7,11 @@ import sys
 import click
 
 from .app import Ctx, cli, emit, json_option, pass_ctx
+from .lookup import complete_cards, complete_sessions, require_card
 
 
 @cli.command()
-@click.argument("project", required=False)
+@click.argument("project", required=False, shell_complete=complete_cards)
 @click.option(
     "-n",
     "--limit",
@@ -50,6 +51,8 @@ def log(ctx: Ctx, project: str | None, limit: int, show_all: bool, branch: str) 
             limit=(limit + 1) if limit else None,
             edits_only=not show_all,
         )
+        if project is not None and not entries:  # a card removed since keeps its history
+            require_card(repo, project, branch)
     more = bool(limit) and len(entries) > limit
     entries = entries[:limit] if limit else entries
 
@@ -70,7 +73,7 @@ def log(ctx: Ctx, project: str | None, limit: int, show_all: bool, branch: str) 
 
 
 @cli.command()
-@click.argument("target", metavar="COMMIT|SESSION")
+@click.argument("target", metavar="COMMIT|SESSION", shell_complete=complete_sessions)
 @click.option("--actor", default="cli", show_default=True)
 @click.option("--branch", default="main", show_default=True)
 @json_option
@@ -82,7 +85,10 @@ def revert(ctx: Ctx, target: str, actor: str, branch: str) -> None:
     holds what it held before those edits.
     """
     from gitmem import revert_commit, revert_session
+    from gitmem.memory import names
     from gitmem.review.revert_session import is_session
+
+    from ..errors import NotFound
 
     with ctx.repo() as repo:
         repo.branch_tip(branch)
@@ -90,6 +96,12 @@ def revert(ctx: Ctx, target: str, actor: str, branch: str) -> None:
             done = revert_session(repo, target, branch=branch, actor=actor)
             emit(ctx, done.to_json(), done.text())
             return
+        names.check_forbidden(target, "commit")
+        if target.startswith("-") or repo.store.resolve(f"{target}^{{commit}}") is None:
+            raise NotFound(
+                f"no commit or session {target!r}; `gitmem log` lists the commits on "
+                f"{branch} and the sessions that made them"
+            )
         res = revert_commit(repo, target, branch=branch, actor=actor)
     emit(
         ctx,

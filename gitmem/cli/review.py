@@ -10,6 +10,7 @@ import click
 
 from ..errors import InvalidInput
 from .app import Ctx, cli, emit, json_option, pass_ctx
+from .lookup import complete_sessions
 
 _ASK = "ask"
 _HELP = """y - accept this hunk
@@ -134,7 +135,7 @@ def _show(ctx: Ctx, repo: Any, session: str, markdown: bool) -> None:
 
 
 @cli.command()
-@click.argument("session", required=False)
+@click.argument("session", required=False, shell_complete=complete_sessions)
 @click.option("--all", "show_all", is_flag=True, help="List accepted and rejected sessions too.")
 @click.option("--accept", is_flag=True, help="Land the session's edits on main.")
 @click.option("--reject", is_flag=True, help="Land nothing; keep the session aside.")
@@ -147,7 +148,7 @@ def _show(ctx: Ctx, repo: Any, session: str, markdown: bool) -> None:
     flag_value=_ASK,
     default=None,
     metavar="N,N",
-    help="With --accept: only these hunks; alone, ask about each one.",
+    help="With --accept: only these hunks; without numbers, ask about each one.",
 )
 @click.option("--push", "push_to", metavar="REMOTE", help="Push the session branch to REMOTE.")
 @click.option(
@@ -173,7 +174,8 @@ def review(
     gitmem review ID                   the session: per card, per commit, the diff and index entry
     gitmem review ID --accept          land all of it on main
     gitmem review ID --accept --commit SHA [--commit SHA]
-    gitmem review ID --accept --hunks 1,3    (or --hunks alone: one hunk at a time)
+    gitmem review ID --accept --hunks 1,3    only hunks 1 and 3
+    gitmem review ID --hunks           asks about each hunk, then lands those accepted
     gitmem review ID --reject
     gitmem review ID --push origin     push gitmem/session/ID to open a pull request
     gitmem review ID --markdown        the pull request's description, to paste into a forge
@@ -183,6 +185,7 @@ def review(
     """
     from gitmem.review.render import list_lines
 
+    accept = accept or (hunks == _ASK and not reject)  # a bare --hunks asks, then accepts
     decisions = accept or reject or bool(commits) or hunks is not None
     if session is None:
         if decisions or push_to:

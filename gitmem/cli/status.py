@@ -23,8 +23,13 @@ def status(ctx: Ctx) -> None:
     """
     from gitmem import repo_status as run
 
-    from ..status import lines
+    from ..status import lines, shallow_note
 
     with ctx.repo() as repo:
         st = run(repo)
-    emit(ctx, st.to_json, lambda: "\n".join(lines(st)))
+        shallow = shallow_note(repo)
+    emit(
+        ctx,
+        lambda: {**st.to_json(), "shallow": shallow},
+        lambda: "\n".join([*lines(st), *([f"Note: {shallow}"] if shallow else [])]),
+    )

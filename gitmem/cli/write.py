@@ -9,6 +9,7 @@ import click
 
 from ..errors import InvalidInput
 from .app import Ctx, cli, emit, json_option, pass_ctx
+from .lookup import complete_cards
 
 
 def _read_text_file(path: str, what: str) -> str:
@@ -26,7 +27,7 @@ def _read_text_file(path: str, what: str) -> str:
 
 
 @cli.command()
-@click.argument("project")
+@click.argument("project", shell_complete=complete_cards)
 @click.option(
     "--old",
     "old",

@@ -92,6 +92,21 @@ def _first_line(text: str) -> str:
     return next((line.strip() for line in text.splitlines() if line.strip()), "")
 
 
+# What a person can type to it (``gitmem chat --simulated`` shows these; docs/chat.md).
+USAGE = (
+    ("remember PROJECT HEADING: TEXT", "writes a new section to the card"),
+    ("update PROJECT SECTION: OLD => NEW", "replaces OLD with NEW in one section"),
+    ("recall PROJECT [SECTION]", "reads a card, or one section"),
+    ("search WORDS", "searches memory, past versions included"),
+    ("a question ending in ?", "reads the sections the index points to and answers"),
+    ("summarize TEXT", "a short synthesis"),
+)
+LABEL = (
+    "SIMULATED MODEL: replies come from gitmem's scripted stand-in on 127.0.0.1, not from "
+    "Claude; no API key is used. Memory, commits, index and review are real."
+)
+
+
 class RuleModel:
     """A deterministic stand-in for Claude driving gitmem's memory tools."""
 

@@ -76,7 +76,9 @@ def start(repo: MemoryRepo, session_id: str | None = None, *, resume: bool = Fal
             for kind in ("archive", "partial", "rejected")  # landed, partly accepted, rejected
         )
         if not ended and not transcript_file(repo, sid).exists():
-            raise NotFound(f"no session {sid!r} to resume")
+            raise NotFound(
+                f"no session {sid!r} to resume; `gitmem review --all` lists the sessions"
+            )
     main = repo.tip(MAIN)
     if main is None:
         raise NotFound("no main branch")
@@ -217,19 +219,18 @@ def finish(repo: MemoryRepo, session: Session, policy: str | None = None) -> Fin
 
 def _end(repo: MemoryRepo, session: Session, policy: str) -> FinishResult:
     """End a session: commit its transcript, then land its commits on main (``policy``
-    ``auto``) or leave them pending for review (``review``). Returns a ``FinishResult``
-    (a landing refused by uncommitted edits leaves the session pending and says why).
-    Raises ``NotFound`` when the session branch is gone."""
+    ``auto``, or a session with no memory edits: only its transcript) or leave them
+    pending for review (``review``). Returns a ``FinishResult`` (a landing refused by
+    uncommitted edits leaves the session pending and says why). Raises ``NotFound`` when
+    the session branch is gone."""
     save_transcript(repo, session)
     tip = repo.tip(session.branch)
     if tip is None:
         raise NotFound(f"session branch {session.branch} is gone")
     shas = commits_between(repo, MAIN, tip)
     edits = _edits(repo, tip) if shas else 0
-    if policy != "auto":
-        if not shas:  # nothing to review: no branch left behind
-            archive(repo, session.id, tip)
-        return FinishResult(session.id, policy, len(shas), pending=bool(shas), edits=edits)
+    if policy != "auto" and edits:  # no memory edits: nothing to review, only a transcript
+        return FinishResult(session.id, policy, len(shas), pending=True, edits=edits)
     try:
         landed = land(repo, shas, MAIN, f"gitmem land session {session.id}")
     except (DirtyCard, Conflict) as err:

@@ -87,6 +87,15 @@ def base_id(heading: str) -> str:
     return slugify(heading) or "section"
 
 
+def heading_keywords(heading: str) -> list[str]:
+    """Index keywords derived from a heading: its words, lowercased, at most six."""
+    words: list[str] = []
+    for word in re.findall(r"[a-z0-9]+", heading.lower()):
+        if word not in words:
+            words.append(word)
+    return words[:6]
+
+
 def section_ids(text: str) -> list[str]:
     return [s.id for s in sections(text)]
 

@@ -25,9 +25,18 @@ class RemoteError(GitmemError):
     exit_code = EXIT_GIT
 
 
-def _last_line(text: bytes) -> str:
+def _first_line(text: bytes) -> str:
+    """git's first line: the cause ("... does not appear to be a git repository"); the
+    lines after it are advice that fits every cause."""
     lines = [ln.strip() for ln in text.decode("utf-8", "replace").splitlines() if ln.strip()]
-    return lines[-1] if lines else "no output"
+    return lines[0].removeprefix("fatal: ") if lines else "no output"
+
+
+def _unreachable(name: str) -> str:
+    return (
+        f"check the address (`git remote get-url {name}`) and that you can reach it "
+        f"(`git ls-remote {name}`); `git remote set-url {name} URL` changes it"
+    )
 
 
 def url(repo: MemoryRepo, name: str) -> str:
@@ -59,7 +68,9 @@ def fetch_main(
         if extra:
             fetch_refs(repo, name, extra, where)
         return None
-    raise RemoteError(f"cannot fetch from {name} ({where}): {_last_line(proc.stderr)}")
+    raise RemoteError(
+        f"cannot fetch from {name} ({where}): {_first_line(proc.stderr)}", hint=_unreachable(name)
+    )
 
 
 def fetch_refs(repo: MemoryRepo, name: str, specs: Sequence[str], where: str | None = None) -> None:
@@ -67,7 +78,10 @@ def fetch_refs(repo: MemoryRepo, name: str, specs: Sequence[str], where: str | N
     proc = _fetch(repo, name, specs)
     if proc.returncode:
         where = where or url(repo, name)
-        raise RemoteError(f"cannot fetch from {name} ({where}): {_last_line(proc.stderr)}")
+        raise RemoteError(
+            f"cannot fetch from {name} ({where}): {_first_line(proc.stderr)}",
+            hint=_unreachable(name),
+        )
 
 
 def _fetch(repo: MemoryRepo, name: str, specs: Sequence[str]) -> subprocess.CompletedProcess[bytes]:
@@ -99,7 +113,9 @@ def push(repo: MemoryRepo, name: str, source: str, target: str, where: str | Non
             if "fetch first" in reason or "non-fast-forward" in reason:
                 return Pushed(False, reason)
             raise RemoteError(f"{name} ({where}) refused the push of {target}: {reason}")
-    raise RemoteError(f"cannot push to {name} ({where}): {_last_line(proc.stderr)}")
+    raise RemoteError(
+        f"cannot push to {name} ({where}): {_first_line(proc.stderr)}", hint=_unreachable(name)
+    )
 
 
 # What git's --porcelain says when a ref moved on the remote since we looked: a lost race.
@@ -157,4 +173,6 @@ def push_updates(
         return Pushed(False, races[0])
     if refused:
         raise RemoteError(f"{name} ({where}) refused the push: {refused[0]}")
-    raise RemoteError(f"cannot push to {name} ({where}): {_last_line(proc.stderr)}")
+    raise RemoteError(
+        f"cannot push to {name} ({where}): {_first_line(proc.stderr)}", hint=_unreachable(name)
+    )

@@ -50,14 +50,16 @@ class Decision:
     landed: list[str]  # new commits on main
     left_out: list[str]  # session edits not landed, or landed only in part
     worktree: str  # what happened to the working tree
+    edits_landed: int = 0  # of ``landed``, the memory edits (not the transcript's commit)
 
     def to_json(self) -> dict[str, object]:
         return asdict(self)
 
     def text(self) -> str:
+        landed = count(self.edits_landed, "memory edit")
         what = {
-            "accepted": f"accepted: {count(len(self.landed), 'commit')} landed on main",
-            "partial": f"accepted in part: {count(len(self.landed), 'commit')} landed on main, "
+            "accepted": f"accepted: {landed} landed on main",
+            "partial": f"accepted in part: {landed} landed on main, "
             f"{count(len(self.left_out), 'edit')} left out or cut down",
             "rejected": "rejected: nothing landed on main",
         }[self.action]
@@ -311,8 +313,17 @@ def finish_accept(
     archived = _archive(repo, view, action)
     index.refresh(repo, MAIN)
     decision_intent.clear(repo, view.ref.id)  # nothing left to finish (none when unclaimed)
+    edits = (
+        sum(
+            1
+            for c in read_log(repo.git, landed[-1], max_count=len(landed), first_parent=True)
+            if c.get(T.LAYER) is None
+        )
+        if landed
+        else 0
+    )
     return Decision(
-        view.ref.id, action, archived, list(landed), left_out, _worktree_note(repo, landed)
+        view.ref.id, action, archived, list(landed), left_out, _worktree_note(repo, landed), edits
     )
 
 

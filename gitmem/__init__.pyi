@@ -95,6 +95,8 @@ from gitmem.review.team import PushedSession as PushedSession
 from gitmem.review.team import push_session as push_session
 from gitmem.search.cache import prepare as build_search_index
 from gitmem.search.cache import ready as search_index_ready
+from gitmem.search.passage import Passage as Passage
+from gitmem.search.passage import open_ref as open_hit
 from gitmem.search.snippets import SearchHit as SearchHit
 from gitmem.search.snippets import search_history as search_history
 from gitmem.setup.clone import CloneResult as CloneResult
@@ -151,6 +153,7 @@ __all__ = [
     "ModelError",
     "NotARepo",
     "NotFound",
+    "Passage",
     "PushedSession",
     "Redaction",
     "ReindexResult",
@@ -198,6 +201,7 @@ __all__ = [
     "load_session",
     "load_usage",
     "make_client",
+    "open_hit",
     "open_repo",
     "pending_session",
     "push_session",

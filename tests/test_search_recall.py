@@ -293,3 +293,12 @@ def test_a_dated_query_finds_the_value_that_held_then(repo: MemoryRepo) -> None:
         os.environ.update(env)
     found = [(h.state, h.snippet) for h in search(repo, "globex hosting in June", 5)]
     assert found[0] == ("past", "Hosting: Runs on AWS.")
+
+
+def test_gitmem_show_opens_a_hit_by_its_ref(chats: MemoryRepo, client: Path) -> None:
+    got = gm("-C", str(client), "show", "20230610-180000-aa01#2")
+    assert got.code == 0, got.err
+    assert "Freezing at night" in got.out and "Jon: Sounds lovely." in got.out
+    bad = gm("-C", str(client), "show", "20230610-180000-aa01#9")
+    assert bad.code == 3 and "turns 1 to 3" in bad.err
+    assert gm("-C", str(client), "show", "../etc#1").code == 2

@@ -61,9 +61,21 @@ def cards(ctx: Ctx, branch: str) -> None:
 @json_option
 @pass_ctx
 def show(ctx: Ctx, project: str, section: str | None, branch: str) -> None:
-    """Print a card, or one SECTION of it (by id, as listed in `gitmem index`)."""
-    from gitmem import read_card
+    """Print a card, or one SECTION of it (by id, as listed in `gitmem index`), or the
+    passage a search hit's ref points to.
 
+    \b
+    gitmem show acme-website budget
+    gitmem show 20261130-101200-ab12#3                 a session turn, with its neighbours
+    gitmem show acme-website/budget@1a2b3c4d5e6f       a section as that commit wrote it
+    """
+    from gitmem import open_hit, read_card
+
+    if section is None and ("#" in project or "/" in project):  # never in a card's name
+        with ctx.repo() as repo:
+            got = open_hit(repo, project, branch=branch)
+        emit(ctx, {"ref": got.ref, "date": got.date, "text": got.text}, got.text)
+        return
     with ctx.repo() as repo:
         require_card(repo, project, branch)
         text = read_card(repo, project, section, branch=branch)

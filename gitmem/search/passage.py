@@ -31,6 +31,9 @@ def is_ref(text: str) -> bool:
 
 @dataclass(frozen=True)
 class Passage:
+    """What a hit's ``ref`` opens to: the ``text`` (a turn with its neighbours, or a
+    section), and ``date``, when a turn was said ("" for a section)."""
+
     ref: str
     text: str
     date: str

@@ -33,7 +33,7 @@ from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.search import cache
 from gitmem.search.documents import CURRENT, GONE, PAST, TURN, W_TEXT, Doc, Read, text_of, turn_docs
 from gitmem.search.documents import weighted as weighted_terms
-from gitmem.search.related import SAMPLE, Related, label
+from gitmem.search.related import Related, labels_with
 from gitmem.search.state import Searchable, pairs
 from gitmem.search.terms import query_terms, stem, words
 
@@ -248,7 +248,7 @@ def rank(
     side = extra or []
     weighted = q.weighted
     if related is not None:
-        weighted = related.expand(weighted, lambda term: _labels_with(state, term, related))
+        weighted = related.expand(weighted, lambda term: labels_with(state, term, related))
     scores = _scores(state, weighted, side)
     factor = [1.0] * (max(CURRENT, PAST, TURN, GONE) + 1)  # by kind
     factor[PAST] = PAST_ASKED if q.past else PAST_DEFAULT
@@ -292,22 +292,6 @@ def rank(
         if len(hits) >= limit * 2:
             break
     return _balanced(hits, limit)
-
-
-def _labels_with(state: Searchable, term: str, related: Related) -> list[frozenset[str]]:
-    """The labels (heading and keywords) of current sections whose text holds ``term``."""
-    post = state.posting(term)
-    if post is None:
-        return []
-    kinds, out, known = state.kinds, [], related.of_section
-    for doc_id in post[0::2]:
-        if kinds[doc_id] == CURRENT:
-            d = state.doc(doc_id)
-            got = known.get((d.card, d.section))  # the index's own entry: no re-tokenising
-            out.append(got if got is not None else label(d.heading, d.keywords.replace(",", " ")))
-            if len(out) >= SAMPLE:
-                break
-    return out
 
 
 def _held(d: Doc, day: str) -> bool:

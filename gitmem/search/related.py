@@ -14,6 +14,8 @@ from collections import Counter
 from collections.abc import Callable
 
 from gitmem.index.model import Index
+from gitmem.search.documents import CURRENT
+from gitmem.search.state import Searchable
 from gitmem.search.terms import terms
 
 WEIGHT = 0.4  # a related word's weight, times how often it labels the query word's sections
@@ -68,3 +70,19 @@ class Related:
 def label(heading: str, keywords: str | tuple[str, ...]) -> frozenset[str]:
     words = keywords if isinstance(keywords, str) else " ".join(keywords)
     return frozenset(terms(f"{heading} {words}"))
+
+
+def labels_with(state: Searchable, term: str, related: Related) -> list[frozenset[str]]:
+    """The labels (heading and keywords) of current sections whose text holds ``term``."""
+    post = state.posting(term)
+    if post is None:
+        return []
+    kinds, out, known = state.kinds, [], related.of_section
+    for doc_id in post[0::2]:
+        if kinds[doc_id] == CURRENT:
+            d = state.doc(doc_id)
+            got = known.get((d.card, d.section))  # the index's own entry: no re-tokenising
+            out.append(got if got is not None else label(d.heading, d.keywords.replace(",", " ")))
+            if len(out) >= SAMPLE:
+                break
+    return out

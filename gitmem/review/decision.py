@@ -28,7 +28,7 @@ from gitmem.ops import linked_worktrees
 from gitmem.ops.history import read_log
 from gitmem.ops.hunks import commit_diffs
 from gitmem.ops.land import land
-from gitmem.ops.transplant import transplant
+from gitmem.ops.merge import land_tree
 from gitmem.ops.worktree import checked_out, ensure_clean
 from gitmem.review import decision_intent, team
 from gitmem.review.pending import ARCHIVE_OF_ACTION, ReviewCommit, SessionRef, SessionView, load
@@ -181,7 +181,7 @@ def build_chain(repo: MemoryRepo, view: SessionView, plan: Selection) -> list[Sh
         raw = repo.store.read_commit(c.sha)
         if keep is None:
             try:
-                tree, _ = transplant(repo, parent, [(raw.parents[0], raw.sha)])
+                tree, _ = land_tree(repo, parent, [(raw.parents[0], raw.sha)])
             except Conflict:
                 tree = _cut_down(repo, parent, c, tuple(h for f in c.files for h in f.hunks))
             message = raw.message

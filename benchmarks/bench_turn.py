@@ -13,7 +13,7 @@ left out of the medians::
     .venv/bin/python benchmarks/bench_turn.py                  # 100k commits, 60 turns
     .venv/bin/python benchmarks/bench_turn.py --quick          # 10k commits, 12 turns
 
-``--start``: a session's start, ``gitmem chat`` from the process's start to its first
+``--start ROUNDS``: also a session's start, ``gitmem chat`` from the process's start to its first
 request (to the fake API in this process), in CPU seconds of the ``gitmem`` process (not
 the git it runs, shown apart: the ones ended by then) less its ``import anthropic`` and the SDK's own requests
 (``count_tokens``); one-turn sessions in turn on one copy, each starting after the last
@@ -221,10 +221,8 @@ def main() -> int:
     common.add_sizes(ap, "100000", "10000")
     ap.add_argument("--turns", type=int, default=60)
     ap.add_argument("--api-process", action="store_true", help="the fake API in a process")
-    ap.add_argument("--start", type=int, metavar="ROUNDS", help="a session's start instead")
+    ap.add_argument("--start", type=int, metavar="ROUNDS", help="a session's start as well")
     args = ap.parse_args()
-    if args.start:
-        return start_main(args)
     turns = 12 if args.quick else args.turns
     common.machine()
     for size in common.sizes(args):
@@ -241,26 +239,25 @@ def main() -> int:
             "<= 10 ms",
             c50 <= 0.01,
         )
+        if args.start:
+            start_rows(size, args.start)
     return 0
 
 
-def start_main(args: argparse.Namespace) -> int:
-    common.machine()
-    for size in common.sizes(args):
-        with common.scratch() as tmp:
-            got = start_cpu(common.copy_of(common.history(size), Path(tmp) / "repo"), args.start)
-        rest = got[1:] or got
-        for key in ("interpreter", "anthropic", "api", "git"):
-            med = statistics.median(r[key] for r in rest)
-            common.row(f"{size:,} commits: start CPU, {key}", common.ms(med), "")
-        own = statistics.median(r["gitmem"] for r in rest)
-        common.row(
-            f"{size:,} commits: start CPU, gitmem's own (first round {got[0]['gitmem']:.2f} s)",
-            f"{own:.2f} s",
-            "<= 0.5 s",
-            own <= 0.5,
-        )
-    return 0
+def start_rows(size: int, rounds: int) -> None:
+    with common.scratch() as tmp:
+        got = start_cpu(common.copy_of(common.history(size), Path(tmp) / "repo"), rounds)
+    rest = got[1:] or got
+    for key in ("interpreter", "anthropic", "api", "git"):
+        med = statistics.median(r[key] for r in rest)
+        common.row(f"{size:,} commits: start CPU, {key}", common.ms(med), "")
+    own = statistics.median(r["gitmem"] for r in rest)
+    common.row(
+        f"{size:,} commits: start CPU, gitmem's own (first round {got[0]['gitmem']:.2f} s)",
+        f"{own:.2f} s",
+        "<= 0.5 s",
+        own <= 0.5,
+    )
 
 
 if __name__ == "__main__":

@@ -299,6 +299,9 @@ def _current(repo: MemoryRepo, branch: str) -> Cached:
     else:
         got = Cached(replay.replay_all(repo, branch), base.facts if base else Facts())
         save(repo, branch, got)
+        if branch != MAIN and tip == repo.tip(MAIN):
+            # A session at main's tip: else every chat start replays all of history again.
+            save(repo, MAIN, got)
     repo.memo[("index", branch)] = got
     return got
 

@@ -85,4 +85,7 @@ def card_changes(repo: MemoryRepo, branch: str, tip: str, paths: set[str]) -> Ch
     found = {p: v for p, v in found.items() if p in paths}
     record = [VERSION, tip, {p: list(v) for p, v in found.items()}]
     cache_file.write(branch_files.path(repo, branch, "cards"), [record])
+    if branch != MAIN and tip == repo.tip(MAIN):
+        # A session at main's tip: the next one reads the commits since, not all history.
+        cache_file.write(branch_files.path(repo, MAIN, "cards"), [record])
     return found

@@ -274,30 +274,26 @@ class AgentSession:
         return msg
 
     def _warn_if_uncacheable(self) -> None:
-        """Warn when no breakpoint's prefix reaches the model's minimum cacheable length:
-        a short tools + rules + persona is still cached as part of the longer prefix
-        that ends at the index or the synthesis."""
+        """Warn when no breakpoint's prefix reaches the model's minimum cacheable length
+        (a short A+B is still cached within the prefix that ends at I or S)."""
         if self._warned:
             return
         self._warned = True
         minimum = minimum_cacheable_tokens(self.cfg.model)
-        prefix = 0
-        reached = []
-        for name, n in (
-            (
-                "tools + rules + persona",
-                self._layer("A", self.persona)[0] + self._layer("B", self.rules)[0],
-            ),
-            ("index", self._layer("I", self.index_text)[0]),
-            ("synthesis", self._layer("S", self.synthesis_text)[0]),
-        ):
-            prefix += n
-            reached.append((name, prefix))
+        prefix = sum(
+            self._layer(name, text)[0]
+            for name, text in (
+                ("A", self.persona),
+                ("B", self.rules),
+                ("I", self.index_text),
+                ("S", self.synthesis_text),
+            )
+        )
         if prefix < minimum:
-            layers = ", ".join(name for name, _ in reached)
             self.warn(
-                f"the cached prefix ({layers}) is about {prefix} tokens, below "
-                f"{self.cfg.model}'s minimum of {minimum}: none of these layers will be cached"
+                f"the cached prefix (tools + rules + persona, index, synthesis) is about "
+                f"{prefix} tokens, below {self.cfg.model}'s minimum of {minimum}: none of "
+                "these layers will be cached"
             )
 
     def _log(
@@ -310,12 +306,8 @@ class AgentSession:
         reads: list[dict[str, Any]] | None = None,
     ) -> ResponseUsage:
         u = msg.usage
-        counts = {
-            "input_tokens": u.input_tokens or 0,
-            "cache_creation_input_tokens": u.cache_creation_input_tokens or 0,
-            "cache_read_input_tokens": u.cache_read_input_tokens or 0,
-            "output_tokens": u.output_tokens or 0,
-        }
+        kinds = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+        counts = {k: getattr(u, k) or 0 for k in (*kinds, "output_tokens")}
         layers = {"A": 0, "B": 0, "I": 0, "S": 0, "C": 0, "E": 0}
         if purpose == "turn":
             layers["A"] = self._layer("A", self.persona)[0]
@@ -323,11 +315,7 @@ class AgentSession:
             layers["I"] = self._layer("I", self.index_text)[0]
             layers["S"] = self._layer("S", self.synthesis_text)[0]
             layers["E"] = card
-        total = (
-            counts["input_tokens"]
-            + counts["cache_creation_input_tokens"]
-            + counts["cache_read_input_tokens"]
-        )
+        total = sum(counts[k] for k in kinds)
         layers["C"] = max(0, total - sum(layers.values()))
         miss = getattr(getattr(msg, "diagnostics", None), "cache_miss_reason", None)
         cost, uncached = usage.costs(self.cfg, self.cfg.model, counts, self.cfg.cache_ttl)

@@ -80,7 +80,10 @@ def make_world(where: Path) -> Path:
     with MemoryRepo(root) as repo:
         write_card(repo, "acme", "", "## Budget\n- 30k\n", IndexEntry.make("budget", ["b"], "30k"))
         card = root / "cards" / "acme.md"
-        card.write_text(card.read_text() + f"- staging key {AWS}\n- token {GH}\n")
+        # the keys apart from the lines the agent edits: an edit beside a secret is refused
+        card.write_text(
+            card.read_text() + f"\n- staging key {AWS}\n- token {GH}\n- rotate monthly\n"
+        )
         git(root, "commit", "-qam", f"person: keys\n\nsee {STRIPE}", "--no-verify")
         named = root / "cards" / f"{SLACK}.md"
         named.write_text("# Bot\n\n## Posts\n- daily\n")

@@ -23,11 +23,12 @@ from helpers import git
 GITMEM = str(Path(sys.executable).with_name("gitmem"))
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 SECTION_HIT = re.compile(
-    r"^[a-z0-9-]+ § [a-z0-9-]+  \(\d{4}-\d\d-\d\d, (current|past, until \d{4}-\d\d-\d\d), "
-    r"commit [0-9a-f]{7}, score \d+\.\d\d\)$"
+    r"^[a-z0-9-]+ § [a-z0-9-]+  \((\d{4}-\d\d-\d\d, current|\d{4}-\d\d-\d\d to \d{4}-\d\d-\d\d, "
+    r"past, ref [a-z0-9-]+/[a-z0-9-]+@[0-9a-f]{12}), commit [0-9a-f]{7}, score \d+\.\d\d\)$"
 )
 TURN_HIT = re.compile(
-    r"^transcript \d{8}-\d{6}-[0-9a-f]{4}#\d+  \(\d{4}-\d\d-\d\d, score \d+\.\d\d\)$"
+    r"^(\d{8}-\d{6}-[0-9a-f]{4}) turn (\d+) (user|assistant)  \(\d{4}-\d\d-\d\d, "
+    r"ref \1#\2, score \d+\.\d\d\)$"
 )
 
 

@@ -58,7 +58,8 @@ def leaked(client: Path) -> Path:
         "Q3 budget is 30k",
     )
     assert r.code == 0, r.err
-    person_commits(client, f"- staging key {AWS}\n")
+    # apart from the lines the agent edits (an edit beside a secret is refused)
+    person_commits(client, f"\n- staging key {AWS}\n- rotate monthly\n")
     return client
 
 

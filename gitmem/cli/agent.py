@@ -120,7 +120,11 @@ def chat(ctx: Ctx, resume: str | None, session_id: str | None, simulated: bool) 
     """
     from gitmem import build_search_index
     from gitmem.git import progress
+    from gitmem.memory import names
 
+    for given in (resume, session_id):  # a bad id is refused before anything is written
+        if given is not None:
+            names.session(given)
     # built before the first turn, where the person sees it, not in the agent's first search
     with progress.shown(progress.watched(ctx.json)), ctx.repo() as repo:
         build_search_index(repo)

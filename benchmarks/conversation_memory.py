@@ -22,13 +22,22 @@ that answer it (and the card section that holds them), of six kinds:
 from __future__ import annotations
 
 import json
-import os
 import random
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from gitmem import IndexEntry, finish_session, init_repo, open_repo, start_session, write_card
+from generate import identity
+
+from gitmem import (
+    IndexEntry,
+    MemoryRepo,
+    finish_session,
+    init_repo,
+    open_repo,
+    start_session,
+    write_card,
+)
 
 PEOPLE = [("Maya", "Jon"), ("Priya", "Tom"), ("Lena", "Sam"), ("Ines", "Ravi")]
 MONTHS = "January February March April May June July August September October November December"
@@ -375,15 +384,7 @@ def build(path: Path, seed: int, *, transcripts: bool, cards: bool) -> None:
     sessions, _ = plan(seed)
     names = {_slug(n): n for pair in PEOPLE for n in pair}
     init_repo(path)
-    saved = {k: os.environ.get(k) for k in ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE")}
-    try:
-        _write(path, sessions, names, cards=cards, transcripts=transcripts)
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    _write(path, sessions, names, cards=cards, transcripts=transcripts)
 
 
 def _write(
@@ -397,36 +398,40 @@ def _write(
     made: set[str] = set()
     with open_repo(path) as repo:
         for turns in sessions:
-            sid = turns[0].session
             # each session's commits are dated when it was held, as a live session's are
-            os.environ["GIT_AUTHOR_DATE"] = os.environ["GIT_COMMITTER_DATE"] = turns[-1].at
-            session = start_session(repo, sid)
-            if transcripts:
-                live = repo.private_dir("sessions") / f"{session.id}.jsonl"
-                with live.open("w", encoding="utf-8") as f:
-                    for t in turns:
-                        rec = {"type": "message", "at": t.at, "role": t.role, "turn": t.turn}
-                        content = [{"type": "text", "text": t.text}]
-                        f.write(json.dumps({**rec, "content": content, "text": t.text}) + "\n")
-            for card, text in card_sections(turns).items() if cards else ():
-                body = f"\n## {sid}\n{text}\n"
-                if card not in made:
-                    body = f"# {names[card]}\n{body}"
-                    made.add(card)
-                entry = IndexEntry.make(
-                    sid, [card], f"What {names[card]} said on {turns[0].at[:10]}"
-                )
-                write_card(
-                    repo,
-                    card,
-                    "",
-                    body,
-                    entry,
-                    session=session.id,
-                    actor="agent",
-                    branch=session.branch,
-                )
-            finish_session(repo, session, "auto")
+            held = datetime.fromisoformat(turns[-1].at.replace("Z", "+00:00"))
+            with identity(int(held.timestamp())):
+                _session(repo, turns, names, made, cards=cards, transcripts=transcripts)
+
+
+def _session(
+    repo: MemoryRepo,
+    turns: list[Turn],
+    names: dict[str, str],
+    made: set[str],
+    *,
+    cards: bool,
+    transcripts: bool,
+) -> None:
+    sid = turns[0].session
+    session = start_session(repo, sid)
+    if transcripts:
+        live = repo.private_dir("sessions") / f"{session.id}.jsonl"
+        with live.open("w", encoding="utf-8") as f:
+            for t in turns:
+                rec = {"type": "message", "at": t.at, "role": t.role, "turn": t.turn}
+                content = [{"type": "text", "text": t.text}]
+                f.write(json.dumps({**rec, "content": content, "text": t.text}) + "\n")
+    for card, text in card_sections(turns).items() if cards else ():
+        body = f"\n## {sid}\n{text}\n"
+        if card not in made:
+            body = f"# {names[card]}\n{body}"
+            made.add(card)
+        entry = IndexEntry.make(sid, [card], f"What {names[card]} said on {turns[0].at[:10]}")
+        write_card(
+            repo, card, "", body, entry, session=session.id, actor="agent", branch=session.branch
+        )
+    finish_session(repo, session, "auto")
 
 
 def questions(seed: int) -> list[Question]:

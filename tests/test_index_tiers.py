@@ -205,3 +205,15 @@ def test_any_budget_names_every_card_and_fits_or_says_so(repo: MemoryRepo, clien
             got = split(client)
             assert got["full"] == [] and got["lines"] == 0 and "Over budget" in block
             assert "over its budget" in res.err
+
+
+def test_index_budget_and_full_together_are_refused(client: Path) -> None:
+    got = gm("-C", str(client), "index", "--budget", "--full")
+    assert got.code == 2 and "give one of them" in got.err
+
+
+def test_a_budget_of_zero_names_its_key(client: Path) -> None:
+    toml = client / "gitmem.toml"
+    toml.write_text(toml.read_text().replace("index_tokens = 8000", "index_tokens = 0"))
+    got = gm("-C", str(client), "index")
+    assert got.code != 0 and "limits.index_tokens is 0" in got.err

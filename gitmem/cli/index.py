@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..errors import InvalidInput
 from .app import Ctx, cli, emit, json_option, pass_ctx
 from .lookup import shallow_notice
 
@@ -34,6 +35,8 @@ def index(ctx: Ctx, branch: str, show_budget: bool, full: bool) -> None:
     warning goes to stderr; when even the names do not fit, the block keeps them all and
     ends with a line telling the agent, and `gitmem consolidate` is suggested.
     """
+    if show_budget and full:
+        raise InvalidInput("--budget and --full print different things; give one of them")
     from gitmem import read_index, render_index
 
     with ctx.repo() as repo:

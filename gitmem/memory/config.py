@@ -154,12 +154,13 @@ def parse(text: str) -> Config:
         )
     if cfg.cache_ttl not in ("5m", "1h"):
         raise ConfigError(f"{FILENAME}: memory.cache_ttl must be '5m' or '1h'")
-    if (
-        cfg.synthesis_every < 1
-        or cfg.max_edit_bytes < 1
-        or cfg.max_card_bytes < 1
-        or cfg.index_tokens < 1
-        or cfg.untouched_days < 1
+    for key, value in (
+        ("memory.synthesis_every", cfg.synthesis_every),
+        ("limits.max_edit_bytes", cfg.max_edit_bytes),
+        ("limits.max_card_bytes", cfg.max_card_bytes),
+        ("limits.index_tokens", cfg.index_tokens),
+        ("hygiene.untouched_days", cfg.untouched_days),
     ):
-        raise ConfigError(f"{FILENAME}: limits and intervals must be positive")
+        if value < 1:
+            raise ConfigError(f"{FILENAME}: {key} is {value}; it must be a positive number")
     return cfg

@@ -1,6 +1,7 @@
 """Start-up: ``gitmem index`` on a small repo <= 3x ``python -c 'import click'``; ``gitmem
 import NOTES --dry-run`` (no SDK); ``gitmem chat``'s first prompt in a terminal <= 1 s
-(a pty; the SDK may still be loading); ``python -c 'import anthropic'`` for reference.
+(a pty; the SDK may still be loading); ``gitmem mcp`` answering ``initialize`` <= 1.6x
+``python -c 'import mcp.server.lowlevel'``; ``python -c 'import anthropic'`` for reference.
 
 A repo made by ``gitmem init`` with one ``gitmem write``; the processes run in turn,
 round by round, with the same interpreter. Medians::
@@ -11,6 +12,7 @@ round by round, with the same interpreter. Medians::
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import pty
 import select
@@ -49,6 +51,38 @@ def to_prompt(cmd: list[str], cwd: Path, env: dict[str, str]) -> float:
     return took
 
 
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "bench", "version": "1"},
+    },
+}
+
+
+def to_initialized(cmd: list[str], cwd: Path, env: dict[str, str]) -> float:
+    """Seconds from starting ``cmd`` (an MCP server on stdio) to its answer to
+    ``initialize``; then its stdin is closed and it ends."""
+    start = time.perf_counter()
+    pipe = subprocess.PIPE
+    proc = subprocess.Popen(
+        cmd, cwd=cwd, env=env, stdin=pipe, stdout=pipe, stderr=subprocess.DEVNULL
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write((json.dumps(INITIALIZE) + "\n").encode())
+    proc.stdin.flush()
+    line = proc.stdout.readline()
+    took = time.perf_counter() - start
+    if b'"result"' not in line:
+        raise SystemExit(f"no answer to initialize from {' '.join(cmd)}: {line!r}")
+    proc.stdin.close()
+    proc.wait(timeout=60)
+    return took
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=31)
@@ -76,6 +110,10 @@ def main() -> int:
                     [common.GITMEM, "import", str(notes), "--dry-run"], root, env
                 ),
                 "chat": lambda: to_prompt([common.GITMEM, "chat"], root, chat_env),
+                "mcp": lambda: to_initialized([common.GITMEM, "mcp"], root, env),
+                "lowlevel": lambda: common.run(
+                    [sys.executable, "-c", "import mcp.server.lowlevel"], root, env
+                ),
                 "click": lambda: common.run([sys.executable, "-c", "import click"], root, env),
                 "anthropic": lambda: common.run(
                     [sys.executable, "-c", "import anthropic"], root, env
@@ -92,6 +130,10 @@ def main() -> int:
     common.row("python -c 'import anthropic' (reference)", common.ms(got["anthropic"]), "")
     common.row("gitmem index / import click", f"{ratio:.2f}x", "<= 3x", ratio <= 3)
     common.row("chat's prompt within 1 s", common.ms(got["chat"]), "<= 1 s", got["chat"] <= 1)
+    common.row("gitmem mcp: start to initialize answered", common.ms(got["mcp"]), "")
+    common.row("python -c 'import mcp.server.lowlevel'", common.ms(got["lowlevel"]), "")
+    mcp = got["mcp"] / got["lowlevel"]
+    common.row("mcp initialize / import mcp.server.lowlevel", f"{mcp:.2f}x", "<= 1.6x", mcp <= 1.6)
     return 0
 
 

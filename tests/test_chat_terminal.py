@@ -172,6 +172,10 @@ def test_a_session_in_a_terminal(client: Path, term: Terminal) -> None:
     assert "What is the budget?" in history and "/undo" in history
 
 
+def _showing(text: str) -> Callable[[str], bool]:
+    return lambda screen: text in screen
+
+
 @pytest.mark.slow
 def test_status_line_while_waiting_and_retrying_then_history(client: Path, term: Terminal) -> None:
     with FakeAnthropicServer(RuleModel()) as api:
@@ -192,10 +196,26 @@ def test_status_line_while_waiting_and_retrying_then_history(client: Path, term:
         after = term.wait_for(term.prompts(3), "reply after the retry")
         assert "retrying" not in after and "▸ read acme § budget" in after
 
+        # Two retries of the turn's first request, one of the request after its tool call:
+        # the SDK's count starts again, and the line says it is a later request.
+        api.faults.push(Fault.status(529, retry_after=1.5), times=2)
+        api.faults.push(Fault.delay(0.0))  # the third attempt is answered
+        api.faults.push(Fault.status(529, retry_after=1.5))
+        term.type("recall acme budget")
+        seen = [
+            term.wait_for(_showing(want), want)
+            for want in (
+                "the API answered 529 overloaded; retrying in 1.5s (1 of 2)",
+                "the API answered 529 overloaded; retrying in 1.5s (2 of 2)",
+                "after the tool calls, the API answered 529 overloaded; retrying in 1.5s (1 of 2)",
+            )
+        ]
+        assert "after the tool calls" not in seen[0] and "after the tool calls" not in seen[1]
+        term.wait_for(term.prompts(4), "reply after three retries")
         term.keys("Up")  # history: the last line comes back, editable
         term.wait_for(lambda s: s.splitlines()[-1] == "you> recall acme budget", "history")
         term.keys("BSpace", "BSpace", "BSpace", "BSpace", "BSpace", "BSpace", "Enter")
-        shown = term.wait_for(term.prompts(4), "edited line's reply")
+        shown = term.wait_for(term.prompts(5), "edited line's reply")
         assert "you> recall acme" in shown.splitlines() and "▸ read acme" in shown
         term.keys("C-d")
         shown = term.wait_for(lambda s: "[exit 0]" in s, "the end after Ctrl-D")

@@ -38,6 +38,7 @@ class Screen(AgentEvents):
         self.live: Live | None = None
         self.buf = ""
         self.totals = chat_view.TurnTotals()
+        self.requests = 0  # the model requests of this turn so far
 
     # -- the live parts -----------------------------------------------------------------
     def _say(self, what: str) -> None:
@@ -66,11 +67,13 @@ class Screen(AgentEvents):
 
     # -- AgentEvents ----------------------------------------------------------------------
     def waiting(self, model: str) -> None:
+        self.requests += 1
         self._say("waiting for the simulated model…" if self.simulated else f"waiting for {model}…")
 
     def retrying(self, why: str) -> None:
-        """From the HTTP client, before the SDK retries a request."""
-        self._say(why)
+        """From the HTTP client, before the SDK retries a request. The SDK counts retries
+        per request, so a later request of the turn says it is one: its count starts again."""
+        self._say(f"after the tool calls, {why}" if self.requests > 1 else why)
 
     def text(self, chunk: str) -> None:
         self._quiet()
@@ -100,6 +103,7 @@ class Screen(AgentEvents):
         elif self.simulated:
             self.console.print(Text("  simulated model", style="dim"))
         self.totals = chat_view.TurnTotals()
+        self.requests = 0
         self.console.print()
 
     # -- the rest of the screen ---------------------------------------------------------

@@ -243,8 +243,10 @@ def test_a_session_searches_opens_the_hit_and_answers_from_it(chats: MemoryRepo)
             for b in m["content"]
             if b["type"] == "tool_use"
         ]
-    assert ("read_memory_card", {"ref": "20230610-180000-aa01#2"}) in calls
-    assert "From the session: Maya: Freezing at night" in "".join(out)
+    first = search(chats, "camping trip night").hits[0]  # what the tool listed first
+    assert first.session == "20230610-180000-aa01"
+    assert calls[-1] == ("read_memory_card", {"ref": first.ref})  # opened by its ref, at once
+    assert "From the session: Maya: Freezing at night" in "".join(out)  # the passage's turn
 
 
 def test_gitmem_search_as_of_through_the_cli(repo: MemoryRepo, client: Path) -> None:
@@ -302,3 +304,69 @@ def test_gitmem_show_opens_a_hit_by_its_ref(chats: MemoryRepo, client: Path) -> 
     bad = gm("-C", str(client), "show", "20230610-180000-aa01#9")
     assert bad.code == 3 and "turns 1 to 3" in bad.err
     assert gm("-C", str(client), "show", "../etc#1").code == 2
+
+
+def _transcript(client: Path, sid: str, records: list[str]) -> None:
+    (client / "sessions" / f"{sid}.jsonl").write_text("".join(r + "\n" for r in records))
+    git(client, "add", f"sessions/{sid}.jsonl")
+    git(client, "commit", "-qm", f"session {sid}")
+
+
+def test_a_question_about_now_finds_what_was_said_last(repo: MemoryRepo, client: Path) -> None:
+    _transcript(
+        client,
+        "20230110-090000-bb01",
+        [_message("2023-01-10T09:00:00Z", "user", 1, "Maya: I drink green tea.")],
+    )
+    _transcript(
+        client,
+        "20240305-090000-bb02",
+        [
+            _message(
+                "2024-03-05T09:00:00Z",
+                "user",
+                1,
+                "Maya: I drink black coffee with a little oat milk, most mornings.",
+            )
+        ],
+    )
+    assert search(repo, "what does Maya drink these days?").hits[0].session == (
+        "20240305-090000-bb02"
+    )
+    assert search(repo, "what does Maya drink currently?").hits[0].session == (
+        "20240305-090000-bb02"
+    )
+    # not asked about now: the closer match comes first, whenever it was said
+    assert search(repo, "what does Maya drink?").hits[0].session == "20230110-090000-bb01"
+
+
+def test_one_hit_per_turn_and_speaker(repo: MemoryRepo, client: Path) -> None:
+    _transcript(
+        client,
+        "20230301-120000-cc01",
+        [
+            _message("2023-03-01T12:00:00Z", "user", 1, "Maya: Any news on the kiln?"),
+            _message("2023-03-01T12:00:10Z", "assistant", 1, "Jon: The kiln is fixed."),
+            _message("2023-03-01T12:00:20Z", "assistant", 1, "Jon: The kiln is fixed, really."),
+        ],
+    )
+    hits = [(h.ref, h.role) for h in search(repo, "kiln fixed", 10)]
+    assert ("20230301-120000-cc01#1", "assistant") in hits
+    assert len(hits) == len(set(hits))  # the reply's two messages open as one turn
+
+
+def test_a_word_memory_never_uses_finds_the_words_near_it(repo: MemoryRepo) -> None:
+    write_card(
+        repo,
+        "acme-website",
+        "",
+        "# Acme: Website\n\n## Overview\nAcme wants a new website for its shop.\n\n"
+        "## Risks\nThe payment provider has not confirmed its rate limits.\n\n"
+        "## Contacts\nAnna Berg runs marketing; Ola Dahl signs the invoices.\n",
+        IndexEntry.make("overview", ["overview"], "Acme's new website"),
+    )
+    assert "danger" not in git(repo.root, "show", "main:cards/acme-website.md").lower()
+    best = [(h.card, h.section) for h in search(repo, "biggest danger for acme", 3)]
+    assert best[0] == ("acme-website", "risks")
+    # "talk" is near "speak" and "conversation", which this memory never says: nothing
+    assert search(repo, "talk").hits == ()

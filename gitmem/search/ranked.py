@@ -18,6 +18,7 @@ from __future__ import annotations
 import heapq
 import math
 import re
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from datetime import date
@@ -30,7 +31,7 @@ from gitmem.features.session_branches import transcript_file
 from gitmem.index import build as index_build
 from gitmem.memory import names
 from gitmem.memory.repo import MAIN, MemoryRepo
-from gitmem.search import cache
+from gitmem.search import cache, neighbours
 from gitmem.search.documents import CURRENT, GONE, PAST, TURN, W_TEXT, Doc, Read, text_of, turn_docs
 from gitmem.search.documents import weighted as weighted_terms
 from gitmem.search.related import Related, labels_with
@@ -45,6 +46,7 @@ K1, B = 1.2 * W_TEXT, 0.75  # k1 on the text field's weight scale
 PAST_DEFAULT, PAST_ASKED, TURN_WEIGHT = 0.6, 1.3, 0.7
 DATE_BOOST = 2.0  # a document dated as the query asks
 BALANCE = 0.5  # a kind's best hit goes first when it scores this share of the top
+RECENT_POOL, RECENT_LIFT = 100, 0.5  # "now": the best 100 turns, the latest lifted by half
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
@@ -170,30 +172,58 @@ def _live_docs(state: Searchable, live: list[Path]) -> list[Doc]:
     return docs
 
 
-def _scores(state: Searchable, weighted: dict[str, float], side: list[Doc]) -> dict[int, float]:
+def _scores(
+    state: Searchable,
+    weighted: dict[str, float],
+    side: list[Doc],
+    groups: dict[str, str] | None = None,
+) -> dict[int, float]:
     """BM25 of every document a query term is in: the state's by id, ``side``'s (live
-    turns) as -1, -2, ..."""
+    turns) as -1, -2, ... ``groups`` names the query word each neighbour stands for: a
+    word and its neighbours count once, by the best of them, so a document is not
+    lifted for saying one thing in several words."""
+    groups = groups or {}
+    roots = set(groups.values())
+    counts = [weighted_terms(d) for d in side]
+    scores: dict[int, float] = {}
+    best: dict[str, dict[int, float]] = {}
+    for term, qw in weighted.items():
+        root = groups.get(term, term if term in roots else None)
+        if root is None:
+            _add(scores, state, term, qw, counts, False)
+        else:
+            _add(best.setdefault(root, {}), state, term, qw, counts, True)
+    for mine in best.values():
+        for doc_id, got in mine.items():
+            scores[doc_id] = scores.get(doc_id, 0.0) + got
+    return scores
+
+
+def _add(
+    into: dict[int, float],
+    state: Searchable,
+    term: str,
+    qw: float,
+    side_counts: list[Counter[str]],
+    best: bool,
+) -> None:
+    """One term's BM25 share in each document that holds it, added to ``into`` (or kept
+    where larger: ``best``); ``side_counts``: the live turns' term counts."""
     n = max(state.live, 1)
     avg = state.total / n if state.total else 1.0
-    lengths, k1, b, one_b = state.lengths, K1, B, 1 - B  # locals: the 30 ms search budget
-    side_counts = [weighted_terms(d) for d in side]
-    side_norms = [K1 * (1 - B + B * sum(c.values()) / avg) for c in side_counts]
-    scores: dict[int, float] = {}
-    get = scores.get
-    for term, qw in weighted.items():
-        post = state.posting(term)
-        df = (len(post) // 2 if post is not None else 0) + sum(term in c for c in side_counts)
-        if not df:
-            continue
-        idf = qw * math.log(1 + (n - df + 0.5) / (df + 0.5))
-        lift = idf * (K1 + 1)
-        for doc_id, tf in pairs(post) if post is not None else ():
-            norm = k1 * (one_b + b * lengths[doc_id] / avg)  # BM25's length normalisation
-            scores[doc_id] = get(doc_id, 0.0) + lift * tf / (tf + norm)
-        for i, counts in enumerate(side_counts):
-            if tf := counts.get(term, 0):
-                scores[-1 - i] = get(-1 - i, 0.0) + idf * tf * (K1 + 1) / (tf + side_norms[i])
-    return scores
+    post = state.posting(term)
+    df = (len(post) // 2 if post is not None else 0) + sum(term in c for c in side_counts)
+    if not df:
+        return
+    lift = qw * math.log(1 + (n - df + 0.5) / (df + 0.5)) * (K1 + 1)
+    lengths, k1, b, one_b, get = state.lengths, K1, B, 1 - B, into.get  # the 30 ms budget
+    for doc_id, tf in pairs(post) if post is not None else ():
+        got = lift * tf / (tf + k1 * (one_b + b * lengths[doc_id] / avg))
+        into[doc_id] = max(got, get(doc_id, 0.0)) if best else get(doc_id, 0.0) + got
+    for i, c in enumerate(side_counts):
+        if tf := c.get(term, 0):
+            got = lift * tf / (tf + K1 * (1 - B + B * sum(c.values()) / avg))
+            into[-1 - i] = max(got, get(-1 - i, 0.0)) if best else get(-1 - i, 0.0) + got
 
 
 def _hit(d: Doc, score: float, stems: set[str], read: Read) -> Hit:
@@ -246,10 +276,10 @@ def rank(
     relate, looked for beside the query's own."""
     q = query_terms(query)
     side = extra or []
-    weighted = q.weighted
+    weighted, groups = neighbours.expand(q.weighted, lambda t: state.posting(t) is not None)
     if related is not None:
         weighted = related.expand(weighted, lambda term: labels_with(state, term, related))
-    scores = _scores(state, weighted, side)
+    scores = _scores(state, weighted, side, groups)
     factor = [1.0] * (max(CURRENT, PAST, TURN, GONE) + 1)  # by kind
     factor[PAST] = PAST_ASKED if q.past else PAST_DEFAULT
     factor[TURN] = TURN_WEIGHT
@@ -272,12 +302,18 @@ def rank(
             ):
                 score *= DATE_BOOST  # a past value: written or replaced then
         ranked.append((-score * factor[kind], i))
+    if q.now and not (q.when or as_of):
+        ranked = _recent_first(ranked, doc)
     stems = set(q.weighted)
     hits: list[Hit] = []
     seen: set[tuple[str, str, int]] = set()
     for neg, doc_id in _best_first(ranked, limit * 6 + 20):
         d = doc(doc_id)
-        if d.kind != TURN:
+        if d.kind == TURN:  # a turn's messages by one speaker open as one: its best one
+            if (d.ref, d.heading, TURN) in seen:
+                continue
+            seen.add((d.ref, d.heading, TURN))
+        else:
             value = (d.card, d.section, d.kind)
             if value in seen:  # one hit per section value kind: the best past one
                 continue
@@ -292,6 +328,27 @@ def rank(
         if len(hits) >= limit * 2:
             break
     return _balanced(hits, limit)
+
+
+def _recent_first(ranked: list[tuple[float, int]], doc: Any) -> list[tuple[float, int]]:
+    """The best turns lifted by how recent they are, for a query that asks what holds now:
+    the last thing said of it is the answer, not the first (sections: their value in force
+    is already the current one)."""
+    top = heapq.nsmallest(RECENT_POOL, ranked)
+    turns = [(neg, i, doc(i).date) for neg, i in top if doc(i).kind == TURN]
+    if len(turns) < 2:
+        return ranked
+    first, last = min(t[2] for t in turns), max(t[2] for t in turns)
+    span = _days(first, last) or 1
+    lifted = {i: neg * (1 + RECENT_LIFT * _days(first, when) / span) for neg, i, when in turns}
+    return [(lifted.get(i, neg), i) for neg, i in ranked]
+
+
+def _days(a: str, b: str) -> int:
+    try:
+        return (date.fromisoformat(b[:10]) - date.fromisoformat(a[:10])).days
+    except ValueError:
+        return 0
 
 
 def _held(d: Doc, day: str) -> bool:

@@ -27,7 +27,13 @@ import Stemmer
 
 from gitmem.search import dates
 from gitmem.search.dates import When
-from gitmem.search.word_lists import IRREGULAR_LINES, NOW_WORDS, PAST_WORDS, STOP_WORDS
+from gitmem.search.word_lists import (
+    IRREGULAR_LINES,
+    NOW_PHRASES,
+    NOW_WORDS,
+    PAST_WORDS,
+    STOP_WORDS,
+)
 
 _WORD = re.compile(r"[a-z0-9]+(?:[-.,:/+&_][a-z0-9]+)*")
 _APOSTROPHE_S = re.compile(r"['\u2019]s\b")
@@ -114,11 +120,12 @@ def terms(text: str) -> list[str]:
 
 class Query(NamedTuple):
     """A query as search reads it: weighted terms, whether it asks for a past value, and
-    the dates it names (``dates.When``, or None)."""
+    the dates it names (``dates.When``, or None), and whether it asks what holds now."""
 
     weighted: dict[str, float]
     past: bool
     when: When | None
+    now: bool = False
 
 
 def query_terms(query: str, today: date | None = None) -> Query:
@@ -129,9 +136,14 @@ def query_terms(query: str, today: date | None = None) -> Query:
     raw = words(query)
     when, used = dates.parse(raw, query, today)
     past = any(w in PAST_WORDS for i, w in enumerate(raw) if i not in used)
+    said_now = {i for i, w in enumerate(raw) if w in NOW_WORDS}
+    for phrase in NOW_PHRASES:
+        for i in range(len(raw) - len(phrase) + 1):
+            if tuple(raw[i : i + len(phrase)]) == phrase:
+                said_now.update(range(i, i + len(phrase)))
     weighted: dict[str, float] = {}
     for i, word in enumerate(raw):
-        if i in used or word in PAST_WORDS or word in NOW_WORDS:
+        if i in used or i in said_now or word in PAST_WORDS:
             continue
         for term in _terms_of(word):
             weighted[term] = 1.0
@@ -139,4 +151,5 @@ def query_terms(query: str, today: date | None = None) -> Query:
         for i, word in enumerate(raw):
             if i not in used:
                 weighted[stem(word)] = 1.0
-    return Query(weighted, past, when)
+    now = bool(said_now) and not past
+    return Query(weighted, past, when, now)

@@ -231,7 +231,10 @@ PAST_WORDS = frozenset(
     ]
 )
 # Words that ask for the value in force: the default, said explicitly.
-NOW_WORDS = frozenset(["now", "currently", "current", "latest", "today", "still", "presently"])
+NOW_WORDS = frozenset(
+    ["now", "currently", "current", "latest", "today", "still", "presently", "nowadays", "lately"]
+)
+NOW_PHRASES = (("these", "days"), ("at", "the", "moment"), ("right", "now"))
 
 # English irregular verbs: each past form and past participle with its base form, so
 # "chose" meets "choose" and "bought" meets "buy" (the stemmer keeps them apart). A

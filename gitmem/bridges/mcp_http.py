@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import uvicorn
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import (
     DEFAULT_MAX_REQUEST_BODY_SIZE,
     TransportSecurityMiddleware,
@@ -163,7 +164,19 @@ async def _unauthorized(send: Send) -> None:
 
 class _Server(uvicorn.Server):
     """uvicorn's server, stopped by SIGTERM, SIGINT or SIGHUP without re-raising the
-    signal afterwards (it would kill the process before the session ends)."""
+    signal afterwards (it would kill the process before the session ends). Stopping, it
+    ends each client's GET stream first: uvicorn waits for open responses, and that one
+    never ends by itself (whether sse-starlette cuts it depends on its version)."""
+
+    def __init__(self, config: uvicorn.Config, manager: StreamableHTTPSessionManager) -> None:
+        super().__init__(config)
+        self.manager = manager
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        # the manager has no public list of its sessions
+        for transport in list(self.manager._server_instances.values()):
+            transport.close_standalone_sse_stream()
+        await super().shutdown(sockets)
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
@@ -197,7 +210,8 @@ def serve_http(
     session = sessions.start(repo)
     try:
         checks = security(where)
-        app = build_server(repo, session).streamable_http_app(
+        server = build_server(repo, session)
+        app = server.streamable_http_app(
             streamable_http_path=PATH, transport_security=checks, host=where.host
         )
         config = uvicorn.Config(
@@ -206,10 +220,10 @@ def serve_http(
             log_level="warning",
             access_log=False,
             lifespan="on",
-            timeout_graceful_shutdown=5,
+            timeout_graceful_shutdown=5,  # for a tool call in flight at the stop
         )
         say(f"gitmem mcp: serving {where.url} (session {session.id})")
-        asyncio.run(_Server(config).serve(sockets=[sock]))
+        asyncio.run(_Server(config, server.session_manager).serve(sockets=[sock]))
     finally:
         sock.close()
         done = sessions.finish(repo, session)

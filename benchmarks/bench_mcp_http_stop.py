@@ -93,9 +93,7 @@ def with_client(root: Path, env: dict[str, str], seen: Seen) -> float:
 
 
 def without_client(root: Path, env: dict[str, str]) -> float:
-    proc, _ = start(root, env)
-    time.sleep(0.3)  # the serving line comes just before uvicorn takes the signals
-    return stopped(proc)
+    return stopped(start(root, env)[0])
 
 
 def main() -> int:

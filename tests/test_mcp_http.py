@@ -155,6 +155,19 @@ def test_a_stop_with_a_client_connected_lands_its_edit_and_ends_cleanly(
     assert session_branches(client) == []
 
 
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
+def test_a_stop_as_soon_as_it_says_serving_ends_it_cleanly(
+    client: Path, stop: signal.Signals
+) -> None:
+    with http_server(client) as server:
+        server.proc.send_signal(stop)
+        _, err = server.proc.communicate(timeout=20)
+    lines = err.decode().splitlines()
+    assert server.proc.returncode == 0, lines
+    assert len(lines) == 1 and lines[0].endswith("ended: no memory edits"), lines
+    assert session_branches(client) == []
+
+
 def test_no_token_or_a_foreign_origin_or_host_is_refused(client: Path) -> None:
     body = _hello()
     headers = {"Accept": "application/json, text/event-stream"}

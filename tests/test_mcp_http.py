@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import signal
@@ -10,10 +11,12 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.to_thread
 import httpx2
 import mcp_types as types
 import pytest
@@ -116,6 +119,53 @@ def test_the_official_client_lists_writes_and_reads_over_http(client: Path) -> N
     assert text_of(again["results"][0]).endswith(CARD)  # a second client sees the session
     assert "1 memory edit landed on main" in err
     assert git(client, "show", "main:cards/acme.md").endswith(CARD)
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
+def test_a_stop_with_a_client_connected_lands_its_edit_and_ends_cleanly(
+    client: Path, caplog: pytest.LogCaptureFixture, stop: signal.Signals
+) -> None:
+    """The client keeps its connection and its GET stream open while the signal comes."""
+    caplog.set_level(logging.DEBUG, logger="mcp.client.streamable_http")
+    with http_server(client) as server:
+
+        async def main() -> tuple[int, bytes]:
+            http = create_mcp_http_client(headers={"Authorization": f"Bearer {server.token}"})
+            async with (
+                http,
+                streamable_http_client(server.url, http_client=http) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                assert not (await session.call_tool("write_memory_card", WRITE)).is_error
+                with anyio.fail_after(20):
+                    while "GET SSE connection established" not in caplog.messages:
+                        await anyio.sleep(0.05)
+                server.proc.send_signal(stop)
+                _, err = await anyio.to_thread.run_sync(
+                    partial(server.proc.communicate, timeout=20)
+                )
+                return server.proc.returncode, err
+
+        code, err = anyio.run(main)
+    lines = err.decode().splitlines()
+    assert code == 0, lines
+    assert len(lines) == 1 and lines[0].endswith("ended: 1 memory edit landed on main"), lines
+    assert git(client, "show", "main:cards/acme.md").endswith(CARD)
+    assert session_branches(client) == []
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
+def test_a_stop_as_soon_as_it_says_serving_ends_it_cleanly(
+    client: Path, stop: signal.Signals
+) -> None:
+    with http_server(client) as server:
+        server.proc.send_signal(stop)
+        _, err = server.proc.communicate(timeout=20)
+    lines = err.decode().splitlines()
+    assert server.proc.returncode == 0, lines
+    assert len(lines) == 1 and lines[0].endswith("ended: no memory edits"), lines
+    assert session_branches(client) == []
 
 
 def test_no_token_or_a_foreign_origin_or_host_is_refused(client: Path) -> None:

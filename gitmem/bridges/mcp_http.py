@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import uvicorn
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import (
     DEFAULT_MAX_REQUEST_BODY_SIZE,
     TransportSecurityMiddleware,
@@ -163,7 +164,29 @@ async def _unauthorized(send: Send) -> None:
 
 class _Server(uvicorn.Server):
     """uvicorn's server, stopped by SIGTERM, SIGINT or SIGHUP without re-raising the
-    signal afterwards (it would kill the process before the session ends)."""
+    signal afterwards (it would kill the process before the session ends). Stopping, it
+    ends each client's GET stream first: uvicorn waits for open responses, and that one
+    never ends by itself (whether sse-starlette cuts it depends on its version)."""
+
+    def __init__(
+        self,
+        config: uvicorn.Config,
+        manager: StreamableHTTPSessionManager,
+        ready: Callable[[], None],
+    ) -> None:
+        super().__init__(config)
+        self.manager, self.ready = manager, ready
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self.started:  # said now, the stop signals are ours: a stop at once ends it whole
+            self.ready()
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        # the manager has no public list of its sessions
+        for transport in list(self.manager._server_instances.values()):
+            transport.close_standalone_sse_stream()
+        await super().shutdown(sockets)
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
@@ -185,7 +208,7 @@ def serve_http(
 ) -> sessions.FinishResult:
     """Serve the MCP tools over Streamable HTTP at ``address`` (``[HOST:]PORT``; port 0
     picks a free one) until SIGTERM, SIGINT or SIGHUP; returns how the server's session
-    ended. Without ``token`` one is made; ``say`` gets it, then the URL once listening."""
+    ended. Without ``token`` one is made; ``say`` gets it, then the URL once serving."""
     where = parse_address(address)
     sock = _listen(where)
     where = Address(where.host, sock.getsockname()[1])
@@ -197,7 +220,8 @@ def serve_http(
     session = sessions.start(repo)
     try:
         checks = security(where)
-        app = build_server(repo, session).streamable_http_app(
+        tools = build_server(repo, session)
+        app = tools.streamable_http_app(
             streamable_http_path=PATH, transport_security=checks, host=where.host
         )
         config = uvicorn.Config(
@@ -206,10 +230,11 @@ def serve_http(
             log_level="warning",
             access_log=False,
             lifespan="on",
-            timeout_graceful_shutdown=5,
+            timeout_graceful_shutdown=5,  # for a tool call in flight at the stop
         )
-        say(f"gitmem mcp: serving {where.url} (session {session.id})")
-        asyncio.run(_Server(config).serve(sockets=[sock]))
+        serving = f"gitmem mcp: serving {where.url} (session {session.id})"
+        uvicorn_server = _Server(config, tools.session_manager, lambda: say(serving))
+        asyncio.run(uvicorn_server.serve(sockets=[sock]))
     finally:
         sock.close()
         done = sessions.finish(repo, session)

@@ -1,8 +1,9 @@
 """``gitmem redact``: remove every secret from history with git-filter-repo.
 
-Refused while anything is uncommitted or a session is running. Each finding of ``gitmem scan --history`` is
-replaced whole by ``[REDACTED:<kind>]`` in every blob and commit message, and a secret
-in a file's name by ``redacted-<kind>-<n>`` (``rewrite.py``: filter-repo writes into a
+Refused while anything is uncommitted or a session is running (its branch and transcript
+would be rewritten under it). Each finding of ``gitmem scan --history`` is replaced
+whole by ``[REDACTED:<kind>]`` in every blob and commit message, and a secret in a
+file's name by ``redacted-<kind>-<n>`` (``rewrite.py``: filter-repo writes into a
 scratch repository, the result is scanned again before any ref moves), on the branches
 and the session refs, so trailers stay trailers and ``gitmem reindex`` gives the same
 index as the incremental one. gitmem's record of its own commits takes the new ids, so
@@ -98,7 +99,7 @@ def redact(repo: MemoryRepo, push: str | None = None) -> Redaction:
         remote_mod.url(repo, push)  # an unknown remote is refused before anything is rewritten
     with repo.lock("redact"):
         if journal.load(repo) is not None:
-            refuse_live(repo)
+            _refuse_live(repo)
         resumed = journal.finish_locked(repo)
         done = _redact(repo, resumed)
     if push:
@@ -113,7 +114,7 @@ def _redact(repo: MemoryRepo, resumed: list[str]) -> Redaction:
         if resumed:
             return _last(repo, resumed)
         return Redaction(None, [], repo.tip(MAIN), repo.tip(MAIN), notes=resumed)
-    refuse_live(repo)
+    _refuse_live(repo)
     head = repo.head_branch()
     with worktree_guard(repo, head or MAIN) as live:
         journal.refuse_uncommitted(repo)
@@ -147,7 +148,7 @@ def _redact(repo: MemoryRepo, resumed: list[str]) -> Redaction:
     return Redaction(record, findings, before, after, notes=resumed + notes)
 
 
-def refuse_live(repo: MemoryRepo) -> None:
+def _refuse_live(repo: MemoryRepo) -> None:
     """Refuse (Conflict) while a session runs: its branch and transcript would be rewritten
     under it. A crashed session holds no lock and does not count."""
     live = [(s, pid) for s in session_live.listed(repo) if (pid := session_live.running(repo, s))]

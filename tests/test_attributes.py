@@ -5,6 +5,7 @@ change how memory is stored or merged is refused by `gitmem sync`, like a symlin
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -162,6 +163,23 @@ def test_clone_refuses_gitattributes_that_change_memory_and_leaves_nothing(
     (tmp_path / "empty").mkdir()  # a folder that was there stays, empty
     assert gm("clone", str(bare), str(tmp_path / "empty")).code == 4
     assert list((tmp_path / "empty").iterdir()) == []
+
+
+def test_clone_refuses_a_symlink_where_memory_lives_in_any_commit(tmp_path: Path) -> None:
+    """As sync does: a link a checkout would make (or one an older commit made, which a
+    later checkout of that commit would) is refused before anything is checked out."""
+    bare, _laptop, desktop = make_pair(tmp_path)
+    os.symlink("/etc/passwd", desktop / "cards" / "pw.md")
+    git(desktop, "add", "cards/pw.md")
+    git(desktop, "commit", "-qm", "a link", "--no-verify")
+    git(desktop, "rm", "-q", "cards/pw.md")
+    git(desktop, "commit", "-qm", "gone again", "--no-verify")
+    git(desktop, "push", "-q", "origin", "main")
+    res = gm("clone", str(bare), str(tmp_path / "new"))
+    assert res.code == 4, res.err
+    (said,) = res.err.strip().splitlines()
+    assert "origin/main brings cards/pw.md as a symlink (commit " in said, said
+    assert not (tmp_path / "new").exists()
 
 
 def test_clone_never_runs_a_filter_the_remote_names(tmp_path: Path, hermetic: Path) -> None:

@@ -7,11 +7,11 @@ carries a secret."""
 
 from __future__ import annotations
 
-from gitmem.errors import Conflict, InvalidInput, UnsafePath
+from gitmem.errors import Conflict, InvalidInput
 from gitmem.features import scan
 from gitmem.git.runner import Sha
-from gitmem.memory.repo import MemoryRepo, where_memory_lives
-from gitmem.ops import attributes
+from gitmem.memory.repo import MemoryRepo
+from gitmem.ops import incoming as from_remote
 from gitmem.review import team
 from gitmem.sync import redact
 from gitmem.sync.refs import sync_ref
@@ -56,56 +56,12 @@ def _ancestor(repo: MemoryRepo, a: str, b: str) -> bool:
     return repo.git.run("merge-base", "--is-ancestor", a, b, check=False).returncode == 0
 
 
-_UNSAFE_MODES = {"120000": "a symlink", "160000": "a submodule"}
-
-
 def incoming(repo: MemoryRepo, remote: str, ours: Sha | None, theirs: Sha | None) -> None:
     """Refuse (``UnsafePath``) a remote history that puts a symlink or submodule where
     memory lives, in any commit we would receive, or whose .gitattributes would change how
-    a memory file is stored or merged."""
-    if theirs is None:
-        return
-    # No pathspec: git would compare each commit twice (to simplify history, then to diff).
-    listing = repo.git.out(
-        "log",
-        "-m",
-        "--raw",
-        "-z",
-        "--no-renames",
-        "--no-abbrev",
-        "--format=%x00%H",
-        theirs,
-        *([f"^{ours}"] if ours else []),
-    )
-    found = unsafe_entry(listing)
-    if found is not None:
-        path, what, commit = found
-        raise UnsafePath(
-            f"{remote}/main brings {path} as {what} (commit {commit[:7]}); gitmem never "
-            "follows one where it keeps memory; nothing was changed here",
-            hint=f"fix it on {remote} with a commit that makes it a real file or folder",
-        )
-    items = (p.strip("\n") for p in listing.split("\0"))
-    changed = sorted({p for p in items if p.rpartition("/")[2] == attributes.ATTRIBUTES})
-    if changed and ours is not None:
-        attributes.refuse_changes(repo, remote, ours, theirs, changed)
-
-
-def unsafe_entry(out: str) -> tuple[str, str, str] | None:
-    """The first (path, "a symlink" or "a submodule", commit) where memory lives in
-    ``git log -m --raw -z --format=%x00%H``'s ``out``, or None."""
-    items, commit, i = out.split("\0"), "", 0
-    while i < len(items):
-        item = items[i].strip("\n")
-        if item.startswith(":") and i + 1 < len(items):
-            mode, path = item[1:].split(" ")[1], items[i + 1]  # --no-renames: one path each
-            if mode in _UNSAFE_MODES and where_memory_lives(path):
-                return path, _UNSAFE_MODES[mode], commit
-            i += 2
-            continue
-        commit = item or commit  # what is neither an entry nor its path is a commit
-        i += 1
-    return None
+    a memory file is stored or merged (``ops/incoming.py``, which ``gitmem clone`` runs too)."""
+    if theirs is not None:
+        from_remote.refuse(repo, remote, ours, theirs)
 
 
 def outgoing_main(repo: MemoryRepo, remote: str, ours: Sha | None, theirs: Sha | None) -> None:

@@ -1,7 +1,8 @@
-"""The git attributes a commit's .gitattributes give memory paths, and the one check that
-refuses a history whose attributes would change how memory is stored or merged (an
-encoding, line endings, a filter, ``$Id$``, a diff or merge driver): ``gitmem sync``
-against what main has here, ``gitmem clone`` against what ``gitmem init`` makes."""
+"""What a remote's history may not bring, checked before anything here changes (by
+``gitmem sync`` against main, by ``gitmem clone`` against what ``gitmem init`` makes): a
+symlink or submodule where memory lives, in any commit, or .gitattributes that change how
+a memory file is stored or merged (an encoding, line endings, a filter, ``$Id$``, a diff
+or merge driver)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from gitmem.errors import UnsafePath
 from gitmem.memory.repo import MEMORY_PATHS, MemoryRepo, where_memory_lives
 from gitmem.paths import shipped
 
+_UNSAFE_MODES = {"120000": "a symlink", "160000": "a submodule"}
 ATTRIBUTES = ".gitattributes"
 # What git's attributes can do to a memory file: re-encode it, change its line endings, run
 # a filter or expand $Id$ on it (so the file differs from what gitmem committed), or merge or
@@ -21,7 +23,56 @@ _CHECKED = ("filter", "working-tree-encoding", "eol", "text", "crlf", "ident", "
 _PROBES = ("cards/x.md", "cards/x/x.md", "sessions/x.jsonl", "logs/x.jsonl", *MEMORY_PATHS)
 
 
-def refuse_changes(
+def refuse(repo: MemoryRepo, remote: str, ours: str | None, theirs: str) -> None:
+    """Refuse (``UnsafePath``) a history ``theirs`` that puts a symlink or submodule where
+    memory lives, in any commit not in ``ours``, or whose .gitattributes give a memory path
+    an attribute other than ``ours`` gives it (None: a repo as ``gitmem init`` makes it)."""
+    # No pathspec: git would compare each commit twice (to simplify history, then to diff).
+    listing = repo.git.out(
+        "log",
+        "-m",
+        "--raw",
+        "-z",
+        "--no-renames",
+        "--no-abbrev",
+        "--format=%x00%H",
+        theirs,
+        *([f"^{ours}"] if ours else []),
+    )
+    found = unsafe_entry(listing)
+    if found is not None:
+        path, what, commit = found
+        raise UnsafePath(
+            f"{remote}/main brings {path} as {what} (commit {commit[:7]}); gitmem never "
+            "follows one where it keeps memory; nothing was changed here",
+            hint=f"fix it on {remote} with a commit that makes it a real file or folder",
+        )
+    items = (p.strip("\n") for p in listing.split("\0"))
+    changed = {p for p in items if p.rpartition("/")[2] == ATTRIBUTES}
+    if ours is None:  # against gitmem's own, whose top .gitattributes a remote may lack
+        changed.add(ATTRIBUTES)
+    if changed:
+        _refuse_attributes(repo, remote, ours, theirs, sorted(changed))
+
+
+def unsafe_entry(out: str) -> tuple[str, str, str] | None:
+    """The first (path, "a symlink" or "a submodule", commit) where memory lives in
+    ``git log -m --raw -z --format=%x00%H``'s ``out``, or None."""
+    items, commit, i = out.split("\0"), "", 0
+    while i < len(items):
+        item = items[i].strip("\n")
+        if item.startswith(":") and i + 1 < len(items):
+            mode, path = item[1:].split(" ")[1], items[i + 1]  # --no-renames: one path each
+            if mode in _UNSAFE_MODES and where_memory_lives(path):
+                return path, _UNSAFE_MODES[mode], commit
+            i += 2
+            continue
+        commit = item or commit  # what is neither an entry nor its path is a commit
+        i += 1
+    return None
+
+
+def _refuse_attributes(
     repo: MemoryRepo, remote: str, ours: str | None, theirs: str, changed: list[str]
 ) -> None:
     """Refuse (``UnsafePath``) a remote history whose .gitattributes give a memory path an
@@ -46,12 +97,6 @@ def refuse_changes(
             "nothing was changed here",
             hint=f"remove that line on {remote} with a new commit",
         )
-
-
-def files_in(repo: MemoryRepo, commit: str) -> list[str]:
-    """Every .gitattributes ``commit`` holds, the top one named even when it is absent."""
-    names = repo.git.out("ls-tree", "-r", "-z", "--name-only", commit).split("\0")
-    return sorted({ATTRIBUTES, *(p for p in names if p.rpartition("/")[2] == ATTRIBUTES)})
 
 
 def _template_tree(repo: MemoryRepo) -> str:

@@ -229,13 +229,13 @@ def _index_lines(st: Status) -> list[str]:
     out = []
     if st.unindexed:
         out.append(f"Unindexed sections ({len(st.unindexed)}): no index entry says what they hold")
-        out += [f"  {u}" for u in st.unindexed]
+        out += _listed(st.unindexed)
     if st.stale:
         out.append(
             f"Stale entries ({len(st.stale)}): the section changed after its summary; "
             "`gitmem stale` for more"
         )
-        out += [f"  {u}" for u in st.stale]
+        out += _listed(st.stale)
     b = st.index_budget
     how = "estimated" if b.get("estimated", True) else "count_tokens"
     share = float(str(b.get("share", 0.0)))
@@ -245,7 +245,8 @@ def _index_lines(st: Status) -> list[str]:
     )
     split = Split.from_json(b.get("split"))
     if split is not None and split.folded:
-        out.append(f"  folded to fit: {split.line()}")
+        fit = "folded, and still over" if b.get("state") == "over" else "folded to fit"
+        out.append(f"  {fit}: {split.line()}")
     if b.get("state") == "over":
         out.append(
             "  over budget: the agent is told, nothing is cut; `gitmem consolidate` "
@@ -253,6 +254,17 @@ def _index_lines(st: Status) -> list[str]:
         )
     elif b.get("state") == "warn":
         out.append("  above 80 % of the budget: `gitmem consolidate` proposes a compaction")
+    return out
+
+
+SHOWN = 10  # of a list of sections: at 1,000 cards the whole list is a wall
+
+
+def _listed(sections: tuple[str, ...]) -> list[str]:
+    """The first ``SHOWN`` of ``sections``, then how many more and where they are listed."""
+    out = [f"  {u}" for u in sections[:SHOWN]]
+    if len(sections) > SHOWN:
+        out.append(f"  … and {len(sections) - SHOWN:,} more: `gitmem stale` lists them all")
     return out
 
 

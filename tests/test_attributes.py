@@ -5,6 +5,7 @@ change how memory is stored or merged is refused by `gitmem sync`, like a symlin
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -93,23 +94,24 @@ def pushed_by_the_other_machine(other: Path, name: str, text: str) -> None:
 TEMPLATE = "sessions/*.jsonl merge=union\nlogs/*.jsonl merge=union\n"
 
 
-@pytest.mark.parametrize(
-    ("name", "line", "shown"),
-    [
-        (
-            ".gitattributes",
-            "*.md working-tree-encoding=UTF-16LE\n",
-            "working-tree-encoding=UTF-16LE",
-        ),
-        (".gitattributes", "* text=auto\n", "text=auto"),
-        (".gitattributes", "*.md eol=crlf\n", "eol=crlf"),
-        (".gitattributes", "cards/** filter=lfs\n", "filter=lfs"),
-        (".gitattributes", "*.md merge=union\n", "merge=union"),
-        (".gitattributes", "persona.md diff=odd\n", "diff=odd"),
-        ("cards/.gitattributes", "* -text\n", "-text"),
-        ("cards/d/.gitattributes", "*.md ident\n", "ident"),
-    ],
-)
+# (file, line added to it, the attribute as the refusal names it)
+HOSTILE = [
+    (
+        ".gitattributes",
+        "*.md working-tree-encoding=UTF-16LE\n",
+        "working-tree-encoding=UTF-16LE",
+    ),
+    (".gitattributes", "* text=auto\n", "text=auto"),
+    (".gitattributes", "*.md eol=crlf\n", "eol=crlf"),
+    (".gitattributes", "cards/** filter=lfs\n", "filter=lfs"),
+    (".gitattributes", "*.md merge=union\n", "merge=union"),
+    (".gitattributes", "persona.md diff=odd\n", "diff=odd"),
+    ("cards/.gitattributes", "* -text\n", "-text"),
+    ("cards/d/.gitattributes", "*.md ident\n", "ident"),
+]
+
+
+@pytest.mark.parametrize(("name", "line", "shown"), HOSTILE)
 def test_sync_refuses_gitattributes_that_change_memory(
     tmp_path: Path, name: str, line: str, shown: str
 ) -> None:
@@ -140,6 +142,79 @@ def test_sync_takes_gitattributes_that_leave_memory_alone_and_refuses_dropping_i
     assert code == 4, err
     assert "brings .gitattributes that drops merge=union from sessions/" in err, err
     assert state(laptop) == before
+
+
+# -- what a clone brings ---------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("name", "line", "shown"), [*HOSTILE, (".gitattributes", "* text=auto eol=crlf\n", "eol")]
+)
+def test_clone_refuses_gitattributes_that_change_memory_and_leaves_nothing(
+    tmp_path: Path, name: str, line: str, shown: str
+) -> None:
+    bare, _laptop, desktop = make_pair(tmp_path)
+    old = (desktop / name).read_text() if (desktop / name).exists() else ""
+    pushed_by_the_other_machine(desktop, name, old + line)
+    target = tmp_path / "new"
+    res = gm("clone", str(bare), str(target))
+    assert res.code == 4, res.err
+    (said,) = res.err.strip().splitlines()
+    assert f"origin/main brings {name} that sets {shown}" in said, said
+    assert not target.exists()
+    (tmp_path / "empty").mkdir()  # a folder that was there stays, empty
+    assert gm("clone", str(bare), str(tmp_path / "empty")).code == 4
+    assert list((tmp_path / "empty").iterdir()) == []
+
+
+def test_clone_refuses_a_symlink_where_memory_lives_in_any_commit(tmp_path: Path) -> None:
+    """As sync does: a link a checkout would make (or one an older commit made, which a
+    later checkout of that commit would) is refused before anything is checked out."""
+    bare, _laptop, desktop = make_pair(tmp_path)
+    os.symlink("/etc/passwd", desktop / "cards" / "pw.md")
+    git(desktop, "add", "cards/pw.md")
+    git(desktop, "commit", "-qm", "a link", "--no-verify")
+    git(desktop, "rm", "-q", "cards/pw.md")
+    git(desktop, "commit", "-qm", "gone again", "--no-verify")
+    git(desktop, "push", "-q", "origin", "main")
+    res = gm("clone", str(bare), str(tmp_path / "new"))
+    assert res.code == 4, res.err
+    (said,) = res.err.strip().splitlines()
+    assert "origin/main brings cards/pw.md as a symlink (commit " in said, said
+    assert not (tmp_path / "new").exists()
+
+
+def test_clone_never_runs_a_filter_the_remote_names(tmp_path: Path, hermetic: Path) -> None:
+    """A driver the person configured (say for their other repos) is named by the remote's
+    .gitattributes: a checkout would run it on every card."""
+    bare, _laptop, desktop = make_pair(tmp_path)
+    ran = tmp_path / "smudge-ran"
+    git(tmp_path, "config", "--global", "filter.mine.smudge", f"touch {ran}; cat")
+    git(tmp_path, "config", "--global", "filter.mine.clean", "cat")
+    pushed_by_the_other_machine(desktop, ".gitattributes", TEMPLATE + "cards/** filter=mine\n")
+    res = gm("clone", str(bare), str(tmp_path / "new"))
+    assert res.code == 4, res.err
+    assert "sets filter=mine on cards/" in res.err, res.err
+    assert not ran.exists()
+    assert not (tmp_path / "new").exists()
+
+
+def test_clone_takes_gitattributes_that_leave_memory_alone_and_refuses_dropping_its_own(
+    tmp_path: Path,
+) -> None:
+    bare, _laptop, desktop = make_pair(tmp_path)
+    pushed_by_the_other_machine(desktop, ".gitattributes", TEMPLATE + "*.png binary\n")
+    pushed_by_the_other_machine(desktop, "docs/.gitattributes", "* text eol=crlf\n")
+    target = tmp_path / "new"
+    res = gm("clone", str(bare), str(target))
+    assert res.code == 0, res.err
+    write(target, "", CARD)  # written and read back as committed, byte for byte
+    assert (target / "cards/acme.md").read_bytes() == CARD.encode()
+    assert git(target, "show", "main:cards/acme.md") == CARD
+    assert status(target) == ""
+    pushed_by_the_other_machine(desktop, ".gitattributes", "logs/*.jsonl merge=union\n")
+    res = gm("clone", str(bare), str(tmp_path / "other"))
+    assert res.code == 4, res.err
+    assert "brings .gitattributes that drops merge=union from sessions/" in res.err, res.err
+    assert not (tmp_path / "other").exists()
 
 
 def test_a_follow_cut_short_under_gitattributes_is_finished_by_the_next_command(

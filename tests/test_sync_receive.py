@@ -19,8 +19,9 @@ from gitmem.errors import EXIT_CONFLICT
 from gitmem.index import build as index
 from gitmem.index import replay
 from gitmem.memory.repo import MAIN, MEMORY_PATHS, MemoryRepo
+from gitmem.ops import incoming
 from gitmem.setup.init import init_repo
-from gitmem.sync import checks, exchange
+from gitmem.sync import exchange
 
 from helpers import git, gm
 
@@ -132,7 +133,7 @@ def _raw(commits: list[tuple[str, list[tuple[str, str, str]]]]) -> str:
 def test_the_first_unsafe_entry_where_memory_lives_is_found(
     commits: list[tuple[str, list[tuple[str, str, str]]]],
 ) -> None:
-    expected = checks.unsafe_entry(_raw(commits))
+    expected = incoming.unsafe_entry(_raw(commits))
     wanted = [
         (p, n)
         for _sha, entries in commits

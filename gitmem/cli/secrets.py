@@ -42,7 +42,8 @@ def redact(ctx: Ctx, push: str | None) -> None:
     """Rewrite history so every secret `gitmem scan --history` finds becomes [REDACTED:<kind>].
 
     Refused while anything is uncommitted (nothing is rewritten: commit or stash
-    first). Each secret is replaced whole, in every file, commit message and file
+    first), and while a session is running (`gitmem mcp`, a chat: end it first).
+    Each secret is replaced whole, in every file, commit message and file
     name (a card named by a secret becomes redacted-<kind>-<n>), on main and the
     session refs, by git-filter-repo in a scratch repository; the result is scanned
     again before any ref moves. Trailers, the index and gitmem's record of its own

@@ -12,8 +12,8 @@ Recency is the order of the cards' last changes in ``git log`` (changes.py), so 
 block is a pure function of history and the budget: it changes when memory changes,
 never with the clock, a read or the turn (the usage log is not used). Size is the
 budget's estimate (4 bytes a token), counted as an upper bound of the block laid out; a
-memory whose names alone exceed the budget gets every name and the over-budget note
-(budget.py).
+memory whose names alone exceed the budget gets every name, a header that says the block
+is still over its budget, and the over-budget note (budget.py).
 """
 
 from __future__ import annotations
@@ -97,12 +97,21 @@ def top_keywords(c: CardEntry) -> list[str]:
     return (ranked or [s.id for s in c.sections])[:KEYWORDS]
 
 
-def _header(n_cards: int, n_sections: int, full: int, lines: int, named: int, hidden: int) -> str:
+def _header(
+    n_cards: int, n_sections: int, full: int, lines: int, named: int, hidden: int, over: int = 0
+) -> str:
+    """``over``: the budget the folded block still exceeds (0: it fits)."""
     only = f"; {named} named only, by day of last change: name (sections)" if named else ""
+    fit = (
+        f"folded, and still over the index budget of {over:,} tokens: every card is named, "
+        "nothing is cut"
+        if over
+        else "folded to fit the index budget"
+    )
     return (
         f"<{INDEX_TAG}>\n"
-        f"Long-term memory cards (layer E): {n_cards} cards, {n_sections} sections, folded to "
-        f"fit the index budget. {full} cards list each section: id: summary [keywords]; "
+        f"Long-term memory cards (layer E): {n_cards} cards, {n_sections} sections, {fit}. "
+        f"{full} cards list each section: id: summary [keywords]; "
         f"{lines} have one line: name: title (sections, last change) [keywords]{only}. "
         f"{hidden} sections are folded: read_memory_card(project) lists a card's sections, "
         "read_memory_card(project, section_id) reads one; search_history searches them all.\n"
@@ -153,18 +162,26 @@ def fold(
         for p in order:
             if cost[p] - have[p] <= room:
                 level[p], room, have[p] = goal, room - cost[p] + have[p], cost[p]
-    return _render(cards, order, level, days, n_sections)
+    text, split = _render(cards, order, level, days, n_sections)
+    if estimate_tokens(text) > budget:  # even the names do not fit: the header says so
+        return _render(cards, order, level, days, n_sections, over=budget)
+    return text, split
 
 
 def _render(
-    cards: list[Card], order: list[str], level: dict[str, int], days: dict[str, str], n_secs: int
+    cards: list[Card],
+    order: list[str],
+    level: dict[str, int],
+    days: dict[str, str],
+    n_secs: int,
+    over: int = 0,
 ) -> tuple[str, Split]:
     by_name = {c[0]: c for c in cards}
     full = [c for c in cards if level[c[0]] == 2]
     lines = [p for p in order if level[p] == 1]
     named = [p for p in order if level[p] == 0]
     hidden = n_secs - sum(b[1] for _, _, b in full)
-    out = [_header(len(cards), n_secs, len(full), len(lines), len(named), hidden)]
+    out = [_header(len(cards), n_secs, len(full), len(lines), len(named), hidden, over)]
     out += [part for _, part, _ in full]
     out += [FOLDED] if lines else []
     out += [_line(p, by_name[p][2], days.get(p, "")) for p in lines]

@@ -5,7 +5,10 @@ A remote made with ``git init --bare`` and filled by ``gitmem sync`` (which push
 a plain ``git clone`` warns "remote HEAD refers to nonexistent ref" and checks out
 nothing. Here ``main`` is checked out whatever the remote's HEAD says, the hooks a
 clone never brings are installed, the index is built, and the sync ref is set, so
-the first ``gitmem sync`` knows what it last saw.
+the first ``gitmem sync`` knows what it last saw. A main with a symlink or submodule
+where memory lives (in any commit), or whose .gitattributes would change how memory is
+stored or merged, is refused as ``gitmem sync`` refuses it, before git checks anything
+out, and nothing is left behind.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from gitmem.git.runner import Git
 from gitmem.index import build as index
 from gitmem.memory.config import FILENAME
 from gitmem.memory.repo import MAIN, MemoryRepo
+from gitmem.ops import incoming
 from gitmem.ops.remote import RemoteError
 from gitmem.setup.new_folder import undone_on_failure
 
@@ -98,6 +102,8 @@ def _clone(url: str, path: Path) -> CloneResult:
         )
     if git.run("cat-file", "-e", f"{remote_main}:{FILENAME}", check=False).returncode:
         raise NotARepo(f"{url} is not a gitmem memory repo: its {MAIN} has no {FILENAME}")
+    with MemoryRepo(path) as repo:  # before the checkout: git follows links, applies attributes
+        incoming.refuse(repo, REMOTE, None, git.out("rev-parse", remote_main))
     # -B: a clone whose remote HEAD named main has a main already; one whose HEAD is
     # unborn has none. Either way main ends up checked out, tracking the remote's.
     git.run("checkout", "--quiet", "-B", MAIN, "--track", remote_main)

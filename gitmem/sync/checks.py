@@ -7,12 +7,11 @@ carries a secret."""
 
 from __future__ import annotations
 
-import os
-
-from gitmem.errors import Conflict, InvalidInput, UnsafePath
+from gitmem.errors import Conflict, InvalidInput
 from gitmem.features import scan
 from gitmem.git.runner import Sha
-from gitmem.memory.repo import MEMORY_PATHS, MemoryRepo, where_memory_lives
+from gitmem.memory.repo import MemoryRepo
+from gitmem.ops import incoming as from_remote
 from gitmem.review import team
 from gitmem.sync import redact
 from gitmem.sync.refs import sync_ref
@@ -57,118 +56,12 @@ def _ancestor(repo: MemoryRepo, a: str, b: str) -> bool:
     return repo.git.run("merge-base", "--is-ancestor", a, b, check=False).returncode == 0
 
 
-_UNSAFE_MODES = {"120000": "a symlink", "160000": "a submodule"}
-
-
 def incoming(repo: MemoryRepo, remote: str, ours: Sha | None, theirs: Sha | None) -> None:
     """Refuse (``UnsafePath``) a remote history that puts a symlink or submodule where
     memory lives, in any commit we would receive, or whose .gitattributes would change how
-    a memory file is stored or merged."""
-    if theirs is None:
-        return
-    # No pathspec: git would compare each commit twice (to simplify history, then to diff).
-    listing = repo.git.out(
-        "log",
-        "-m",
-        "--raw",
-        "-z",
-        "--no-renames",
-        "--no-abbrev",
-        "--format=%x00%H",
-        theirs,
-        *([f"^{ours}"] if ours else []),
-    )
-    found = unsafe_entry(listing)
-    if found is not None:
-        path, what, commit = found
-        raise UnsafePath(
-            f"{remote}/main brings {path} as {what} (commit {commit[:7]}); gitmem never "
-            "follows one where it keeps memory; nothing was changed here",
-            hint=f"fix it on {remote} with a commit that makes it a real file or folder",
-        )
-    items = (p.strip("\n") for p in listing.split("\0"))
-    changed = sorted({p for p in items if p.rpartition("/")[2] == ATTRIBUTES})
-    if changed and ours is not None:
-        attributes(repo, remote, ours, theirs, changed)
-
-
-ATTRIBUTES = ".gitattributes"
-# What git's attributes can do to a memory file: re-encode it, change its line endings, run
-# a filter or expand $Id$ on it (so the file differs from what gitmem committed), or merge or
-# diff it their own way.
-_CHECKED = ("filter", "working-tree-encoding", "eol", "text", "crlf", "ident", "diff", "merge")
-# Paths a later write may make, besides those the remote's tree holds (and files beside
-# each .gitattributes it changes).
-_PROBES = ("cards/x.md", "cards/x/x.md", "sessions/x.jsonl", "logs/x.jsonl", *MEMORY_PATHS)
-
-
-def attributes(repo: MemoryRepo, remote: str, ours: Sha, theirs: Sha, changed: list[str]) -> None:
-    """Refuse (``UnsafePath``) a remote history whose .gitattributes give a memory path an
-    attribute other than it has here (``changed``: the .gitattributes files it touches)."""
-    paths = repo.git.out("ls-tree", "-r", "-z", "--name-only", theirs, "--", *MEMORY_PATHS)
-    near = [f"{f[: -len(ATTRIBUTES)]}{p}" for f in changed for p in ("x.md", "x.jsonl")]
-    probe = sorted({*_PROBES, *filter(where_memory_lives, near), *filter(None, paths.split("\0"))})
-    before, after = _attributes_at(repo, ours, probe), _attributes_at(repo, theirs, probe)
-    for (path, name), value in after.items():
-        old = before.get((path, name), "unspecified")
-        if old == value:
-            continue
-        folders = (f for f in changed if path.startswith(f[: -len(ATTRIBUTES)]))
-        where = max(folders, key=len, default=changed[-1])
-        what = f"drops {_shown(name, old)} from" if value == "unspecified" else "sets"
-        shown = "" if value == "unspecified" else f" {_shown(name, value)} on"
-        raise UnsafePath(
-            f"{remote}/main brings {where} that {what}{shown} {path}; "
-            "gitmem never lets git's attributes change how memory is stored or merged; "
-            "nothing was changed here",
-            hint=f"remove that line on {remote} with a new commit",
-        )
-
-
-def _attributes_at(repo: MemoryRepo, commit: Sha, paths: list[str]) -> dict[tuple[str, str], str]:
-    """(path, attribute) -> git's value for each of ``_CHECKED``, as ``commit``'s
-    .gitattributes say (read from a temporary index of that commit)."""
-    index = repo.private_dir() / f"attributes-index.{os.getpid()}"
-    env = {"GIT_INDEX_FILE": str(index)}
-    try:
-        repo.git.run("read-tree", commit, env=env)
-        out = repo.git.run(
-            "check-attr",
-            "--cached",
-            "-z",
-            "--stdin",
-            *_CHECKED,
-            input=b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths),
-            env=env,
-        ).stdout.decode("utf-8", "surrogateescape")
-    finally:
-        index.unlink(missing_ok=True)
-    items = out.split("\0")
-    return {(items[i], items[i + 1]): items[i + 2] for i in range(0, len(items) - 2, 3)}
-
-
-def _shown(name: str, value: str) -> str:
-    """An attribute as a .gitattributes line writes it: ``text``, ``-text``, ``eol=crlf``."""
-    return {"set": name, "unset": f"-{name}", "unspecified": f"!{name}"}.get(
-        value, f"{name}={value}"
-    )
-
-
-def unsafe_entry(out: str) -> tuple[str, str, str] | None:
-    """The first (path, "a symlink" or "a submodule", commit) where memory lives in
-    ``git log -m --raw -z --format=%x00%H``'s ``out``, or None."""
-    items, commit, i = out.split("\0"), "", 0
-    while i < len(items):
-        item = items[i].strip("\n")
-        if item.startswith(":") and i + 1 < len(items):
-            mode, path = item[1:].split(" ")[1], items[i + 1]  # --no-renames: one path each
-            if mode in _UNSAFE_MODES and where_memory_lives(path):
-                return path, _UNSAFE_MODES[mode], commit
-            i += 2
-            continue
-        commit = item or commit  # what is neither an entry nor its path is a commit
-        i += 1
-    return None
+    a memory file is stored or merged (``ops/incoming.py``, which ``gitmem clone`` runs too)."""
+    if theirs is not None:
+        from_remote.refuse(repo, remote, ours, theirs)
 
 
 def outgoing_main(repo: MemoryRepo, remote: str, ours: Sha | None, theirs: Sha | None) -> None:

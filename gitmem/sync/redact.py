@@ -1,8 +1,9 @@
 """``gitmem redact``: remove every secret from history with git-filter-repo.
 
-Refused while anything is uncommitted. Each finding of ``gitmem scan --history`` is
-replaced whole by ``[REDACTED:<kind>]`` in every blob and commit message, and a secret
-in a file's name by ``redacted-<kind>-<n>`` (``rewrite.py``: filter-repo writes into a
+Refused while anything is uncommitted or a session is running (its branch and transcript
+would be rewritten under it). Each finding of ``gitmem scan --history`` is replaced
+whole by ``[REDACTED:<kind>]`` in every blob and commit message, and a secret in a
+file's name by ``redacted-<kind>-<n>`` (``rewrite.py``: filter-repo writes into a
 scratch repository, the result is scanned again before any ref moves), on the branches
 and the session refs, so trailers stay trailers and ``gitmem reindex`` gives the same
 index as the incremental one. gitmem's record of its own commits takes the new ids, so
@@ -22,6 +23,7 @@ import json
 from dataclasses import asdict, dataclass, field
 
 from gitmem.errors import Conflict, NotFound
+from gitmem.features import session_live
 from gitmem.features.scan import Hit, scan_log
 from gitmem.git.runner import Sha
 from gitmem.index import build as index
@@ -88,14 +90,16 @@ def _next_record(repo: MemoryRepo) -> str:
 def redact(repo: MemoryRepo, push: str | None = None) -> Redaction:
     """Rewrite local history without its secrets; with ``push``, publish main and the record.
 
-    Refused (DirtyCard) while anything is uncommitted; a redact interrupted before is
-    finished (or rolled back) first."""
+    Refused (DirtyCard) while anything is uncommitted, (Conflict) while a session runs; a
+    redact interrupted before is finished (or rolled back) first."""
 
     if repo.tip(MAIN) is None:
         raise NotFound("no main branch")
     if push:
         remote_mod.url(repo, push)  # an unknown remote is refused before anything is rewritten
     with repo.lock("redact"):
+        if journal.load(repo) is not None:
+            _refuse_live(repo)
         resumed = journal.finish_locked(repo)
         done = _redact(repo, resumed)
     if push:
@@ -110,6 +114,7 @@ def _redact(repo: MemoryRepo, resumed: list[str]) -> Redaction:
         if resumed:
             return _last(repo, resumed)
         return Redaction(None, [], repo.tip(MAIN), repo.tip(MAIN), notes=resumed)
+    _refuse_live(repo)
     head = repo.head_branch()
     with worktree_guard(repo, head or MAIN) as live:
         journal.refuse_uncommitted(repo)
@@ -141,6 +146,20 @@ def _redact(repo: MemoryRepo, resumed: list[str]) -> Redaction:
             "work onto the new history (then `gitmem scan --history` is clean)"
         )
     return Redaction(record, findings, before, after, notes=resumed + notes)
+
+
+def _refuse_live(repo: MemoryRepo) -> None:
+    """Refuse (Conflict) while a session runs: its branch and transcript would be rewritten
+    under it. A crashed session holds no lock and does not count."""
+    live = [(s, pid) for s in session_live.listed(repo) if (pid := session_live.running(repo, s))]
+    if live:
+        named = ", ".join(f"{s} (process {pid})" for s, pid in live)
+        one = len(live) == 1
+        raise Conflict(
+            f"{'session' if one else 'sessions'} {named} {'is' if one else 'are'} still "
+            f"running; end {'it' if one else 'them'} first (close the MCP client or the "
+            "chat), then `gitmem redact` again; nothing was rewritten"
+        )
 
 
 def _finding(h: Hit) -> dict[str, object]:

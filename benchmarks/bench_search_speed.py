@@ -72,6 +72,8 @@ def _ref(hit: gitmem.SearchHit) -> str:
 def measure(label: str, src: Path, queries: list[str], budget_note: str = "") -> None:
     with common.scratch() as tmp:
         copy = common.copy_of(src, Path(tmp) / "copy")
+        for old in (copy / ".git" / "gitmem").glob("search-*"):  # built here, not copied
+            old.unlink()
         began = time.perf_counter()
         with gitmem.open_repo(copy) as repo:  # what `gitmem clone` builds
             prepare(repo)

@@ -10,12 +10,16 @@ import random
 import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import anyio
 from mcp.client import ClientSession
 from test_mcp_server import SERVER, WRITE, connect
+
+from gitmem import GitMemoryTool, MemoryRepo
 
 from helpers import git, snapshot
 
@@ -128,3 +132,59 @@ def test_a_killed_session_does_not_block_redact(client: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["record"]
     assert AWS not in git(client, "log", "-p", "--all")
+
+
+PAUSE = """#!/bin/sh
+[ "$1" = prepared ] || exit 0
+grep -q ' refs/heads/main$' || exit 0
+[ -e {mark} ] && exit 0
+touch {mark}
+i=0
+while [ ! -e {go} ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done
+"""
+
+
+def test_a_session_started_while_redact_runs_begins_from_the_rewritten_history(
+    client: Path, tmp_path: Path
+) -> None:
+    """A program with the repo open already (no open to wait in) starts the memory tool's
+    session while a redact moves main: it waits, and begins from the history without
+    the secret."""
+    person_commits_a_secret(client)
+    mark, go = tmp_path / "paused", tmp_path / "go"
+    hook = client / ".git" / "hooks" / "reference-transaction"
+    hook.write_text(PAUSE.format(mark=mark, go=go))  # redact stops as it moves main
+    hook.chmod(0o755)
+    made: list[GitMemoryTool] = []
+    with MemoryRepo(client) as repo:
+        redact = subprocess.Popen(
+            [sys.executable, "-c", SERVER, "-C", str(client), "redact"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            for _ in range(400):
+                if mark.exists() or redact.poll() is not None:
+                    break
+                time.sleep(0.05)
+            assert mark.exists(), redact.communicate()
+            starting = threading.Thread(target=lambda: made.append(GitMemoryTool(repo)))
+            starting.start()  # past redact's check for running sessions
+            starting.join(timeout=2)  # a gitmem without the wait made its branch here
+            go.touch()
+            _out, err = redact.communicate(timeout=60)
+            starting.join(timeout=60)
+        finally:
+            go.touch()
+            if redact.poll() is None:
+                redact.kill()
+        assert redact.returncode == 0, err
+        (tool,) = made
+        try:
+            branch = tool.branch
+            main = git(client, "rev-parse", "main").strip()
+            assert git(client, "merge-base", branch, "main").strip() == main
+            assert AWS not in git(client, "log", "-p", "--all")
+        finally:
+            tool.finish()

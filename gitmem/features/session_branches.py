@@ -59,7 +59,14 @@ def start(repo: MemoryRepo, session_id: str | None = None, *, resume: bool = Fal
     """Create the session branch at main's tip (``session_id``: its name, default a new
     dated id), or reopen it with ``resume``. Returns a ``Session``. Raises
     ``InvalidInput`` (a bad id, or a session of that id exists without ``resume``),
-    ``NotFound`` (nothing to resume, no main), ``Conflict`` (created concurrently)."""
+    ``NotFound`` (nothing to resume, no main), ``Conflict`` (created concurrently).
+    Waits for a redact that is running: a branch made from main while it rewrites
+    history would keep the history it removes."""
+    with repo.lock("redact"):
+        return _start(repo, session_id, resume)
+
+
+def _start(repo: MemoryRepo, session_id: str | None, resume: bool) -> Session:
     sid = names.session(session_id) if session_id else new_id()
     branch = branch_of(sid)
     tip = repo.tip(branch)

@@ -18,6 +18,7 @@ from typing import Any
 import anyio
 from mcp.client import ClientSession
 from test_mcp_server import SERVER, WRITE, connect
+from test_mcp_stop import hold_the_end
 
 from gitmem import GitMemoryTool, MemoryRepo
 
@@ -134,16 +135,6 @@ def test_a_killed_session_does_not_block_redact(client: Path) -> None:
     assert AWS not in git(client, "log", "-p", "--all")
 
 
-PAUSE = """#!/bin/sh
-[ "$1" = prepared ] || exit 0
-grep -q ' refs/heads/main$' || exit 0
-[ -e {mark} ] && exit 0
-touch {mark}
-i=0
-while [ ! -e {go} ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done
-"""
-
-
 def test_a_session_started_while_redact_runs_begins_from_the_rewritten_history(
     client: Path, tmp_path: Path
 ) -> None:
@@ -151,10 +142,7 @@ def test_a_session_started_while_redact_runs_begins_from_the_rewritten_history(
     session while a redact moves main: it waits, and begins from the history without
     the secret."""
     person_commits_a_secret(client)
-    mark, go = tmp_path / "paused", tmp_path / "go"
-    hook = client / ".git" / "hooks" / "reference-transaction"
-    hook.write_text(PAUSE.format(mark=mark, go=go))  # redact stops as it moves main
-    hook.chmod(0o755)
+    mark, go = hold_the_end(client, tmp_path)  # redact stops at its first ref move
     made: list[GitMemoryTool] = []
     with MemoryRepo(client) as repo:
         redact = subprocess.Popen(

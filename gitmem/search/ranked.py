@@ -16,9 +16,7 @@ characters) and never handed to git.
 from __future__ import annotations
 
 import heapq
-import math
 import re
-from collections import Counter
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from datetime import date
@@ -31,18 +29,16 @@ from gitmem.features.session_branches import transcript_file
 from gitmem.index import build as index_build
 from gitmem.memory import names
 from gitmem.memory.repo import MAIN, MemoryRepo
-from gitmem.search import cache, neighbours
-from gitmem.search.documents import CURRENT, GONE, PAST, TURN, W_TEXT, Doc, Read, text_of, turn_docs
-from gitmem.search.documents import weighted as weighted_terms
+from gitmem.search import bm25, cache, neighbours
+from gitmem.search.documents import CURRENT, GONE, PAST, TURN, Doc, Read, text_of, turn_docs
 from gitmem.search.related import Related, labels_with
-from gitmem.search.state import Searchable, pairs
+from gitmem.search.state import Searchable
 from gitmem.search.terms import query_terms, stem, words
 
 MAX_LIMIT = 50
 MAX_QUERY_CHARS = 1000
 SNIPPET = 160
 TURN_SNIPPET = 320  # a turn's snippet: most turns whole
-K1, B = 1.2 * W_TEXT, 0.75  # k1 on the text field's weight scale
 PAST_DEFAULT, PAST_ASKED, TURN_WEIGHT = 0.6, 1.3, 0.7
 DATE_BOOST = 2.0  # a document dated as the query asks
 BALANCE = 0.5  # a kind's best hit goes first when it scores this share of the top
@@ -172,60 +168,6 @@ def _live_docs(state: Searchable, live: list[Path]) -> list[Doc]:
     return docs
 
 
-def _scores(
-    state: Searchable,
-    weighted: dict[str, float],
-    side: list[Doc],
-    groups: dict[str, str] | None = None,
-) -> dict[int, float]:
-    """BM25 of every document a query term is in: the state's by id, ``side``'s (live
-    turns) as -1, -2, ... ``groups`` names the query word each neighbour stands for: a
-    word and its neighbours count once, by the best of them, so a document is not
-    lifted for saying one thing in several words."""
-    groups = groups or {}
-    roots = set(groups.values())
-    counts = [weighted_terms(d) for d in side]
-    scores: dict[int, float] = {}
-    best: dict[str, dict[int, float]] = {}
-    for term, qw in weighted.items():
-        root = groups.get(term, term if term in roots else None)
-        if root is None:
-            _add(scores, state, term, qw, counts, False)
-        else:
-            _add(best.setdefault(root, {}), state, term, qw, counts, True)
-    for mine in best.values():
-        for doc_id, got in mine.items():
-            scores[doc_id] = scores.get(doc_id, 0.0) + got
-    return scores
-
-
-def _add(
-    into: dict[int, float],
-    state: Searchable,
-    term: str,
-    qw: float,
-    side_counts: list[Counter[str]],
-    best: bool,
-) -> None:
-    """One term's BM25 share in each document that holds it, added to ``into`` (or kept
-    where larger: ``best``); ``side_counts``: the live turns' term counts."""
-    n = max(state.live, 1)
-    avg = state.total / n if state.total else 1.0
-    post = state.posting(term)
-    df = (len(post) // 2 if post is not None else 0) + sum(term in c for c in side_counts)
-    if not df:
-        return
-    lift = qw * math.log(1 + (n - df + 0.5) / (df + 0.5)) * (K1 + 1)
-    lengths, k1, b, one_b, get = state.lengths, K1, B, 1 - B, into.get  # the 30 ms budget
-    for doc_id, tf in pairs(post) if post is not None else ():
-        got = lift * tf / (tf + k1 * (one_b + b * lengths[doc_id] / avg))
-        into[doc_id] = max(got, get(doc_id, 0.0)) if best else get(doc_id, 0.0) + got
-    for i, c in enumerate(side_counts):
-        if tf := c.get(term, 0):
-            got = lift * tf / (tf + K1 * (1 - B + B * sum(c.values()) / avg))
-            into[-1 - i] = max(got, get(-1 - i, 0.0)) if best else get(-1 - i, 0.0) + got
-
-
 def _hit(d: Doc, score: float, stems: set[str], read: Read) -> Hit:
     if d.kind == TURN:
         snippet = _snippet(d.text, stems, TURN_SNIPPET)
@@ -279,7 +221,7 @@ def rank(
     weighted, groups = neighbours.expand(q.weighted, lambda t: state.posting(t) is not None)
     if related is not None:
         weighted = related.expand(weighted, lambda term: labels_with(state, term, related))
-    scores = _scores(state, weighted, side, groups)
+    scores = bm25.scores(state, weighted, side, groups)
     factor = [1.0] * (max(CURRENT, PAST, TURN, GONE) + 1)  # by kind
     factor[PAST] = PAST_ASKED if q.past else PAST_DEFAULT
     factor[TURN] = TURN_WEIGHT

@@ -1,0 +1,67 @@
+"""BM25 over a search state's postings, with a query word's neighbours counted as one
+with it (``neighbours``): the score of every document a query term is in."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+from gitmem.search.documents import W_TEXT, Doc
+from gitmem.search.documents import weighted as weighted_terms
+from gitmem.search.state import Searchable, pairs
+
+K1, B = 1.2 * W_TEXT, 0.75  # k1 on the text field's weight scale
+
+
+def scores(
+    state: Searchable,
+    weighted: dict[str, float],
+    side: list[Doc],
+    groups: dict[str, str] | None = None,
+) -> dict[int, float]:
+    """BM25 of every document a query term is in: the state's by id, ``side``'s (live
+    turns) as -1, -2, ... ``groups`` names the query word each neighbour stands for: a
+    word and its neighbours count once, by the best of them, so a document is not
+    lifted for saying one thing in several words."""
+    groups = groups or {}
+    roots = set(groups.values())
+    counts = [weighted_terms(d) for d in side]
+    total: dict[int, float] = {}
+    best: dict[str, dict[int, float]] = {}
+    for term, qw in weighted.items():
+        root = groups.get(term, term if term in roots else None)
+        if root is None:
+            _add(total, state, term, qw, counts, False)
+        else:
+            _add(best.setdefault(root, {}), state, term, qw, counts, True)
+    for mine in best.values():
+        for doc_id, got in mine.items():
+            total[doc_id] = total.get(doc_id, 0.0) + got
+    return total
+
+
+def _add(
+    into: dict[int, float],
+    state: Searchable,
+    term: str,
+    qw: float,
+    side_counts: list[Counter[str]],
+    best: bool,
+) -> None:
+    """One term's BM25 share in each document that holds it, added to ``into`` (or kept
+    where larger: ``best``); ``side_counts``: the live turns' term counts."""
+    n = max(state.live, 1)
+    avg = state.total / n if state.total else 1.0
+    post = state.posting(term)
+    df = (len(post) // 2 if post is not None else 0) + sum(term in c for c in side_counts)
+    if not df:
+        return
+    lift = qw * math.log(1 + (n - df + 0.5) / (df + 0.5)) * (K1 + 1)
+    lengths, k1, b, one_b, get = state.lengths, K1, B, 1 - B, into.get  # the 30 ms budget
+    for doc_id, tf in pairs(post) if post is not None else ():
+        got = lift * tf / (tf + k1 * (one_b + b * lengths[doc_id] / avg))
+        into[doc_id] = max(got, get(doc_id, 0.0)) if best else get(doc_id, 0.0) + got
+    for i, c in enumerate(side_counts):
+        if tf := c.get(term, 0):
+            got = lift * tf / (tf + K1 * (1 - B + B * sum(c.values()) / avg))
+            into[-1 - i] = max(got, get(-1 - i, 0.0)) if best else get(-1 - i, 0.0) + got

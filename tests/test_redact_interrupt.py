@@ -77,3 +77,27 @@ def test_redact_killed_at_each_step_is_rolled_back_or_finished(
     assert problems == [] and not lost
     assert got == outcome
     assert fr.gitmem(repo, "status").stdout.count("redact was interrupted") == 0
+
+
+def test_no_session_starts_over_a_redact_killed_half_way(
+    world: tuple[Path, fr.State, fr.State], tmp_path: Path
+) -> None:
+    """Killed after its rewrite was checked, before main moved: a session branch made now
+    would begin from the history the redact removes, so none starts until it is done."""
+    root, before, after = world
+    repo = shutil.copytree(root, tmp_path / "repo", symlinks=True)
+    point = "gitmem.sync.redact_journal.apply"
+    killed = fr.gitmem(repo, "redact", prelude=prelude(point, signal.SIGKILL))
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    sessions = ["for-each-ref", "--format=%(refname)", "refs/heads/gitmem/session/"]
+    had = fr.git(repo, *sessions)
+    refused = fr.gitmem(repo, "ask", "--simulated", "what is the budget?")
+    assert refused.returncode == 4, refused.stderr
+    (line,) = [ln for ln in refused.stderr.splitlines() if "error" in ln]  # beside the label
+    assert "redact was interrupted" in line and "`gitmem recover`" in line, line
+    assert fr.git(repo, *sessions) == had  # no branch was made
+    assert fr.gitmem(repo, "recover").returncode == 0
+    problems, lost, got = fr.check(repo, before, after)
+    assert problems == [] and not lost and got == "finished"
+    asked = fr.gitmem(repo, "ask", "--simulated", "what is the budget?")
+    assert asked.returncode == 0, asked.stderr

@@ -21,7 +21,7 @@ from gitmem.features import session_live
 from gitmem.git.runner import Sha, held_stop_signals
 from gitmem.memory import branch_files, names
 from gitmem.memory import trailers as T
-from gitmem.memory.repo import ARCHIVE_PREFIX, MAIN, SESSION_PREFIX, MemoryRepo
+from gitmem.memory.repo import ARCHIVE_PREFIX, MAIN, REDACT_JOURNAL, SESSION_PREFIX, MemoryRepo
 from gitmem.ops.land import commits_between, land
 from gitmem.ops.publish import PlannedCommit, commit_plan, publish
 from gitmem.ops.refs import cas
@@ -60,9 +60,15 @@ def start(repo: MemoryRepo, session_id: str | None = None, *, resume: bool = Fal
     dated id), or reopen it with ``resume``. Returns a ``Session``. Raises
     ``InvalidInput`` (a bad id, or a session of that id exists without ``resume``),
     ``NotFound`` (nothing to resume, no main), ``Conflict`` (created concurrently).
-    Waits for a redact that is running: a branch made from main while it rewrites
-    history would keep the history it removes."""
+    Waits for a redact that is running, and refuses (``Conflict``) while one killed
+    half-way is not finished: a branch made from main then would keep the history the
+    redact removes."""
     with repo.lock("redact"):
+        if (repo.git_dir / "gitmem" / REDACT_JOURNAL).exists():
+            raise Conflict(
+                "a redact was interrupted and is not finished; `gitmem recover` finishes "
+                "it, then start the session again (nothing was started)"
+            )
         return _start(repo, session_id, resume)
 
 

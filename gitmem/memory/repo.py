@@ -27,6 +27,7 @@ MAIN = "main"
 SESSION_PREFIX = "gitmem/session/"
 ARCHIVE_PREFIX = "refs/gitmem/archive/"  # decided sessions' branches, kept
 OWN_COMMITS = "own-commits"  # under .git/gitmem/: one sha per line, appended
+REDACT_JOURNAL = "redact.json"  # under .git/gitmem/: a redact under way, or interrupted
 # Where gitmem keeps memory: gitmem writes these itself and never through a symlink; a
 # symlink or submodule there is never brought in by a sync.
 MEMORY_PATHS = ("cards", "sessions", "logs", "persona.md", "synthesis.md", "gitmem.toml")

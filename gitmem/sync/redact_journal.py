@@ -23,13 +23,13 @@ from gitmem.errors import Conflict, DirtyCard
 from gitmem.git.objects import TreeEntry
 from gitmem.git.runner import Sha
 from gitmem.index import build as index
-from gitmem.memory.repo import MAIN, MemoryRepo, where_memory_lives
+from gitmem.memory.repo import MAIN, REDACT_JOURNAL, MemoryRepo, where_memory_lives
 from gitmem.ops.linked_worktrees import move_and_follow, others
 from gitmem.ops.transplant import changed_paths
 from gitmem.ops.worktree import worktree_guard
 from gitmem.sync import rewrite
 
-JOURNAL = "redact.json"
+JOURNAL = REDACT_JOURNAL
 NOTES = "refs/notes/gitmem-redactions"
 
 

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +9,7 @@ import anyio
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from mcp.client import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from test_mcp_server import connect
 
 from gitmem.errors import Conflict
 from gitmem.git.runner import Sha
@@ -25,7 +20,6 @@ from gitmem.ops.merge import merge_card
 
 from helpers import git
 
-SERVER = "from gitmem.cli import main; main()"
 SESSIONS = 4
 CARD = "cards/acme.md"
 Sides = tuple[list[str], dict[str, str], dict[str, str], list[str]]
@@ -35,23 +29,6 @@ def append(key: str, heading: str) -> dict[str, Any]:
     entry = {"section_id": key, "keywords": ["part"], "summary": heading}
     text = f"## {heading}\n{key} text\n"
     return {"project": "acme", "old_text": "", "new_text": text, "index_entry": entry}
-
-
-@asynccontextmanager
-async def connect(client: Path, errlog: Path) -> AsyncIterator[ClientSession]:
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-c", SERVER, "-C", str(client), "mcp"],
-        env=dict(os.environ),
-        cwd=str(client),
-    )
-    with open(errlog, "w") as err:
-        async with (
-            stdio_client(params, errlog=err) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
-            yield session
 
 
 def test_concurrent_sessions_appending_different_sections_all_land(

@@ -18,7 +18,13 @@ from gitmem.git.runner import Sha
 from gitmem.memory.cards import card_of, sections
 from gitmem.memory.repo import MemoryRepo, where_memory_lives
 from gitmem.ops.hunks import split_lines
-from gitmem.ops.transplant import apply_changes, changed_paths, merge_contents, merge_text
+from gitmem.ops.transplant import (
+    apply_changes,
+    changed_paths,
+    merge_changed,
+    merge_contents,
+    merge_text,
+)
 
 TOP = "(top)"  # the part of a card before its first section: the title
 MARKERS = ("<<<<<<< ", "=======", ">>>>>>> ")
@@ -173,10 +179,8 @@ def land_tree(
 def _settle(
     repo: MemoryRepo, path: str, base: bytes | None, ours: bytes | None, theirs: bytes | None
 ) -> bytes:
-    if ours is None or theirs is None:
-        raise Conflict(f"{path} was changed on one side and removed on the other")
-    if card_of(path) is None:
-        return merge_text(repo, ours, base or b"", theirs, path)
+    if ours is None or theirs is None or card_of(path) is None:
+        return merge_changed(repo, path, base, ours, theirs)
     merged, conflict = merge_file(repo, path, base, ours, theirs, LANDING)
     if conflict is not None or merged is None:
         where = conflict.label() if conflict else path

@@ -63,12 +63,13 @@ def transplant(
     repo: MemoryRepo, tip: Sha, pairs: list[tuple[Sha | None, Sha | None]]
 ) -> tuple[Sha, list[str]]:
     """The tree of ``tip`` with each pair's change (from, to) applied in order; touched paths."""
-    return apply_changes(repo, tip, pairs, lambda *f: _merged(repo, *f))
+    return apply_changes(repo, tip, pairs, lambda *f: merge_changed(repo, *f))
 
 
-def _merged(
+def merge_changed(
     repo: MemoryRepo, path: str, base: bytes | None, ours: bytes | None, theirs: bytes | None
 ) -> bytes:
+    """A file both sides changed, merged line by line (Conflict when one removed it)."""
     if ours is None or theirs is None:
         raise Conflict(f"{path} was changed on one side and removed on the other")
     return merge_text(repo, ours, base or b"", theirs, path)

@@ -3,6 +3,7 @@ opening a hit, and what memory said on a past day."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 from collections.abc import Iterator
@@ -14,7 +15,7 @@ import anthropic
 import pytest
 
 from gitmem.agent.chat import run_chat
-from gitmem.errors import InvalidInput, NotFound
+from gitmem.errors import ConfigError, InvalidInput, NotFound
 from gitmem.fakeapi import FakeAnthropicServer, ManualClock, Reply, RuleModel
 from gitmem.features.edit import write_card
 from gitmem.features.session_branches import finish as finish_session
@@ -22,6 +23,7 @@ from gitmem.features.session_branches import start as start_session
 from gitmem.features.session_branches import transcript_file
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
+from gitmem.search import neighbours
 from gitmem.search.dates import parse
 from gitmem.search.passage import open_ref
 from gitmem.search.ranked import search
@@ -370,3 +372,21 @@ def test_a_word_memory_never_uses_finds_the_words_near_it(repo: MemoryRepo) -> N
     assert best[0] == ("acme-website", "risks")
     # "talk" is near "speak" and "conversation", which this memory never says: nothing
     assert search(repo, "talk").hits == ()
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [b"not gzip at all", gzip.compress(b"budget money:xx\n"), gzip.compress(b"budget")[:-8]],
+)
+def test_a_damaged_neighbour_table_is_a_clear_error(
+    repo: MemoryRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: bytes
+) -> None:
+    bad = tmp_path / "neighbours.txt.gz"
+    bad.write_bytes(damage)
+    monkeypatch.setattr(neighbours, "TABLE", bad)  # a broken install, in this test only
+    neighbours.table.cache_clear()
+    try:
+        with pytest.raises(ConfigError, match=r"neighbours\.txt\.gz .*reinstall gitmem"):
+            search(repo, "budget")
+    finally:
+        neighbours.table.cache_clear()

@@ -39,10 +39,15 @@ def table() -> dict[str, str]:
 
 def near(term: str) -> list[tuple[str, float]]:
     """``term``'s neighbours and their similarity, most similar first."""
-    return [
-        (word, int(sim) / 100)
-        for word, _, sim in (r.partition(":") for r in table().get(term, "").split())
-    ]
+    try:
+        return [
+            (word, int(sim) / 100)
+            for word, _, sim in (r.partition(":") for r in table().get(term, "").split())
+        ]
+    except ValueError:
+        raise ConfigError(
+            f"gitmem's {TABLE.name} is damaged at {term!r}; reinstall gitmem"
+        ) from None
 
 
 def expand(

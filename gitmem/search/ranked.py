@@ -277,7 +277,8 @@ def _recent_first(ranked: list[tuple[float, int]], doc: Any) -> list[tuple[float
     the last thing said of it is the answer, not the first (sections: their value in force
     is already the current one)."""
     top = heapq.nsmallest(RECENT_POOL, ranked)
-    turns = [(neg, i, doc(i).date) for neg, i in top if doc(i).kind == TURN]
+    docs = [(neg, i, doc(i)) for neg, i in top]
+    turns = [(neg, i, d.date) for neg, i, d in docs if d.kind == TURN]
     if len(turns) < 2:
         return ranked
     first, last = min(t[2] for t in turns), max(t[2] for t in turns)

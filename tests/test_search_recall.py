@@ -357,6 +357,38 @@ def test_one_hit_per_turn_and_speaker(repo: MemoryRepo, client: Path) -> None:
     assert len(hits) == len(set(hits))  # the reply's two messages open as one turn
 
 
+def test_a_card_section_is_not_buried_under_many_short_turns(
+    repo: MemoryRepo, client: Path
+) -> None:
+    studio = (
+        "Maya rents a small studio above the bakery on Elm Street. The kiln sits in the "
+        "back room beside the sink; it needs a dedicated circuit, so firing days are "
+        "booked with the landlord a week ahead. Glazes are kept on the left shelf, clay "
+        "in the bins under the table, and the key is with the bakery's owner."
+    )
+    write_card(
+        repo,
+        "maya",
+        "",
+        f"# Maya\n\n## Studio\n{studio}\n",
+        IndexEntry.make("studio", ["studio"], "Maya's pottery studio"),
+    )
+    small_talk = ["Jon: ok.", "Maya: sure.", "Jon: ha, yes.", "Maya: later then."]
+    records = [
+        _message(f"2023-04-01T10:{i // 2:02d}:{i % 2 * 30:02d}Z", role, i // 2 + 1, text)
+        for i, (role, text) in enumerate(
+            ("user" if n % 2 else "assistant", small_talk[n % 4]) for n in range(60)
+        )
+    ]
+    records.append(_message("2023-04-01T11:00:00Z", "user", 31, "Maya: kiln day!"))
+    _transcript(client, "20230401-100000-dd01", records)
+    # a section is long beside a turn: weighed against one average for both, it sank
+    # below a passing mention; against its own kind's it is the answer it is
+    best = search(repo, "where is the kiln", 3).hits
+    assert (best[0].card, best[0].section) == ("maya", "studio")
+    assert any(h.kind == "transcript" for h in best)  # the turn is still found
+
+
 def test_a_word_memory_never_uses_finds_the_words_near_it(repo: MemoryRepo) -> None:
     write_card(
         repo,

@@ -1,12 +1,15 @@
 """BM25 over a search state's postings, with a query word's neighbours counted as one
-with it (``neighbours``): the score of every document a query term is in."""
+with it (``neighbours``): the score of every document a query term is in. A document's
+length is weighed against the average of its own kind: a section holds a whole session
+or topic, a turn one message, and against one average for both every section would look
+long and sink below the turns."""
 
 from __future__ import annotations
 
 import math
 from collections import Counter
 
-from gitmem.search.documents import W_TEXT, Doc
+from gitmem.search.documents import GONE, TURN, W_TEXT, Doc
 from gitmem.search.documents import weighted as weighted_terms
 from gitmem.search.state import Searchable, pairs
 
@@ -26,18 +29,31 @@ def scores(
     groups = groups or {}
     roots = set(groups.values())
     counts = [weighted_terms(d) for d in side]
+    per = _per_length(state)
     total: dict[int, float] = {}
     best: dict[str, dict[int, float]] = {}
     for term, qw in weighted.items():
         root = groups.get(term, term if term in roots else None)
         if root is None:
-            _add(total, state, term, qw, counts, False)
+            _add(total, state, term, qw, counts, per, False)
         else:
-            _add(best.setdefault(root, {}), state, term, qw, counts, True)
+            _add(best.setdefault(root, {}), state, term, qw, counts, per, True)
     for mine in best.values():
         for doc_id, got in mine.items():
             total[doc_id] = total.get(doc_id, 0.0) + got
     return total
+
+
+def _per_length(state: Searchable) -> list[float]:
+    """B over the average length of each kind's documents, by kind (sections current and
+    past share one; a live turn not yet in the state counts as a turn)."""
+    turns, turn_total = state.turn_live, state.turn_total
+    sections, section_total = state.live - turns, state.total - turn_total
+    section = B * sections / section_total if section_total > 0 else B
+    turn = B * turns / turn_total if turn_total > 0 else section
+    per = [section] * (GONE + 1)
+    per[TURN] = turn
+    return per
 
 
 def _add(
@@ -46,22 +62,23 @@ def _add(
     term: str,
     qw: float,
     side_counts: list[Counter[str]],
+    per: list[float],
     best: bool,
 ) -> None:
     """One term's BM25 share in each document that holds it, added to ``into`` (or kept
-    where larger: ``best``); ``side_counts``: the live turns' term counts."""
+    where larger: ``best``); ``side_counts``: the live turns' term counts; ``per``: B
+    over the average length, by kind."""
     n = max(state.live, 1)
-    avg = state.total / n if state.total else 1.0
     post = state.posting(term)
     df = (len(post) // 2 if post is not None else 0) + sum(term in c for c in side_counts)
     if not df:
         return
     lift = qw * math.log(1 + (n - df + 0.5) / (df + 0.5)) * (K1 + 1)
-    lengths, k1, b, one_b, get = state.lengths, K1, B, 1 - B, into.get  # the 30 ms budget
+    lengths, kinds, k1, one_b, get = state.lengths, state.kinds, K1, 1 - B, into.get  # 30 ms search
     for doc_id, tf in pairs(post) if post is not None else ():
-        got = lift * tf / (tf + k1 * (one_b + b * lengths[doc_id] / avg))
+        got = lift * tf / (tf + k1 * (one_b + lengths[doc_id] * per[kinds[doc_id]]))
         into[doc_id] = max(got, get(doc_id, 0.0)) if best else get(doc_id, 0.0) + got
     for i, c in enumerate(side_counts):
         if tf := c.get(term, 0):
-            got = lift * tf / (tf + K1 * (1 - B + B * sum(c.values()) / avg))
+            got = lift * tf / (tf + K1 * (1 - B + sum(c.values()) * per[TURN]))
             into[-1 - i] = max(got, get(-1 - i, 0.0)) if best else get(-1 - i, 0.0) + got

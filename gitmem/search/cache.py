@@ -111,6 +111,14 @@ class Stored:
         return self.table["total"]  # type: ignore[no-any-return]
 
     @property
+    def turn_live(self) -> int:
+        return self.table["turn_live"]  # type: ignore[no-any-return]
+
+    @property
+    def turn_total(self) -> int:
+        return self.table["turn_total"]  # type: ignore[no-any-return]
+
+    @property
     def mark(self) -> bytes:
         return self.table["mark"]  # type: ignore[no-any-return]
 
@@ -167,7 +175,8 @@ class Stored:
         parts = (
             self.part(self.table[n]) for n in ("cards", "titles", "entries", "past", "sessions")
         )
-        state = SearchState(self.commit, docs, postings, self.live, self.total, *parts)
+        counts = (self.live, self.total, self.turn_live, self.turn_total)
+        state = SearchState(self.commit, docs, postings, *counts, *parts)
         if state.lengths != self.lengths or state.kinds != self.kinds:
             raise Stale("the documents and their lengths or kinds disagree")
         return state
@@ -234,6 +243,8 @@ def _table(state: SearchState, mark: bytes, put: Any) -> dict[str, Any]:
         "commit": state.commit,
         "live": state.live,
         "total": state.total,
+        "turn_live": state.turn_live,
+        "turn_total": state.turn_total,
         "docs": blocks,
         "terms": [put(b) for b in buckets],
         "lengths": put(state.lengths),

@@ -11,9 +11,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from gitmem.search.documents import GONE, PAST, Doc, weighted
+from gitmem.search.documents import GONE, PAST, TURN, Doc, weighted
 
-CACHE_VERSION = 9  # 9: turns numbered as the transcript does, with the message before
+CACHE_VERSION = 10  # 10: the turns' own count and length, for their own average
 
 
 class Searchable(Protocol):
@@ -26,6 +26,10 @@ class Searchable(Protocol):
     def live(self) -> int: ...  # documents not GONE
     @property
     def total(self) -> int: ...  # sum of their weighted lengths
+    @property
+    def turn_live(self) -> int: ...  # of those, transcript turns
+    @property
+    def turn_total(self) -> int: ...  # the sum of the turns' weighted lengths
     @property
     def lengths(self) -> Sequence[int]: ...  # every document's weighted length, by id
     @property
@@ -45,6 +49,8 @@ class SearchState:
     postings: dict[str, array[int]] = field(default_factory=dict)
     live: int = 0  # documents not GONE
     total: int = 0  # sum of their weighted lengths
+    turn_live: int = 0  # of those, transcript turns
+    turn_total: int = 0  # the sum of the turns' weighted lengths
     cards: dict[str, dict[str, int]] = field(default_factory=dict)  # card -> section -> doc
     titles: dict[str, str] = field(default_factory=dict)
     # card/section -> (keywords, summary) of its index entry
@@ -85,6 +91,9 @@ class SearchState:
             got.extend((n, count))
         self.live += 1
         self.total += doc.length
+        if doc.kind == TURN:
+            self.turn_live += 1
+            self.turn_total += doc.length
         return n
 
     def drop(self, n: int) -> None:
@@ -104,6 +113,9 @@ class SearchState:
                 del self.postings[term]
         self.live -= 1
         self.total -= doc.length
+        if doc.kind == TURN:
+            self.turn_live -= 1
+            self.turn_total -= doc.length
         self.docs[n] = doc._replace(kind=GONE, text="")
         self.kinds[n] = GONE
 
@@ -123,7 +135,8 @@ def pairs(post: array[int]) -> Iterator[tuple[int, int]]:
 def fingerprint(state: SearchState) -> bytes:
     """A sha1 of the state's content, read a part at a time: the same for equal states
     however they were made (marshal's bytes are not: they follow how objects are shared)."""
-    h = hashlib.sha1(repr((CACHE_VERSION, state.commit, state.live, state.total)).encode())
+    counts = (state.live, state.total, state.turn_live, state.turn_total)
+    h = hashlib.sha1(repr((CACHE_VERSION, state.commit, counts)).encode())
     for doc in state.docs:
         h.update(repr(doc).encode())
     h.update(b"\x00postings")

@@ -169,6 +169,29 @@ def test_words_are_related_by_the_index_entries_memory_holds(repo: MemoryRepo) -
     assert found.index(("beta", "budget")) < found.index(("beta", "hosting"))
 
 
+def test_one_section_is_no_relation_however_many_ways_it_holds_the_word(
+    repo: MemoryRepo,
+) -> None:
+    write_card(
+        repo,
+        "acme",
+        "",
+        "# Acme\n\n## Budget\nBudget: 40k for the year.\n",
+        _entry("budget", ["budget"], "Budget is 40k"),
+    )
+    write_card(
+        repo,
+        "acme",
+        "",
+        "\n## Risks\nThe budget may not cover the launch.\n",
+        _entry("risks", ["risks", "budget", "launch"], "budget may not cover the launch"),
+    )
+    # "budget" labels § risks and is in its text: one section, so no word is related to
+    # it, and the section about the budget is the first hit
+    best = [(h.card, h.section) for h in search(repo, "budget", 3)]
+    assert best[0] == ("acme", "budget")
+
+
 def test_as_of_answers_what_memory_said_on_that_day(repo: MemoryRepo) -> None:
     env = dict(os.environ)
     try:

@@ -25,13 +25,15 @@ MOST = 4  # related words per query word
 SAMPLE = 200  # sections a word is found in, read to learn its relations
 
 
+Section = tuple[str, str]  # (card, section id)
+
+
 class Related:
     """Each section's label terms, and which sections each term labels."""
 
     def __init__(self, index: Index) -> None:
-        self.labels: list[frozenset[str]] = []
-        self.sections: dict[str, list[int]] = {}
-        self.of_section: dict[tuple[str, str], frozenset[str]] = {}  # (card, section) -> label
+        self.sections: dict[str, list[Section]] = {}
+        self.of_section: dict[Section, frozenset[str]] = {}
         for card in index.cards:
             for sec in card.sections:
                 words = label(sec.heading, sec.keywords)
@@ -39,16 +41,17 @@ class Related:
                 if len(words) < 2:
                     continue
                 for term in words:
-                    self.sections.setdefault(term, []).append(len(self.labels))
-                self.labels.append(words)
+                    self.sections.setdefault(term, []).append((card.project, sec.id))
 
-    def of(self, term: str, found_in: list[frozenset[str]]) -> dict[str, float]:
+    def of(self, term: str, found_in: dict[Section, frozenset[str]]) -> dict[str, float]:
         """The words related to ``term``: label words of the sections it labels or is
-        found in (``found_in``: those sections' labels), each with its share of them."""
-        mine = [self.labels[n] for n in self.sections.get(term, [])] + found_in
+        found in (``found_in``: those sections' labels), each section counted once, with
+        each word's share of them."""
+        mine = {key: self.of_section[key] for key in self.sections.get(term, [])}
+        mine.update(found_in)
         if len(mine) < MIN_SECTIONS:
             return {}
-        counts = Counter(u for label in mine for u in label if u != term)
+        counts = Counter(u for label in mine.values() for u in label if u != term)
         return {
             u: c / len(mine)
             for u, c in counts.most_common(MOST)
@@ -56,7 +59,7 @@ class Related:
         }
 
     def expand(
-        self, weighted: dict[str, float], found_in: Callable[[str], list[frozenset[str]]]
+        self, weighted: dict[str, float], found_in: Callable[[str], dict[Section, frozenset[str]]]
     ) -> dict[str, float]:
         """The query's terms with their related words added at a lower weight
         (``found_in(term)``: the labels of the current sections whose text holds it)."""
@@ -72,17 +75,19 @@ def label(heading: str, keywords: str | tuple[str, ...]) -> frozenset[str]:
     return frozenset(terms(f"{heading} {words}"))
 
 
-def labels_with(state: Searchable, term: str, related: Related) -> list[frozenset[str]]:
+def labels_with(state: Searchable, term: str, related: Related) -> dict[Section, frozenset[str]]:
     """The labels (heading and keywords) of current sections whose text holds ``term``."""
     post = state.posting(term)
+    out: dict[Section, frozenset[str]] = {}
     if post is None:
-        return []
-    kinds, out, known = state.kinds, [], related.of_section
+        return out
+    kinds, known = state.kinds, related.of_section
     for doc_id in post[0::2]:
         if kinds[doc_id] == CURRENT:
             d = state.doc(doc_id)
             got = known.get((d.card, d.section))  # the index's own entry: no re-tokenising
-            out.append(got if got is not None else label(d.heading, d.keywords.replace(",", " ")))
+            words = got if got is not None else label(d.heading, d.keywords.replace(",", " "))
+            out[(d.card, d.section)] = words
             if len(out) >= SAMPLE:
                 break
     return out

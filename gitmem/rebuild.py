@@ -35,7 +35,10 @@ class ReindexResult:
     def text(self) -> str:
         msg = f"Reindexed {count(self.cards, 'card')}, {count(self.sections, 'section')}: "
         if self.matches_cache:
-            return msg + ("cache matched." if self.had_cache else "no cache before.")
+            said = "cache matched" if self.had_cache else "no cache before"
+            if self.search_index != ("matched" if self.had_cache else "no cache before"):
+                said += f"; search index: {self.search_index}"  # the two caches differ
+            return msg + said + "."
         return (
             msg
             + "cache differed and was replaced:\n"

@@ -99,9 +99,53 @@ def test_a_search_with_no_index_yet_says_it_builds_one(tmp_path: Path) -> None:
     Path(cache.path(open_repo(desktop), "main")).unlink()
     said = gm("-C", str(desktop), "search", "bob")
     assert said.code == 0, said.err
-    assert "no search index in this copy yet: building it" in said.err
+    assert "no usable search index in this copy (none yet" in said.err
     again = gm("-C", str(desktop), "search", "bob")
     assert again.err == "" and again.out == said.out
+
+
+def test_a_damaged_index_is_named_as_damaged_and_built_again(tmp_path: Path) -> None:
+    _, _, desktop = make_pair(tmp_path)
+    assert gm("-C", str(desktop), "search", "bob", "--json").code == 0
+    file = Path(cache.path(open_repo(desktop), "main"))
+    file.write_bytes(b"\0" * 64)
+    said = gm("-C", str(desktop), "search", "bob")
+    assert said.code == 0, said.err
+    assert said.err.startswith("gitmem: no usable search index in this copy (none yet, damaged")
+    assert _cached_at(desktop) is not None  # built again, where it was
+
+
+def test_a_directory_where_the_index_goes_is_named_and_left_alone(tmp_path: Path) -> None:
+    _, _, desktop = make_pair(tmp_path)
+    file = Path(cache.path(open_repo(desktop), "main"))
+    file.mkdir(parents=True)
+    (file / "kept.txt").write_text("someone's file\n")
+    before = git(desktop, "rev-parse", "main")
+    for args in (["search", "bob"], ["reindex"]):
+        got = gm("-C", str(desktop), *args)
+        assert got.code not in (0, 70), (args, got.out)
+        assert got.err.count("\n") == 1 and "is a directory" in got.err, got.err
+        assert str(file) in got.err and "Traceback" not in got.err
+    assert (file / "kept.txt").read_text() == "someone's file\n"
+    assert git(desktop, "rev-parse", "main") == before
+    file.rename(file.with_suffix(".aside"))
+    assert gm("-C", str(desktop), "search", "bob").code == 0
+    assert _cached_at(desktop) is not None
+
+
+def test_reindex_says_so_when_only_the_search_index_had_no_cache(client: Path) -> None:
+    assert gm("-C", str(client), "reindex").code == 0  # both caches made
+    with open_repo(client) as repo:
+        Path(cache.path(repo, "main")).unlink()
+    text = gm("-C", str(client), "reindex").out
+    assert "cache matched; search index: no cache before." in text
+    assert gm("-C", str(client), "reindex").out.rstrip().endswith("cache matched.")
+
+
+def test_an_empty_as_of_is_refused_by_its_option_name(client: Path) -> None:
+    got = gm("-C", str(client), "search", "bob", "--as-of", "")
+    assert got.code == 2 and got.err.count("\n") == 1, got.err
+    assert "--as-of" in got.err and "YYYY-MM-DD" in got.err
 
 
 def test_a_chat_builds_the_search_index_before_its_first_turn(client: Path) -> None:

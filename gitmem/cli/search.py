@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date
 from typing import TYPE_CHECKING
 
 import click
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 @click.option("--branch", default="main", show_default=True)
 @click.option(
     "--as-of",
+    callback=lambda _ctx, _param, value: _day(value),  # refused before any index is built
     metavar="YYYY-MM-DD",
     help="Search what memory held on that day: the sections as they were then.",
 )
@@ -65,6 +67,17 @@ def search(ctx: Ctx, query: tuple[str, ...], limit: int, branch: str, as_of: str
     )
 
 
+def _day(value: str | None) -> str | None:
+    if value is None:
+        return None
+    try:
+        if len(value) == 10:
+            return date.fromisoformat(value).isoformat()
+    except ValueError:
+        pass
+    raise click.BadParameter(f"{value!r} is not a date; give it as YYYY-MM-DD (2026-03-01)")
+
+
 def _first_build_said(ctx: Ctx, repo: MemoryRepo, branch: str) -> None:
     """A copy with no search index yet (made before clone and init built one): it is
     built now, from all of history, and the person is told why this search is slow."""
@@ -72,7 +85,7 @@ def _first_build_said(ctx: Ctx, repo: MemoryRepo, branch: str) -> None:
 
     if not ctx.json and not search_index_ready(repo, branch):
         click.echo(
-            "gitmem: no search index in this copy yet: building it from history "
-            "(once; `gitmem reindex` builds it ahead)",
+            "gitmem: no usable search index in this copy (none yet, damaged, or from another "
+            "version): building it from history (once; `gitmem reindex` builds it ahead)",
             err=True,
         )

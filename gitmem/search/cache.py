@@ -15,6 +15,7 @@ from array import array
 from collections.abc import Iterator
 from typing import Any
 
+from gitmem.errors import StorageError
 from gitmem.git import progress
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.search.documents import Doc
@@ -37,6 +38,18 @@ class Stale(ValueError):
 
 def path(repo: MemoryRepo, branch: str) -> str:
     return str(repo.gitmem_dir / f"search-{branch.replace('/', '%')}.marshal")
+
+
+def _place(repo: MemoryRepo, branch: str) -> str:
+    """The cache file's path, or StorageError when a directory stands there: never
+    removed (it may hold someone's files), and never built for only to be lost."""
+    file = path(repo, branch)
+    if os.path.isdir(file):
+        raise StorageError(
+            f"the search index cannot be kept: {file} is a directory; move it away "
+            "and gitmem builds the index there again"
+        )
+    return file
 
 
 def _bucket(term: str, buckets: int) -> int:
@@ -199,7 +212,7 @@ def load(repo: MemoryRepo, branch: str) -> SearchState | None:
 def save(repo: MemoryRepo, branch: str, state: SearchState, mark: bytes | None = None) -> None:
     """Write the cache file whole (``mark``: the state's fingerprint, when known already),
     a part at a time, never all in memory at once (reindex's 300 MB budget)."""
-    file = path(repo, branch)
+    file = _place(repo, branch)
     tmp = f"{file}.{os.getpid()}.tmp"
     try:
         with open(tmp, "wb") as fh:
@@ -262,7 +275,7 @@ def searchable(repo: MemoryRepo, branch: str = MAIN) -> Searchable:
     memo = repo.memo.get(("search", branch))
     if isinstance(memo, SearchState | Stored) and memo.commit == tip:
         return memo
-    stored = Stored.open(path(repo, branch))
+    stored = Stored.open(_place(repo, branch))
     if tip is not None and stored is not None and stored.commit == tip:
         repo.memo[("search", branch)] = stored
         return stored
@@ -307,7 +320,7 @@ def ready(repo: MemoryRepo, branch: str = MAIN) -> bool:
     memo = repo.memo.get(("search", branch))
     if isinstance(memo, SearchState | Stored) or repo.tip(branch) is None:
         return True
-    return any(Stored.open(path(repo, b)) is not None for b in dict.fromkeys([branch, MAIN]))
+    return any(Stored.open(_place(repo, b)) is not None for b in dict.fromkeys([branch, MAIN]))
 
 
 def prepare(repo: MemoryRepo, branch: str = MAIN) -> bool:
@@ -343,6 +356,7 @@ def rebuild(repo: MemoryRepo, branch: str = MAIN) -> tuple[SearchState, bool | N
     """Rebuild from all of history (reindex): (the state, whether the cache matched it:
     None when there was none, False when it differed or was damaged)."""
     tip = repo.tip(branch)
+    _place(repo, branch)
     fresh = _built(repo, tip) if tip else SearchState()
     mark = fingerprint(fresh)
     same: bool | None = True  # the same content: no second state loaded to compare

@@ -338,7 +338,7 @@ def search(
     the ``live`` transcripts given); ``as_of`` (a date,
     YYYY-MM-DD): what memory said that day, the sections as they were then."""
     query = check_query(query)
-    day = check_day(as_of) if as_of else ""
+    day = check_day(as_of) if as_of is not None else ""
     running = (transcript_file(repo, sid) for sid in session_live.listed(repo))
     live = sorted({*(live or []), *running})
     limit = max(1, min(limit, MAX_LIMIT))
@@ -359,7 +359,7 @@ def check_day(value: object) -> str:
             return date.fromisoformat(text).isoformat()
     except ValueError:
         pass
-    raise InvalidInput(f"as_of {value!r} is not a date; give it as YYYY-MM-DD (2026-03-01)")
+    raise InvalidInput(f"as of {value!r}: not a date; give the day as YYYY-MM-DD (2026-03-01)")
 
 
 def _search(

@@ -133,12 +133,9 @@ def test_every_json_command_prints_one_document(
         one_document(res)
         seen.add(name)
     # A command added later (not in the table above) still prints one document, even
-    # for its error when it needs arguments; a usage error prints nothing on stdout.
+    # for its error when it needs arguments
     for name in sorted(json_commands() - seen - NO_JSON):
-        res = gm("-C", c, name, "--json")
-        if res.code == 2 and not res.out:
-            continue
-        one_document(res)
+        one_document(gm("-C", c, name, "--json"))
     assert json_commands() >= seen
 
 
@@ -146,6 +143,14 @@ def test_errors_with_json_are_one_document(client: Path) -> None:
     res = gm("-C", str(client), "show", "nope", "--json")
     assert res.code == 3
     assert one_document(res)["error"]["exit_code"] == 3
+    # an option the command refuses while reading its line: the same one document
+    for args in (["search", "x", "-n", "0"], ["show", "--no-such-option"], ["nosuchcommand"]):
+        res = gm("-C", str(client), *args, "--json")
+        error = one_document(res)["error"]
+        assert res.code == 2 == error["exit_code"] and error["type"] == "UsageError"
+        assert error["message"] in res.err and "--help" in error["hint"]
+    words = gm("-C", str(client), "search", "-n", "0", "--", "--json")  # a word to search
+    assert words.code == 2 and words.out == ""
 
 
 def test_ask_json_without_an_answer_is_still_one_document(

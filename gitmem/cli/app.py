@@ -291,17 +291,21 @@ def _report_bug(exc: BaseException, args: list[str] | None = None) -> str:
     return str(path) if path else "no crash log: the cache directory is not writable"
 
 
+def _json_error(kind: str, message: str, exit_code: int, hint: str | None) -> None:
+    """The one JSON document a --json command prints on stdout when it fails."""
+    error = {"type": kind, "message": message, "exit_code": exit_code, "hint": hint}
+    click.echo(json.dumps({"error": error}, sort_keys=True))
+
+
+def _asks_json(args: list[str]) -> bool:
+    """Whether the command line asks for --json (before any ``--``), for an error found
+    while it is parsed, before the command has read its options."""
+    return "--json" in (args[: args.index("--")] if "--" in args else args)
+
+
 def _fail(state: Ctx, err: GitmemError) -> int:
     if state.json:
-        payload = {
-            "error": {
-                "type": type(err).__name__,
-                "message": str(err),
-                "exit_code": err.exit_code,
-                "hint": err.hint,
-            }
-        }
-        click.echo(json.dumps(payload, sort_keys=True))
+        _json_error(type(err).__name__, str(err), err.exit_code, err.hint)
     click.echo(f"gitmem: error: {err}", err=True)
     if err.hint and sys.stderr.isatty():
         click.echo(f"hint: {err.hint}", err=True)
@@ -327,6 +331,8 @@ def main(argv: list[str] | None = None) -> None:
         code = exc.exit_code
     except click.UsageError as exc:  # one line, like every other error
         where = exc.ctx.command_path if exc.ctx else "gitmem"
+        if state.json or _asks_json(args):
+            _json_error("UsageError", exc.format_message(), exc.exit_code, f"see `{where} --help`")
         click.echo(f"gitmem: error: {exc.format_message()} (see `{where} --help`)", err=True)
         code = exc.exit_code
     except click.ClickException as exc:

@@ -123,6 +123,18 @@ def test_a_card_that_is_not_there_names_the_ones_that_are(client: Path) -> None:
     )
 
 
+def test_a_ref_at_a_commit_that_is_not_there_names_the_commit(client: Path) -> None:
+    _write(client, "acme-website")
+    proc = run("-C", str(client), "show", "acme-website/budget@deadbeef0000")
+    assert (proc.returncode, proc.stderr) == (
+        3,
+        "gitmem: error: no commit 'deadbeef0000' in this repo; `gitmem log` lists the edits\n",
+    )
+    head = git(client, "rev-parse", "--short=12", "HEAD").strip()
+    there = run("-C", str(client), "show", f"globex/budget@{head}")
+    assert there.returncode == 3 and f"no card globex at {head}" in there.stderr
+
+
 def test_log_of_a_card_removed_since_still_shows_its_history(client: Path) -> None:
     _write(client, "globex")
     gm("-C", str(client), "revert", "main")

@@ -55,6 +55,8 @@ def open_ref(repo: MemoryRepo, ref: str, *, branch: str = MAIN) -> Passage:
 
 def _section(repo: MemoryRepo, ref: str, card: str, section: str, rev: str) -> Passage:
     data = repo.store.read_blob(f"{rev}:cards/{card}.md")
+    if data is None and repo.store.resolve(f"{rev}^{{commit}}") is None:
+        raise NotFound(f"no commit {rev!r} in this repo; `gitmem log` lists the edits")
     if data is None:
         raise NotFound(f"no card {card} at {rev}; `gitmem cards` lists the cards")
     title, secs = card_sections(data.decode("utf-8", "replace"))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -167,3 +168,18 @@ def test_outside_a_repo_and_an_unknown_client_say_what_to_do(tmp_path: Path) -> 
         3,
         f"gitmem: error: no client 'nobody' in {home}; clients: acme, globex\n",
     )
+
+
+def test_a_file_where_gitmem_keeps_its_state_is_named_by_every_command(client: Path) -> None:
+    _write(client, "acme-website")
+    own = client / ".git" / "gitmem"
+    shutil.rmtree(own)
+    own.write_text("not a folder\n")
+    for args in (["log"], ["index"], ["status"], ["search", "budget"], ["show", "acme-website"]):
+        proc = run("-C", str(client), *args)
+        assert proc.returncode == 6, (args, proc.stderr)
+        assert proc.stderr == (
+            f"gitmem: error: {own} is not a folder: gitmem keeps its own state there; "
+            "move it away and run the command again\n"
+        )
+    assert own.read_text() == "not a folder\n"

@@ -12,7 +12,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gitmem.errors import NotARepo, NotFound
+from gitmem.errors import ConfigError, NotARepo, NotFound
 from gitmem.git import identity
 from gitmem.git.objects import ObjectStore
 from gitmem.git.ref_transaction import RefTransactions
@@ -31,6 +31,13 @@ REDACT_JOURNAL = "redact.json"  # under .git/gitmem/: a redact under way, or int
 # Where gitmem keeps memory: gitmem writes these itself and never through a symlink; a
 # symlink or submodule there is never brought in by a sync.
 MEMORY_PATHS = ("cards", "sessions", "logs", "persona.md", "synthesis.md", "gitmem.toml")
+
+
+def _not_a_folder(path: Path) -> ConfigError:
+    return ConfigError(
+        f"{path} is not a folder: gitmem keeps its own state there; move it away and run "
+        "the command again"
+    )
 
 
 def where_memory_lives(path: str) -> bool:
@@ -97,6 +104,8 @@ class MemoryRepo:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.git_dir = _git_dir(root)
+        if (own := self.git_dir / "gitmem").exists() and not own.is_dir():
+            raise _not_a_folder(own)  # every command would fail on it, each its own way
         self.git = Git(root)
         # Results derived from immutable objects, keyed by what they were derived from
         # (e.g. the index at a commit): safe to keep for as long as the repo is open.
@@ -166,6 +175,9 @@ class MemoryRepo:
         if path not in self._made:
             try:
                 path.mkdir(parents=True, exist_ok=True)
+            except (FileExistsError, NotADirectoryError):  # a file where a folder goes
+                there = next(p for p in (path, *path.parents) if p.exists() and not p.is_dir())
+                raise _not_a_folder(there) from None
             except OSError:
                 return path  # a read-only repo: readers go on, a writer fails with the disk's word
             self._made.add(path)
@@ -241,7 +253,7 @@ class MemoryRepo:
     def own_commits(self) -> frozenset[str]:
         """Every commit gitmem wrote in this repository (its sessions' records)."""
         try:
-            data = (self.git_dir / "gitmem" / OWN_COMMITS).read_bytes()
+            data = (self.gitmem_dir / OWN_COMMITS).read_bytes()
         except FileNotFoundError:
             return frozenset()
         return frozenset(data.decode("ascii", "replace").split())

@@ -43,3 +43,13 @@ def test_each_simulated_session_has_its_usage_counted(client: Path) -> None:
     one = _run(client, "usage", "--session", second["session"])
     assert one.returncode == 0, one.stderr
     assert f"session {second['session']}: 2 requests" in one.stdout
+
+
+def test_recall_answers_with_the_text_it_read(client: Path) -> None:
+    _ask(client, "remember acme-website Risks: the launch may slip past June")
+    _ask(client, "remember acme-website Budget: 40k agreed with Dana")
+    section = _ask(client, "recall acme-website risks")["reply"]
+    assert "## Risks" in section and "the launch may slip past June" in section
+    assert "40k agreed" not in section
+    card = _ask(client, "recall acme-website")["reply"]
+    assert "the launch may slip past June" in card and "40k agreed with Dana" in card

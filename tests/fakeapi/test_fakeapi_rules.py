@@ -243,7 +243,7 @@ def _after_tool(name: str, result: dict[str, Any]) -> str:
 def test_reports_tool_results() -> None:
     assert _after_tool("write_memory_card", {"content": "ok"}) == "Saved."
     read = {"content": [{"type": "text", "text": "\n## Build Steps\nrun uv sync\n"}]}
-    assert _after_tool("read_memory_card", read) == "## Build Steps"
+    assert _after_tool("read_memory_card", read) == "## Build Steps\nrun uv sync"
     failed = {"content": "old_text not found\nmore detail", "is_error": True}
     assert _after_tool("write_memory_card", failed) == "That failed: old_text not found"
 

@@ -61,6 +61,7 @@ def test_chat_reads_one_turn_per_line_and_lands_the_session(
     assert proc.stdout.decode().splitlines() == [
         "Saved.",
         "## Budget",
+        "40k agreed on the call",
         'Noted: "hello" (I saw 3 system blocks and 3 tools.)',
     ]
     assert "landed on main" in proc.stderr.decode()
@@ -105,7 +106,7 @@ def test_kill_9_mid_session_loses_no_committed_edit(client: Path, api: FakeAnthr
         check=False,
     )
     assert resumed.returncode == 0, resumed.stderr.decode()
-    assert resumed.stdout.decode() == "## Risks\n"
+    assert resumed.stdout.decode() == "## Risks\nthe launch may slip\n"
     main_card = git(client, "show", "main:cards/acme.md")
     assert "40k agreed" in main_card and "launch may slip" in main_card
     transcript = git(client, "show", "main:sessions/s1.jsonl")
@@ -215,7 +216,11 @@ def test_resume_answers_a_call_a_crash_left_unanswered(
     assert "warning" not in resumed.stderr.decode(), resumed.stderr.decode()
     said = resumed.stdout.decode().splitlines()
     assert said[0].startswith("That failed: interrupted: the session stopped before")
-    assert said[1:] == ["## Budget", 'Noted: "hello" (I saw 3 system blocks and 3 tools.)']
+    assert said[1:] == [
+        "## Budget",
+        "40k agreed",
+        'Noted: "hello" (I saw 3 system blocks and 3 tools.)',
+    ]
     bodies = assert_every_request_valid(api)
     first = bodies[before:][0]["messages"]
     assert isinstance(first, list)
@@ -262,7 +267,10 @@ def test_ask_resumes_a_transcript_an_earlier_resume_left_invalid(
     )
     assert asked.returncode == 0, asked.stderr.decode()
     said = asked.stdout.decode().splitlines()
-    assert said[0].startswith("That failed: interrupted:") and said[1:] == ["## Budget"]
+    assert said[0].startswith("That failed: interrupted:") and said[1:] == [
+        "## Budget",
+        "40k agreed",
+    ]
     bodies = assert_every_request_valid(api)[before:]
     messages = bodies[0]["messages"]
     assert isinstance(messages, list)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import secrets
 import threading
 from typing import Any
 
@@ -33,6 +34,8 @@ class MessagesAPI:
         self._lock = threading.RLock()
         self._requests = 0
         self._messages = 0
+        # unique across processes, as the real API's ids are: usage lines are told apart by id
+        self._run = secrets.token_hex(8)
         self._tool_uses = 0
 
     def next_request_id(self) -> str:
@@ -63,7 +66,7 @@ class MessagesAPI:
             usage = self.cache.account(model, blocks, settings_payload(full))
             self._messages += 1
             message: dict[str, Any] = {
-                "id": f"msg_fake_{self._messages:06d}",
+                "id": f"msg_fake_{self._run}_{self._messages:06d}",
                 "type": "message",
                 "role": "assistant",
                 "model": model,

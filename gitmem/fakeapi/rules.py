@@ -21,9 +21,9 @@ replacement made (what the section now says), or the new text when the index doe
 not list the section.
 
 When the last message carries ``tool_result`` blocks it reports the outcome
-in one short text ("Saved.", the first line of what was read, or
-"That failed: <error>"), or answers the question the reads were for.  Output is byte-deterministic: tool-use ids are
-hashes of the request, never random.
+in one text ("Saved.", what was read as the tool gave it, the first line of any
+other result, or "That failed: <error>"), or answers the question the reads were
+for.  Output is byte-deterministic: tool-use ids are hashes of the request, never random.
 """
 
 from __future__ import annotations
@@ -233,6 +233,8 @@ class RuleModel:
                 parts.append(f"That failed: {_first_line(output) or 'unknown error'}")
             elif name == "write_memory_card":
                 parts.append("Saved.")
+            elif name == "read_memory_card":
+                parts.append(output.strip() or "(empty result)")
             else:
                 parts.append(_first_line(output) or "(empty result)")
         return Reply.text(" ".join(parts))

@@ -243,14 +243,16 @@ def _after_tool(name: str, result: dict[str, Any]) -> str:
 def test_reports_tool_results() -> None:
     assert _after_tool("write_memory_card", {"content": "ok"}) == "Saved."
     read = {"content": [{"type": "text", "text": "\n## Build Steps\nrun uv sync\n"}]}
-    assert _after_tool("read_memory_card", read) == "## Build Steps"
+    assert _after_tool("read_memory_card", read) == "## Build Steps\nrun uv sync"
     failed = {"content": "old_text not found\nmore detail", "is_error": True}
     assert _after_tool("write_memory_card", failed) == "That failed: old_text not found"
 
 
 def test_byte_deterministic_across_servers() -> None:
-    """Two independent servers give byte-identical responses to the same session."""
+    """Two independent servers give byte-identical responses to the same session, but
+    for the message ids, which are unique across servers as the real API's are."""
     transcripts: list[str] = []
+    ids: list[str] = []
     for _ in range(2):
         with FakeAnthropicServer(RuleModel()) as server:
             sdk = anthropic.Anthropic(api_key="test", base_url=server.base_url, max_retries=0)
@@ -274,7 +276,8 @@ def test_byte_deterministic_across_servers() -> None:
             )
             assert second.content[0].type == "text" and second.content[0].text == "Saved."
             sdk.close()
-            transcripts.append(
-                json.dumps([record.response for record in server.requests], sort_keys=True)
-            )
+            responses = [dict(record.response or {}) for record in server.requests]
+            ids += [str(response.pop("id")) for response in responses]
+            transcripts.append(json.dumps(responses, sort_keys=True))
     assert transcripts[0] == transcripts[1]
+    assert len(set(ids)) == len(ids) == 4

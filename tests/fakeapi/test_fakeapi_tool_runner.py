@@ -78,7 +78,9 @@ def test_tool_runner_calls_the_function_and_finishes(
     # ... while the SDK sent only the new turn on the wire.
     first, second = body(server, 0), body(server, 1)
     assert first["thread"] == {"type": "create"}
-    assert second["thread"] == {"type": "continue", "previous_message_id": "msg_fake_000001"}
+    answered = server.requests[0].response
+    assert isinstance(answered, dict)
+    assert second["thread"] == {"type": "continue", "previous_message_id": answered["id"]}
     assert "tools" not in second and len(second["messages"]) == 1
 
 

@@ -168,6 +168,11 @@ def test_a_session_in_a_terminal(client: Path, term: Terminal) -> None:
     ]
     assert "Q3 budget" in git(client, "show", "main~3:cards/acme-website.md")
     assert not (client / "cards/acme-website.md").exists()  # /undo reverted the one edit
+    # the undo is the session's: the log names it beside the edit it undid
+    edit = git(client, "log", "-1", "--format=%B", "--grep=^acme-website:", "main")
+    undo = git(client, "log", "-1", "--format=%B", "--grep=^Revert", "main").splitlines()
+    made_in = next(ln for ln in edit.splitlines() if ln.startswith("Gitmem-Session: "))
+    assert made_in in undo and "Gitmem-Actor: cli" in undo
     history = (client / ".git/gitmem/chat/history").read_text()
     assert "What is the budget?" in history and "/undo" in history
 

@@ -67,7 +67,7 @@ def undo_last(repo: MemoryRepo, session: Session) -> Undone:
     if not edits:
         raise NotFound(f"session {session.id} has no edit left to undo")
     last = edits[-1]
-    done = revert_commit(repo, last.sha, branch=session.branch, actor="cli")
+    done = revert_commit(repo, last.sha, branch=session.branch, actor="cli", session=session.id)
     return Undone(last.get(T.CARD) or "", last.get(T.SECTION), last.sha, done.commit)
 
 

@@ -90,10 +90,16 @@ def _where(name: str, ids: tuple[str, ...]) -> str:
 
 
 def revert_commit(
-    repo: MemoryRepo, rev: str, *, branch: str = MAIN, actor: str = "cli"
+    repo: MemoryRepo,
+    rev: str,
+    *,
+    branch: str = MAIN,
+    actor: str = "cli",
+    session: str | None = None,
 ) -> RevertResult:
     """Undo the commit ``rev`` on ``branch`` in one new commit with a ``Gitmem-Reverts``
-    trailer, so the index holds what it held before. Returns a ``RevertResult``. Raises
+    trailer, so the index holds what it held before (``session``: the session it is made
+    in, as a chat's /undo is, named in the log). Returns a ``RevertResult``. Raises
     ``NotFound`` (no such commit, or nothing of it left to undo), ``InvalidInput`` (a merge
     or root commit, a bad name), ``Conflict`` (a section changed since, or uncommitted
     edits to the card)."""
@@ -111,7 +117,10 @@ def revert_commit(
     lines = [f"{T.CARD}: {target.get(T.CARD)}"] if target.get(T.CARD) else []
     if target.get(T.SECTION):
         lines.append(f"{T.SECTION}: {target.get(T.SECTION)}")
-    lines += [f"{T.REVERTS}: {sha}", f"{T.ACTOR}: {actor}"]
+    lines.append(f"{T.REVERTS}: {sha}")
+    if session is not None:
+        lines.append(f"{T.SESSION}: {names.session(session)}")
+    lines.append(f"{T.ACTOR}: {actor}")
     message = (
         f'Revert "{target.subject}"\n\nThis reverts commit {sha}.\n\n' + "\n".join(lines) + "\n"
     )

@@ -131,7 +131,9 @@ def run_demo(write: Write, keep: Path | None = None) -> Path:
     init_repo(root, "demo-client")
     write(BANNER + "\n")
     with FakeAnthropicServer(RuleModel()) as server, MemoryRepo(root) as repo:
-        client = anthropic.Anthropic(api_key="simulated", base_url=server.base_url, max_retries=0)
+        client = anthropic.Anthropic(
+            api_key=usage.SIMULATED_KEY, base_url=server.base_url, max_retries=0
+        )
 
         _stage(
             write,

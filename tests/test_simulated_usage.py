@@ -42,7 +42,10 @@ def test_each_simulated_session_has_its_usage_counted(client: Path) -> None:
     assert report["total"]["sessions"] == 2 and report["total"]["requests"] == 4
     one = _run(client, "usage", "--session", second["session"])
     assert one.returncode == 0, one.stderr
-    assert f"session {second['session']}: 2 requests" in one.stdout
+    # labelled as the scripted model's, beside the model it stood in for
+    assert f"session {second['session']} (simulated model): 2 requests" in one.stdout
+    assert all(s["simulated"] for s in report["sessions"])
+    assert all(m["name"].endswith(" (simulated)") for m in report["models"]), report
 
 
 def test_recall_answers_with_the_text_it_read(client: Path) -> None:

@@ -319,6 +319,7 @@ class AgentSession:
         layers["C"] = max(0, total - sum(layers.values()))
         miss = getattr(getattr(msg, "diagnostics", None), "cache_miss_reason", None)
         cost, uncached = usage.costs(self.cfg, self.cfg.model, counts, self.cfg.cache_ttl)
+        simulated = getattr(self.client, "api_key", None) == usage.SIMULATED_KEY
         self._usage_path = usage.append(
             self.repo,
             usage.UsageRecord(
@@ -347,7 +348,10 @@ class AgentSession:
                 card_reads=reads or [],
                 # the session clock's time of the request: `gitmem usage` tells an expired
                 # cache (a gap over the TTL) from other misses by it
-                extra={"sent": round(self.last_sent, 3)},
+                extra={
+                    "sent": round(self.last_sent, 3),
+                    **({"simulated": True} if simulated else {}),
+                },
             ),
             sync=False,
         )

@@ -24,6 +24,9 @@ LOG_PATH = "logs/usage.jsonl"
 LAYERS = ("A", "B", "I", "S", "C", "E")
 
 
+SIMULATED_KEY = "simulated"  # the API key of gitmem's scripted model (--simulated, demo)
+
+
 @dataclass(frozen=True)
 class UsageRecord:
     at: str

@@ -32,6 +32,7 @@ class SessionReport:
     layers: dict[str, int]
     estimated: bool
     flags: list[str] = field(default_factory=list)
+    simulated: bool = False  # answered by gitmem's scripted model, not Anthropic's API
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -143,6 +144,7 @@ def report(records: list[dict[str, Any]], session: str | None = None) -> list[Se
                 layers=layers,
                 estimated=any(r.get("estimated") for r in recs),
                 flags=_flags(recs),
+                simulated=all(_simulated(r) for r in recs),
             )
         )
     return out
@@ -202,6 +204,10 @@ def _sum(name: str, recs: list[dict[str, Any]]) -> Totals:
     )
 
 
+def _simulated(record: dict[str, Any]) -> bool:
+    return bool((record.get("extra") or {}).get("simulated"))
+
+
 def totals(
     records: list[dict[str, Any]], session: str | None = None
 ) -> tuple[Totals, list[Totals]]:
@@ -209,7 +215,8 @@ def totals(
     recs = [r for r in records if session is None or r.get("session") == session]
     by: dict[str, list[dict[str, Any]]] = {}
     for r in recs:
-        by.setdefault(str(r.get("model") or "unknown"), []).append(r)
+        model = str(r.get("model") or "unknown")
+        by.setdefault(f"{model} (simulated)" if _simulated(r) else model, []).append(r)
     return _sum("all", recs), [_sum(m, rs) for m, rs in sorted(by.items())]
 
 
@@ -218,7 +225,8 @@ def render(reports: list[SessionReport], total: tuple[Totals, list[Totals]] | No
         return "No model usage recorded yet.\n"
     lines = []
     for r in reports:
-        lines.append(f"session {r.session}: {count(r.requests, 'request')}")
+        by = " (simulated model)" if r.simulated else ""
+        lines.append(f"session {r.session}{by}: {count(r.requests, 'request')}")
         lines.append(
             f"  input {r.input_tokens:,} tokens ({r.cache_read_share:.0%} read from cache, "
             f"{r.cache_write_tokens:,} written), output {r.output_tokens:,}"

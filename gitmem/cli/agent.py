@@ -84,7 +84,11 @@ def model(
         def make() -> Any:
             import anthropic
 
-            return anthropic.Anthropic(api_key="simulated", base_url=server.base_url, max_retries=0)
+            from gitmem.agent.usage import SIMULATED_KEY
+
+            return anthropic.Anthropic(
+                api_key=SIMULATED_KEY, base_url=server.base_url, max_retries=0
+            )
 
         yield _Loading(make)
 

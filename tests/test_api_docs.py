@@ -197,6 +197,7 @@ PRESENTATION: dict[str, set[str]] = {
     # --simulated: the scripted model `gitmem demo` (public run_demo) serves, and its label
     "gitmem.fakeapi": {"FakeAnthropicServer", "RuleModel"},
     "gitmem.fakeapi.rules": {"LABEL", "USAGE"},
+    "gitmem.agent.usage": {"SIMULATED_KEY"},  # its client's key: its usage is labelled so
     "gitmem.setup.clone": {"default_path"},  # where `gitmem clone URL` puts it
     "gitmem.review.revert_session": {"is_session"},  # `gitmem revert COMMIT|SESSION`
 }

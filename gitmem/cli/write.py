@@ -87,6 +87,8 @@ def write(
         raise InvalidInput("give exactly one of --old TEXT or --old-file PATH")
     if (new is None) == (new_file is None):
         raise InvalidInput("give exactly one of --new TEXT or --new-file PATH")
+    if old_file == "-" and new_file == "-":  # the first would read it all, the second nothing
+        raise InvalidInput("--old-file and --new-file cannot both read stdin (-); give one a file")
     old_text = old if old is not None else _read_text_file(str(old_file), "--old-file")
     new_text = new if new is not None else _read_text_file(str(new_file), "--new-file")
     entry = IndexEntry.make(section, split_keywords(keywords), summary)

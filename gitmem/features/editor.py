@@ -99,6 +99,10 @@ def run_editor(command: str, text: str, name: str) -> tuple[str, Path]:
         raise InvalidInput(f"the editor ({command}) exited with {proc.returncode}; nothing changed")
     try:
         return path.read_text("utf-8"), path
+    except FileNotFoundError:
+        raise InvalidInput(f"the editor removed {path}; nothing changed") from None
+    except IsADirectoryError:
+        raise InvalidInput(f"the editor left a folder at {path}; nothing changed") from None
     except UnicodeDecodeError:
         raise InvalidInput(
             f"the edited text in {path} is not valid UTF-8; nothing changed"

@@ -105,9 +105,10 @@ def read(root: Path, path: str) -> bytes | None:
             if exc.errno == errno.ELOOP:
                 raise _refuse(path) from None
             raise
+        if not _is_file(os.fstat(f).st_mode):  # a folder opens too, and fdopen refuses it
+            os.close(f)
+            raise _refuse(path, "not a regular file")
         with os.fdopen(f, "rb") as fh:
-            if not _is_file(os.fstat(fh.fileno()).st_mode):
-                raise _refuse(path, "not a regular file")
             return fh.read()
 
 

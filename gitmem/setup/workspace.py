@@ -6,7 +6,8 @@ import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from gitmem.errors import NotFound
+from gitmem.errors import ConfigError, NotFound
+from gitmem.git import safe_files
 from gitmem.memory import names
 from gitmem.memory.config import FILENAME
 
@@ -69,12 +70,20 @@ def list_clients() -> list[ClientInfo]:
 
 
 def persona(repo_root: Path) -> str:
-    """Layer A: the workspace's shared base, then the client's own part."""
+    """Layer A: the workspace's shared base, then the client's own part (a file of the
+    repo, so never read through a symlink: a synced one could point anywhere)."""
     parts = []
     base = home() / PERSONA
     if base.is_file():
-        parts.append(base.read_text("utf-8").strip())
-    own = repo_root / PERSONA
-    if own.is_file():
-        parts.append(own.read_text("utf-8").strip())
+        parts.append(_text(base.read_bytes(), str(base)))
+    own = safe_files.read(repo_root, PERSONA)
+    if own is not None:
+        parts.append(_text(own, str(repo_root / PERSONA)))
     return "\n\n".join(p for p in parts if p) + "\n"
+
+
+def _text(data: bytes, where: str) -> str:
+    try:
+        return data.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        raise ConfigError(f"{where} is not valid UTF-8; save it as UTF-8 text") from None

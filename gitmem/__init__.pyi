@@ -82,6 +82,7 @@ from gitmem.review.decision import Decision as Decision
 from gitmem.review.decision import accept as accept_session
 from gitmem.review.decision import pending as pending_session
 from gitmem.review.decision import reject as reject_session
+from gitmem.review.interrupted import finish_local as finish_decisions
 from gitmem.review.markdown import markdown as session_markdown
 from gitmem.review.pending import SessionSummary as SessionSummary
 from gitmem.review.pending import SessionView as SessionView
@@ -189,6 +190,7 @@ __all__ = [
     "continue_sync",
     "export_cards",
     "find_repo",
+    "finish_decisions",
     "finish_redact",
     "finish_session",
     "import_notes",

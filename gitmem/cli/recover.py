@@ -19,13 +19,20 @@ def recover(ctx: Ctx) -> None:
     this one explicitly) brings the files up to the branch. A card a person has
     edited since is left as it is. A `gitmem redact` killed before its rewritten
     history was checked is rolled back (nothing had changed); one killed after is
-    finished. Prints what was done.
+    finished. A review --accept killed after main moved is recorded as accepted.
+    Prints what was done.
     """
-    from gitmem import finish_redact
+    from gitmem import finish_decisions, finish_redact
     from gitmem import recover as finish
 
     with ctx.repo_open() as repo:
         done = finish(repo)
         redact = finish_redact(repo)
+        decided = finish_decisions(repo)
     said = ([f"finished {', '.join(done)}"] if done else []) + redact
-    emit(ctx, {"finished": done, "redact": redact}, "\n".join(said) or "nothing to finish")
+    said += [f"recorded the acceptance of session {sid}" for sid in decided]
+    emit(
+        ctx,
+        {"finished": done, "redact": redact, "decisions": decided},
+        "\n".join(said) or "nothing to finish",
+    )

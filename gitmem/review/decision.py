@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-from gitmem.errors import Conflict, InvalidInput
+from gitmem.errors import Conflict, GitmemError, InvalidInput
 from gitmem.features import session_branches as sessions
 from gitmem.features import session_live
 from gitmem.git.runner import Sha
@@ -26,12 +26,11 @@ from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.ops import hunks as H
 from gitmem.ops import linked_worktrees
 from gitmem.ops.history import read_log
-from gitmem.ops.hunks import commit_diffs
 from gitmem.ops.land import land
 from gitmem.ops.merge import land_tree
 from gitmem.ops.worktree import checked_out, ensure_clean
 from gitmem.review import decision_intent, team
-from gitmem.review.pending import ARCHIVE_OF_ACTION, ReviewCommit, SessionRef, SessionView, load
+from gitmem.review.pending import ARCHIVE_OF_ACTION, ReviewCommit, SessionView, load
 from gitmem.wording import count
 
 # What a decision lands: commit -> None (all of it) or the hunks to keep; a commit not in
@@ -240,6 +239,15 @@ def _claimed_on(repo: MemoryRepo, view: SessionView) -> str | None:
     return None
 
 
+def _not_interrupted(repo: MemoryRepo, session_id: str) -> None:
+    """Refuse a decision on a session whose last one was stopped half-way: it may have
+    landed already, and deciding again would land it twice or misreport it."""
+    if decision_intent.local(repo, session_id):
+        raise Conflict(
+            f"a decision on session {session_id} was interrupted; `gitmem recover` finishes it"
+        )
+
+
 def _claim(repo: MemoryRepo, view: SessionView, action: str) -> None:
     """A session a remote has is decided there first: a later decision elsewhere is refused."""
     where = _claimed_on(repo, view)
@@ -278,6 +286,7 @@ def accept(
     unknown commits or hunk numbers, both given), ``DirtyCard`` (uncommitted edits to a
     card it lands), ``Conflict`` (the session moved since ``expect_tip``, or another
     machine decided first)."""
+    _not_interrupted(repo, session_id)
     view = pending(repo, session_id, expect_tip)
     if commits and hunks is not None:
         raise InvalidInput("choose by --commit or by --hunks, not both")
@@ -297,10 +306,22 @@ def accept(
     left_out: list[str] = [c.sha for c in view.edits if c.sha not in whole]
     action = "partial" if left_out else "accepted"
     where = _claimed_on(repo, view)
-    if where:  # what to finish if this is killed after the claim
-        decision_intent.save(repo, view, action, commits, hunks, where)
-    _claim(repo, view, action)
-    return finish_accept(repo, view, chain, action, left_out)
+    # what to finish if this is killed after the claim, or (a local session, where = "")
+    # between main's move and the archive: `gitmem recover` finishes it
+    decision_intent.save(repo, view, action, commits, hunks, where or "")
+    try:
+        _claim(repo, view, action)
+        return finish_accept(repo, view, chain, action, left_out)
+    except GitmemError:  # refused before main moved: nothing to finish
+        if not where and not landed_already(repo, view.ref.id, view.base):
+            decision_intent.clear(repo, view.ref.id)
+        raise
+
+
+def landed_already(repo: MemoryRepo, sid: str, base: str | None) -> bool:
+    """Whether main has an edit of the session already (the landing ran before a stop)."""
+    since = f"{base}..{MAIN}" if base else MAIN
+    return any(c.get(T.SESSION) == sid for c in read_log(repo.git, since))
 
 
 def finish_accept(
@@ -331,6 +352,7 @@ def reject(repo: MemoryRepo, session_id: str) -> Decision:
     """Set a pending session aside: nothing lands, its commits stay under
     refs/gitmem/rejected/. Returns a ``Decision``. Raises ``NotFound`` (no such session),
     ``InvalidInput`` (not pending), ``Conflict`` (another machine decided first)."""
+    _not_interrupted(repo, session_id)
     view = pending(repo, session_id)
     where = _claimed_on(repo, view)
     if where:
@@ -342,57 +364,3 @@ def reject(repo: MemoryRepo, session_id: str) -> Decision:
     return Decision(
         view.ref.id, "rejected", archived, [], [c.sha for c in view.edits], "main is unchanged."
     )
-
-
-def _intended(repo: MemoryRepo, data: dict[str, object]) -> SessionView:
-    """The session as it was reviewed: its commits from base to tip, whatever refs say now."""
-    s = SessionRef(
-        str(data["session"]),
-        str(data["state"]),
-        str(data["ref"]),
-        Sha(str(data["tip"])),
-        str(data["remote"]),
-    )
-    base = str(data["base"])
-    commits = read_log(repo.git, f"{base}..{s.tip}", reverse=True, first_parent=True)
-    diffs = commit_diffs(repo, Sha(base), s.tip)
-    return SessionView(
-        s, Sha(base), tuple(ReviewCommit(c, tuple(diffs.get(c.sha, ()))) for c in commits)
-    )
-
-
-def _landed(repo: MemoryRepo, sid: str, base: str) -> bool:
-    """Whether main has an edit of the session already (the landing ran before the stop)."""
-    return any(c.get(T.SESSION) == sid for c in read_log(repo.git, f"{base}..{MAIN}"))
-
-
-def finish_interrupted(repo: MemoryRepo, remote: str) -> list[str]:
-    """Finish or drop the decisions a stopped process left for ``remote``
-    (``decision_intent``); the sessions finished."""
-    done = []
-    theirs, me = team.view(repo, remote), team.machine(repo)
-    for data in decision_intent.left(repo, remote):
-        sid, action, tip = str(data["session"]), str(data["action"]), str(data["tip"])
-        claimed = theirs.decisions.get(sid) == (action, tip) and theirs.decided_on.get(sid) == me
-        if not claimed or team.view(repo).decisions.get(sid) is not None:
-            decision_intent.clear(repo, sid)  # the claim never reached the remote, or recorded
-            continue
-        view = _intended(repo, data)
-        if action == "rejected":
-            team.record(repo, sid, view.ref.tip, action, remote)
-            decision_intent.clear(repo, sid)
-        else:
-            hunks = data.get("hunks")
-            commits = data.get("commits") or []
-            assert isinstance(commits, list)
-            plan = (
-                plan_hunks(view, [int(h) for h in hunks])
-                if isinstance(hunks, list)
-                else plan_commits(view, [str(c) for c in commits])
-                if commits
-                else plan_all(view)
-            )
-            chain = [] if _landed(repo, sid, str(data["base"])) else build_chain(repo, view, plan)
-            finish_accept(repo, view, chain, action, [])
-        done.append(sid)
-    return done

@@ -5,7 +5,7 @@ here. Before the claim it writes ``.git/gitmem/decisions/<id>.json`` (what was d
 on which tip, the commits or hunks chosen); the last step removes it. A file left
 behind means the process stopped in between. The next ``gitmem sync`` (after its
 fetch, before it takes in decisions) looks at the remote: if it holds this machine's
-claim, ``decision.finish_interrupted`` finishes it here (landed unless ``main`` has it
+claim, ``interrupted.finish_interrupted`` finishes it here (landed unless ``main`` has it
 already, then recorded); if not, the claim never reached it and the file goes.
 """
 
@@ -52,6 +52,12 @@ def save(
 
 def clear(repo: MemoryRepo, sid: str) -> None:
     _path(repo, sid).unlink(missing_ok=True)
+
+
+def local(repo: MemoryRepo, sid: str) -> bool:
+    """Whether a decision on this clone's own session ``sid`` was left half-done."""
+    path = repo.git_dir / "gitmem" / "decisions" / f"{names.session(sid)}.json"
+    return path.is_file() and json.loads(path.read_text()).get("remote") == ""
 
 
 def left(repo: MemoryRepo, remote: str) -> list[dict[str, object]]:

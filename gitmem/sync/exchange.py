@@ -32,7 +32,7 @@ from gitmem.ops import remote as remote_mod
 from gitmem.ops.merge import merge_trees
 from gitmem.ops.transplant import changed_paths
 from gitmem.ops.worktree import ensure_clean, worktree_guard
-from gitmem.review import decision, team
+from gitmem.review import interrupted, team
 from gitmem.sync import checks
 from gitmem.sync import state as sync_state
 from gitmem.sync.checks import RemoteRewritten
@@ -160,7 +160,7 @@ def _round(repo: MemoryRepo, remote: str, where: str, so_far: _SoFar) -> SyncRes
 def _take_decisions(repo: MemoryRepo, remote: str, so_far: _SoFar) -> team.View:
     """Finish the decisions a stopped process left, and take in those made on another
     machine; the remote's sessions and decisions, as fetched."""
-    so_far.finished += decision.finish_interrupted(repo, remote)
+    so_far.finished += interrupted.finish_interrupted(repo, remote)
     seen = team.view(repo, remote)
     settled, so_far.notes = team.settle(repo, remote, seen)
     so_far.settled += settled

@@ -1,0 +1,88 @@
+"""`gitmem review --accept` killed (SIGKILL) just after main moved, before the decision
+was recorded: the session must not be landed twice nor rejected as if nothing landed,
+and `gitmem recover` records what happened."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from helpers import git
+
+GITMEM = str(Path(sys.executable).with_name("gitmem"))
+# Kills the accepting gitmem once git has moved main (its state "committed"), once.
+HOOK = """#!/bin/sh
+[ "$1" = committed ] || exit 0
+grep -q ' refs/heads/main$' || exit 0
+[ -e {mark} ] && exit 0
+touch {mark}
+i=0
+while [ ! -s {pid} ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done
+kill -KILL "$(cat {pid})"
+"""
+
+
+def _gitmem(client: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    return subprocess.run(
+        [GITMEM, "-C", str(client), *args],
+        input=stdin, capture_output=True, text=True, check=False, timeout=120, env=env,
+    )  # fmt: skip
+
+
+def _pending_session(client: Path) -> str:
+    toml = client / "gitmem.toml"
+    toml.write_text(toml.read_text().replace('review = "auto"', 'review = "review"'))
+    git(client, "commit", "-qam", "review every session")
+    chat = _gitmem(client, "chat", "--simulated", stdin="remember acme Budget: 40k agreed\n")
+    assert chat.returncode == 0, chat.stderr
+    listed = json.loads(_gitmem(client, "review", "--json").stdout)
+    (session,) = [s["session"] for s in listed]
+    return str(session)
+
+
+def _accept_killed_after_main_moved(client: Path, tmp_path: Path, session: str) -> None:
+    mark, pid = tmp_path / "fired", tmp_path / "pid"
+    hook = client / ".git" / "hooks" / "reference-transaction"
+    hook.write_text(HOOK.format(mark=mark, pid=pid))
+    hook.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    proc = subprocess.Popen(
+        [GITMEM, "-C", str(client), "review", session, "--accept"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+    )  # fmt: skip
+    pid.write_text(str(proc.pid))
+    deadline = time.monotonic() + 120
+    while proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert proc.returncode == -9, proc.communicate()  # killed by the hook, not finished
+    hook.unlink()
+
+
+def test_an_accept_killed_after_main_moved_is_recorded_by_recover(
+    client: Path, tmp_path: Path
+) -> None:
+    session = _pending_session(client)
+    _accept_killed_after_main_moved(client, tmp_path, session)
+    landed = git(client, "log", "--format=%s", "main").splitlines()
+    assert landed.count("acme: 40k agreed") == 1, landed  # the edit is on main, once
+    # deciding again would land it twice, or reject what is on main already
+    for decide in ("--accept", "--reject"):
+        again = _gitmem(client, "review", session, decide)
+        assert again.returncode == 4, again.stdout
+        assert again.stderr.splitlines()[-1] == (  # (after: the working tree followed main)
+            f"gitmem: error: a decision on session {session} was interrupted; "
+            "`gitmem recover` finishes it"
+        )
+    done = _gitmem(client, "recover")
+    assert done.returncode == 0, done.stderr
+    assert f"recorded the acceptance of session {session}" in done.stdout
+    assert git(client, "log", "--format=%s", "main").splitlines() == landed
+    assert json.loads(_gitmem(client, "review", "--json").stdout) == []
+    shown = _gitmem(client, "review", session, "--accept")
+    assert shown.returncode == 2 and "was accepted already" in shown.stderr
+    assert _gitmem(client, "recover").stdout.strip() == "nothing to finish"

@@ -35,6 +35,7 @@ def test_a_persona_that_is_not_utf8_is_named_not_a_crash(client: Path) -> None:
     assert proc.stderr.splitlines()[-1] == (
         f"gitmem: error: {client / 'persona.md'} is not valid UTF-8; save it as UTF-8 text"
     )
+    assert git(client, "branch", "--list", "gitmem/session/*") == ""  # no session left open
 
 
 def test_a_persona_that_is_a_symlink_is_never_read_into_the_prompt(
@@ -48,6 +49,7 @@ def test_a_persona_that_is_a_symlink_is_never_read_into_the_prompt(
     assert proc.returncode == 4, proc.stderr
     assert "persona.md is a symlink" in proc.stderr.splitlines()[-1]
     assert not list((client / "sessions").glob("*.jsonl"))  # no session began with it
+    assert git(client, "branch", "--list", "gitmem/session/*") == ""
 
 
 def test_a_folder_where_a_new_card_goes_is_refused(client: Path) -> None:

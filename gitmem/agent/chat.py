@@ -57,7 +57,11 @@ def run_chat(
     """
     session = sessions.start(repo, resume or session_id, resume=bool(resume))
     kwargs = {"clock": clock} if clock else {}
-    agent = AgentSession(repo, session, client, warn=warn, **kwargs)
+    try:
+        agent = AgentSession(repo, session, client, warn=warn, **kwargs)
+    except BaseException:  # its layers could not be read (persona.md, ...): no session left
+        sessions.finish(repo, session, policy)
+        raise
     turns = failed = 0
     end = (lambda: None) if events else (lambda: write("\n"))
 

@@ -2,13 +2,15 @@
 ``gitmem sync`` against main, by ``gitmem clone`` against what ``gitmem init`` makes): a
 symlink or submodule where memory lives, in any commit, or .gitattributes that change how
 a memory file is stored or merged (an encoding, line endings, a filter, ``$Id$``, a diff
-or merge driver)."""
+or merge driver), or a gitmem.toml or persona.md at its tip that every command here
+would then fail on."""
 
 from __future__ import annotations
 
 import os
 
-from gitmem.errors import UnsafePath
+from gitmem.errors import ConfigError, UnsafePath
+from gitmem.memory import config
 from gitmem.memory.repo import MEMORY_PATHS, MemoryRepo, where_memory_lives
 from gitmem.paths import shipped
 
@@ -53,6 +55,27 @@ def refuse(repo: MemoryRepo, remote: str, ours: str | None, theirs: str) -> None
         changed.add(ATTRIBUTES)
     if changed:
         _refuse_attributes(repo, remote, ours, theirs, sorted(changed))
+    _refuse_unusable(repo, remote, theirs)
+
+
+def _refuse_unusable(repo: MemoryRepo, remote: str, theirs: str) -> None:
+    """Refuse a tip whose settings or persona this gitmem cannot read (ConfigError)."""
+    problem = None
+    for name in (config.FILENAME, "persona.md"):
+        data = repo.store.read_blob(f"{theirs}:{name}")
+        try:
+            text = None if data is None else data.decode("utf-8")
+            if text is not None and name == config.FILENAME:
+                config.parse(text)
+        except UnicodeDecodeError:
+            problem = f"a {name} that is not valid UTF-8"
+        except ConfigError as exc:
+            problem = f"a {name} this gitmem cannot use ({exc})"
+        if problem is not None:
+            raise ConfigError(
+                f"{remote}/main brings {problem}; nothing was changed here",
+                hint=f"fix it on {remote} with a commit, then sync again",
+            )
 
 
 def unsafe_entry(out: str) -> tuple[str, str, str] | None:

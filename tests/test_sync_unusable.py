@@ -1,0 +1,43 @@
+"""A remote whose gitmem.toml or persona.md this gitmem cannot read: the sync refuses it
+before anything changes here, so every later command does not fail on it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_sync import make_pair, state, sync
+
+from helpers import git, gm
+
+
+def _push(other: Path, name: str, data: bytes) -> None:
+    (other / name).write_bytes(data)
+    git(other, "add", name)
+    git(other, "commit", "-qm", f"change {name}", "--no-verify")
+    git(other, "push", "-q", "origin", "main")
+
+
+@pytest.mark.parametrize(
+    "name,change,said",
+    [
+        ("gitmem.toml", lambda t: t.replace(b"[client]", b"[client"), "not valid TOML"),
+        ("gitmem.toml", lambda t: t.replace(b'review = "auto"', b'review = "bogus"'), "review"),
+        ("persona.md", lambda t: b"\xff\xfe" + t, "not valid UTF-8"),
+    ],
+    ids=["broken TOML", "a bad value", "persona not UTF-8"],
+)
+def test_sync_refuses_settings_or_persona_it_cannot_read(
+    tmp_path: Path, name: str, change: object, said: str
+) -> None:
+    _bare, laptop, desktop = make_pair(tmp_path)
+    assert callable(change)
+    _push(desktop, name, change((desktop / name).read_bytes()))
+    before = state(laptop)
+    code, _, err = sync(laptop)
+    assert code == 6, err
+    (line,) = err.strip().splitlines()
+    assert line.startswith(f"gitmem: error: origin/main brings a {name} ") and said in line
+    assert line.endswith("; nothing was changed here")
+    assert state(laptop) == before
+    assert gm("-C", str(laptop), "status").code == 0  # this clone still works

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
 import sys
 from pathlib import Path
 
@@ -295,3 +296,17 @@ def test_redact_brings_a_linked_worktree_with_main_along(
     assert AWS not in card and "[REDACTED:" in card  # the worktree with main followed
     assert git(linked, "status", "--porcelain") == ""
     assert git(linked, "rev-parse", "HEAD") == git(a, "rev-parse", "main")
+
+
+def test_redact_leaves_no_old_commit_in_this_clone(world: tuple[Path, Path, Path]) -> None:
+    _bare, a, _b = world
+    old = person_commits_secrets(a)
+    assert PASSWORD in (a / ".git" / "COMMIT_EDITMSG").read_text()
+    assert gm("-C", str(a), "redact").code == 0
+    # the reflogs held the old commits, git's last message held the password
+    assert PASSWORD not in git(a, "log", "-g", "--all", "--format=%B")
+    assert AWS not in git(a, "log", "-g", "--all", "-p")
+    assert not (a / ".git" / "COMMIT_EDITMSG").exists()
+    gone = subprocess.run(["git", "cat-file", "-e", old], cwd=a, capture_output=True)
+    assert gone.returncode != 0  # the old tip's object is pruned, not only unreferenced
+    git(a, "fsck", "--no-progress")

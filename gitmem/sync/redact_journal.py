@@ -136,8 +136,18 @@ def apply(repo: MemoryRepo, data: dict[str, Any], live: str | None) -> list[str]
             notes.append(f"{live_ref} moved during the redact: left as it is; redact again")
     _write_record(repo, data)
     index.rebuild(repo)
+    _forget_old(repo)
     clear(repo)
     return notes
+
+
+def _forget_old(repo: MemoryRepo) -> None:
+    """The old commits out of this clone too: reflogs expired, the objects only they
+    kept pruned, and git's copy of the last commit message (which may hold the secret)
+    removed. Each step again if a kill stopped it (the journal is still there)."""
+    repo.git.run("reflog", "expire", "--expire=now", "--all")
+    (repo.git_dir / "COMMIT_EDITMSG").unlink(missing_ok=True)
+    repo.git.run("gc", "--prune=now", "--quiet")
 
 
 def _write_record(repo: MemoryRepo, data: dict[str, Any]) -> None:

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from test_progress import _on_pty
+
 from helpers import git, gm
 
 GITMEM = str(Path(sys.executable).with_name("gitmem"))
@@ -86,3 +88,16 @@ def test_old_and_new_text_cannot_both_come_from_stdin(client: Path) -> None:
         "gitmem: error: --old-file and --new-file cannot both read stdin (-); give one a file\n"
     )
     assert git(client, "rev-parse", "HEAD") == before
+
+
+def test_escape_sequences_in_a_card_never_reach_the_terminal(client: Path) -> None:
+    title = "T\x1b]0;pwned\x07itle"
+    new = f"# {title}\n\n## A\nred \x1b[31mtext\x1b[0m\n"
+    got = gm("-C", str(client), "write", "c14", "--old", "", "--new", new, "--section", "a",
+             "--keywords", "k", "--summary", "s")  # fmt: skip
+    assert got.code == 0, got.err
+    for args in (["cards"], ["show", "c14"]):
+        code, screen = _on_pty(["-C", str(client), *args], client)
+        assert code == 0, screen
+        assert "\x1b" not in screen and "\x07" not in screen, repr(screen)
+        assert "\\x1b" in screen  # shown, so a person sees it is there

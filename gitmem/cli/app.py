@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import re
 import signal
 import sys
 from collections.abc import Callable
@@ -102,11 +103,16 @@ def emit(ctx: Ctx, data: Any, text: str | Callable[[], str]) -> None:
         click.echo(json.dumps(payload, indent=2, ensure_ascii=False, sort_keys=True))
     else:
         out = text() if callable(text) else text
+        if out and sys.stdout.isatty():  # a synced card's text must not drive the terminal
+            out = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", out)
         if out:
             click.echo(out, nl=not out.endswith("\n"))
 
 
 pass_ctx = click.make_pass_decorator(Ctx)
+# What a terminal would act on rather than show (escape sequences, C1 controls); tabs
+# and newlines are text.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def _repo_options(cmd: click.Command) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -132,6 +133,28 @@ def chat(ctx: Ctx, resume: str | None, session_id: str | None, simulated: bool) 
     # built before the first turn, where the person sees it, not in the agent's first search
     with progress.shown(progress.watched(ctx.json)), ctx.repo() as repo:
         build_search_index(repo)
+    with _stop_is_an_interrupt():
+        _chat(ctx, resume, session_id, simulated)
+
+
+@contextlib.contextmanager
+def _stop_is_an_interrupt() -> Iterator[None]:
+    """SIGTERM and SIGHUP end a chat as Ctrl-C does: the session ends whole (its edits
+    land or wait for review, its transcript is committed), then exit 130."""
+
+    def interrupt(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    stops = (signal.SIGTERM, signal.SIGHUP)
+    old = {sig: signal.signal(sig, interrupt) for sig in stops}
+    try:
+        yield
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+
+
+def _chat(ctx: Ctx, resume: str | None, session_id: str | None, simulated: bool) -> None:
     interactive = sys.stdin.isatty()
     if interactive and sys.stdout.isatty() and not ctx.json:
         res = _chat_screen(ctx, resume, session_id, simulated)

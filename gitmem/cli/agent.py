@@ -237,7 +237,7 @@ def ask(ctx: Ctx, message: str, resume: str | None, simulated: bool) -> None:
     from gitmem.memory.names import check_utf8
 
     check_utf8(message, "message")
-    with model(simulated) as client, ctx.repo() as repo:
+    with _stop_is_an_interrupt(), model(simulated) as client, ctx.repo() as repo:
         start = first_turn(repo, resume)
         res = run_chat(repo, [message], client=client, write=_out(ctx), warn=_warn, resume=resume)
         failed = _unanswered(res, "ask", "MESSAGE") if res.failed_turns else None

@@ -19,7 +19,7 @@ from itertools import combinations
 
 from gitmem.index import build as index_mod
 from gitmem.index.freshness import digests
-from gitmem.memory.cards import card_of, card_path, section_text
+from gitmem.memory.cards import card_of, card_path, section_texts
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.wording import count
 
@@ -211,8 +211,9 @@ def report(repo: MemoryRepo, *, days: int | None = None, now: float | None = Non
         text = (repo.store.read_blob(f"{tip}:{card_path(c.project)}") or b"").decode(
             "utf-8", "replace"
         )
+        texts = section_texts(text)  # once a card: a section at a time is quadratic
         for s in c.sections:
-            body = section_text(text, s.id) or ""
+            body = texts.get(s.id, "")
             bodies[(c.project, s.id)] = body.split("\n", 1)[1] if "\n" in body else ""
             if s.stale and s.summary is not None:
                 rep.stale.append(Stale(c.project, s.id, s.summary, s.commit or ""))

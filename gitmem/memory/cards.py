@@ -110,8 +110,10 @@ def title(text: str) -> str | None:
 
 
 def section_text(text: str, section_id: str) -> str | None:
+    return section_texts(text).get(section_id)
+
+
+def section_texts(text: str) -> dict[str, str]:
+    """Each section's text (its heading line first), by id: the card parsed once."""
     lines = text.split("\n")
-    for s in sections(text):
-        if s.id == section_id:
-            return "\n".join(lines[s.start : s.end]).rstrip("\n") + "\n"
-    return None
+    return {s.id: "\n".join(lines[s.start : s.end]).rstrip("\n") + "\n" for s in sections(text)}

@@ -126,11 +126,12 @@ def test_a_card_that_is_not_there_names_the_ones_that_are(client: Path) -> None:
 
 def test_a_ref_at_a_commit_that_is_not_there_names_the_commit(client: Path) -> None:
     _write(client, "acme-website")
-    proc = run("-C", str(client), "show", "acme-website/budget@deadbeef0000")
-    assert (proc.returncode, proc.stderr) == (
-        3,
-        "gitmem: error: no commit 'deadbeef0000' in this repo; `gitmem log` lists the edits\n",
-    )
+    for missing in ("deadbeef0000", "a" * 40):  # a whole id too: not a damaged object
+        proc = run("-C", str(client), "show", f"acme-website/budget@{missing}")
+        assert (proc.returncode, proc.stderr) == (
+            3,
+            f"gitmem: error: no commit '{missing}' in this repo; `gitmem log` lists the edits\n",
+        )
     head = git(client, "rev-parse", "--short=12", "HEAD").strip()
     there = run("-C", str(client), "show", f"globex/budget@{head}")
     assert there.returncode == 3 and f"no card globex at {head}" in there.stderr

@@ -54,9 +54,9 @@ def open_ref(repo: MemoryRepo, ref: str, *, branch: str = MAIN) -> Passage:
 
 
 def _section(repo: MemoryRepo, ref: str, card: str, section: str, rev: str) -> Passage:
-    data = repo.store.read_blob(f"{rev}:cards/{card}.md")
-    if data is None and repo.store.resolve(f"{rev}^{{commit}}") is None:
+    if repo.store.resolve(f"{rev}^{{commit}}") is None:  # before a path in it is read
         raise NotFound(f"no commit {rev!r} in this repo; `gitmem log` lists the edits")
+    data = repo.store.read_blob(f"{rev}:cards/{card}.md")
     if data is None:
         raise NotFound(f"no card {card} at {rev}; `gitmem cards` lists the cards")
     title, secs = card_sections(data.decode("utf-8", "replace"))

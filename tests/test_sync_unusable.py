@@ -41,3 +41,26 @@ def test_sync_refuses_settings_or_persona_it_cannot_read(
     assert line.endswith("; nothing was changed here")
     assert state(laptop) == before
     assert gm("-C", str(laptop), "status").code == 0  # this clone still works
+
+
+@pytest.mark.parametrize(
+    "data,said",
+    [
+        (b"# Ok\n\n## A\n\xffbad\n", "text that is not valid UTF-8"),
+        (b"# Ok\n\n## A\nnul\x00byte\n", "a NUL byte"),
+        (b"# Ok\n\n## A\n" + b"x" * 1_100_000 + b"\n", "over limits.max_card_bytes"),
+    ],
+    ids=["not UTF-8", "a NUL byte", "over the size limit"],
+)
+def test_sync_refuses_a_card_gitmem_would_never_write(
+    tmp_path: Path, data: bytes, said: str
+) -> None:
+    _bare, laptop, desktop = make_pair(tmp_path)
+    (desktop / "cards").mkdir(exist_ok=True)
+    _push(desktop, "cards/ok.md", data)
+    before = state(laptop)
+    code, _, err = sync(laptop)
+    assert code == 4, err
+    (line,) = err.strip().splitlines()
+    assert line.startswith("gitmem: error: origin/main brings cards/ok.md with ") and said in line
+    assert state(laptop) == before

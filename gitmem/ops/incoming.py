@@ -11,6 +11,7 @@ import os
 
 from gitmem.errors import ConfigError, UnsafePath
 from gitmem.memory import config
+from gitmem.memory.cards import card_of
 from gitmem.memory.repo import MEMORY_PATHS, MemoryRepo, where_memory_lives
 from gitmem.paths import shipped
 
@@ -49,13 +50,40 @@ def refuse(repo: MemoryRepo, remote: str, ours: str | None, theirs: str) -> None
             "follows one where it keeps memory; nothing was changed here",
             hint=f"fix it on {remote} with a commit that makes it a real file or folder",
         )
-    items = (p.strip("\n") for p in listing.split("\0"))
+    items = [p.strip("\n") for p in listing.split("\0")]
     changed = {p for p in items if p.rpartition("/")[2] == ATTRIBUTES}
     if ours is None:  # against gitmem's own, whose top .gitattributes a remote may lack
         changed.add(ATTRIBUTES)
     if changed:
         _refuse_attributes(repo, remote, ours, theirs, sorted(changed))
     _refuse_unusable(repo, remote, theirs)
+    _refuse_cards(repo, remote, theirs, sorted({p for p in items if card_of(p)}))
+
+
+def _refuse_cards(repo: MemoryRepo, remote: str, theirs: str, paths: list[str]) -> None:
+    """Refuse (``UnsafePath``) a card at the tip that ``gitmem write`` would refuse to
+    write: every later edit of it would fail here."""
+    limit = repo.config.max_card_bytes
+    for path in paths:
+        data = repo.store.read_blob(f"{theirs}:{path}")
+        if data is None:
+            continue
+        problem = None
+        if b"\0" in data:
+            problem = "a NUL byte"
+        elif len(data) > limit:
+            problem = f"{len(data):,} bytes, over limits.max_card_bytes ({limit:,})"
+        else:
+            try:
+                data.decode("utf-8")
+            except UnicodeDecodeError:
+                problem = "text that is not valid UTF-8"
+        if problem is not None:
+            raise UnsafePath(
+                f"{remote}/main brings {path} with {problem}, which gitmem never writes; "
+                "nothing was changed here",
+                hint=f"fix it on {remote} with a commit, then sync again",
+            )
 
 
 def _refuse_unusable(repo: MemoryRepo, remote: str, theirs: str) -> None:

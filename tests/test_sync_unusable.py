@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_sync import make_pair, state, sync
+from test_sync import conflict, make_pair, state, sync
 
 from helpers import git, gm
 
@@ -64,3 +64,18 @@ def test_sync_refuses_a_card_gitmem_would_never_write(
     (line,) = err.strip().splitlines()
     assert line.startswith("gitmem: error: origin/main brings cards/ok.md with ") and said in line
     assert state(laptop) == before
+
+
+def test_continue_refuses_a_resolution_gitmem_would_never_write(tmp_path: Path) -> None:
+    world = make_pair(tmp_path)
+    _bare, _laptop, desktop = world
+    conflict(world)
+    assert sync(desktop)[0] == 4  # stopped at the conflict
+    card = desktop / "cards" / "acme-website.md"
+    card.write_bytes(b"# Acme\n\n## Budget\n\xff\x00bad\n")
+    main = git(desktop, "rev-parse", "main")
+    got = gm("-C", str(desktop), "sync", "--continue")
+    assert got.code == 2 and got.err.count("\n") == 1, got.err
+    assert got.err.startswith("gitmem: error: cards/acme-website.md now holds a NUL byte")
+    assert git(desktop, "rev-parse", "main") == main  # nothing committed, nothing pushed
+    assert (desktop / ".git/gitmem/sync-state.json").exists()  # still waiting for a fix

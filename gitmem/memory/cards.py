@@ -117,3 +117,17 @@ def section_texts(text: str) -> dict[str, str]:
     """Each section's text (its heading line first), by id: the card parsed once."""
     lines = text.split("\n")
     return {s.id: "\n".join(lines[s.start : s.end]).rstrip("\n") + "\n" for s in sections(text)}
+
+
+def unwritable(data: bytes, limit: int) -> str | None:
+    """Why ``gitmem write`` would never write a card of these bytes (``limit``:
+    limits.max_card_bytes), or None: what a sync must not bring in either."""
+    if b"\0" in data:
+        return "a NUL byte"
+    if len(data) > limit:
+        return f"{len(data):,} bytes, over limits.max_card_bytes ({limit:,})"
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return "text that is not valid UTF-8"
+    return None

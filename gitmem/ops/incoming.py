@@ -11,7 +11,7 @@ import os
 
 from gitmem.errors import ConfigError, UnsafePath
 from gitmem.memory import config
-from gitmem.memory.cards import card_of
+from gitmem.memory.cards import card_of, unwritable
 from gitmem.memory.repo import MEMORY_PATHS, MemoryRepo, where_memory_lives
 from gitmem.paths import shipped
 
@@ -68,16 +68,7 @@ def _refuse_cards(repo: MemoryRepo, remote: str, theirs: str, paths: list[str]) 
         data = repo.store.read_blob(f"{theirs}:{path}")
         if data is None:
             continue
-        problem = None
-        if b"\0" in data:
-            problem = "a NUL byte"
-        elif len(data) > limit:
-            problem = f"{len(data):,} bytes, over limits.max_card_bytes ({limit:,})"
-        else:
-            try:
-                data.decode("utf-8")
-            except UnicodeDecodeError:
-                problem = "text that is not valid UTF-8"
+        problem = unwritable(data, limit)
         if problem is not None:
             raise UnsafePath(
                 f"{remote}/main brings {path} with {problem}, which gitmem never writes; "

@@ -18,6 +18,7 @@ from typing import Any
 from gitmem.errors import Conflict, InvalidInput
 from gitmem.git import safe_files
 from gitmem.git.runner import Sha
+from gitmem.memory.cards import card_of, unwritable
 from gitmem.memory.repo import MemoryRepo
 from gitmem.ops.merge import Merged, has_markers
 
@@ -98,6 +99,7 @@ def resolutions(
     """Each conflicted path as the person settled it: in the working tree, or committed on main."""
 
     out: dict[str, bytes | None] = {}
+    limit = repo.config.max_card_bytes
     for c in state["conflicts"]:
         path = c["path"]
         data = worktree_file(repo, path) if live else repo.store.read_blob(f"{ours}:{path}")
@@ -105,6 +107,12 @@ def resolutions(
             raise InvalidInput(
                 f"{path} still has conflict markers; keep what you want of both versions, "
                 "then run `gitmem sync --continue` again"
+            )
+        problem = None if data is None or not card_of(path) else unwritable(data, limit)
+        if problem is not None:
+            raise InvalidInput(
+                f"{path} now holds {problem}, which gitmem never writes; fix it, then run "
+                "`gitmem sync --continue` again"
             )
         out[path] = data
     return out

@@ -167,6 +167,11 @@ def test_refusals_leave_nothing_behind(remote: Path, tmp_path: Path) -> None:
     res = gm("clone", str(tmp_path / "nowhere.git"), str(tmp_path / "c"))
     assert res.code == 5 and res.err.startswith("gitmem: error: cannot clone ")
     assert len(res.err.strip().splitlines()) == 1 and not (tmp_path / "c").exists()
+    plain = tmp_path / "plain.txt"  # git explains on its first line, then gives advice
+    plain.write_text("not a repository\n")
+    res = gm("clone", f"file://{plain}", str(tmp_path / "e"))
+    assert res.code == 5 and res.err.count("\n") == 1, res.err
+    assert res.err.rstrip().endswith(f"invalid gitfile format: {plain}")
 
     res = gm("clone", str(remote), str(tmp_path / "d"), "--client", "acme")
     assert res.code == 2 and "not both" in res.err

@@ -184,3 +184,14 @@ def test_a_file_where_gitmem_keeps_its_state_is_named_by_every_command(client: P
             "move it away and run the command again\n"
         )
     assert own.read_text() == "not a folder\n"
+
+
+def test_ask_with_an_empty_message_is_refused_and_starts_no_session(client: Path) -> None:
+    for message in ("", "   "):
+        proc = run("-C", str(client), "ask", "--simulated", message)
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.splitlines()[-1] == (
+            "gitmem: error: the message is empty; give the agent something to answer"
+        )
+    assert git(client, "branch", "--list", "gitmem/session/*") == ""
+    assert not list((client / "sessions").glob("*.jsonl"))

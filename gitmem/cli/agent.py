@@ -237,6 +237,10 @@ def ask(ctx: Ctx, message: str, resume: str | None, simulated: bool) -> None:
     from gitmem.memory.names import check_utf8
 
     check_utf8(message, "message")
+    if not message.strip():
+        from ..errors import InvalidInput
+
+        raise InvalidInput("the message is empty; give the agent something to answer")
     with _stop_is_an_interrupt(), model(simulated) as client, ctx.repo() as repo:
         start = first_turn(repo, resume)
         res = run_chat(repo, [message], client=client, write=_out(ctx), warn=_warn, resume=resume)

@@ -25,7 +25,7 @@ class RemoteError(GitmemError):
     exit_code = EXIT_GIT
 
 
-def _first_line(text: bytes) -> str:
+def git_reason(text: bytes) -> str:
     """git's first line: the cause ("... does not appear to be a git repository"); the
     lines after it are advice that fits every cause."""
     lines = [ln.strip() for ln in text.decode("utf-8", "replace").splitlines() if ln.strip()]
@@ -69,7 +69,7 @@ def fetch_main(
             fetch_refs(repo, name, extra, where)
         return None
     raise RemoteError(
-        f"cannot fetch from {name} ({where}): {_first_line(proc.stderr)}", hint=_unreachable(name)
+        f"cannot fetch from {name} ({where}): {git_reason(proc.stderr)}", hint=_unreachable(name)
     )
 
 
@@ -79,7 +79,7 @@ def fetch_refs(repo: MemoryRepo, name: str, specs: Sequence[str], where: str | N
     if proc.returncode:
         where = where or url(repo, name)
         raise RemoteError(
-            f"cannot fetch from {name} ({where}): {_first_line(proc.stderr)}",
+            f"cannot fetch from {name} ({where}): {git_reason(proc.stderr)}",
             hint=_unreachable(name),
         )
 
@@ -114,7 +114,7 @@ def push(repo: MemoryRepo, name: str, source: str, target: str, where: str | Non
                 return Pushed(False, reason)
             raise RemoteError(f"{name} ({where}) refused the push of {target}: {reason}")
     raise RemoteError(
-        f"cannot push to {name} ({where}): {_first_line(proc.stderr)}", hint=_unreachable(name)
+        f"cannot push to {name} ({where}): {git_reason(proc.stderr)}", hint=_unreachable(name)
     )
 
 
@@ -174,5 +174,5 @@ def push_updates(
     if refused:
         raise RemoteError(f"{name} ({where}) refused the push: {refused[0]}")
     raise RemoteError(
-        f"cannot push to {name} ({where}): {_first_line(proc.stderr)}", hint=_unreachable(name)
+        f"cannot push to {name} ({where}): {git_reason(proc.stderr)}", hint=_unreachable(name)
     )

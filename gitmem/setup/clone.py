@@ -25,7 +25,7 @@ from gitmem.index import build as index
 from gitmem.memory.config import FILENAME
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.ops import incoming
-from gitmem.ops.remote import RemoteError
+from gitmem.ops.remote import RemoteError, git_reason
 from gitmem.setup.new_folder import undone_on_failure
 
 REMOTE = "origin"
@@ -63,11 +63,6 @@ def _check_target(path: Path) -> None:
         raise InvalidInput(f"{path} is not empty; gitmem clone needs a new or empty directory")
 
 
-def _last_line(data: bytes) -> str:
-    lines = [ln.strip() for ln in data.decode("utf-8", "replace").splitlines() if ln.strip()]
-    return lines[-1] if lines else "no output"
-
-
 def clone(url: str, path: Path) -> CloneResult:
     """Clone ``url`` into ``path``; on any failure, remove what was created."""
     if not url or url.startswith("-") or any(c in url for c in "\n\0"):
@@ -93,7 +88,7 @@ def _clone(url: str, path: Path) -> CloneResult:
         str(path),
     )
     if proc.returncode:
-        raise RemoteError(f"cannot clone {url}: {_last_line(proc.stderr)}")
+        raise RemoteError(f"cannot clone {url}: {git_reason(proc.stderr)}")
     git = Git(path)
     remote_main = f"refs/remotes/{REMOTE}/{MAIN}"
     if git.run("rev-parse", "--verify", "--quiet", remote_main, check=False).returncode:

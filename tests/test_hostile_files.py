@@ -101,3 +101,11 @@ def test_escape_sequences_in_a_card_never_reach_the_terminal(client: Path) -> No
         assert code == 0, screen
         assert "\x1b" not in screen and "\x07" not in screen, repr(screen)
         assert "\\x1b" in screen  # shown, so a person sees it is there
+
+
+def test_a_byte_order_mark_before_a_card_title_is_not_part_of_it(client: Path) -> None:
+    (client / "cards" / "bom.md").write_bytes("\ufeff# Bom Card\n\n## Notes\nkiln\n".encode())
+    git(client, "add", "cards/bom.md")
+    git(client, "commit", "-qm", "a card saved by an editor that writes a BOM")
+    listed = gm("-C", str(client), "cards")
+    assert "bom (Bom Card): 1 section" in listed.out, listed.out

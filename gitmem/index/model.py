@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from gitmem.index.framing import INDEX_TAG, one_line
-from gitmem.memory.cards import sections
+from gitmem.memory.cards import first_title, sections
 
 
 class SectionEntry(NamedTuple):
@@ -108,8 +108,7 @@ def card_info(text: str) -> list[list[str]]:
     """A card's headings: [[title, ""], [section id, heading], ...]."""
     # No "# Title": the card's name stands in (``entries``) -- facts are kept by blob,
     # and two cards may hold the same bytes.
-    title = next((ln[2:].strip() for ln in text.split("\n") if ln.startswith("# ")), "")
-    return [[title, ""], *([s.id, s.heading] for s in sections(text))]
+    return [[first_title(text), ""], *([s.id, s.heading] for s in sections(text))]
 
 
 def split_keywords(value: str) -> tuple[str, ...]:

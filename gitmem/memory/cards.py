@@ -100,8 +100,15 @@ def section_ids(text: str) -> list[str]:
     return [s.id for s in sections(text)]
 
 
+def first_title(text: str) -> str:
+    """The text of the card's first "# " line ("" when it has none); a byte-order mark
+    some editors write before it is not part of it."""
+    lines = text.removeprefix("\ufeff").split("\n")
+    return next((ln[2:].strip() for ln in lines if ln.startswith("# ")), "")
+
+
 def title(text: str) -> str | None:
-    for line in text.split("\n"):
+    for line in text.removeprefix("\ufeff").split("\n"):  # a BOM some editors write
         if line.startswith("# "):
             return line[2:].strip()
         if line.strip():

@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import NamedTuple
 
-from gitmem.memory.cards import sections
+from gitmem.memory.cards import first_title, sections
 from gitmem.search.terms import terms
 
 CURRENT, PAST, TURN, GONE = 0, 1, 2, 3
@@ -66,7 +66,7 @@ def weighted(doc: Doc) -> Counter[str]:
 def card_sections(text: str) -> tuple[str, list[tuple[str, str, str]]]:
     """A card's title and its sections as (id, heading, text)."""
     lines = text.split("\n")
-    title = next((ln[2:].strip() for ln in lines if ln.startswith("# ")), "")
+    title = first_title(text)
     # ids, headings and titles recur in every value of a section: one string each
     out = [
         (sys.intern(s.id), sys.intern(s.heading), "\n".join(lines[s.start + 1 : s.end]).strip())

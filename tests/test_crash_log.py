@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.cli.app import command_words
+from gitmem.cli.command_words import command_words
 from gitmem.features import edit
 
 from helpers import gm

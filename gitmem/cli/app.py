@@ -238,59 +238,10 @@ def cli(ctx: click.Context, path: str | None, client: str | None) -> None:
         click.echo(ctx.get_help())
 
 
-VALUE = "…"  # what a bug report shows of a value: it may carry memory text
-
-
-def _option(command: click.Command, name: str) -> click.Parameter | None:
-    for param in command.params:
-        if isinstance(param, click.Option) and name in (*param.opts, *param.secondary_opts):
-            return param
-    return None
-
-
-def command_words(root: click.Command, args: list[str]) -> list[str]:
-    """``args`` with every value replaced by ``…``: subcommands and option names stay.
-
-    ``-C /path write acme --text 'secret'`` becomes ``-C … write … --text …``.
-    """
-    words: list[str] = []
-    command = root
-    it = iter(args)
-    for arg in it:
-        if arg == "--":
-            words.append(arg)
-            words += [VALUE for _ in it]
-            break
-        if arg.startswith("-") and arg != "-":
-            name, eq, _value = arg.partition("=")
-            param = _option(command, name)
-            if param is None and not arg.startswith("--") and len(arg) > 2:
-                name = arg[:2]  # -Cpath: an option glued to its value
-                param = _option(command, name)
-                eq = "=" if param is not None and not getattr(param, "is_flag", False) else eq
-            if param is None and not name.startswith("--"):
-                name = "-?"  # an unknown short option may be a value that looks like one
-            words.append(name + ("=" + VALUE if eq else ""))
-            takes_value = param is not None and not getattr(param, "is_flag", False) and not eq
-            if takes_value and param is not None and param.nargs > 0:
-                words += [VALUE for _ in range(param.nargs) if next(it, None) is not None]
-            continue
-        sub = (
-            command.get_command(click.Context(command), arg)
-            if isinstance(command, click.Group)
-            else None
-        )
-        if sub is not None:
-            command = sub
-            words.append(arg)
-        else:
-            words.append(VALUE)
-    return words
-
-
 def _report_bug(exc: BaseException, args: list[str] | None = None) -> str:
     """Keep the traceback in the user's own crash log; where it is, for the message."""
     from ..crash import write_report
+    from .command_words import command_words
 
     words = command_words(cli, list(sys.argv[1:] if args is None else args))
     path = write_report(words, exc)

@@ -79,22 +79,22 @@ def _refuse_cards(repo: MemoryRepo, remote: str, theirs: str, paths: list[str]) 
 
 def _refuse_unusable(repo: MemoryRepo, remote: str, theirs: str) -> None:
     """Refuse a tip whose settings or persona this gitmem cannot read (ConfigError)."""
-    problem = None
     for name in (config.FILENAME, "persona.md"):
         data = repo.store.read_blob(f"{theirs}:{name}")
         try:
-            text = None if data is None else data.decode("utf-8")
-            if text is not None and name == config.FILENAME:
-                config.parse(text)
+            if data is not None and name == config.FILENAME:
+                config.parse(data.decode("utf-8"))
+            elif data is not None:
+                data.decode("utf-8")
+            continue
         except UnicodeDecodeError:
             problem = f"a {name} that is not valid UTF-8"
         except ConfigError as exc:
             problem = f"a {name} this gitmem cannot use ({exc})"
-        if problem is not None:
-            raise ConfigError(
-                f"{remote}/main brings {problem}; nothing was changed here",
-                hint=f"fix it on {remote} with a commit, then sync again",
-            )
+        raise ConfigError(
+            f"{remote}/main brings {problem}; nothing was changed here",
+            hint=f"fix it on {remote} with a commit, then sync again",
+        )
 
 
 def unsafe_entry(out: str) -> tuple[str, str, str] | None:

@@ -56,7 +56,7 @@ def clear(repo: MemoryRepo, sid: str) -> None:
 
 def local(repo: MemoryRepo, sid: str) -> bool:
     """Whether a decision on this clone's own session ``sid`` was left half-done."""
-    path = repo.git_dir / "gitmem" / "decisions" / f"{names.session(sid)}.json"
+    path = _path(repo, sid)
     return path.is_file() and json.loads(path.read_text()).get("remote") == ""
 
 

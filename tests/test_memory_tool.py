@@ -616,3 +616,75 @@ def test_on_checked_out_main_a_file_may_replace_a_deleted_directory(repo: Memory
     tool.call({"command": "delete", "path": "/memories/d"})
     tool.call({"command": "create", "path": "/memories/d", "file_text": "now a file"})
     assert (repo.root / "cards" / "d").read_text() == "now a file"
+
+
+# -- names git keeps for itself on other systems -------------------------------------
+GIT_OWN_NAMES = [
+    "git~1/config",
+    "GIT~1/config",
+    "Git~1/config",
+    "git~1 /config",
+    "git~1./config",
+    "sub/git~1/x",
+    "\u200c.git/config",
+    "\u200d.git",
+    "\ufeff.git",
+    "\u200c.GIT",
+    "gitmod~1/config",
+    "a\u202eb.md",
+    "notes.md.",
+    "notes.md ",
+    "CON",
+    "nul.md",
+    "com1.txt",
+    "a\\b.md",
+    "a:b.md",
+]
+
+
+def test_a_name_git_keeps_for_itself_on_any_system_is_refused(repo: MemoryRepo) -> None:
+    """`create /memories/git~1/config` once made every later command fail: git refuses to
+    check out a tree holding a name NTFS or HFS+ reads as `.git`. Such names never land."""
+    tool = GitMemoryTool(repo, branch="main")
+    tool.call({"command": "create", "path": "/memories/f.md", "file_text": "f"})
+    before = refs(repo)
+    for name in GIT_OWN_NAMES:
+        for cmd in [
+            {"command": "create", "path": f"/memories/{name}", "file_text": "[core]\n"},
+            {"command": "rename", "old_path": "/memories/f.md", "new_path": f"/memories/{name}"},
+        ]:
+            kind, text = outcome(tool, cmd)
+            assert kind == "error" and "is not allowed" in text, (name, text)
+    assert refs(repo) == before
+
+
+_GIT_WORD = st.builds(
+    lambda pre, word, post, upper: pre + (word.upper() if upper else word) + post,
+    st.sampled_from(["", "\u200c", "\u200d", "\ufeff", "\u202e"]),
+    st.sampled_from(["git~1", ".git", "gitmod~1", ".gitmodules", "con", "nul.md", "notes.md"]),
+    st.sampled_from(["", " ", ".", ". "]),
+    st.booleans(),
+)
+_PART = st.one_of(
+    _GIT_WORD,
+    st.text(st.characters(codec="utf-8", exclude_characters="/\0"), min_size=1, max_size=12),
+)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(parts=st.lists(_PART, min_size=1, max_size=3))
+def test_every_path_the_tool_accepts_checks_out_on_every_system(
+    repo: MemoryRepo, parts: list[str]
+) -> None:
+    """Whatever path the tool accepts, git checks the tree out with its Windows and macOS
+    protections on and `git fsck --strict` finds nothing wrong."""
+    tool = GitMemoryTool(repo, branch="main")
+    path = "/memories/" + "/".join(parts)
+    kind, _ = outcome(tool, {"command": "create", "path": path, "file_text": "x"})
+    if kind == "error":
+        return
+    protect = ["-c", "core.protectNTFS=true", "-c", "core.protectHFS=true"]
+    repo.git.out(*protect, "read-tree", "main")
+    repo.git.out("fsck", "--strict", "--no-dangling")

@@ -22,6 +22,7 @@ from anthropic.tools import ToolError
 
 from gitmem.git.objects import ObjectStore
 from gitmem.git.runner import Sha
+from gitmem.memory.names import path_part_problem
 
 ROOT = "/memories"
 CARDS = "cards"
@@ -222,6 +223,10 @@ class Snapshot:
             raise ToolError(f"Path {path} would escape /memories directory")
         if any(p.lower() == ".git" for p in parts):
             raise ToolError(f"Path {path} is not allowed: .git is reserved for git itself")
+        for part in parts:
+            problem = path_part_problem(part)
+            if problem:
+                raise ToolError(f"Path {path} is not allowed: {part!r}: {problem}")
         if any(hidden(p) for p in parts):
             raise ToolError(
                 f"Path {path} is not allowed: a name starting with '.' is not memory "

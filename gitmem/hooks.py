@@ -181,11 +181,11 @@ def check_commit_message(root: Path, message: str) -> None:
 def _check_entry_secrets(root: Path, found: dict[str, str]) -> None:
     """The index entry a person's commit carries is scanned as an agent's is."""
     from gitmem.memory import secrets
-    from gitmem.memory.config import load
+    from gitmem.memory.trust import in_force
 
     texts = [(key, found[key]) for key in (T.SUMMARY, T.KEYWORDS) if key in found]
     if texts:
-        secrets.check(texts, load(root).secrets_allow)
+        secrets.check(texts, in_force(root).secrets_allow)
 
 
 def refuse_half_followed(root: Path) -> int:
@@ -216,7 +216,7 @@ def scan_staged(root: Path, message_path: str | None = None) -> int:
     refusal comes after the editor: it says how to commit again with the message written
     (``message_path``, the file commit-msg was given)."""
     from gitmem.memory import secrets
-    from gitmem.memory.config import load
+    from gitmem.memory.trust import in_force
 
     git = Git(root)
     env = {}
@@ -224,7 +224,7 @@ def scan_staged(root: Path, message_path: str | None = None) -> int:
     if index_file:  # `git commit -a` and `git commit PATH` stage into a temporary index
         env["GIT_INDEX_FILE"] = str((root / index_file).resolve())
     try:
-        allow = load(root).secrets_allow
+        allow = in_force(root).secrets_allow
         diff = git.run(
             "diff",
             "--cached",

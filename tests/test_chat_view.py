@@ -12,7 +12,7 @@ from gitmem.agent.chat_view import TurnTotals, tool_line
 from gitmem.agent.events import ResponseUsage, ToolCall
 from gitmem.cli.chat_screen import Screen
 from gitmem.errors import ConfigError
-from gitmem.memory.config import load
+from gitmem.memory.config import load_file as load
 
 WRITE = {
     "project": "acme",

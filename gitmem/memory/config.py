@@ -96,14 +96,6 @@ def _secrets_allow(data: dict[str, Any]) -> tuple[str, ...]:
     return allow_patterns(table["allow"], FILENAME)
 
 
-def load(root: Path) -> Config:
-    """The settings in force here: ``gitmem.toml``, with the protective settings a remote
-    weakened still held at this machine's values until ``gitmem trust`` (``trust.py``)."""
-    from gitmem.memory import trust
-
-    return trust.apply(load_file(root), trust.held(root))
-
-
 def load_file(root: Path) -> Config:
     """``gitmem.toml`` as it stands in the working tree (defaults when there is none)."""
     path = root / FILENAME

@@ -17,7 +17,7 @@ from gitmem.git import identity
 from gitmem.git.objects import ObjectStore
 from gitmem.git.ref_transaction import RefTransactions
 from gitmem.git.runner import Git, Sha
-from gitmem.memory import config, names
+from gitmem.memory import config, names, trust
 from gitmem.memory.config import Config
 
 if TYPE_CHECKING:
@@ -128,7 +128,7 @@ class MemoryRepo:
 
     @cached_property
     def config(self) -> Config:
-        return config.load(self.root)
+        return trust.in_force(self.root)
 
     def close(self) -> None:
         if "store" in self.__dict__:

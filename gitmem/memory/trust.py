@@ -21,13 +21,16 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from gitmem.errors import ConfigError, InvalidInput
 from gitmem.memory.config import Config
 
-if TYPE_CHECKING:
-    from gitmem.memory.repo import MemoryRepo
+
+class _Rooted(Protocol):  # a MemoryRepo; the repo module reads its settings from here
+    @property
+    def root(self) -> Path: ...
+
 
 FILE = "held-settings.json"
 RECORDED = ("keep", "proposed", "remote", "commit")  # a hold's fields in the file
@@ -101,6 +104,14 @@ class Setting:
     def to_json(self) -> dict[str, object]:
         value = list(self.value) if isinstance(self.value, tuple) else self.value
         return {**asdict(self), "value": value, "held": self.held and self.held.to_json()}
+
+
+def in_force(root: Path) -> Config:
+    """The settings in force here: ``gitmem.toml``, with the protective settings a remote
+    weakened still held at this machine's values until ``gitmem trust``."""
+    from gitmem.memory.config import load_file
+
+    return apply(load_file(root), held(root))
 
 
 def settings(root: Path) -> list[Setting]:
@@ -206,7 +217,7 @@ def kept(h: Held) -> Any:
     return next(g.stricter(h.proposed, h.keep) for g in GUARDS if g.key == h.key)
 
 
-def accept(repo: MemoryRepo, settings: Iterable[str] = ()) -> list[Held]:
+def accept(repo: _Rooted, settings: Iterable[str] = ()) -> list[Held]:
     """Let gitmem.toml's values apply here for ``settings`` (e.g. "memory.review"; every
     held one when none): ``gitmem trust``. Returns the holds let go (``Held``); raises
     ``InvalidInput`` for a name that is not a protective setting. A damaged record is

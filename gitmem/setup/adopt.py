@@ -88,7 +88,7 @@ def plan(path: Path, client: str) -> AdoptPlan:
     for rel in template_files(template):
         _place(out, rel)
     if (path / config_mod.FILENAME).exists() and config_mod.FILENAME in out.kept:
-        config_mod.load(path)  # a kept gitmem.toml must be a gitmem config: ConfigError
+        config_mod.load_file(path)  # a kept gitmem.toml must be a gitmem config: ConfigError
     if is_repo:
         hooks.check(path)
     if not out.create:

@@ -14,7 +14,7 @@ import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -27,6 +27,9 @@ from ..errors import (
     from_os_error,
 )
 from .lookup import complete_clients
+
+if TYPE_CHECKING:
+    from gitmem import MemoryRepo
 
 EXIT_CLOSED_STDOUT = 141  # as a shell reports git killed by SIGPIPE
 COMPLETE_VAR = "_GITMEM_COMPLETE"  # set by the shell asking for completions
@@ -61,13 +64,13 @@ class Ctx:
                 raise
             raise NotFound(f"{err}; {named('clients', client_names())}") from None
 
-    def repo_open(self) -> Any:
+    def repo_open(self) -> MemoryRepo:
         """The repo as it is on disk."""
         from gitmem import MemoryRepo
 
         return MemoryRepo(self.repo_root())
 
-    def repo(self) -> Any:
+    def repo(self) -> MemoryRepo:
         """The repo, with any follow a crash interrupted finished first (see worktree.py)."""
         from gitmem import recover
 

@@ -63,17 +63,15 @@ def shallow_notice(repo: Any) -> None:
 
 def _repo(ctx: click.Context) -> Any:
     """The repo a command line being completed names (-C, --client), or None."""
-    from gitmem import MemoryRepo, find_repo
-
     from ..errors import GitmemError
-    from .app import Ctx
 
-    state = ctx.find_object(Ctx)
-    root = ctx.find_root().params
-    path = (state.path if state else None) or root.get("path")
-    client = (state.client if state else None) or root.get("client")
+    state, root = ctx.find_root().obj, ctx.find_root().params  # state: main()'s Ctx
+    if state is None:
+        return None
+    state.path = state.path or root.get("path")  # -C before the subcommand is only a param
+    state.client = state.client or root.get("client")
     try:
-        return MemoryRepo(find_repo(path or None, client=client))
+        return state.repo_open()
     except (GitmemError, OSError):
         return None
 

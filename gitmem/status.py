@@ -99,10 +99,10 @@ def _counts(repo: MemoryRepo, ours: str, theirs: str) -> tuple[int, int]:
 
 
 def _remote(repo: MemoryRepo, name: str, main: Sha | None) -> RemoteState:
-    from gitmem.sync.refs import sync_ref
+    from gitmem.memory import refs
 
     url = repo.git.run("remote", "get-url", name, check=False).stdout.decode().strip()
-    last = repo.store.resolve(sync_ref(name, "last-synced"))
+    last = repo.store.resolve(refs.sync(name, "last-synced"))
     tracking = repo.store.resolve(f"refs/remotes/{name}/main")
     ahead = behind = t_ahead = t_behind = None
     date = None

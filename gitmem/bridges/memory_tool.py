@@ -48,7 +48,8 @@ from gitmem.features import session_branches as sessions
 from gitmem.git.runner import Sha
 from gitmem.memory import names, secrets
 from gitmem.memory.cards import sections
-from gitmem.memory.repo import SESSION_PREFIX, MemoryRepo
+from gitmem.memory.refs import SESSION_PREFIX
+from gitmem.memory.repo import MemoryRepo
 
 ACTOR = "memory-tool"
 Files = dict[str, bytes | None]

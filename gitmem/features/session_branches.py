@@ -19,9 +19,10 @@ from pathlib import Path
 from gitmem.errors import Conflict, DirtyCard, InvalidInput, NotFound
 from gitmem.features import session_live
 from gitmem.git.runner import Sha, held_stop_signals
-from gitmem.memory import branch_files, names
+from gitmem.memory import branch_files, names, refs
 from gitmem.memory import trailers as T
-from gitmem.memory.repo import ARCHIVE_PREFIX, MAIN, REDACT_JOURNAL, SESSION_PREFIX, MemoryRepo
+from gitmem.memory.refs import SESSION_PREFIX
+from gitmem.memory.repo import MAIN, REDACT_JOURNAL, MemoryRepo
 from gitmem.ops.land import commits_between, land
 from gitmem.ops.publish import PlannedCommit, commit_plan, publish
 from gitmem.ops.refs import cas
@@ -84,10 +85,7 @@ def _start(repo: MemoryRepo, session_id: str | None, resume: bool) -> Session:
         base = repo.git.out("merge-base", MAIN, branch)
         return Session(sid, branch, Sha(base), _hold(repo, sid))
     if resume:
-        ended = any(
-            repo.store.resolve(f"refs/gitmem/{kind}/{sid}")
-            for kind in ("archive", "partial", "rejected")  # landed, partly accepted, rejected
-        )
+        ended = any(repo.store.resolve(prefix + sid) for prefix in refs.DECIDED.values())
         if not ended and not transcript_file(repo, sid).exists():
             raise NotFound(
                 f"no session {sid!r} to resume; `gitmem review --all` lists the sessions"
@@ -204,7 +202,7 @@ def archive(
     session_id: str,
     tip: Sha,
     *,
-    prefix: str = ARCHIVE_PREFIX,
+    prefix: str = refs.ARCHIVE,
     reason: str = "gitmem archive",
 ) -> str:
     """Keep a session's commits under ``<prefix><id>`` and drop its branch, in one ref

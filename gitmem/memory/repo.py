@@ -24,8 +24,6 @@ if TYPE_CHECKING:
     from datetime import datetime
 
 MAIN = "main"
-SESSION_PREFIX = "gitmem/session/"
-ARCHIVE_PREFIX = "refs/gitmem/archive/"  # decided sessions' branches, kept
 OWN_COMMITS = "own-commits"  # under .git/gitmem/: one sha per line, appended
 REDACT_JOURNAL = "redact.json"  # under .git/gitmem/: a redact under way, or interrupted
 # Where gitmem keeps memory: gitmem writes these itself and never through a symlink; a

@@ -20,7 +20,7 @@ from gitmem.features import session_branches as sessions
 from gitmem.features import session_live
 from gitmem.git.runner import Sha
 from gitmem.index import build as index
-from gitmem.memory import secrets
+from gitmem.memory import refs, secrets
 from gitmem.memory import trailers as T
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.ops import hunks as H
@@ -30,7 +30,7 @@ from gitmem.ops.land import land
 from gitmem.ops.merge import land_tree
 from gitmem.ops.worktree import checked_out, ensure_clean
 from gitmem.review import decision_intent, team
-from gitmem.review.pending import ARCHIVE_OF_ACTION, ReviewCommit, SessionView, load
+from gitmem.review.pending import ReviewCommit, SessionView, load
 from gitmem.wording import count
 
 # What a decision lands: commit -> None (all of it) or the hunks to keep; a commit not in
@@ -218,7 +218,7 @@ def _archive(repo: MemoryRepo, view: SessionView, action: str) -> str:
         repo,
         view.ref.id,
         view.ref.tip,
-        prefix=ARCHIVE_OF_ACTION[action],
+        prefix=refs.DECIDED[action],
         reason=f"gitmem review: {action}",
     )
 
@@ -229,12 +229,10 @@ def _claimed_on(repo: MemoryRepo, view: SessionView) -> str | None:
     it (a branch pushed with ``--push`` to a forge only is decided here alone)."""
     if view.ref.remote is None or view.ref.state == "remote":
         return view.ref.remote
-    synced = repo.git.out("for-each-ref", "--format=%(refname)", "refs/gitmem/sync").split()
-    for ref in synced:
-        where = ref.removeprefix("refs/gitmem/sync/").removesuffix("/last-synced")
-        if ref.endswith("/last-synced") and repo.store.resolve(
-            team.tracking(where, "session") + view.ref.id
-        ):
+    synced = repo.git.out("for-each-ref", "--format=%(refname)", refs.SYNC)
+    for ref in synced.split():
+        where = refs.synced_remote(ref)
+        if where and repo.store.resolve(refs.tracking(where, "session") + view.ref.id):
             return where
     return None
 

@@ -22,26 +22,13 @@ from dataclasses import dataclass
 from gitmem.errors import NotFound
 from gitmem.git.runner import Sha
 from gitmem.index.build import Replay
-from gitmem.memory import names
+from gitmem.memory import names, refs
 from gitmem.memory import trailers as T
-from gitmem.memory.repo import ARCHIVE_PREFIX, MAIN, SESSION_PREFIX, MemoryRepo
+from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.ops.history import Commit, read_log
 from gitmem.ops.hunks import FileDiff, Hunk, commit_diffs
 
-PARTIAL_PREFIX = "refs/gitmem/partial/"
-REJECTED_PREFIX = "refs/gitmem/rejected/"
-PENDING_PREFIX = "refs/heads/" + SESSION_PREFIX
-STATE_OF_PREFIX = {
-    PENDING_PREFIX: "pending",
-    ARCHIVE_PREFIX: "accepted",
-    PARTIAL_PREFIX: "partial",
-    REJECTED_PREFIX: "rejected",
-}
-ARCHIVE_OF_ACTION = {
-    "accepted": ARCHIVE_PREFIX,
-    "partial": PARTIAL_PREFIX,
-    "rejected": REJECTED_PREFIX,
-}
+STATE_OF_PREFIX = {refs.PENDING: "pending"} | {p: s for s, p in refs.DECIDED.items()}
 
 
 @dataclass(frozen=True)
@@ -66,21 +53,18 @@ def session_refs(repo: MemoryRepo) -> dict[str, SessionRef]:
         "--format=%(refname)%00%(objectname)",
         *(p.rstrip("/") for p in STATE_OF_PREFIX),
         "refs/remotes",
-        "refs/gitmem/remotes",
+        refs.REMOTES,
     )
     found: dict[str, SessionRef] = {}
     tracked: dict[str, tuple[str, str, Sha]] = {}  # id -> (remote, ref, tip)
     made_on: dict[str, str] = {}
     for line in out.splitlines():
         ref, _, sha = line.partition("\0")
-        if ref.startswith("refs/remotes/") and f"/{SESSION_PREFIX}" in ref:
-            where, sid = ref.removeprefix("refs/remotes/").split(f"/{SESSION_PREFIX}", 1)
-            tracked.setdefault(sid, (where, ref, Sha(sha)))
+        if theirs := refs.tracked_session(ref):
+            tracked.setdefault(theirs[1], (theirs[0], ref, Sha(sha)))
             continue
-        if ref.startswith("refs/gitmem/remotes/"):
-            parts = ref.split("/")
-            if len(parts) == 7 and parts[4] == "from":
-                made_on[parts[6]] = parts[5]
+        if origin := refs.tracked_origin(ref):
+            made_on[origin[1]] = origin[0]
             continue
         for prefix, state in STATE_OF_PREFIX.items():
             if ref.startswith(prefix):

@@ -31,35 +31,20 @@ from dataclasses import asdict, dataclass, field
 from gitmem.errors import Conflict, InvalidInput
 from gitmem.git.runner import Sha
 from gitmem.memory import names
-from gitmem.memory.repo import ARCHIVE_PREFIX, SESSION_PREFIX, MemoryRepo
+from gitmem.memory.refs import BY, DECIDED, FROM, PENDING, SESSION_PREFIX, tracking
+from gitmem.memory.repo import MemoryRepo
 from gitmem.ops import remote as remote_mod
 from gitmem.ops.remote import RemoteError, Update
-
-DECISION_PREFIX = {
-    "accepted": ARCHIVE_PREFIX,
-    "partial": "refs/gitmem/partial/",
-    "rejected": "refs/gitmem/rejected/",
-}
-FROM_PREFIX = "refs/gitmem/from/"
-BY_PREFIX = "refs/gitmem/by/"
-BRANCH_PREFIX = "refs/heads/" + SESSION_PREFIX
-
-
-def tracking(remote: str, what: str) -> str:
-    """Where a sync keeps the remote's ``what`` refs (never a local branch)."""
-    if what == "session":
-        return f"refs/remotes/{remote}/{SESSION_PREFIX}"
-    return f"refs/gitmem/remotes/{remote}/{what}/"
 
 
 def fetch_specs(remote: str) -> list[str]:
     """The refspecs a sync fetches beside main (pruned: a decided session's branch goes)."""
-    specs = [f"+{BRANCH_PREFIX}*:{tracking(remote, 'session')}*"]
+    specs = [f"+{PENDING}*:{tracking(remote, 'session')}*"]
     specs += [
-        f"+{FROM_PREFIX}*:{tracking(remote, 'from')}*",
-        f"+{BY_PREFIX}*:{tracking(remote, 'by')}*",
+        f"+{FROM}*:{tracking(remote, 'from')}*",
+        f"+{BY}*:{tracking(remote, 'by')}*",
     ]
-    for action, prefix in DECISION_PREFIX.items():
+    for action, prefix in DECIDED.items():
         specs.append(f"+{prefix}*:{tracking(remote, action)}*")
     return specs
 
@@ -94,9 +79,9 @@ class View:
 
 def _prefixes(remote: str | None) -> dict[str, str]:
     if remote is None:
-        out = {"session": BRANCH_PREFIX, "from": FROM_PREFIX, "by": BY_PREFIX}
-        return out | DECISION_PREFIX
-    return {w: tracking(remote, w) for w in ("session", "from", "by", *DECISION_PREFIX)}
+        out = {"session": PENDING, "from": FROM, "by": BY}
+        return out | DECIDED
+    return {w: tracking(remote, w) for w in ("session", "from", "by", *DECIDED)}
 
 
 def view(repo: MemoryRepo, remote: str | None = None) -> View:
@@ -155,10 +140,10 @@ def settle(
     for sid, (action, tip) in sorted(theirs.decisions.items()):
         if sid in mine.decisions:
             continue
-        lines = [f"create {DECISION_PREFIX[action]}{sid} {tip}"]
+        lines = [f"create {DECIDED[action]}{sid} {tip}"]
         who = theirs.decided_on.get(sid)
         if who and sid not in mine.decided_on:
-            lines.append(f"create {BY_PREFIX}{who}/{sid} {tip}")
+            lines.append(f"create {BY}{who}/{sid} {tip}")
         branch = mine.sessions.get(sid)
         if branch is not None:
             if branch != tip or checked_out(repo, SESSION_PREFIX + sid):
@@ -167,7 +152,7 @@ def settle(
                     "has changed since; it stays pending here"
                 )
                 continue
-            lines.append(f"delete {BRANCH_PREFIX}{sid} {tip}")
+            lines.append(f"delete {PENDING}{sid} {tip}")
         if _transaction(repo, lines, f"gitmem sync: {action} on {who or remote}") and branch:
             archived.append(sid)
     return archived, notes
@@ -201,7 +186,7 @@ def outgoing(
                 "for-each-ref",
                 "--no-merged=refs/heads/main",
                 "--format=%(refname)",
-                BRANCH_PREFIX.rstrip("/"),
+                PENDING.rstrip("/"),
             ).split()
         )
         if mine.sessions
@@ -210,15 +195,15 @@ def outgoing(
     for sid, tip in sorted(mine.sessions.items()):
         if sid in theirs.decisions or theirs.sessions.get(sid) == tip:
             continue
-        if BRANCH_PREFIX + sid not in ahead:
+        if PENDING + sid not in ahead:
             continue
         there = theirs.sessions.get(sid)
         if there is not None and not _grows(repo, there, tip):
             notes.append(f"session {sid} differs on {remote}; it was not published")
             continue
-        updates.append(Update(BRANCH_PREFIX + sid, tip))
+        updates.append(Update(PENDING + sid, tip))
         if sid not in theirs.made_on:
-            updates.append(Update(f"{FROM_PREFIX}{machine(repo)}/{sid}", tip))
+            updates.append(Update(f"{FROM}{machine(repo)}/{sid}", tip))
         published.append(sid)
     for sid, (action, tip) in sorted(mine.decisions.items()):
         if sid in theirs.decisions:
@@ -228,11 +213,11 @@ def outgoing(
             notes.append(f"session {sid} grew on {remote} after it was decided here; not sent")
             continue
         if there is not None:
-            updates.append(Update(BRANCH_PREFIX + sid, None, tip))
-        updates.append(Update(DECISION_PREFIX[action] + sid, tip))
+            updates.append(Update(PENDING + sid, None, tip))
+        updates.append(Update(DECIDED[action] + sid, tip))
         who = mine.decided_on.get(sid)
         if who and sid not in theirs.decided_on:
-            updates.append(Update(f"{BY_PREFIX}{who}/{sid}", tip))
+            updates.append(Update(f"{BY}{who}/{sid}", tip))
         decided.append(sid)
     return Outgoing(updates, published, decided, notes, mine)
 
@@ -259,9 +244,9 @@ def claim(repo: MemoryRepo, remote: str, sid: str, tip: Sha, action: str) -> Non
     where = remote_mod.url(repo, remote)
     there = repo.store.resolve(tracking(remote, "session") + sid) or tip
     updates = [
-        Update(BRANCH_PREFIX + sid, None, there),
-        Update(DECISION_PREFIX[action] + sid, tip),
-        Update(f"{BY_PREFIX}{machine(repo)}/{sid}", tip),
+        Update(PENDING + sid, None, there),
+        Update(DECIDED[action] + sid, tip),
+        Update(f"{BY}{machine(repo)}/{sid}", tip),
     ]
     if remote_mod.push_updates(repo, remote, updates, where).ok:
         return
@@ -285,10 +270,10 @@ def claim(repo: MemoryRepo, remote: str, sid: str, tip: Sha, action: str) -> Non
 def record(repo: MemoryRepo, sid: str, tip: Sha, action: str, remote: str | None) -> str:
     """Keep this clone's copy of a claimed decision: the decision ref, who decided, and the
     session's branch and tracking ref gone; one ref transaction."""
-    target = DECISION_PREFIX[action] + sid
-    lines = [f"create {target} {tip}", f"create {BY_PREFIX}{machine(repo)}/{sid} {tip}"]
-    if repo.store.resolve(BRANCH_PREFIX + sid) is not None:
-        lines.append(f"delete {BRANCH_PREFIX}{sid} {tip}")
+    target = DECIDED[action] + sid
+    lines = [f"create {target} {tip}", f"create {BY}{machine(repo)}/{sid} {tip}"]
+    if repo.store.resolve(PENDING + sid) is not None:
+        lines.append(f"delete {PENDING}{sid} {tip}")
     if remote is not None and repo.store.resolve(tracking(remote, "session") + sid) is not None:
         lines.append(f"delete {tracking(remote, 'session')}{sid}")
     if not _transaction(repo, lines, f"gitmem review: {action}"):

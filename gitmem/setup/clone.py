@@ -22,6 +22,7 @@ from gitmem.errors import InvalidInput, NotARepo, NotFound
 from gitmem.git import progress
 from gitmem.git.runner import Git
 from gitmem.index import build as index
+from gitmem.memory import refs
 from gitmem.memory.config import FILENAME
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.ops import incoming
@@ -102,7 +103,7 @@ def _clone(url: str, path: Path) -> CloneResult:
     # -B: a clone whose remote HEAD named main has a main already; one whose HEAD is
     # unborn has none. Either way main ends up checked out, tracking the remote's.
     git.run("checkout", "--quiet", "-B", MAIN, "--track", remote_main)
-    git.run("update-ref", f"refs/gitmem/sync/{REMOTE}/last-synced", remote_main)
+    git.run("update-ref", refs.sync(REMOTE, "last-synced"), remote_main)
     installed = hooks.install(path)
     with MemoryRepo(path) as repo:
         idx = index.refresh(repo, MAIN)

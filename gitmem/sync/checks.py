@@ -10,11 +10,11 @@ from __future__ import annotations
 from gitmem.errors import Conflict, InvalidInput
 from gitmem.features import scan
 from gitmem.git.runner import Sha
+from gitmem.memory import refs
 from gitmem.memory.repo import MemoryRepo
 from gitmem.ops import incoming as from_remote
 from gitmem.review import team
 from gitmem.sync import redact
-from gitmem.sync.refs import sync_ref
 
 
 class RemoteRewritten(Conflict):
@@ -24,7 +24,7 @@ class RemoteRewritten(Conflict):
 def history(repo: MemoryRepo, remote: str, theirs: Sha | None, accept_redaction: bool) -> None:
     """Refuse (``RemoteRewritten``, ``RemoteRedacted``) a remote main that lost what we
     synced last; with ``accept_redaction``, take a ``gitmem redact`` of it instead."""
-    last = repo.store.resolve(sync_ref(remote, "last-synced"))
+    last = repo.store.resolve(refs.sync(remote, "last-synced"))
     if last is None or last == theirs or (theirs is not None and _ancestor(repo, last, theirs)):
         if accept_redaction:
             raise InvalidInput(

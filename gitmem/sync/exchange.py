@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 from gitmem.errors import Conflict, InvalidInput, NotFound
 from gitmem.git.runner import Sha
 from gitmem.index import build as index
+from gitmem.memory import refs
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.ops import remote as remote_mod
 from gitmem.ops.merge import merge_trees
@@ -37,7 +38,6 @@ from gitmem.sync import checks
 from gitmem.sync import state as sync_state
 from gitmem.sync.checks import RemoteRewritten
 from gitmem.sync.integrate import Integrated, MainMoved, commit_merge, integrate, merge_base, stop
-from gitmem.sync.refs import sync_ref
 from gitmem.sync.result import SyncResult, behaviour_changes, held_settings
 
 __all__ = ["RemoteRewritten", "SyncResult", "abort_sync", "continue_sync", "sync"]
@@ -132,7 +132,7 @@ def sync(repo: MemoryRepo, remote: str = "origin", accept_redaction: bool = Fals
 def _round(repo: MemoryRepo, remote: str, where: str, so_far: _SoFar) -> SyncResult | _Done:
     """Fetch, check, integrate, push, record. The private ``fetched`` ref goes with the
     record, or when the round ends any other way."""
-    fetched = sync_ref(remote, "fetched")
+    fetched = refs.sync(remote, "fetched")
     recorded = False
     try:
         theirs = remote_mod.fetch_main(repo, remote, fetched, where, team.fetch_specs(remote))
@@ -190,7 +190,7 @@ def _push(
 
 def _record(repo: MemoryRepo, remote: str, main: Sha) -> None:
     """One transaction: forget the fetched ref, remember what the remote now holds."""
-    fetched, last = sync_ref(remote, "fetched"), sync_ref(remote, "last-synced")
+    fetched, last = refs.sync(remote, "fetched"), refs.sync(remote, "last-synced")
     repo.git.run(
         "update-ref", "--stdin", input=f"delete {fetched}\nupdate {last} {main}\n".encode()
     )

@@ -27,6 +27,7 @@ from gitmem.features import session_live
 from gitmem.features.scan import Hit, scan_log
 from gitmem.git.runner import Sha
 from gitmem.index import build as index
+from gitmem.memory import refs
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.ops import remote as remote_mod
 from gitmem.ops.land import commits_between, land
@@ -35,10 +36,8 @@ from gitmem.ops.worktree import ensure_clean, move_and_follow, worktree_guard
 from gitmem.sync import redact_journal as journal
 from gitmem.sync import rewrite
 from gitmem.sync.redact_journal import NOTES
-from gitmem.sync.refs import sync_ref
 
-RECORDS = "refs/gitmem/redactions/"
-REWRITTEN = ("refs/heads/", "refs/gitmem/archive/", "refs/gitmem/partial/", "refs/gitmem/rejected/")
+REWRITTEN = ("refs/heads/", *refs.DECIDED.values())
 
 
 @dataclass(frozen=True)
@@ -81,10 +80,10 @@ def _refs(repo: MemoryRepo) -> list[str]:
 def _next_record(repo: MemoryRepo) -> str:
     have = [
         r.rsplit("/", 1)[-1]
-        for r in repo.git.out("for-each-ref", "--format=%(refname)", RECORDS).split()
+        for r in repo.git.out("for-each-ref", "--format=%(refname)", refs.REDACTIONS).split()
     ]
     n = max((int(x) for x in have if x.isdigit()), default=0) + 1
-    return f"{RECORDS}{n}"
+    return f"{refs.REDACTIONS}{n}"
 
 
 def redact(repo: MemoryRepo, push: str | None = None) -> Redaction:
@@ -171,7 +170,7 @@ def _finding(h: Hit) -> dict[str, object]:
 def _last(repo: MemoryRepo, notes: list[str]) -> Redaction:
     """The redaction last recorded (the one an interrupted run just finished)."""
     records = repo.git.out(
-        "for-each-ref", "--sort=-refname", "--format=%(refname)", RECORDS
+        "for-each-ref", "--sort=-refname", "--format=%(refname)", refs.REDACTIONS
     ).split()
     if not records:
         raise NotFound("nothing to push: history has no secrets and no redaction was made")
@@ -183,7 +182,7 @@ def _last(repo: MemoryRepo, notes: list[str]) -> Redaction:
 def _publish(repo: MemoryRepo, remote: str, done: Redaction) -> Redaction:
 
     where = remote_mod.url(repo, remote)
-    lease = repo.store.resolve(sync_ref(remote, "last-synced"))
+    lease = repo.store.resolve(refs.sync(remote, "last-synced"))
     tip = repo.tip(MAIN)
     assert tip is not None and done.record is not None
     expect = lease or ""
@@ -204,7 +203,7 @@ def _publish(repo: MemoryRepo, remote: str, done: Redaction) -> Redaction:
             f"{expect[:7] or 'absent'}, the tip last synced; nothing was overwritten. Run "
             "`gitmem sync` first (it refuses while secrets remain), then redact again"
         )
-    repo.git.run("update-ref", sync_ref(remote, "last-synced"), tip)
+    repo.git.run("update-ref", refs.sync(remote, "last-synced"), tip)
     return Redaction(done.record, done.findings, done.main_before, done.main_after, remote)
 
 
@@ -215,7 +214,7 @@ class RemoteRedacted(Conflict):
 
 def fetch_records(repo: MemoryRepo, remote: str) -> list[dict[str, object]]:
     """The remote's redaction records, fetched under ``refs/gitmem/remote-redactions/``."""
-    into = f"refs/gitmem/remote-redactions/{remote}/"
+    into = refs.remote_redactions(remote)
     repo.git.run(
         "fetch",
         "--quiet",
@@ -223,7 +222,7 @@ def fetch_records(repo: MemoryRepo, remote: str) -> list[dict[str, object]]:
         "--no-write-fetch-head",
         "--refmap=",
         remote,
-        f"+{RECORDS}*:{into}*",
+        f"+{refs.REDACTIONS}*:{into}*",
         check=False,
     )
     out: list[dict[str, object]] = []
@@ -272,6 +271,6 @@ def accept_redaction(repo: MemoryRepo, remote: str, theirs: Sha, last: Sha) -> s
         ).moved:
             raise Conflict("main moved while the redaction was accepted; run it again")
     land(repo, local, MAIN, "gitmem sync: local commits onto the redacted history")
-    repo.git.run("update-ref", sync_ref(remote, "last-synced"), new_last)
+    repo.git.run("update-ref", refs.sync(remote, "last-synced"), new_last)
     index.rebuild(repo)
     return new_last

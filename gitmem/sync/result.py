@@ -5,12 +5,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 
 from gitmem.errors import ConfigError
-from gitmem.memory import config, trust
+from gitmem.memory import config, refs, trust
 from gitmem.memory.config import Config
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trust import Held
 from gitmem.ops.merge import FileConflict
-from gitmem.sync import state as sync_state
 from gitmem.wording import count
 
 
@@ -167,7 +166,7 @@ def conflict_report(remote: str, conflicts: list[FileConflict], note: str) -> st
     lines = [f"sync with {remote} stopped: the same part of memory was edited here and there:"]
     lines += [f"  {c.label():<40}  {c.path}" for c in conflicts]
     lines += [
-        f"Both versions are kept: this machine's in main, {remote}'s in {sync_state.REMOTE_REF}.",
+        f"Both versions are kept: this machine's in main, {remote}'s in {refs.CONFLICT_REMOTE}.",
         note.strip() or "main is not checked out: commit the resolution on main.",
         "Keep what you want of both, then run `gitmem sync --continue`;",
         "`gitmem sync --abort` puts everything back as it was.",

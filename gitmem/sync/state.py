@@ -18,12 +18,11 @@ from typing import Any
 from gitmem.errors import Conflict, InvalidInput
 from gitmem.git import safe_files
 from gitmem.git.runner import Sha
+from gitmem.memory import refs
 from gitmem.memory.cards import card_of, unwritable
 from gitmem.memory.repo import MemoryRepo
 from gitmem.ops.merge import Merged, has_markers
 
-LOCAL_REF = "refs/gitmem/conflict/local"
-REMOTE_REF = "refs/gitmem/conflict/remote"
 STATE_FILE = "sync-state.json"
 
 
@@ -53,7 +52,7 @@ def load(repo: MemoryRepo) -> dict[str, Any] | None:
 def _damaged(path: Path, exc: Exception) -> Conflict:
     return Conflict(
         f"{path} cannot be read ({type(exc).__name__}: {exc}); it holds a sync stopped at a "
-        f"conflict. Both versions stay in {LOCAL_REF} and {REMOTE_REF}: remove the file "
+        f"conflict. Both versions stay in {refs.CONFLICT_LOCAL} and {refs.CONFLICT_REMOTE}: remove the file "
         "and run `gitmem sync` again",
     )
 
@@ -75,7 +74,7 @@ def keep(
 ) -> list[str]:
     """Record the stop; returns the working-tree files now showing both versions."""
 
-    both = f"update {LOCAL_REF} {ours}\nupdate {REMOTE_REF} {theirs}\n"
+    both = f"update {refs.CONFLICT_LOCAL} {ours}\nupdate {refs.CONFLICT_REMOTE} {theirs}\n"
     repo.git.run("update-ref", "-m", "gitmem sync: conflict", "--stdin", input=both.encode())
     written = {p: hashlib.sha1(d).hexdigest() for p, d in merged.marked.items()} if live else {}
     state = {
@@ -119,7 +118,7 @@ def resolutions(
 
 
 def clear(repo: MemoryRepo) -> None:
-    for ref in (LOCAL_REF, REMOTE_REF):
+    for ref in (refs.CONFLICT_LOCAL, refs.CONFLICT_REMOTE):
         repo.git.run("update-ref", "-d", ref, check=False)
     _path(repo).unlink(missing_ok=True)
 

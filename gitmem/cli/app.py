@@ -187,6 +187,7 @@ COMMANDS = {
     "stale": "stale",
     "status": "status",
     "trust": "trust",
+    "ui": "ui",
     "write": "write",
 }
 

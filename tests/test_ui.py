@@ -1,0 +1,81 @@
+"""`gitmem ui`: the page over real HTTP on 127.0.0.1 — the token, Host and Origin gate,
+and memory's text escaped."""
+
+from __future__ import annotations
+
+import http.client
+import re
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from helpers import git, gm
+
+SERVER = "from gitmem.cli import main; main()"
+PLANT = "<script>window.pwned=1</script><img src=x onerror=alert(1)>"
+
+
+@contextmanager
+def ui(client: Path, *args: str) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SERVER, "-C", str(client), "ui", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline().decode()
+        urls = re.findall(r"http://127\.0\.0\.1:\d+/\?token=\S+", line)
+        assert len(urls) == 1, line
+        yield proc, urls[0]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def get(url: str, path: str, headers: dict[str, str]) -> http.client.HTTPResponse:
+    port = int(url.split(":")[2].split("/")[0])
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    conn.request("GET", path, headers={"Host": f"127.0.0.1:{port}", **headers})
+    return conn.getresponse()
+
+
+def test_the_token_becomes_a_cookie_and_nothing_is_served_without_it(client: Path) -> None:
+    with ui(client) as (proc, url):
+        token = url.split("token=")[1]
+        first = get(url, f"/?token={token}", {})
+        assert first.status == 303 and first.getheader("location") == "/"
+        cookie = first.getheader("set-cookie") or ""
+        assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+        jar = cookie.split(";")[0]
+        page = get(url, "/", {"Cookie": jar})
+        assert page.status == 200 and "Pending review" in page.read().decode()
+        assert "frame-ancestors 'none'" in (page.getheader("content-security-policy") or "")
+        for headers in ({}, {"Cookie": "gitmem_ui=wrong"}):
+            refused = get(url, "/", headers)
+            assert refused.status == 401 and "Pending" not in refused.read().decode()
+        assert get(url, "/", {"Cookie": jar, "Host": "evil.example:80"}).status == 403
+        assert get(url, "/", {"Cookie": jar, "Origin": "http://evil.example"}).status == 403
+        proc.send_signal(signal.SIGINT)  # Ctrl-C
+        assert proc.wait(timeout=30) == 0
+
+
+def test_memory_text_is_escaped(client: Path) -> None:
+    git(client, "remote", "add", "origin", f"file:///tmp/{PLANT}")
+    with ui(client) as (_, url):
+        page = get(url, f"/?token={url.split('token=')[1]}", {})
+        jar = (page.getheader("set-cookie") or "").split(";")[0]
+        body = get(url, "/", {"Cookie": jar}).read().decode()
+    assert "&lt;script&gt;window.pwned=1&lt;/script&gt;" in body
+    assert "<script>" not in body and "<img" not in body
+
+
+def test_a_host_other_than_loopback_needs_a_token(client: Path) -> None:
+    res = gm("-C", str(client), "ui", "--host", "10.9.8.7")
+    assert res.code != 0 and res.code != 70
+    assert "--token" in res.err and len(res.err.strip().splitlines()) == 1

@@ -11,6 +11,11 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import urlencode
+
+from test_review import SID, agent_session, person_writes
+
+from gitmem.memory.repo import MemoryRepo
 
 from helpers import git, gm
 
@@ -79,3 +84,45 @@ def test_a_host_other_than_loopback_needs_a_token(client: Path) -> None:
     res = gm("-C", str(client), "ui", "--host", "10.9.8.7")
     assert res.code != 0 and res.code != 70
     assert "--token" in res.err and len(res.err.strip().splitlines()) == 1
+
+
+def post(url: str, path: str, jar: str, fields: list[tuple[str, str]]) -> tuple[int, str]:
+    port = int(url.split(":")[2].split("/")[0])
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    headers = {
+        "Host": f"127.0.0.1:{port}",
+        "Origin": f"http://127.0.0.1:{port}",
+        "Cookie": jar,
+        "Content-Type": "application/x-www-form-urlencoded",
+    }
+    conn.request("POST", path, body=urlencode(fields), headers=headers)
+    res = conn.getresponse()
+    return res.status, res.read().decode()
+
+
+def test_accepting_one_hunk_from_the_page_lands_exactly_it(client: Path) -> None:
+    with MemoryRepo(client) as repo:
+        person_writes(repo)
+        agent_session(repo)
+    before = git(client, "rev-parse", "main")
+    with ui(client) as (_, url):
+        first = get(url, f"/?token={url.split('token=')[1]}", {})
+        jar = (first.getheader("set-cookie") or "").split(";")[0]
+        assert f'href="/review/{SID}"' in get(url, "/", {"Cookie": jar}).read().decode()
+        page = get(url, f"/review/{SID}", {"Cookie": jar}).read().decode()
+        assert "Budget: 40k" in page and "hunk 4" in page
+        (csrf,) = re.findall(r'name="csrf" value="([^"]+)"', page)
+        (tip,) = re.findall(r'name="tip" value="([^"]+)"', page)
+        forged = [("action", "accept"), ("csrf", "wrong"), ("tip", tip)]
+        assert post(url, f"/review/{SID}", jar, forged)[0] == 403
+        assert git(client, "rev-parse", "main") == before
+        code, text = post(
+            url,
+            f"/review/{SID}",
+            jar,
+            [("csrf", csrf), ("tip", tip), ("hunk", "1"), ("action", "accept")],
+        )
+        assert code == 200 and "accepted in part" in text
+    card = git(client, "show", "main:cards/acme-website.md")
+    assert "Budget: 40k" in card and "Owner: Ann" in card and "Call Bob on Monday" not in card
+    assert SID not in gm("-C", str(client), "review").out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
 import secrets
 import signal
 import socket
@@ -15,14 +16,15 @@ import jinja2
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse
+from starlette.responses import HTMLResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from gitmem.bridges.mcp_http import Address, _is_loopback, _listen, parse_address
-from gitmem.errors import InvalidInput
+from gitmem.errors import GitmemError, InvalidInput
 from gitmem.status import status
 
+from . import review
 from .guard import Guard
 
 if TYPE_CHECKING:
@@ -35,14 +37,44 @@ TEMPLATES = jinja2.Environment(
 )
 
 
-def build_app(repo: MemoryRepo) -> Starlette:
+def _page(name: str, status_code: int = 200, **values: object) -> HTMLResponse:
+    return HTMLResponse(TEMPLATES.get_template(name).render(**values), status_code=status_code)
+
+
+def build_app(repo: MemoryRepo, csrf: str) -> Starlette:
     async def overview(request: Request) -> HTMLResponse:
-        st = status(repo)
-        page = TEMPLATES.get_template("overview.html").render(st=st, root=str(repo.root))
-        return HTMLResponse(page)
+        return _page("overview.html", st=status(repo), root=str(repo.root))
+
+    async def review_page(request: Request) -> HTMLResponse:
+        sid = request.path_params["sid"]
+        try:
+            view = review.session(repo, sid)
+        except GitmemError as err:
+            return _page("message.html", 404, title="Not pending", text=str(err))
+        return _page("session.html", sid=sid, view=view, csrf=csrf)
+
+    async def review_decide(request: Request) -> Response:
+        form = await request.form()
+        if not hmac.compare_digest(str(form.get("csrf", "")).encode(), csrf.encode()):
+            return _page("message.html", 403, title="Refused", text="a form from another page")
+        sid = request.path_params["sid"]
+        hunks = [str(v) for v in form.getlist("hunk")]
+        try:
+            done = review.decide(
+                repo, sid, str(form.get("action", "")), hunks, str(form.get("tip", ""))
+            )
+        except GitmemError as err:
+            return _page("message.html", 409, title="Refused", text=str(err))
+        return _page("message.html", title="Decided", text=done.text())
 
     static = StaticFiles(directory=Path(__file__).parent / "static")
-    return Starlette(routes=[Route("/", overview), Mount("/static", static)])
+    routes = [
+        Route("/", overview),
+        Route("/review/{sid}", review_page, methods=["GET"]),
+        Route("/review/{sid}", review_decide, methods=["POST"]),
+        Mount("/static", static),
+    ]
+    return Starlette(routes=routes)
 
 
 def serve(
@@ -67,7 +99,7 @@ def serve(
         names = [where.netloc]
         if _is_loopback(where.host):
             names += [f"localhost:{where.port}", f"127.0.0.1:{where.port}"]
-        app = Guard(build_app(repo), token, names)
+        app = Guard(build_app(repo, secrets.token_urlsafe(24)), token, names)
         config = uvicorn.Config(app, log_config=None, log_level="warning", access_log=False)
         line = f"gitmem ui: serving http://{where.netloc}/?token={token}"
         asyncio.run(_Server(config, lambda: say(line)).serve(sockets=[sock]))

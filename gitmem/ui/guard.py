@@ -14,7 +14,7 @@ HEADERS = [
     (b"content-security-policy", b"default-src 'self'; frame-ancestors 'none'; base-uri 'none'"),
     (b"x-frame-options", b"DENY"),
     (b"x-content-type-options", b"nosniff"),
-    (b"referrer-policy", b"no-referrer"),
+    (b"referrer-policy", b"same-origin"),  # no-referrer: a form posts Origin: null
     (b"cache-control", b"no-store"),
 ]
 

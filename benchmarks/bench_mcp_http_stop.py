@@ -23,7 +23,7 @@ from mcp.client import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-TOKEN = "bench-token"
+TOKEN = "bench-token-0123456789-abcdefghijklmnop"
 WRITE = {
     "project": "acme",
     "old_text": "",

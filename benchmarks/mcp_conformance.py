@@ -25,7 +25,7 @@ from pathlib import Path
 from starlette.types import Receive, Scope, Send
 
 SERVER_SCENARIOS = "conformance list --server"
-TOKEN = "conformance-token"
+TOKEN = "conformance-token-0123456789-abcdefghij"
 
 
 def serve(client: Path) -> None:

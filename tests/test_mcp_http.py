@@ -27,7 +27,7 @@ from test_mcp_server import CARD, SERVER, WRITE, _hello, session_branches
 
 from helpers import git
 
-TOKEN = "test-token-0123456789"
+TOKEN = "test-token-0123456789-abcdefghijklmnop"
 
 
 @dataclass
@@ -47,12 +47,14 @@ class Running:
 
 
 @contextmanager
-def http_server(client: Path, token: str | None = TOKEN) -> Iterator[Running]:
+def http_server(
+    client: Path, token: str | None = TOKEN, address: str = "127.0.0.1:0"
+) -> Iterator[Running]:
     env = dict(os.environ)
     if token is not None:
         env["GITMEM_MCP_TOKEN"] = token
     proc = subprocess.Popen(
-        [sys.executable, "-c", SERVER, "-C", str(client), "mcp", "--http", "127.0.0.1:0"],
+        [sys.executable, "-c", SERVER, "-C", str(client), "mcp", "--http", address],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -217,7 +219,7 @@ def test_a_bad_or_busy_address_is_one_line(client: Path) -> None:
     busy.listen()
     port = busy.getsockname()[1]
     for address, code, message in [
-        ("0.0.0.0:8000", 2, "bind one address, not all of them"),
+        ("0.0.0.0:8000", 2, "every interface; bind one address"),
         ("nonsense", 2, "--http takes [HOST:]PORT"),
         ("127.0.0.1:99999", 2, "--http takes [HOST:]PORT"),
         (f"127.0.0.1:{port}", 6, f"cannot listen on 127.0.0.1:{port}: Address already in use"),

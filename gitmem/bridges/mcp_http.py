@@ -14,12 +14,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
-import ipaddress
 import secrets
 import signal
 import socket
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
 import uvicorn
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -31,54 +29,20 @@ from mcp.server.transport_security import (
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from gitmem.bridges.listen_address import Address, judge, listen, token_problem
 from gitmem.bridges.mcp_server import build_server
 from gitmem.bridges.mcp_wire import wire_error
-from gitmem.errors import ConfigError, InvalidInput
+from gitmem.errors import InvalidInput
 from gitmem.features import session_branches as sessions
 from gitmem.memory.repo import MemoryRepo
 
 PATH = "/mcp"
 TOKEN_VAR = "GITMEM_MCP_TOKEN"  # read by the CLI; named when a token is made
-LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
-
-
-@dataclass(frozen=True)
-class Address:
-    host: str  # as bound: "127.0.0.1", "::1", "localhost"
-    port: int
-
-    @property
-    def netloc(self) -> str:
-        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
-
-    @property
-    def url(self) -> str:
-        return f"http://{self.netloc}{PATH}"
-
-
-def parse_address(text: str) -> Address:
-    """``PORT``, ``HOST:PORT`` or ``[IPv6]:PORT``; the host defaults to 127.0.0.1."""
-    host, sep, port = text.rpartition(":")
-    if not sep:
-        host = "127.0.0.1"
-    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
-    if not port.isdigit() or not 0 <= int(port) <= 65535 or not host:
-        raise InvalidInput(f"--http takes [HOST:]PORT (e.g. 8765 or 127.0.0.1:8765), not {text!r}")
-    with contextlib.suppress(ValueError):
-        if ipaddress.ip_address(host).is_unspecified:
-            raise InvalidInput(
-                f"--http {text}: bind one address, not all of them: clients' Host headers are "
-                "checked against it (put a proxy in front to serve other names)"
-            )
-    return Address(host, int(port))
 
 
 def security(address: Address) -> TransportSecuritySettings:
-    """The Host and Origin values a request may carry: the bound address, and the
-    loopback names when it is a loopback address."""
-    netlocs = [address.netloc]
-    if _is_loopback(address.host):
-        netlocs += [f"{name}:{address.port}" for name in LOOPBACK_NAMES]
+    """The Host and Origin values a request may carry (``Address.host_headers``)."""
+    netlocs = address.host_headers()
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=netlocs,
@@ -86,30 +50,31 @@ def security(address: Address) -> TransportSecuritySettings:
     )
 
 
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 class BearerToken:
-    """ASGI middleware: an HTTP request without ``Authorization: Bearer <token>`` is 401."""
+    """ASGI middleware: an HTTP request without ``Authorization: Bearer <token>`` is 401,
+    one with two ``Authorization`` headers 400 (a proxy may read the other one). Failed
+    attempts wait their turn, each longer than the last (to 1 s) until one succeeds:
+    guessing is slow, and a right token is never kept waiting."""
 
     def __init__(self, app: ASGIApp, token: str) -> None:
         self.app, self.expected = app, token.encode()
+        self.failures, self.turn = 0, asyncio.Lock()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            given = dict(scope["headers"]).get(b"authorization", b"")
-            scheme, _, value = given.strip().partition(b" ")
+            given = [v for k, v in scope["headers"] if k.lower() == b"authorization"]
+            if len(given) > 1:
+                body = b"refused: a request with two Authorization headers\n"
+                return await _respond(send, 400, body, b"text/plain; charset=utf-8")
+            scheme, _, value = (given or [b""])[0].strip().partition(b" ")
             # the scheme's name is case-insensitive (RFC 7235); the token is not
             ok = scheme.lower() == b"bearer" and hmac.compare_digest(value.strip(), self.expected)
             if not ok:
-                await _unauthorized(send)
-                return
+                async with self.turn:
+                    self.failures += 1
+                    await asyncio.sleep(min(0.05 * 2 ** (self.failures - 1), 1.0))
+                return await _unauthorized(send)
+            self.failures = 0
         await self.app(scope, receive, send)
 
 
@@ -209,11 +174,17 @@ def serve_http(
     """Serve the MCP tools over Streamable HTTP at ``address`` (``[HOST:]PORT``; port 0
     picks a free one) until SIGTERM, SIGINT or SIGHUP; returns how the server's session
     ended. Without ``token`` one is made; ``say`` gets it, then the URL once serving."""
-    where = parse_address(address)
-    sock = _listen(where)
-    where = Address(where.host, sock.getsockname()[1])
-    if token is not None and token.strip() != token:
-        raise InvalidInput(f"{TOKEN_VAR} has spaces around it; an HTTP header cannot carry them")
+    problem = token_problem(token, TOKEN_VAR) if token else None
+    if problem:
+        raise InvalidInput(problem)
+    where = judge(
+        address,
+        option="--http",
+        remote_ok=bool(token),
+        why_not=f"set {TOKEN_VAR} to serve it (docs/mcp.md)",
+    )
+    sock = listen(where)
+    where = Address(where.host, sock.getsockname()[1], where.given)
     if not token:
         token = secrets.token_urlsafe(32)
         say(f"gitmem mcp: no token given ({TOKEN_VAR} is not set); this server's token: {token}")
@@ -232,23 +203,10 @@ def serve_http(
             lifespan="on",
             timeout_graceful_shutdown=5,  # for a tool call in flight at the stop
         )
-        serving = f"gitmem mcp: serving {where.url} (session {session.id})"
+        serving = f"gitmem mcp: serving http://{where.netloc}{PATH} (session {session.id})"
         uvicorn_server = _Server(config, tools.session_manager, lambda: say(serving))
         asyncio.run(uvicorn_server.serve(sockets=[sock]))
     finally:
         sock.close()
         done = sessions.finish(repo, session)
     return done
-
-
-def _listen(address: Address) -> socket.socket:
-    family = socket.AF_INET6 if ":" in address.host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((address.host, address.port))
-        sock.listen(128)
-    except OSError as err:
-        sock.close()
-        raise ConfigError(f"cannot listen on {address.netloc}: {err.strerror}") from None
-    return sock

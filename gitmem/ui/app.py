@@ -20,8 +20,8 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from gitmem.bridges.mcp_http import Address, _is_loopback, _listen, parse_address
-from gitmem.errors import GitmemError, InvalidInput
+from gitmem.bridges.listen_address import Address, judge, listen
+from gitmem.errors import GitmemError
 from gitmem.status import status
 
 from . import review
@@ -87,19 +87,17 @@ def serve(
     """Serve the page at ``address`` (``[HOST:]PORT``, port 0 a free one) until SIGINT or
     SIGTERM. A host other than loopback needs a token given; else one is made. ``say``
     gets the one line with the URL and its token."""
-    where = parse_address(address)
-    if not _is_loopback(where.host) and not token:
-        raise InvalidInput(
-            f"--host {where.host} is not loopback: give --token (or {TOKEN_VAR}) to serve it"
-        )
+    where = judge(
+        address,
+        option="--host",
+        remote_ok=bool(token),
+        why_not=f"give --token (or {TOKEN_VAR}) to serve it",
+    )
     token = token or secrets.token_urlsafe(24)
-    sock = _listen(where)
+    sock = listen(where)
     try:
-        where = Address(where.host, sock.getsockname()[1])
-        names = [where.netloc]
-        if _is_loopback(where.host):
-            names += [f"localhost:{where.port}", f"127.0.0.1:{where.port}"]
-        app = Guard(build_app(repo, secrets.token_urlsafe(24)), token, names)
+        where = Address(where.host, sock.getsockname()[1], where.given)
+        app = Guard(build_app(repo, secrets.token_urlsafe(24)), token, where.host_headers())
         config = uvicorn.Config(app, log_config=None, log_level="warning", access_log=False)
         line = f"gitmem ui: serving http://{where.netloc}/?token={token}"
         asyncio.run(_Server(config, lambda: say(line)).serve(sockets=[sock]))

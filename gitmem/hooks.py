@@ -210,9 +210,9 @@ def refuse_half_followed(root: Path) -> int:
 
 
 def scan_staged(root: Path, message_path: str | None = None) -> int:
-    """A person's staged cards, persona and synthesis are scanned for secrets
-    as an agent's edit is (the lines the commit adds); a finding, or conflict markers,
-    refuses the commit. The
+    """Every file a person stages is scanned for secrets as an agent's edit is (the lines
+    the commit adds: sync pushes every file); a finding, or conflict markers in cards,
+    persona or synthesis, refuses the commit. The
     refusal comes after the editor: it says how to commit again with the message written
     (``message_path``, the file commit-msg was given)."""
     from gitmem.memory import secrets
@@ -232,10 +232,6 @@ def scan_staged(root: Path, message_path: str | None = None) -> int:
             "--no-color",
             "--no-renames",
             "--no-ext-diff",
-            "--",
-            "cards",
-            "persona.md",
-            "synthesis.md",
             env=env,
         ).stdout.decode("utf-8", "surrogateescape")
     except GitmemError as err:
@@ -245,7 +241,10 @@ def scan_staged(root: Path, message_path: str | None = None) -> int:
     from gitmem.ops.merge import has_markers
 
     for path, added in added_lines(diff).items():
-        if has_markers("\n".join(t for _, t in added).encode("utf-8", "surrogateescape")):
+        memory = path.startswith("cards/") or path in ("persona.md", "synthesis.md")
+        if memory and has_markers(
+            "\n".join(t for _, t in added).encode("utf-8", "surrogateescape")
+        ):
             print(
                 f"gitmem: commit refused: {path} has conflict markers (<<<<<<< ... >>>>>>>); "
                 "keep what you want of both versions, stage again and commit"
@@ -257,7 +256,7 @@ def scan_staged(root: Path, message_path: str | None = None) -> int:
             line = added[f.line - 1][0]
             print(
                 f"gitmem: commit refused: a secret ({f.kind} in {path} line {line}) must not be "
-                "committed to memory; remove it (or mark the line gitmem:allow-secret), "
+                "committed; remove it (or mark the line gitmem:allow-secret), "
                 f"stage again and commit{_again(message_path)}",
                 file=sys.stderr,
             )

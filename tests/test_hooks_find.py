@@ -76,7 +76,7 @@ def test_with_the_recorded_python_gone_commits_still_succeed_with_one_line(
     # A staged card line that could hold a secret (it has a word a detector needs) is
     # scanned by the hook: with gitmem gone, one line says so.
     [scan] = plain.stderr.splitlines()
-    assert scan.startswith("gitmem: warning: secret scan of the staged cards skipped")
+    assert scan.startswith("gitmem: warning: secret scan of the staged files skipped")
     tagged = _commit(client, "an edit by hand" + TRAILERS, path_env, "40k")
     assert tagged.returncode == 0, tagged.stderr
     lines = [ln for ln in tagged.stderr.splitlines() if ln != scan]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
 import sys
 from pathlib import Path
 
@@ -289,13 +290,18 @@ def test_the_hook_message_names_kind_and_line(client: Path) -> None:
     assert key_of("slack-token") not in proc.stderr
 
 
-def test_a_commit_not_touching_memory_does_not_scan(client: Path) -> None:
+def test_a_commit_outside_memory_is_scanned_too(client: Path) -> None:
+    """sync pushes every tracked file, so the hook refuses a secret in any of them."""
     install(client)
-    hook = (client / ".git" / "hooks" / "commit-msg").read_text()
-    assert "git diff --cached -U0 --no-color --no-renames --no-ext-diff -- cards persona.md" in hook
-    (client / "notes.txt").write_text(f"{AWS}\n")  # not memory: not gitmem's to refuse
+    head = git(client, "rev-parse", "HEAD")
+    (client / "notes.txt").write_text(f"{AWS}\n")
     git(client, "add", "notes.txt")
-    git(client, "commit", "-qm", "outside memory")
+    proc = subprocess.run(
+        ["git", "commit", "-qm", "outside memory"], cwd=client, capture_output=True, text=True
+    )
+    assert proc.returncode == 1
+    assert "aws-access-key in notes.txt line 1" in proc.stderr and AWS not in proc.stderr
+    assert git(client, "rev-parse", "HEAD") == head
 
 
 # -- gitmem scan ------------------------------------------------------------------------------

@@ -1,7 +1,9 @@
 """``gitmem scan``: secrets in the tree of main, or added by any commit of history.
 
-The history is read with one ``git log -p`` (the lines each commit adds to memory, the
-names of the files it creates there, and its whole message); only a finding costs one
+Every tracked file is scanned, not only memory's folders: ``gitmem sync`` pushes them
+all (``gitmem.toml``, ``logs/``, a file committed by hand). The history is read with one
+``git log -p`` (the lines each commit adds, the names of the files it creates, and its
+whole message); only a finding costs one
 more read, of the file it is in, to name its section. Each finding keeps its whole
 token (a detector may match only a prefix: ``ghp``, the first 24 characters of a Stripe
 key), so ``gitmem redact`` replaces all of it. A secret in a file's name is a finding at
@@ -20,8 +22,6 @@ from gitmem.memory import trailers as T
 from gitmem.memory.cards import sections
 from gitmem.memory.repo import MAIN, MemoryRepo
 
-# What gitmem scans: memory (cards, persona, synthesis) and the session transcripts.
-PATHS = ("cards", "persona.md", "synthesis.md", "sessions")
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
 _TOKEN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_+/=-")
 
@@ -124,7 +124,7 @@ def masked(path: str, found: list[tuple[str, str]]) -> str:
 
 def scan_tree(repo: MemoryRepo, rev: str = MAIN) -> list[Hit]:
     s = secrets.scanner(repo.config.secrets_allow)
-    out = repo.git.run("ls-tree", "-r", "-z", "--name-only", rev, "--", *PATHS)
+    out = repo.git.run("ls-tree", "-r", "-z", "--name-only", rev)
     hits: list[Hit] = []
     for path in out.stdout.decode("utf-8", "surrogateescape").split("\0"):
         raw = repo.store.read_blob(f"{rev}:{path}") if path else None
@@ -169,7 +169,6 @@ def scan_log(repo: MemoryRepo, *revs: str) -> list[Hit]:
         "--format=%x00%H%x1f%B%x1f",
         *revs,
         "--",
-        *PATHS,
     ).stdout.decode("utf-8", "surrogateescape")
     hits: list[Hit] = []
     for record in raw.split("\0")[1:]:
@@ -213,8 +212,8 @@ def added_lines(diff: str) -> dict[str, list[tuple[int, str]]]:
 
 
 def scan(repo: MemoryRepo, history: bool = False) -> ScanResult:
-    """Secrets in memory: the cards, persona, synthesis and transcripts on main, or with
-    ``history`` what every commit of every branch and session ref added."""
+    """Secrets in every file on main, or with ``history`` what every commit of every
+    branch and session ref added."""
     if history:
         return ScanResult(True, scan_log(repo, "--all"))
     return ScanResult(False, scan_tree(repo))

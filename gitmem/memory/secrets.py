@@ -93,7 +93,8 @@ NEEDS = {
     "OpenAIDetector": r"sk-[\w-]*T3BlbkFJ",
     "AWSKeyDetector": r"(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}|"
     r"(?i:aws.*(?:key|pw|pass|token).*[0-9a-z/+]{40})",
-    "AWSSecretKeyDetector": r"(?i:aws.*secret.*[0-9a-z/+]{40})",
+    "AWSSecretKeyDetector": r"(?i:aws.*secret.*[0-9a-z/+]{40})|"
+    r"(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}",
     "ArtifactoryDetector": r"AKC[a-zA-Z0-9]{10}|AP[\dA-F][a-zA-Z0-9]{8}",
     "AzureStorageKeyDetector": r"AccountKey=",
     "BasicAuthDetector": r"://[^:/?#\[\]@!$&'()*+,;=\s]+:[^:/?#\[\]@!$&'()*+,;=\s]+@",

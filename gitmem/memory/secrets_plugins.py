@@ -51,13 +51,20 @@ class OpenAIProjectKeyDetector(RegexBasedDetector):
     )
 
 
+_AWS_ID = r"(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}"
+_AWS_SECRET = r"(?<![A-Za-z0-9/+])([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"
+
+
 class AWSSecretKeyDetector(RegexBasedDetector):
-    """An AWS secret access key beside its name; detect-secrets' keyword pattern misses
-    one that starts with ``/`` or ``+``."""
+    """An AWS secret access key beside its name (detect-secrets' keyword pattern misses
+    one that starts with ``/`` or ``+``), or beside its access key id on one line, before
+    or after it, whatever words are between."""
 
     secret_type = "AWS Secret Access Key"
     denylist = (
         re.compile(r"(?i)aws.{0,20}?secret.{0,20}?[=:\s'\"]+([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"),
+        re.compile(rf"\b{_AWS_ID}\b.{{0,80}}?{_AWS_SECRET}"),
+        re.compile(rf"{_AWS_SECRET}.{{0,80}}?\b{_AWS_ID}\b"),
     )
 
 

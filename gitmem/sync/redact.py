@@ -125,7 +125,7 @@ def _redact(repo: MemoryRepo, resumed: list[str]) -> Redaction:
             raise
         before = repo.tip(MAIN)
         after = done.tips.get(f"refs/heads/{MAIN}", before)
-        record, findings = _next_record(repo), [_finding(h) for h in hits]
+        record, findings = _next_record(repo), [_finding(h) for h in done.found]
         data: dict[str, object] = {
             "phase": "apply",
             "record": record,

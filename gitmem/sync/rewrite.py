@@ -9,12 +9,12 @@ with the same scanner, and ``gitmem redact`` moves the refs.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 from gitmem.errors import Conflict
@@ -28,10 +28,11 @@ _PEM_CUT = rb"regex:-----BEGIN [A-Z ]*PRIVATE KEY-----(?:\n[A-Za-z0-9+/=]+)*"  #
 _PUTTY = rb"regex:PuTTY-User-Key-File-\d:[^\n]*(?:\n(?:[\w-]+: [^\n]*|[A-Za-z0-9+/=]+))*"
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class Rewritten:
     tips: dict[str, str]  # ref -> its new tip, for each ref the rewrite changed
     commits: dict[str, str]  # old -> new, for each commit the rewrite changed
+    found: list[Hit] = dataclasses.field(default_factory=list)  # every finding replaced
 
 
 def replacements(hits: list[Hit]) -> dict[str, str]:
@@ -79,8 +80,34 @@ def work_dir(repo: MemoryRepo) -> Path:
 
 
 def rewrite(repo: MemoryRepo, hits: list[Hit], refs: list[str]) -> Rewritten:
-    """The history of ``refs`` with every finding of ``hits`` replaced, its objects here;
-    Conflict when filter-repo fails or the rewritten history still holds a finding."""
+    """The history of ``refs`` with every finding of ``hits`` replaced, its objects here.
+    The rewritten history is scanned again: what a replacement uncovers (a secret beside
+    another on one line) is added and the rewrite run again from the original, until
+    nothing is left (``found`` then names every finding, by its original commit).
+    Conflict when filter-repo fails or a finding is left that no replacement removes."""
+    found = list(hits)
+    while True:
+        done = _pass(repo, found, refs)
+        # the proof: every ref as it will be, scanned as `gitmem scan --history` scans
+        left = scan_log(repo, *(done.tips.get(ref, ref) for ref in refs))
+        known = {h.secret for h in found}
+        new = [h for h in left if h.secret and h.secret not in known]
+        if not left:
+            return dataclasses.replace(done, found=found)
+        if not new:  # each pass adds a secret, so the loop ends
+            kinds = ", ".join(sorted({h.kind for h in left}))
+            raise Conflict(
+                f"redact stopped: the rewritten history would still hold {len(left)} "
+                f"finding(s) ({kinds}); nothing was changed. gitmem has no rule that removes "
+                "them: please report it (`gitmem scan --history` names each one)"
+            )
+        back = {n: o for o, n in done.commits.items()}
+        found += [dataclasses.replace(h, commit=back.get(h.commit or "", h.commit)) for h in new]
+
+
+def _pass(repo: MemoryRepo, hits: list[Hit], refs: list[str]) -> Rewritten:
+    """One filter-repo run from this repository's history, ``hits`` replaced; the new
+    commits fetched here as objects only (no ref of this repository moves)."""
     work = work_dir(repo)
     shutil.rmtree(work, ignore_errors=True)
     target = work / f"target-{os.getpid()}.git"  # not one a killed run's orphan still writes
@@ -99,20 +126,11 @@ def rewrite(repo: MemoryRepo, hits: list[Hit], refs: list[str]) -> Rewritten:
         last = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["?"]
         raise Conflict(f"git filter-repo failed ({proc.returncode}): {last[0]}")
     done = _read(repo, target)
-    if done.tips:  # the objects only: no ref of this repository moves here
+    if done.tips:
         repo.git.run(
             *("fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--refmap="),
             str(target),
             *done.tips,
-        )
-    # the proof: every ref as it will be, scanned as `gitmem scan --history` scans
-    left = scan_log(repo, *(done.tips.get(ref, ref) for ref in refs))
-    if left:
-        kinds = ", ".join(sorted({h.kind for h in left}))
-        raise Conflict(
-            f"redact stopped: the rewritten history would still hold {len(left)} "
-            f"finding(s) ({kinds}); nothing was changed. gitmem has no rule that removes "
-            "them: please report it (`gitmem scan --history` names each one)"
         )
     return done
 

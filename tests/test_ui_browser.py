@@ -28,7 +28,7 @@ def test_accept_one_hunk_of_a_session_and_the_decision_syncs(tmp_path: Path, tab
         page.goto(url)
         shot(page, "overview")
         page.get_by_role("link", name=SID).first.click()
-        page.get_by_text("Budget: 40k").first.wait_for()
+        page.locator("table.diff").get_by_text("Budget: 40k").first.wait_for()
         shot(page, "review")
         page.get_by_label("hunk 1", exact=True).check()
         page.get_by_role("button", name="Accept", exact=True).click()

@@ -15,8 +15,9 @@ from .app import Ctx, cli, pass_ctx
 @click.option("--port", default=0, type=int, help="Port (default: a free one).")
 @click.option("--token", help="The page's token (else $GITMEM_UI_TOKEN, else a new one).")
 @click.option("--open", "open_page", is_flag=True, help="Open the page in the browser.")
+@click.option("--read-only", is_flag=True, help="Show memory; serve no action at all.")
 @pass_ctx
-def ui(ctx: Ctx, host: str, port: int, token: str | None, open_page: bool) -> None:
+def ui(ctx: Ctx, host: str, port: int, token: str | None, open_page: bool, read_only: bool) -> None:
     """Serve memory's state as a web page on this machine, until Ctrl-C.
 
     \b
@@ -35,4 +36,4 @@ def ui(ctx: Ctx, host: str, port: int, token: str | None, open_page: bool) -> No
 
     netloc = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     with ctx.repo() as repo:
-        serve(repo, netloc, token or os.environ.get(TOKEN_VAR), say=say)
+        serve(repo, netloc, token or os.environ.get(TOKEN_VAR), read_only=read_only, say=say)

@@ -4,77 +4,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
 import secrets
 import signal
 import socket
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-import jinja2
 import uvicorn
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
-from starlette.routing import Mount, Route
-from starlette.staticfiles import StaticFiles
 
 from gitmem.bridges.listen_address import Address, judge, listen
-from gitmem.errors import GitmemError
-from gitmem.status import status
 
-from . import review
 from .guard import Guard
+from .routes import build_app
 
 if TYPE_CHECKING:
     from gitmem import MemoryRepo
 
 TOKEN_VAR = "GITMEM_UI_TOKEN"
-TEMPLATES = jinja2.Environment(
-    loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
-    autoescape=True,  # everything memory holds is untrusted text
-)
-
-
-def _page(name: str, status_code: int = 200, **values: object) -> HTMLResponse:
-    return HTMLResponse(TEMPLATES.get_template(name).render(**values), status_code=status_code)
-
-
-def build_app(repo: MemoryRepo, csrf: str) -> Starlette:
-    async def overview(request: Request) -> HTMLResponse:
-        return _page("overview.html", st=status(repo), root=str(repo.root))
-
-    async def review_page(request: Request) -> HTMLResponse:
-        sid = request.path_params["sid"]
-        try:
-            view = review.session(repo, sid)
-        except GitmemError as err:
-            return _page("message.html", 404, title="Not pending", text=str(err))
-        return _page("session.html", sid=sid, view=view, csrf=csrf)
-
-    async def review_decide(request: Request) -> Response:
-        form = await request.form()
-        if not hmac.compare_digest(str(form.get("csrf", "")).encode(), csrf.encode()):
-            return _page("message.html", 403, title="Refused", text="a form from another page")
-        sid = request.path_params["sid"]
-        hunks = [str(v) for v in form.getlist("hunk")]
-        try:
-            done = review.decide(
-                repo, sid, str(form.get("action", "")), hunks, str(form.get("tip", ""))
-            )
-        except GitmemError as err:
-            return _page("message.html", 409, title="Refused", text=str(err))
-        return _page("message.html", title="Decided", text=done.text())
-
-    static = StaticFiles(directory=Path(__file__).parent / "static")
-    routes = [
-        Route("/", overview),
-        Route("/review/{sid}", review_page, methods=["GET"]),
-        Route("/review/{sid}", review_decide, methods=["POST"]),
-        Mount("/static", static),
-    ]
-    return Starlette(routes=routes)
 
 
 def serve(
@@ -82,11 +28,12 @@ def serve(
     address: str,
     token: str | None = None,
     *,
+    read_only: bool = False,
     say: Callable[[str], None] = print,
 ) -> None:
     """Serve the page at ``address`` (``[HOST:]PORT``, port 0 a free one) until SIGINT or
-    SIGTERM. A host other than loopback needs a token given; else one is made. ``say``
-    gets the one line with the URL and its token."""
+    SIGTERM. A host other than loopback needs a token given; else one is made. With
+    ``read_only`` no action is served. ``say`` gets the one line with the URL and its token."""
     where = judge(
         address,
         option="--host",
@@ -97,7 +44,11 @@ def serve(
     sock = listen(where)
     try:
         where = Address(where.host, sock.getsockname()[1], where.given)
-        app = Guard(build_app(repo, secrets.token_urlsafe(24)), token, where.host_headers())
+        app = Guard(
+            build_app(repo, secrets.token_urlsafe(24), read_only=read_only),
+            token,
+            where.host_headers(),
+        )
         config = uvicorn.Config(app, log_config=None, log_level="warning", access_log=False)
         line = f"gitmem ui: serving http://{where.netloc}/?token={token}"
         asyncio.run(_Server(config, lambda: say(line)).serve(sockets=[sock]))

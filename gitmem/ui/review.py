@@ -3,24 +3,66 @@ by the same functions `gitmem review` calls."""
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gitmem.errors import InvalidInput
+from gitmem.index.replay import Replay, replay_at
+from gitmem.memory import trailers as T
 from gitmem.review.decision import accept, pending, reject
+from gitmem.review.markdown import markdown
 
 if TYPE_CHECKING:
     from gitmem import MemoryRepo
+    from gitmem.ops.hunks import Hunk
     from gitmem.review.decision import Decision
-    from gitmem.review.pending import SessionView
+    from gitmem.review.pending import ReviewCommit, SessionView
 
 
-def session(repo: MemoryRepo, sid: str) -> SessionView:
-    return pending(repo, sid)
+@dataclass(frozen=True)
+class Session:
+    """What the page shows of a pending session: the view `gitmem review` shows, what the
+    session was asked first, each commit's index entry before and after it, and the
+    `--markdown` description."""
+
+    view: SessionView
+    asked: str | None
+    before: dict[str, list[str] | None]  # commit sha -> its section's entry before it
+    description: str
 
 
-def decide(repo: MemoryRepo, sid: str, action: str, hunks: list[str], tip: str) -> Decision:
-    """Accept the chosen hunks (all when none is chosen) or reject the session; a refusal
-    is the CLI's one-line GitmemError."""
+def session(repo: MemoryRepo, sid: str) -> Session:
+    view = pending(repo, sid)
+    replay: Replay = replay_at(repo, view.base) if view.base else Replay()
+    before: dict[str, list[str] | None] = {}
+    for c in view.edits:
+        key = f"{c.commit.get(T.CARD) or '-'}/{c.commit.get(T.SECTION) or '-'}"
+        before[c.sha] = replay.current(key)
+    return Session(view, _asked(repo, view), before, markdown(repo, view))
+
+
+def _asked(repo: MemoryRepo, view: SessionView) -> str | None:
+    """The session's first user message, from its transcript (layer C) commit."""
+    saved: list[ReviewCommit] = [c for c in view.commits if c.transcript]
+    for c in saved:
+        for f in c.files:
+            raw = repo.store.read_blob(f"{c.sha}:{f.path}")
+            for line in (raw or b"").decode("utf-8", "replace").splitlines():
+                try:
+                    rec = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(rec, dict) and rec.get("role") == "user":
+                    return str(rec.get("text") or "")
+    return None
+
+
+def decide(
+    repo: MemoryRepo, sid: str, action: str, hunks: list[str], commits: list[str], tip: str
+) -> Decision:
+    """Accept the ticked hunks or commits (all when none is ticked) or reject the session;
+    a refusal is the CLI's one-line GitmemError."""
     if action == "reject":
         return reject(repo, sid)
     if action != "accept":
@@ -29,4 +71,19 @@ def decide(repo: MemoryRepo, sid: str, action: str, hunks: list[str], tip: str) 
         numbers = [int(n) for n in hunks]
     except ValueError:
         raise InvalidInput("hunk numbers are whole numbers") from None
-    return accept(repo, sid, hunks=numbers or None, expect_tip=tip or None)
+    return accept(repo, sid, commits=commits, hunks=numbers or None, expect_tip=tip or None)
+
+
+def rows(h: Hunk) -> list[tuple[str, str, str]]:
+    """A hunk's lines as a forge shows them: old line number, new line number, the line."""
+    new_at = int(h.header.split("+", 1)[1].split(",")[0].split(" ")[0]) if "+" in h.header else 0
+    old, new, out = h.source_start, new_at, []
+    for line in h.lines:
+        sign = line[:1]
+        if sign == "\\":
+            out.append(("", "", line))
+            continue
+        out.append((str(old) if sign != "+" else "", str(new) if sign != "-" else "", line))
+        old += sign != "+"
+        new += sign != "-"
+    return out

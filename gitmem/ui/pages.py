@@ -1,0 +1,117 @@
+"""What the history, card, index and search pages show: each read by the function the
+matching command calls (`gitmem log`, `show`, `index`, `search`, `revert`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from markdown_it import MarkdownIt
+
+from gitmem.api import render_index
+from gitmem.features.audit import LogEntry, audit_log, read_card
+from gitmem.features.revert import revert_commit
+from gitmem.index.card_list import CardInfo, list_cards
+from gitmem.memory import names
+from gitmem.memory.cards import card_path
+from gitmem.review.revert_session import is_session, landed_edits, revert_session
+from gitmem.search.passage import open_ref
+from gitmem.search.ranked import check_day
+from gitmem.search.snippets import SearchHit, search_history
+
+if TYPE_CHECKING:
+    from gitmem import MemoryRepo
+
+_SAFE_SCHEMES = ("http:", "https:", "mailto:", "#", "/")
+
+
+def _link_ok(url: str) -> bool:
+    """Only plain web and mail links are links: never javascript:, data:, vbscript:..."""
+    bare = "".join(url.split()).lower()
+    return bare.startswith(_SAFE_SCHEMES) or ":" not in bare.split("/")[0]
+
+
+# Card Markdown is untrusted: raw HTML is shown as text, and only safe links are links.
+_MD = MarkdownIt("commonmark", {"html": False, "linkify": False})
+_MD.validateLink = _link_ok  # type: ignore[method-assign]
+
+
+def markdown_html(text: str) -> str:
+    return str(_MD.render(text))
+
+
+def history(repo: MemoryRepo, card: str | None = None, limit: int = 200) -> list[LogEntry]:
+    return audit_log(repo, card, limit=limit, edits_only=True)
+
+
+@dataclass(frozen=True)
+class CardPage:
+    info: CardInfo | None
+    text: str
+    html: str
+    blame: list[tuple[str, str]]  # (commit sha, line) for each line of the card
+    edits: list[LogEntry]
+
+
+def card(repo: MemoryRepo, name: str) -> CardPage:
+    text = read_card(repo, name)  # NotFound / InvalidInput: the CLI's words
+    info = next((c for c in list_cards(repo) if c.project == name), None)
+    return CardPage(info, text, markdown_html(text), blame(repo, name), history(repo, name))
+
+
+def blame(repo: MemoryRepo, name: str) -> list[tuple[str, str]]:
+    """The commit that wrote each line of a card on main (git blame)."""
+    out = repo.git.out(
+        "blame", "--porcelain", "refs/heads/main", "--", card_path(names.project(name))
+    )
+    rows: list[tuple[str, str]] = []
+    sha = ""
+    for line in out.split("\n"):
+        if line.startswith("\t"):
+            rows.append((sha, line[1:]))
+        elif len(line) > 40 and line[40:41] == " " and line[:40].isalnum():
+            sha = line[:40]
+    return rows
+
+
+def cards(repo: MemoryRepo) -> list[CardInfo]:
+    return list_cards(repo)
+
+
+def index_block(repo: MemoryRepo) -> tuple[str, str]:
+    """The I block exactly as the agent sees it, and its size against the budget."""
+    text, size = render_index(repo)
+    split = f" · split: {size.split.line()}" if size.split else ""
+    return text, size.line() + split
+
+
+def search(repo: MemoryRepo, query: str, as_of: str) -> list[SearchHit]:
+    names.check_utf8(query, "query")
+    return search_history(repo, query, 20, as_of=check_day(as_of) if as_of else None)
+
+
+def opened(repo: MemoryRepo, ref: str) -> str:
+    """What a hit's ref opens: `gitmem show REF`'s text."""
+    return open_ref(repo, ref).text
+
+
+def revert_preview(repo: MemoryRepo, target: str) -> list[tuple[LogEntry, str]]:
+    """The commits a revert of ``target`` (a commit or a session) undoes, each with its
+    diff, for the confirmation page."""
+    names.check_forbidden(target, "commit")
+    shas = [c.sha for c in landed_edits(repo, target)] if is_session(repo, target) else [target]
+    by_sha = {e.sha: e for e in audit_log(repo, edits_only=True)}
+    out = []
+    for sha in shas:
+        entry = by_sha.get(sha) or next((e for e in by_sha.values() if e.sha.startswith(sha)), None)
+        if entry is not None:
+            out.append((entry, repo.git.out("show", "--format=", "--no-color", entry.sha)))
+    return out
+
+
+def revert(repo: MemoryRepo, target: str) -> str:
+    """Revert a session or one commit as `gitmem revert` does; the one line it prints."""
+    if is_session(repo, target):
+        return revert_session(repo, target, actor="ui").text()
+    res = revert_commit(repo, target, actor="ui")
+    return f"reverted {res.reverted[:7]} in {res.commit[:7]} ({', '.join(res.paths)})"

@@ -3,15 +3,19 @@ review a session hunk by hunk, and memory's hostile text inert on every page."""
 
 from __future__ import annotations
 
+import json
+import signal
 from pathlib import Path
 
 import pytest
 from browser import Tab, chromium, shot, tab
-from test_review import SID, agent_session, person_writes
+from test_review import CARD, SID, agent_session, person_writes
 from test_team import machines, sync
 from test_ui import ui
 
+from gitmem.features.edit import write_card
 from gitmem.memory.repo import MemoryRepo
+from gitmem.memory.trailers import IndexEntry
 
 from helpers import git, gm
 
@@ -66,3 +70,104 @@ def test_without_the_token_or_from_another_origin_nothing_is_served(client: Path
         foreign = page.request.get(bare, headers={"Origin": "http://evil.example"})
         assert foreign.status == 403 and SID not in foreign.text()
         assert git(client, "rev-parse", "main") == before
+
+
+def test_revert_a_session_from_the_history_page(client: Path, tab: Tab) -> None:
+    with MemoryRepo(client) as repo:
+        person_writes(repo)
+        agent_session(repo, policy="auto")  # landed on main as it ended
+    assert "Budget: 40k" in git(client, "show", "main:cards/acme-website.md")
+    page = tab.page
+    with ui(client) as (_, url):
+        page.goto(url)
+        page.get_by_role("link", name="History").click()
+        shot(page, "history")
+        page.get_by_role("link", name="revert session").first.click()
+        assert page.locator("table.diff").get_by_text("+Budget: 40k").count() == 1
+        shot(page, "revert")
+        page.get_by_role("button", name="Revert", exact=True).click()
+        page.get_by_text(f"reverted session {SID}", exact=False).wait_for()
+    assert git(client, "show", "main:cards/acme-website.md") == CARD
+    assert "beta" not in git(client, "ls-tree", "--name-only", "main", "cards/")
+
+
+def test_search_as_of_a_day_and_open_the_value_memory_held(
+    client: Path, tab: Tab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with MemoryRepo(client) as repo:
+        person_writes(repo)  # 2025-11-30: Budget: 30k
+        monkeypatch.setenv("GIT_AUTHOR_DATE", "1766000000 +0000")  # 2025-12-17
+        monkeypatch.setenv("GIT_COMMITTER_DATE", "1766000000 +0000")
+        entry = IndexEntry.make("budget", ["budget"], "Budget raised to 55k")
+        write_card(repo, "acme-website", "Budget: 30k", "Budget: 55k", entry)
+    page = tab.page
+    with ui(client) as (_, url):
+        page.goto(url)
+        page.get_by_role("link", name="Search").click()
+        page.get_by_label("query").fill("budget")
+        page.get_by_label("as of").fill("2025-12-01")
+        page.get_by_role("button", name="Search").click()
+        shot(page, "search")
+        assert "as memory held it on 2025-12-01" in page.content()
+        page.locator("ol.hits a").first.click()
+        shown = page.locator("pre.block").inner_text()
+        shot(page, "show")
+    assert "Budget: 30k" in shown and "55k" not in shown
+
+
+def test_the_cost_chart_totals_are_gitmem_usage_s(client: Path, tab: Tab) -> None:
+    asked = gm("-C", str(client), "ask", "--simulated", "--json", "search hello")
+    assert asked.code == 0, asked.err
+    sid = json.loads(asked.out)["session"]
+    usage = json.loads(gm("-C", str(client), "usage", "--session", sid, "--json").out)
+    (layers,) = [s["layers"] for s in usage["sessions"]]
+    page = tab.page
+    with ui(client) as (_, url):
+        page.goto(url)
+        page.get_by_role("link", name="Costs").click()
+        page.get_by_role("link", name=sid).click()
+        shot(page, "costs")
+        legend = page.locator("svg.chart").first.locator("text.legend")
+        drawn = {
+            str(t.get_attribute("data-series")): float(t.get_attribute("data-total") or "nan")
+            for t in legend.all()
+        }
+        cost = page.locator("section.lead h2").inner_text()
+    assert drawn == {k: float(v) for k, v in layers.items()} and sum(drawn.values()) > 0
+    assert f"${usage['sessions'][0]['cost_usd']:.4f}" in cost
+
+
+def test_a_server_killed_in_an_accept_is_finished_by_recover(
+    client: Path, tmp_path: Path, tab: Tab
+) -> None:
+    with MemoryRepo(client) as repo:
+        person_writes(repo)
+        agent_session(repo)
+    mark, pid = tmp_path / "fired", tmp_path / "pid"
+    hook = client / ".git" / "hooks" / "reference-transaction"
+    hook.write_text(KILLER.format(mark=mark, pid=pid))
+    hook.chmod(0o755)
+    page = tab.page
+    with ui(client) as (proc, url):
+        pid.write_text(str(proc.pid))
+        page.goto(url + "&next=1")
+        page.goto(url.split("?")[0] + f"review/{SID}")
+        page.get_by_role("button", name="Accept", exact=True).click(no_wait_after=True)
+        assert proc.wait(timeout=60) == -signal.SIGKILL  # killed with main moved
+    hook.unlink()
+    assert gm("-C", str(client), "review", SID, "--accept").code == 4  # interrupted
+    done = gm("-C", str(client), "recover")
+    assert done.code == 0 and f"recorded the acceptance of session {SID}" in done.out
+    assert "Call Bob on Monday" in git(client, "show", "main:cards/acme-website.md")
+    assert SID not in gm("-C", str(client), "review").out
+
+
+# Kills the server once git has moved main in its accept (the reference-transaction hook
+# runs as the server's child), as tests/test_review_interrupt.py kills the CLI.
+KILLER = """#!/bin/sh
+[ "$1" = committed ] || exit 0
+grep -q ' refs/heads/main$' || exit 0
+[ -e {mark} ] && exit 0
+touch {mark}
+kill -KILL "$(cat {pid})"
+"""

@@ -6,13 +6,15 @@ from __future__ import annotations
 import json
 import signal
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from browser import Tab, chromium, shot, tab
-from test_review import CARD, SID, agent_session, person_writes
+from test_review import CARD, OTHER, SID, agent_session, person_writes
 from test_team import machines, sync
 from test_ui import ui
 
+from gitmem.features import session_branches as sessions
 from gitmem.features.edit import write_card
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
@@ -171,3 +173,87 @@ grep -q ' refs/heads/main$' || exit 0
 touch {mark}
 kill -KILL "$(cat {pid})"
 """
+
+
+# Each would run script, load an image that runs script, navigate, or close a tag the
+# page opened, if memory's text reached the page unescaped.
+PLANT = (
+    '<script>window.pwned=1</script><img src=x onerror="window.pwned=2;alert(2)">'
+    "</textarea><script>window.pwned=3</script></pre><svg onload=window.pwned=4>"
+    " [run](javascript:window.pwned=5) [data](data:text/html,<script>alert(6)</script>)"
+    ' <a href="javascript:window.pwned=7">a</a> <https://x/"onmouseover="window.pwned=8>'
+)
+SHORT = (
+    "<img src=x onerror=window.pwned=9></textarea><script>window.pwned=9</script>"  # fits a summary
+)
+
+
+def _plant_everywhere(client: Path) -> str:
+    """Plants in a card's text and section headings, index entries, a pending session's
+    transcript and commit summary, a hostile commit's message, trailers and file name
+    (written with git plumbing), and a remote's URL. Returns the hostile commit."""
+    with MemoryRepo(client) as repo:
+        person_writes(repo)
+        text = f"# Acme\n\n## Plan\n{PLANT}\n\n## Notes {SHORT}\n```\n{SHORT}\n```\n"
+        write_card(repo, "hostile", "", text, IndexEntry.make("plan", ["plan"], f"sum {SHORT}"))
+        s = sessions.start(repo, OTHER)
+        entry = IndexEntry.make("plan", ["plan"], f"agent {SHORT}")
+        write_card(
+            repo,
+            "hostile",
+            PLANT,
+            f"{PLANT} again",
+            entry,
+            session=OTHER,
+            actor="agent",
+            branch=s.branch,
+        )
+        said = {"at": "2025-11-30T10:20:00Z", "role": "user", "text": PLANT, "content": []}
+        sessions.transcript_file(repo, OTHER).write_text(json.dumps(said) + "\n")
+        sessions.finish(repo, s, "review")
+    blob = git(client, "hash-object", "-w", "--stdin", input=PLANT.encode()).strip()
+    listing = git(client, "ls-tree", "main^{tree}")
+    listing += f"100644 blob {blob}\t{PLANT[:60].replace('/', '')}.md\n"
+    tree = git(client, "mktree", input=listing.encode()).strip()
+    trailers = "".join(
+        f"Gitmem-{k}: {PLANT}\n" for k in ("Card", "Section", "Summary", "Session", "Actor")
+    )
+    message = f"{PLANT}\n\n{PLANT}\n\n{trailers}"
+    commit = git(client, "commit-tree", tree, "-p", "main", "-m", message).strip()
+    git(client, "update-ref", "refs/heads/main", commit)
+    git(client, "reset", "-q", "--hard", "main")
+    git(client, "remote", "add", "origin", f"file:///tmp/{PLANT}")
+    return commit
+
+
+def test_hostile_memory_text_is_inert_on_every_page(client: Path, tab: Tab) -> None:
+    commit = _plant_everywhere(client)
+    page = tab.page
+    with ui(client) as (_, url):
+        home = url.split("?")[0]
+        page.goto(url)
+        paths = [
+            "", "review", f"review/{OTHER}", "history", "cards", "cards/hostile", "index",
+            "search?q=pwned+plan", "costs", f"revert/{commit}", f"show?ref=hostile/plan@{commit}",
+            f"review/{quote(PLANT)}", f"cards/{quote(PLANT)}", f"show?ref={quote(PLANT)}",
+        ]  # fmt: skip
+        seen = ""
+        for n, path in enumerate(paths):
+            answer = page.goto(home + path)
+            assert answer is not None and (answer.status == 200 or n >= 11), path
+            seen += page.content()
+            assert page.evaluate("typeof window.pwned") == "undefined", path
+            assert page.url.startswith(home), path  # nothing navigated away
+            bad = "script, [onerror], [onload], [onmouseover], a[href^='javascript' i], a[href^='data' i]"
+            assert page.locator(bad).count() == 0, path
+            if path == f"review/{OTHER}":
+                shot(page, "review-hostile")
+                assert PLANT in page.locator("textarea").input_value()  # text, not markup
+                assert PLANT in page.locator("dl.meta").inner_text()
+        page.goto(home + "cards/hostile")
+        for n in range(page.locator(".markdown a").count()):  # what is left a link, clicked
+            page.goto(home + "cards/hostile")
+            page.locator(".markdown a").nth(n).click()
+            assert page.evaluate("typeof window.pwned") == "undefined"
+    assert tab.dialogs == []
+    assert "window.pwned=1" in seen  # the plants were on the pages, as text

@@ -22,18 +22,9 @@ from gitmem.search.snippets import SearchHit, search_history
 if TYPE_CHECKING:
     from gitmem import MemoryRepo
 
-_SAFE_SCHEMES = ("http:", "https:", "mailto:", "#", "/")
-
-
-def _link_ok(url: str) -> bool:
-    """Only plain web and mail links are links: never javascript:, data:, vbscript:..."""
-    bare = "".join(url.split()).lower()
-    return bare.startswith(_SAFE_SCHEMES) or ":" not in bare.split("/")[0]
-
-
-# Card Markdown is untrusted: raw HTML is shown as text, and only safe links are links.
+# Card Markdown is untrusted: raw HTML is shown as text, and markdown-it's own link check
+# makes javascript:, vbscript:, file: and data: (but images) text, not links.
 _MD = MarkdownIt("commonmark", {"html": False, "linkify": False})
-_MD.validateLink = _link_ok  # type: ignore[method-assign]
 
 
 def markdown_html(text: str) -> str:

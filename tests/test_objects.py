@@ -131,3 +131,26 @@ def test_a_commit_reads_as_git_reads_it_a_signed_merge_too(repo: MemoryRepo) -> 
     assert got.parents == (tip, tip) and got.author == who
     assert got.committer == "Other <o@x> 1 +0100"
     assert got.message == "subject\n\nbody: more\n"
+
+
+def test_resolved_all_answers_many_names_in_order_in_one_cat_file(repo: MemoryRepo) -> None:
+    """Hundreds of names (more than one group of them) answered as ``resolved`` answers
+    each, missing ones and a name with a newline as None, and the store still reads after."""
+    root = repo.root
+    blobs = [
+        git(root, "hash-object", "-w", "--stdin", input=f"note {i}\n".encode()).strip()
+        for i in range(600)
+    ]
+    names = [*blobs, "0" * 40, "nope\nHEAD", "HEAD:no/such/path", *blobs[:3]]
+    started = repo.store._proc
+    got = list(repo.store.resolved_all(names))
+    assert [g.data if g else None for g in got] == [
+        *(f"note {i}\n".encode() for i in range(600)),
+        None,
+        None,
+        None,
+        *(f"note {i}\n".encode() for i in range(3)),
+    ]
+    assert all(g.kind == "blob" for g in got if g)
+    assert started is None or repo.store._proc is started  # one cat-file, not one per name
+    assert repo.store.read_blob(blobs[7]) == b"note 7\n"

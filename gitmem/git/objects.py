@@ -5,10 +5,11 @@ the records and their parsers are in ``formats``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from gitmem.errors import CorruptObject, GitError, NotFound, UnsafePath
@@ -26,6 +27,7 @@ from gitmem.git.runner import Git, Sha
 
 _FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _OBJECT_IN = re.compile(rb"[0-9a-f]{40,64}")
+_GROUP = 256  # names asked at once (256 full ids with ``:cards/<slug>.md``: < 64 KiB)
 
 
 class ObjectStore:
@@ -143,12 +145,32 @@ class ObjectStore:
             entries = self._remember(got.sha, got.data) if got.kind == "tree" else []
         raise AssertionError("unreachable: the last part returns")
 
+    def resolved_all(self, names: list[str]) -> Iterator[GitObject | None]:
+        """``resolved`` of each of ``names``, asked a group at a time (one round trip per
+        group, not per object: the index's stale marks read thousands)."""
+        for at in range(0, len(names), _GROUP):
+            group = [n if "\n" not in n else "" for n in names[at : at + _GROUP]]
+            proc = self._batch()
+            assert proc.stdin is not None
+            # a group's names fit in the pipe: written whole before its answers are read
+            with contextlib.suppress(BrokenPipeError):
+                proc.stdin.write(b"".join(_asked(n) for n in group if n))
+                proc.stdin.flush()
+            yield from [self._answer(proc, None) if n else None for n in group]
+
     def _cat(self, name: str, path: str | None = None) -> GitObject | None:
         proc = self._batch()
-        assert proc.stdin is not None and proc.stdout is not None
+        assert proc.stdin is not None
         try:
-            proc.stdin.write(name.encode("utf-8", "surrogateescape") + b"\n")
+            proc.stdin.write(_asked(name))
             proc.stdin.flush()
+        except BrokenPipeError:
+            pass  # (the reply's absence says git died)
+        return self._answer(proc, path)
+
+    def _answer(self, proc: subprocess.Popen[bytes], path: str | None) -> GitObject | None:
+        assert proc.stdout is not None
+        try:
             header = proc.stdout.readline()
         except BrokenPipeError:
             header = b""
@@ -339,6 +361,10 @@ def _refuse_link(head: str, old: TreeEntry | None) -> None:
             f"{head} is {what} in the tree gitmem writes on; it never writes through one",
             hint=f"replace it with a real file or folder in a new commit (git rm {head!r})",
         )
+
+
+def _asked(name: str) -> bytes:
+    return name.encode("utf-8", "surrogateescape") + b"\n"
 
 
 def _not_found(header: bytes) -> bool:

@@ -30,6 +30,7 @@ from gitmem.index.replay import Replay, replay_all
 from gitmem.index.tiers import Split, brief
 from gitmem.memory import branch_files
 from gitmem.memory import trailers as T
+from gitmem.memory.cards import card_path
 from gitmem.memory.names import is_slug
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.ops.history import Commit
@@ -37,7 +38,7 @@ from gitmem.ops.history import Commit
 __all__ = ["CardEntry", "Facts", "Index", "Replay", "SectionEntry", "differences", "rebuild"]
 __all__ += ["advance", "refresh", "rendered", "replay_all", "resolve", "shown"]
 
-VERSION = 15  # of the cache file's layout: another one is not read
+VERSION = 16  # of the cache file's layout: another one is not read
 
 
 @dataclass
@@ -76,14 +77,21 @@ def _layout(repo: MemoryRepo, commit: str, facts: Facts) -> Layout:
     return out
 
 
-def _learn_written(repo: MemoryRepo, facts: Facts, todo: set[tuple[str, str, str]]) -> None:
-    """The written digests of entries (sha, card, sid) not known yet, a card blob at a time
-    (a reindex of 75k sections holds one blob at once: issue 21's 300 MB budget)."""
+def _learn_written(
+    repo: MemoryRepo, replay: Replay, facts: Facts, todo: set[tuple[str, str, str]]
+) -> None:
+    """The written digests of entries (sha, card, sid) not known yet: the blob each entry
+    commit wrote is the replay's; a card of the tip's is digested already."""
     groups: dict[tuple[str, str], list[str]] = {}
     for sha, card, sid in todo:
         groups.setdefault((sha, card), []).append(sid)
-    for (sha, card), sids in sorted(groups.items()):
-        for sid, digest in freshness.written(repo, sha, card, sids).items():
+    known = {b: {row[0]: row[2] for row in rows[1:]} for b, rows in facts.blobs.items()}
+    wanted = [
+        (sha, card, replay.blobs.get(sha) or f"{sha}:{card_path(card)}", sids)
+        for (sha, card), sids in sorted(groups.items())
+    ]
+    for (sha, card, _, _), got in freshness.written(repo, wanted, known):
+        for sid, digest in got.items():
             facts.written[f"{card}/{sid}\0{sha}"] = digest
 
 
@@ -110,7 +118,7 @@ def _entries(repo: MemoryRepo, replay: Replay, facts: Facts, cards: Layout) -> l
         for key, cur in current.items()
         if cur is not None and cur[2] and f"{key}\0{cur[0]}" not in facts.written
     }
-    _learn_written(repo, facts, todo)
+    _learn_written(repo, replay, facts, todo)
     out = []
     for project, _, info in cards:
         secs = []
@@ -221,7 +229,12 @@ def load(repo: MemoryRepo, branch: str) -> Cached | None:
     try:
         entries = {key: [piece] for key, piece in data["entries"].items()}
         state = Replay(
-            data["commit"], entries, set(data["inactive"]), data["reverts"], data["merges"]
+            data["commit"],
+            entries,
+            set(data["inactive"]),
+            data["reverts"],
+            data["merges"],
+            data["entry_blobs"],
         )
         facts = Facts(data["blobs"], data["written"], data["contested"])
     except (KeyError, TypeError):
@@ -239,10 +252,11 @@ def save(repo: MemoryRepo, branch: str, known: Cached) -> None:
     text = known.rendered(repo)  # first: resolving learns the facts kept below
     shown, split = known.folded(repo, branch)
     state, facts, index = known.state, known.facts, known.index
-    written = facts.written  # kept whole until a full resolve says which are used
-    if index is not None:
+    written, entry_blobs = facts.written, state.blobs  # whole until a resolve says which
+    if index is not None:  # are used (an older entry made current again is looked up)
         used = {s.commit for c in index.cards for s in c.sections if s.commit}
         written = {k: v for k, v in written.items() if k.partition("\0")[2] in used}
+        entry_blobs = {k: v for k, v in entry_blobs.items() if k in used}
     keep = Facts(
         {b: facts.blobs[b] for b in _tip_blobs(repo, state.commit) if b in facts.blobs},
         written,
@@ -254,6 +268,7 @@ def save(repo: MemoryRepo, branch: str, known: Cached) -> None:
         "inactive": state.inactive,
         "reverts": state.reverts,
         "merges": state.merges,
+        "entry_blobs": entry_blobs,
         "blobs": keep.blobs,
         "written": keep.written,
         "contested": keep.contested,

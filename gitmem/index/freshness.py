@@ -18,7 +18,7 @@ two sides), so the index's cache keeps them (``build.Facts``) and a reindex find
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
 
 from gitmem.memory import trailers as T
 from gitmem.memory.cards import sections
@@ -26,6 +26,7 @@ from gitmem.memory.repo import MemoryRepo
 from gitmem.ops.history import Commit, read_log
 
 PARTIAL_NOTE = b"\n\nAccepted in part in review: "
+_CHUNK = 1024  # entries whose commits and blobs are read at once
 
 
 def digests(text: str, wanted: Iterable[str] | None = None) -> dict[str, str]:
@@ -43,18 +44,33 @@ def digests(text: str, wanted: Iterable[str] | None = None) -> dict[str, str]:
     return out
 
 
-def written(repo: MemoryRepo, sha: str, card: str, sids: Iterable[str]) -> dict[str, str | None]:
-    """Each of ``sids``: the digest of its text in ``card`` at commit ``sha`` (the entry's),
-    None when the entry is stale whatever the tip says (accepted in part, no such card or
-    section then). git resolves ``REV:PATH`` here, as it would for ``git show``."""
-    sids = list(sids)
-    commit = repo.store.resolved(sha)
-    blob = repo.store.resolved(f"{sha}:cards/{card}.md")
-    partial = commit is not None and PARTIAL_NOTE in commit.data.split(b"\n\n", 1)[-1]
-    if partial or blob is None or blob.kind != "blob":
-        return dict.fromkeys(sids)
-    then = digests(blob.data.decode("utf-8", "replace"), sids)
-    return {sid: then.get(sid) for sid in sids}
+# (entry commit, card, the blob its log line named or ``REV:PATH``, the section ids)
+Wanted = tuple[str, str, str, list[str]]
+
+
+def written(
+    repo: MemoryRepo, wanted: list[Wanted], known: Mapping[str, Mapping[str, str]]
+) -> Iterator[tuple[Wanted, dict[str, str | None]]]:
+    """Each of ``wanted`` with the digest of each of its sections in the card's blob at
+    the entry's commit, None when the entry is stale whatever the tip says (accepted in
+    part, no such card or section then). ``known``: blob -> its digests, when held (the
+    tip's cards: no read). The commits and the other blobs are read in one pass of
+    ``cat-file`` (a group at a time), never one round trip per entry."""
+    for at in range(0, len(wanted), _CHUNK):  # (a chunk's blobs held at once: 300 MB)
+        chunk = wanted[at : at + _CHUNK]
+        names = [w[0] for w in chunk] + [w[2] for w in chunk if w[2] not in known]
+        objects = iter(repo.store.resolved_all(names))
+        commits = [next(objects) for _ in chunk]
+        for want, commit in zip(chunk, commits, strict=True):
+            blob = None if want[2] in known else next(objects)
+            partial = commit is not None and PARTIAL_NOTE in commit.data.split(b"\n\n", 1)[-1]
+            if partial or (want[2] not in known and (blob is None or blob.kind != "blob")):
+                yield want, dict.fromkeys(want[3])
+                continue
+            then = known.get(want[2]) or digests(
+                blob.data.decode("utf-8", "replace") if blob else "", want[3]
+            )
+            yield want, {sid: then.get(sid) for sid in want[3]}
 
 
 def _described(commits: list[Commit]) -> dict[str, list[str]]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from gitmem.errors import GitError
 from gitmem.memory import names
 from gitmem.memory import trailers as T
+from gitmem.memory.cards import card_path
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.ops.history import Commit, iter_log
 
@@ -31,6 +32,9 @@ class Replay:
     reverts: dict[str, list[str]] = field(default_factory=dict)
     # merge commits, oldest first: where two lines of history may both describe a section
     merges: list[str] = field(default_factory=list)
+    # entry commit -> its card's blob after it, as the log showed it (the stale marks
+    # compare digests of it without asking git for the commit's tree)
+    blobs: dict[str, str] = field(default_factory=dict)
 
     def _set_active(self, sha: str, active: bool) -> None:
         # Undoing a revert re-applies what it reverted, and so on down the chain.
@@ -59,6 +63,9 @@ class Replay:
         if T.LAYER in c.trailers or not (card and section):
             return
         kws, summary = c.trailers.get(T.KEYWORDS) or "", c.trailers.get(T.SUMMARY) or ""
+        blob = c.changed.get(card_path(card))
+        if blob is not None:
+            self.blobs[c.sha] = blob
         self.entries.setdefault(f"{card}/{section}", []).append(f"{c.sha}\0{kws}\0{summary}")
         more = c.trailers.get(T.MORE_SECTIONS)
         if more:  # a new card describing each of its sections (gitmem import)

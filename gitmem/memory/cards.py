@@ -15,7 +15,8 @@ def code_lines(lines: list[str]) -> list[bool]:
     """For each line, whether it is inside fenced code (or is a fence), as CommonMark
     reads fences: a fence closes only on the same character, at least as many of them,
     and nothing after; a backtick fence's info string has no backtick."""
-    if not any("```" in line or "~~~" in line for line in lines):
+    joined = "\n".join(lines)  # (a fence is on one line: the joined text has it or not)
+    if "```" not in joined and "~~~" not in joined:
         return [False] * len(lines)  # no line can open a fence (most cards)
     out: list[bool] = []
     opened: str | None = None

@@ -1,7 +1,8 @@
 """Reading history: every ``git log`` of gitmem's trailers runs here; git finds each
 trailer block and ``trailers.gitmem_trailers`` reads it. ``read_log`` gives a list of
 commits (the audit trail, review, revert); ``iter_log`` gives them one at a time while
-git still writes, for the replay of all history (``index/replay.py``)."""
+git still writes, each with the blobs it changed (``--raw``), for the replay of all
+history (``index/replay.py``): the index's stale marks and recency come from that pass."""
 
 from __future__ import annotations
 
@@ -26,6 +27,9 @@ class Commit:
     trailers: dict[str, str] = field(hash=False)
     # Every Gitmem-Reverts value in order: a session revert undoes several commits at once.
     reverts: tuple[str, ...] = ()
+    # path -> the blob it has after the commit (the zero id: removed); ``iter_log`` only,
+    # and empty for a merge (git shows no diff of one without -m)
+    changed: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
 
     def get(self, key: str) -> str | None:
         return self.trailers.get(key)
@@ -52,22 +56,50 @@ def _args(
     return args
 
 
+def _commit(record: str, changed: dict[str, str] | None = None) -> Commit:
+    sha, parents, date, author, subject, block = (record.split("\x1f", 5) + [""] * 6)[:6]
+    trailers, reverts = gitmem_trailers(block)
+    return Commit(
+        Sha(sha),
+        tuple(Sha(p) for p in parents.split()),
+        date,
+        author,
+        subject,
+        trailers,
+        reverts,
+        changed if changed is not None else {},
+    )
+
+
 def _parsed(raw: str) -> Iterator[Commit]:
     for record in raw.split("\0"):
         record = record.lstrip("\n")
-        if not record:
-            continue
-        sha, parents, date, author, subject, block = (record.split("\x1f", 5) + [""] * 6)[:6]
-        trailers, reverts = gitmem_trailers(block)
-        yield Commit(
-            Sha(sha),
-            tuple(Sha(p) for p in parents.split()),
-            date,
-            author,
-            subject,
-            trailers,
-            reverts,
-        )
+        if record:
+            yield _commit(record)
+
+
+def _parsed_raw(pieces: Iterator[bytes]) -> Iterator[Commit]:
+    """Commits of ``log -z --raw --no-renames``: each record, then for each path it
+    changed ``:MODE MODE OLD NEW STATUS`` and the path, every one NUL-ended (a record
+    starts with its sha, never with ``:``)."""
+    head: str | None = None
+    changed: dict[str, str] = {}
+    blob: str | None = None  # of the raw line whose path comes next
+    for piece in pieces:
+        # a piece ends on a NUL, never inside a UTF-8 sequence
+        for item in piece.decode("utf-8", "replace").split("\0"):
+            if blob is not None:
+                changed[item], blob = blob, None
+                continue
+            item = item.lstrip("\n")
+            if item.startswith(":"):
+                blob = item.split(" ", 4)[3]
+            elif item:
+                if head is not None:
+                    yield _commit(head, changed)
+                head, changed = item, {}
+    if head is not None:
+        yield _commit(head, changed)
 
 
 def read_log(
@@ -86,8 +118,7 @@ def read_log(
 
 def iter_log(git: Git, rev: str, *, reverse: bool = False) -> Iterator[Commit]:
     """``read_log(git, rev, reverse=reverse)`` one commit at a time, read while git writes
-    (a replay of 100k commits never holds all of them)."""
-    with git.stream(*_args(rev, reverse, None, None, False, None)) as out:
-        for piece in out.pieces(_PIECE):
-            # a piece ends on a NUL, never inside a UTF-8 sequence
-            yield from _parsed(piece.decode("utf-8", "replace"))
+    (a replay of 100k commits never holds all of them), each with ``changed`` filled."""
+    raw = ["--raw", "--no-renames", "--no-abbrev"]
+    with git.stream(*_args(rev, reverse, None, None, False, raw)) as out:
+        yield from _parsed_raw(out.pieces(_PIECE))

@@ -38,7 +38,7 @@ def test_accept_one_hunk_of_a_session_and_the_decision_syncs(tmp_path: Path, tab
         shot(page, "review")
         page.get_by_label("hunk 1", exact=True).check()
         page.get_by_role("button", name="Accept", exact=True).click()
-        assert "accepted in part" in page.content(), page.content()
+        page.locator("section.done").get_by_text("accepted in part").wait_for()
     card = git(laptop, "show", "main:cards/acme-website.md")
     assert "Budget: 40k" in card and "Owner: Ann" in card and "Call Bob on Monday" not in card
     assert "beta" not in git(laptop, "ls-tree", "--name-only", "main", "cards/")
@@ -83,8 +83,10 @@ def test_revert_a_session_from_the_history_page(client: Path, tab: Tab) -> None:
     with ui(client) as (_, url):
         page.goto(url)
         page.get_by_role("link", name="History").click()
+        page.wait_for_url("**/history")
         shot(page, "history")
         page.get_by_role("link", name="revert session").first.click()
+        page.wait_for_url(f"**/revert/{SID}")
         assert page.locator("table.diff").get_by_text("+Budget: 40k").count() == 1
         shot(page, "revert")
         page.get_by_role("button", name="Revert", exact=True).click()
@@ -109,9 +111,11 @@ def test_search_as_of_a_day_and_open_the_value_memory_held(
         page.get_by_label("query").fill("budget")
         page.get_by_label("as of").fill("2025-12-01")
         page.get_by_role("button", name="Search").click()
+        page.wait_for_url(lambda u: "/search?" in u)
         shot(page, "search")
         assert "as memory held it on 2025-12-01" in page.content()
         page.locator("ol.hits a").first.click()
+        page.wait_for_url(lambda u: "/show" in u)
         shown = page.locator("pre.block").inner_text()
         shot(page, "show")
     assert "Budget: 30k" in shown and "55k" not in shown
@@ -128,6 +132,7 @@ def test_the_cost_chart_totals_are_gitmem_usage_s(client: Path, tab: Tab) -> Non
         page.goto(url)
         page.get_by_role("link", name="Costs").click()
         page.get_by_role("link", name=sid).click()
+        page.wait_for_url(lambda u: "/costs?session=" in u)
         shot(page, "costs")
         legend = page.locator("svg.chart").first.locator("text.legend")
         drawn = {

@@ -13,7 +13,7 @@ import pytest
 
 from gitmem.features import session_branches as sessions
 from gitmem.features.edit import write_card
-from gitmem.index.card_list import last_changes, list_cards
+from gitmem.index.card_list import list_cards
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
 from gitmem.search.ranked import search
@@ -165,9 +165,7 @@ def test_cards_last_changes_follow_history_as_it_grows_and_is_rewritten(busy: Me
 
     def agree() -> None:
         found = list_cards(busy)
-        tip = busy.branch_tip("main")
-        walked = last_changes(busy, tip, {c.path for c in found})  # the whole log, nothing kept
-        assert {c.path: (c.last_commit, c.last_date) for c in found} == walked
+        assert found
         for c in found:
             last = git(root, "log", "-1", "--format=%H %aI", "main", "--", c.path).split()
             assert [c.last_commit, c.last_date] == last
@@ -186,9 +184,7 @@ def test_cards_last_changes_follow_history_as_it_grows_and_is_rewritten(busy: Me
     git(root, "commit", "-qam", "acme by hand on a side branch")
     git(root, "checkout", "-q", "main")
     git(root, "merge", "-q", "--no-ff", "-m", "merge side", "side")
-    found = list_cards(busy)
-    walked = last_changes(busy, busy.branch_tip("main"), {c.path for c in found})
-    assert {c.path: (c.last_commit, c.last_date) for c in found} == walked
+    agree()
 
 
 def test_cards_on_a_repo_without_cards(client: Path) -> None:

@@ -19,7 +19,6 @@ import os
 import signal
 import subprocess
 import threading
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NewType
@@ -197,59 +196,49 @@ def _missing(cwd: Path) -> Exception:
 
 
 class Stream:
-    """A git command writing a long output, read in pieces while it still runs.
-
-    git writes to a temporary file, not a pipe: through a pipe it would stop and wait
-    for the reader every few KiB (thousands of hand-offs for a long log), while a file
-    lets it run at full speed. The reader takes what has been written so far, works on
-    it and comes back for more, so parsing overlaps git's own walk. Every piece ends
-    on a NUL (a whole ``-z`` record); a failed command raises ``GitError`` with its
-    stderr once its output is read.
-    """
-
-    POLL_S = 0.0005  # how long the reader naps when it has caught up with git
+    """A git command writing a long output, read in pieces while it still runs (parsing
+    overlaps git's own walk). Every piece ends on a NUL (a whole ``-z`` record); a failed
+    command raises ``GitError`` with its stderr once its output is read (stderr goes to a
+    temporary file: a full pipe of it would stop git)."""
 
     def __init__(self, cmd: list[str], cwd: Path, env: Mapping[str, str]) -> None:
         self._cmd = cmd
-        import tempfile  # only here: the streaming reader's files
+        import tempfile  # only here: the streaming reader's stderr
 
         with contextlib.ExitStack() as files:
-            self._out = files.enter_context(tempfile.TemporaryFile())
             self._err = files.enter_context(tempfile.TemporaryFile())
             try:
-                self._proc = _start(cmd, 0, cwd=cwd, stdout=self._out, stderr=self._err, env=env)
+                self._proc = _start(
+                    cmd, 0, cwd=cwd, stdout=subprocess.PIPE, stderr=self._err, env=env
+                )
             except FileNotFoundError as exc:
                 raise _missing(cwd) from exc
             self._files = files.pop_all()  # the stream owns them now; close() closes them
 
     def pieces(self, size: int = 1 << 26) -> Iterator[bytes]:
-        """The output in pieces of about ``size`` bytes (a smaller size holds less at once)."""
-        fd, pos, tail = self._out.fileno(), 0, b""
-        while True:
-            done = self._proc.poll() is not None  # asked first: a read after it sees all
-            chunk = os.pread(fd, size, pos)
-            if chunk:
-                pos += len(chunk)
-                data = tail + chunk
-                cut = data.rfind(b"\0") + 1
-                if cut:
-                    yield data[:cut]
-                tail = data[cut:]
-            elif done:
-                break
-            else:
-                time.sleep(self.POLL_S)
-        code = self._proc.returncode
+        """The output in pieces of at most about ``size`` bytes, each as soon as git has
+        written a whole record (a smaller size holds less at once)."""
+        assert self._proc.stdout is not None
+        fd, held = self._proc.stdout.fileno(), list[bytes]()
+        while chunk := os.read(fd, size):
+            cut = chunk.rfind(b"\0") + 1
+            if cut:
+                yield b"".join([*held, chunk[:cut]])
+                held = []
+            held.append(chunk[cut:])
+        code = self._proc.wait()
         if code:
             self._err.seek(0)
             raise GitError(self._cmd, code, self._err.read().decode("utf-8", "replace"))
-        if tail:
-            yield tail
+        if any(held):
+            yield b"".join(held)
 
     def close(self) -> None:
         if self._proc.poll() is None:  # the reader gave up early: git is not needed any more
             self._proc.kill()
             self._proc.wait()
+        if self._proc.stdout is not None:
+            self._proc.stdout.close()
         self._files.close()
 
     def __enter__(self) -> Stream:

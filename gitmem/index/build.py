@@ -36,9 +36,9 @@ from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.ops.history import Commit
 
 __all__ = ["CardEntry", "Facts", "Index", "Replay", "SectionEntry", "differences", "rebuild"]
-__all__ += ["advance", "refresh", "rendered", "replay_all", "resolve", "shown"]
+__all__ += ["advance", "last_changes", "refresh", "rendered", "replay_all", "resolve", "shown"]
 
-VERSION = 16  # of the cache file's layout: another one is not read
+VERSION = 17  # of the cache file's layout: another one is not read
 
 
 @dataclass
@@ -193,7 +193,7 @@ class Cached:
                 self.index = None
                 self.resolved(repo)
             assert self.parts is not None
-            got = tiers.shown(repo, branch, self.state.commit, text, self.parts)
+            got = tiers.shown(repo, self.state.changes, text, self.parts)
             self.shown = (budget, *got)
         return self.shown[1], self.shown[2]
 
@@ -235,6 +235,7 @@ def load(repo: MemoryRepo, branch: str) -> Cached | None:
             data["reverts"],
             data["merges"],
             data["entry_blobs"],
+            data["changes"],
         )
         facts = Facts(data["blobs"], data["written"], data["contested"])
     except (KeyError, TypeError):
@@ -269,6 +270,7 @@ def save(repo: MemoryRepo, branch: str, known: Cached) -> None:
         "reverts": state.reverts,
         "merges": state.merges,
         "entry_blobs": entry_blobs,
+        "changes": state.changes,
         "blobs": keep.blobs,
         "written": keep.written,
         "contested": keep.contested,
@@ -352,6 +354,12 @@ def card_lines(repo: MemoryRepo, branch: str, project: str) -> str | None:
         known.resolved(repo)
     got = (known.parts or {}).get(project)
     return str(got[1]) if got else None
+
+
+def last_changes(repo: MemoryRepo, branch: str = MAIN) -> dict[str, list[str]]:
+    """Each card's last change on ``branch`` as [commit, author date], least recent first
+    (a card the tip no longer holds is not there)."""
+    return _current(repo, branch).state.changes
 
 
 def _has_cache(repo: MemoryRepo, branch: str) -> bool:

@@ -1,7 +1,6 @@
 """``gitmem cards``: every card of a branch with its sections, sizes and last change.
 
-The last change of every card comes from ``changes.card_changes`` (one ``git log
---name-only``, kept per branch).
+The last change of every card is the index's replay's (``build.last_changes``).
 """
 
 from __future__ import annotations
@@ -9,12 +8,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from gitmem.index import build as index_mod
-from gitmem.index.changes import card_changes, last_changes
 from gitmem.memory import names
 from gitmem.memory.cards import card_path, sections
 from gitmem.memory.repo import MAIN, MemoryRepo
 
-__all__ = ["CardInfo", "CardSection", "card_changes", "last_changes", "list_cards", "size"]
+__all__ = ["CardInfo", "CardSection", "list_cards", "size"]
 
 
 @dataclass(frozen=True)
@@ -55,7 +53,7 @@ def list_cards(repo: MemoryRepo, branch: str = MAIN) -> list[CardInfo]:
         if entry.is_tree or not name.endswith(".md") or not names.is_slug(name[:-3]):
             continue
         texts[name[:-3]] = (repo.store.read_blob(entry.sha) or b"").decode("utf-8", "replace")
-    changes = card_changes(repo, names.branch(branch), tip, {card_path(p) for p in texts})
+    changes = index_mod.last_changes(repo, branch)
     out = []
     for project, text in sorted(texts.items()):
         lines = text.split("\n")
@@ -74,7 +72,7 @@ def list_cards(repo: MemoryRepo, branch: str = MAIN) -> list[CardInfo]:
                 )
             )
         card = by_name.get(project)
-        last = changes.get(card_path(project))
+        last = changes.get(project)
         out.append(
             CardInfo(
                 project,

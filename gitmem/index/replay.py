@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from gitmem.errors import GitError
 from gitmem.memory import names
 from gitmem.memory import trailers as T
-from gitmem.memory.cards import card_path
+from gitmem.memory.cards import card_of, card_path
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.ops.history import Commit, iter_log
 
@@ -35,6 +35,9 @@ class Replay:
     # entry commit -> its card's blob after it, as the log showed it (the stale marks
     # compare digests of it without asking git for the commit's tree)
     blobs: dict[str, str] = field(default_factory=dict)
+    # card -> [the commit that last changed it, its author date], least recent first: the
+    # folded I block's recency, from the log lines the replay reads anyway
+    changes: dict[str, list[str]] = field(default_factory=dict)
 
     def _set_active(self, sha: str, active: bool) -> None:
         # Undoing a revert re-applies what it reverted, and so on down the chain.
@@ -52,6 +55,12 @@ class Replay:
     def apply(self, c: Commit) -> None:
         """Fold in one commit newer than everything folded so far."""
         self.commit = c.sha
+        for path, now in c.changed.items():
+            changed = card_of(path)
+            if changed is not None:
+                self.changes.pop(changed, None)
+                if now.strip("0"):  # (the zero id: the card was removed)
+                    self.changes[changed] = [c.sha, c.date]
         if len(c.parents) > 1:
             self.merges.append(c.sha)
         targets = c.reverts or tuple(t for t in (c.trailers.get(T.REVERTS),) if t)

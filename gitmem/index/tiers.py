@@ -8,7 +8,7 @@ every card keeps a line and the rest is spent, most recently changed card first,
 2. then each card's sections in full (as within budget), in order of recency, for every
    card whose sections still fit.
 
-Recency is the order of the cards' last changes in ``git log`` (changes.py), so the
+Recency is the order of the cards' last changes as the replay met them (replay.py), so the
 block is a pure function of history and the budget: it changes when memory changes,
 never with the clock, a read or the turn (the usage log is not used). Size is the
 budget's estimate (4 bytes a token), counted as an upper bound of the block laid out; a
@@ -22,10 +22,8 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from gitmem.index.changes import card_changes
 from gitmem.index.framing import INDEX_TAG, one_line
 from gitmem.index.model import CardEntry, render_block, same_name
-from gitmem.memory.cards import card_path
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.transcript import estimate_tokens
 
@@ -201,15 +199,14 @@ def every_card(cards: list[Card]) -> Split:
 
 
 def shown(
-    repo: MemoryRepo, branch: str, tip: str | None, text: str, parts: dict[str, list[Any]]
+    repo: MemoryRepo, changes: dict[str, list[str]], text: str, parts: dict[str, list[Any]]
 ) -> tuple[str, Split]:
-    """The I block the agent sees at ``tip`` (``text``: every card in full; ``parts``: card
-    -> [blob, its lines, its brief]) and its split, folded when over the budget."""
+    """The I block the agent sees (``text``: every card in full; ``parts``: card -> [blob,
+    its lines, its brief]; ``changes``: card -> [commit, date] of its last change, least
+    recent first) and its split, folded when over the budget."""
     budget = repo.config.index_tokens
     cards = [(p, v[1], v[2]) for p, v in sorted(parts.items())]
-    if estimate_tokens(text) <= budget or tip is None:
+    if estimate_tokens(text) <= budget:
         return text, every_card(cards)
-    found = card_changes(repo, branch, tip, {card_path(p) for p, _, _ in cards})
-    recent = [path[len("cards/") : -len(".md")] for path in found]
-    days = {path[len("cards/") : -len(".md")]: d[:10] for path, (_, d) in found.items()}
-    return fold(cards, recent, days, budget)
+    days = {card: last[1][:10] for card, last in changes.items()}
+    return fold(cards, list(reversed(changes)), days, budget)

@@ -50,6 +50,8 @@ from gitmem.features.audit import audit_log as audit_log
 from gitmem.features.audit import read_card as read_card
 from gitmem.features.edit import EditResult as EditResult
 from gitmem.features.edit import write_card as write_card
+from gitmem.features.refused_paths import refused_paths as refused_paths
+from gitmem.features.refused_paths import remove_refused_path as remove_refused_path
 from gitmem.features.revert import RevertResult as RevertResult
 from gitmem.features.revert import revert_commit as revert_commit
 from gitmem.features.scan import ScanResult as ScanResult
@@ -211,8 +213,10 @@ __all__ = [
     "read_index",
     "recover",
     "redact_secrets",
+    "refused_paths",
     "reindex",
     "reject_session",
+    "remove_refused_path",
     "render_index",
     "repo_status",
     "revert_commit",

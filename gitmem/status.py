@@ -7,9 +7,11 @@ sync) and, when a plain ``git fetch`` made one, the remote-tracking ref.
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import asdict, dataclass, field
 
 from gitmem.agent import budget
+from gitmem.features.refused_paths import refused_paths
 from gitmem.git.runner import Sha
 from gitmem.index import build as index_mod
 from gitmem.index.tiers import Split
@@ -69,6 +71,7 @@ class Status:
     stale: tuple[str, ...] = ()  # "card § section": entries whose section changed since
     redact_interrupted: str | None = None  # what a redact left unfinished, and the command
     settings: tuple[trust.Setting, ...] = ()  # protective settings, where each comes from
+    refused_paths: tuple[tuple[str, str], ...] = ()  # (path, why): names the path rule refuses
 
     def to_json(self) -> dict[str, object]:
         return {**asdict(self), "settings": [x.to_json() for x in self.settings]}
@@ -142,6 +145,7 @@ def status(repo: MemoryRepo) -> Status:
         stale=stale,
         redact_interrupted=redact_journal.state(repo),
         settings=tuple(trust.settings(repo.root)),
+        refused_paths=tuple(refused_paths(repo)),
     )
 
 
@@ -164,6 +168,11 @@ def _branch_lines(st: Status) -> list[str]:
         out.append("  memory lives on main: `git switch main` to see the agent's edits")
     if st.redact_interrupted:
         out.append(st.redact_interrupted[0].upper() + st.redact_interrupted[1:])
+    for path, why in st.refused_paths:
+        out.append(
+            f"main holds {path}, a name gitmem never makes ({why}): "
+            f"`gitmem recover --remove {shlex.quote(path)}`"
+        )
     if st.sync_stopped:
         out.append(
             f"A sync with {st.sync_stopped} stopped at a conflict: settle it, then "

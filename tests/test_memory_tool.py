@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gitmem.bridges.memory_tool import GitMemoryTool
-from gitmem.memory.names import path_part_problem
+from gitmem.memory import path_rule
 from gitmem.memory.repo import MemoryRepo
 from gitmem.ops.history import read_log
 from gitmem.setup.init import init_repo
@@ -109,7 +109,8 @@ def normalise(result: Outcome) -> Outcome:
 
 def reserved(result: Outcome) -> bool:
     """gitmem's refusals where the SDK would go on: a .gitkeep, a name starting with '.',
-    a name some system's git would refuse or read as its own (``path_part_problem``)."""
+    a name some system's git would refuse or read as its own, or one that is another's
+    name on Windows and macOS (``gitmem.memory.path_rule``)."""
     kind, text = result
     return kind == "error" and " is not allowed: " in text
 
@@ -154,12 +155,15 @@ def test_same_results_and_files_as_the_sdk_tool(commands: list[dict[str, Any]]) 
                 mine = outcome(ours, cmd)
                 tip = repo.tip(ours.branch)
                 if reserved(mine):
-                    # A .gitkeep made, or any other dot name, is refused where the SDK goes on.
-                    named = (
-                        f"{cmd.get('path', '')}/{cmd.get('old_path', '')}/{cmd.get('new_path', '')}"
-                    )
-                    parts = named.split("/")
-                    assert "/." in named or any(map(path_part_problem, parts)), cmd
+                    # A .gitkeep made, any other dot name, or a name the path rule refuses is
+                    # refused where the SDK goes on.
+                    named = [cmd.get(k, "") for k in ("path", "old_path", "new_path")]
+                    in_repo = ["cards" + p.removeprefix("/memories") for p in named]
+                    assert (
+                        any("/." in p for p in named)
+                        or any(map(path_rule.path_problem, in_repo))
+                        or "is the same name as" in mine[1]
+                    ), cmd
                     assert tip == before_tip
                     continue
                 theirs = outcome(sdk, cmd)
@@ -195,7 +199,7 @@ def side_by_side(repo: MemoryRepo, tmp_path: Path, commands: list[dict[str, Any]
 def test_names_with_spaces_tabs_unicode_and_dots_work_like_the_sdk(
     repo: MemoryRepo, tmp_path: Path
 ) -> None:
-    names = ["sp ace.md", "two  spaces.md", " lead", "tab\there.md", "日本 メモ.md", "mid.dot.md"]
+    names = ["sp ace.md", "two  spaces.md", " lead", "日本 メモ.md", "mid.dot.md"]
     commands: list[dict[str, Any]] = []
     for n in names:
         commands += [
@@ -209,10 +213,10 @@ def test_names_with_spaces_tabs_unicode_and_dots_work_like_the_sdk(
                 "new_str": "40k",
             },
             {"command": "view", "path": f"/memories/{n}"},
-            {"command": "rename", "old_path": f"/memories/{n}", "new_path": f"/memories/d {n}/x y"},
+            {"command": "rename", "old_path": f"/memories/{n}", "new_path": f"/memories/{n}.d/x y"},
         ]
     commands += [{"command": "view", "path": "/memories"}]
-    commands += [{"command": "delete", "path": f"/memories/d {n}"} for n in names[:3]]
+    commands += [{"command": "delete", "path": f"/memories/{n}.d"} for n in names[:3]]
     side_by_side(repo, tmp_path, commands)
 
 
@@ -290,7 +294,44 @@ BAD = [
     ({"command": "view", "path": "/memories/%2e%2e/x"}, "URL-encoded traversal"),
     ({"command": "create", "path": "/memories/%252e%252e/x", "file_text": "x"}, "URL-encoded"),
     ({"command": "delete", "path": "/memories/a%2f..%2f..%2fx"}, "URL-encoded traversal"),
-    ({"command": "create", "path": "/memories/.git/config", "file_text": "x"}, ".git is reserved"),
+    ({"command": "create", "path": "/memories/.git/config", "file_text": "x"}, "is not allowed"),
+    *[
+        ({"command": "create", "path": f"/memories/{name}", "file_text": "x"}, why)
+        for name, why in [
+            ("git~1/config", "git's own files"),
+            ("GIT~1/config", "git's own files"),
+            ("Git~2/x.md", "git's own files"),
+            ("git~1 /config", "git's own files"),
+            ("git~1./config", "git's own files"),
+            ("sub/git~1/x", "git's own files"),
+            ("gitmod~1/config", "git's own files"),
+            ("\u200c.git/config", "git's own files"),
+            ("\ufeff.git", "git's own files"),
+            ("\u200d.GIT/x", "git's own files"),
+            ("Acme.md", "the same name as 'acme.md'"),
+            ("ACME.md", "the same name as 'acme.md'"),
+            ("cafe\u0301.md", "not in Unicode NFC"),
+            ("evil\u202egnp.md", "invisible or control character"),
+            ("tab\there.md", "invisible or control character"),
+            ("dot.md.", "ends with a dot or a space"),
+            ("space.md ", "ends with a dot or a space"),
+            ("CON", "Windows device name"),
+            ("nul.md", "Windows device name"),
+            ("com1.txt", "Windows device name"),
+            ("a\\b.md", "Windows does not allow"),
+            ("a:b.md", "Windows does not allow"),
+            ("what?.md", "Windows does not allow"),
+            ("acme.md/x.md", "where a card's file goes"),
+        ]
+    ],
+    (
+        {"command": "rename", "old_path": "/memories/acme.md", "new_path": "/memories/git~1/c"},
+        "git's own files",
+    ),
+    (
+        {"command": "rename", "old_path": "/memories/acme.md", "new_path": "/memories/Acme.md"},
+        "the same name as 'acme.md'",
+    ),
     ({"command": "create", "path": "/memories/a\0.md", "file_text": "x"}, "NUL byte"),
     ({"command": "create", "path": "/memories/n.md", "file_text": "bad \ud800"}, "not valid UTF-8"),
     (

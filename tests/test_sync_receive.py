@@ -18,7 +18,7 @@ from test_sync_cost import _commit_on, _merge, step
 from gitmem.errors import EXIT_CONFLICT
 from gitmem.index import build as index
 from gitmem.index import replay
-from gitmem.memory.repo import MAIN, MEMORY_PATHS, MemoryRepo
+from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.ops import incoming
 from gitmem.setup.init import init_repo
 from gitmem.sync import exchange
@@ -115,37 +115,26 @@ names = st.builds(
     st.text(alphabet="ab 12060.md/", max_size=10),
 ).filter(bool)
 commit_ids = st.sampled_from(["a" * 40, "b" * 40, "c" * 64])
-entry = st.tuples(modes, modes, names)
+entry = st.tuples(modes, modes, st.sampled_from("AMDT"), names)
 
 
-def _raw(commits: list[tuple[str, list[tuple[str, str, str]]]]) -> str:
+def _raw(commits: list[tuple[str, list[tuple[str, str, str, str]]]]) -> str:
     """What `git log -m --raw -z --format=%x00%H` writes for ``commits``."""
     out = ""
     for sha, entries in commits:
         out += f"\0{sha}\n\0" if entries else f"\0{sha}\n"
-        for old, new, path in entries:
-            out += f":{old} {new} {'1' * 40} {'2' * 40} M\0{path}\0"
+        for old, new, status, path in entries:
+            out += f":{old} {new} {'1' * 40} {'2' * 40} {status}\0{path}\0"
     return out
 
 
 @settings(max_examples=300, deadline=None)
 @given(commits=st.lists(st.tuples(commit_ids, st.lists(entry, max_size=4)), max_size=5))
-def test_the_first_unsafe_entry_where_memory_lives_is_found(
-    commits: list[tuple[str, list[tuple[str, str, str]]]],
+def test_every_entry_of_a_raw_log_is_read_with_its_commit(
+    commits: list[tuple[str, list[tuple[str, str, str, str]]]],
 ) -> None:
-    expected = incoming.unsafe_entry(_raw(commits))
-    wanted = [
-        (p, n)
-        for _sha, entries in commits
-        for _o, n, p in entries
-        if n in ("120000", "160000") and p.split("/")[0] in MEMORY_PATHS
-    ]
-    assert (expected is None) == (not wanted)
-    if expected is not None:
-        assert (expected[0], expected[1]) == (
-            wanted[0][0],
-            {"120000": "a symlink", "160000": "a submodule"}[wanted[0][1]],
-        )
+    got = list(incoming.raw_entries(_raw(commits)))
+    assert got == [(sha, n, status, p) for sha, entries in commits for _o, n, status, p in entries]
 
 
 def test_a_card_named_like_a_mode_is_received_and_a_symlink_is_refused(tmp_path: Path) -> None:

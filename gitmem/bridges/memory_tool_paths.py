@@ -22,7 +22,7 @@ from anthropic.tools import ToolError
 
 from gitmem.git.objects import ObjectStore
 from gitmem.git.runner import Sha
-from gitmem.memory.names import path_part_problem
+from gitmem.memory import path_rule
 
 ROOT = "/memories"
 CARDS = "cards"
@@ -115,12 +115,27 @@ class Snapshot:
         return node.kind
 
     def check_writable(self, parts: Parts, shown: str) -> None:
-        """Refuse to make a ``.gitkeep``: it would be taken for gitmem's placeholder."""
+        """Refuse to make a ``.gitkeep`` (it would be taken for gitmem's placeholder) or a
+        name that Windows and macOS would take for one beside it (``Acme.md``, ``acme.md``)."""
         if KEEP in parts:
             raise ToolError(
                 f"Path {shown} is not allowed: {KEEP} is reserved by gitmem "
                 "(it keeps empty directories in git)"
             )
+        # Only a name being made is judged: a path already in the tree is read, edited and
+        # deleted as it is, so an old repo's odd name can still be taken away.
+        problem = None if self.kind(parts) else path_rule.path_problem(_repo_path(parts))
+        if problem:
+            raise ToolError(f"Path {shown} is not allowed: {problem}")
+        for i, part in enumerate(parts):
+            if self.kind(parts[: i + 1]) is None:
+                other = path_rule.clash(part, self.children.get(parts[:i], ()))
+                if other is not None:
+                    raise ToolError(
+                        f"Path {shown} is not allowed: {part!r} is the same name as {other!r} "
+                        "on Windows and macOS"
+                    )
+                return
 
     def blocked(self, parts: Parts) -> bool:
         """True when an ancestor of ``parts`` is not a directory (the OS says ENOTDIR)."""
@@ -221,12 +236,6 @@ class Snapshot:
         parts = self._realpath(rel)
         if parts is None:
             raise ToolError(f"Path {path} would escape /memories directory")
-        if any(p.lower() == ".git" for p in parts):
-            raise ToolError(f"Path {path} is not allowed: .git is reserved for git itself")
-        for part in parts:
-            problem = path_part_problem(part)
-            if problem:
-                raise ToolError(f"Path {path} is not allowed: {part!r}: {problem}")
         if any(hidden(p) for p in parts):
             raise ToolError(
                 f"Path {path} is not allowed: a name starting with '.' is not memory "

@@ -65,12 +65,16 @@ def wanted() -> bool:
 def run(git: Git, label: str, *args: str) -> subprocess.CompletedProcess[bytes]:
     """``git.run(*args, check=False)``; with progress drawn on stderr when it is wanted.
 
-    ``args[0]`` is the git command (fetch, push, clone); ``label`` says what it does
-    ("fetching from origin"). stdout is what git wrote; stderr is without progress.
+    ``args`` is the git command (fetch, push, clone), after any ``-c NAME=VALUE`` pairs;
+    ``label`` says what it does ("fetching from origin"). stdout is what git wrote; stderr
+    is without progress.
     """
     if not wanted():
         return git.run(*args, check=False)
-    cmd = ["git", args[0], "--progress", *args[1:]]
+    at = 0
+    while args[at] == "-c":
+        at += 2
+    cmd = ["git", *args[: at + 1], "--progress", *args[at + 1 :]]
     try:
         proc = subprocess.Popen(
             cmd,

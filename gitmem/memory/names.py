@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from gitmem.errors import InvalidInput
+from gitmem.memory import path_rule
 
 # Whole-string patterns, used with fullmatch: "$" alone would accept a final "\n".
 _SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
@@ -72,7 +73,11 @@ def project(name: str) -> str:
         f"use lowercase letters, digits and single dashes (at most {MAX_SLUG} characters), "
         "e.g. 'acme-website'"
     )
-    return _slug(name, "project name", rule)
+    _slug(name, "project name", rule)
+    problem = path_rule.part_problem(f"{name}.md")  # a slug can still be a device name
+    if problem is not None:
+        raise InvalidInput(f"invalid project name {name!r}: {problem}")
+    return name
 
 
 def section_id(name: str) -> str:
@@ -153,33 +158,3 @@ def keywords(values: list[str]) -> tuple[str, ...]:
 
 def split_keywords(text: str) -> tuple[str, ...]:
     return keywords([k for k in text.split(",") if k.strip()])
-
-
-# Characters HFS+ ignores when it compares names, so "\u200c.git" is ".git" to it (as git's
-# own fsck judges them), and the format characters that reorder or hide text.
-_IGNORABLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u206a-\u206f\ufeff]")
-# Names git keeps for itself, with the NTFS short names that reach the same directory.
-_GIT_OWN = frozenset({".git", "git~1", ".gitmodules", "gitmod~1"})
-_DEVICE = re.compile(r"(?i)(?:con|prn|aux|nul|com[0-9]|lpt[0-9])(?:\..*)?")
-
-
-def path_part_problem(part: str) -> str | None:
-    """Why one name in a memory path cannot be kept, or None when it checks out everywhere.
-
-    A name is kept only if git checks it out on every system (core.protectNTFS and
-    core.protectHFS on) and it cannot stand for git's own files there.
-    """
-    bare = _IGNORABLE.sub("", part).rstrip(" .").casefold()
-    if bare in _GIT_OWN:
-        return "it names git's own files on Windows or macOS"
-    # A tab is kept: the SDK's own memory tool keeps it and git checks it out everywhere.
-    found = _IGNORABLE.search(part) or _CONTROL.search(part.replace("\t", ""))
-    if found:
-        return f"it contains the invisible character {found.group()!r}"
-    if part != part.rstrip(" ."):
-        return "it ends with a dot or a space, which Windows drops"
-    if _DEVICE.fullmatch(part):
-        return "it is a Windows device name"
-    if "\\" in part or ":" in part:
-        return "it contains '\\' or ':', which Windows reads as a path"
-    return None

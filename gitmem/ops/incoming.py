@@ -8,9 +8,10 @@ would then fail on."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 from gitmem.errors import ConfigError, UnsafePath
-from gitmem.memory import config
+from gitmem.memory import config, path_rule
 from gitmem.memory.cards import card_of, unwritable
 from gitmem.memory.repo import MEMORY_PATHS, MemoryRepo, where_memory_lives
 from gitmem.paths import shipped
@@ -42,7 +43,9 @@ def refuse(repo: MemoryRepo, remote: str, ours: str | None, theirs: str) -> None
         theirs,
         *([f"^{ours}"] if ours else []),
     )
-    found = unsafe_entry(listing)
+    entries = list(raw_entries(listing))
+    _refuse_names(repo, remote, theirs, entries)
+    found = next(((p, _UNSAFE_MODES[m], c) for c, m, _, p in entries if _unsafe(m, p)), None)
     if found is not None:
         path, what, commit = found
         raise UnsafePath(
@@ -50,14 +53,37 @@ def refuse(repo: MemoryRepo, remote: str, ours: str | None, theirs: str) -> None
             "follows one where it keeps memory; nothing was changed here",
             hint=f"fix it on {remote} with a commit that makes it a real file or folder",
         )
-    items = [p.strip("\n") for p in listing.split("\0")]
-    changed = {p for p in items if p.rpartition("/")[2] == ATTRIBUTES}
+    changed = {p for *_, p in entries if p.rpartition("/")[2] == ATTRIBUTES}
     if ours is None:  # against gitmem's own, whose top .gitattributes a remote may lack
         changed.add(ATTRIBUTES)
     if changed:
         _refuse_attributes(repo, remote, ours, theirs, sorted(changed))
     _refuse_unusable(repo, remote, theirs)
-    _refuse_cards(repo, remote, theirs, sorted({p for p in items if card_of(p)}))
+    _refuse_cards(repo, remote, theirs, sorted({p for *_, p in entries if card_of(p)}))
+
+
+def _refuse_names(
+    repo: MemoryRepo, remote: str, theirs: str, entries: list[tuple[str, str, str, str]]
+) -> None:
+    """Refuse (``UnsafePath``) a history that makes a path the path rule refuses, or
+    whose tip holds two names Windows or macOS take for one."""
+    made = [(commit, path) for commit, _, status, path in entries if status == "A"]
+    for commit, path in made:
+        problem = path_rule.path_problem(path)
+        if problem is not None:
+            raise UnsafePath(
+                f"{remote}/main brings {path} (commit {commit[:7]}), a name gitmem never "
+                f"makes: {problem}; nothing was changed here",
+                hint=f"rename or remove it on {remote} with a commit, then sync again",
+            )
+    if made:  # only a new name can clash: the tree is listed once, when there is one
+        listing = repo.git.out("ls-tree", "-r", "-z", "--name-only", theirs)
+        for one, other in path_rule.tree_clashes(filter(None, listing.split("\0"))):
+            raise UnsafePath(
+                f"{remote}/main holds both {one} and {other}, one name on Windows and "
+                "macOS; nothing was changed here",
+                hint=f"rename one of them on {remote} with a commit, then sync again",
+            )
 
 
 def _refuse_cards(repo: MemoryRepo, remote: str, theirs: str, paths: list[str]) -> None:
@@ -97,21 +123,23 @@ def _refuse_unusable(repo: MemoryRepo, remote: str, theirs: str) -> None:
         )
 
 
-def unsafe_entry(out: str) -> tuple[str, str, str] | None:
-    """The first (path, "a symlink" or "a submodule", commit) where memory lives in
-    ``git log -m --raw -z --format=%x00%H``'s ``out``, or None."""
+def raw_entries(out: str) -> Iterator[tuple[str, str, str, str]]:
+    """(commit, new mode, status letter, path) for each entry of
+    ``git log -m --raw -z --no-renames --format=%x00%H``'s ``out``."""
     items, commit, i = out.split("\0"), "", 0
     while i < len(items):
         item = items[i].strip("\n")
         if item.startswith(":") and i + 1 < len(items):
-            mode, path = item[1:].split(" ")[1], items[i + 1]  # --no-renames: one path each
-            if mode in _UNSAFE_MODES and where_memory_lives(path):
-                return path, _UNSAFE_MODES[mode], commit
+            fields = item[1:].split(" ")  # old mode, new mode, old id, new id, status
+            yield commit, fields[1], fields[4], items[i + 1]  # --no-renames: one path each
             i += 2
             continue
         commit = item or commit  # what is neither an entry nor its path is a commit
         i += 1
-    return None
+
+
+def _unsafe(mode: str, path: str) -> bool:
+    return mode in _UNSAFE_MODES and where_memory_lives(path)
 
 
 def _refuse_attributes(

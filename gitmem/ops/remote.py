@@ -8,11 +8,12 @@ errors naming the remote and what git said.
 
 from __future__ import annotations
 
+import re
 import subprocess
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from gitmem.errors import EXIT_GIT, GitmemError, NotFound
+from gitmem.errors import EXIT_GIT, GitmemError, NotFound, UnsafePath
 from gitmem.git import progress
 from gitmem.git.runner import Sha
 from gitmem.memory import names
@@ -30,6 +31,23 @@ def git_reason(text: bytes) -> str:
     lines after it are advice that fits every cause."""
     lines = [ln.strip() for ln in text.decode("utf-8", "replace").splitlines() if ln.strip()]
     return lines[0].removeprefix("fatal: ") if lines else "no output"
+
+
+_FSCK = re.compile(rb"error: object ([0-9a-f]+): (\w+): ([^\n]*)")
+
+
+def check_objects(stderr: bytes, name: str) -> None:
+    """Refuse (``UnsafePath``) what git's own object checks refused in a fetch or a clone
+    from ``name`` (a tree naming ``.git`` in a spelling some system reads as git's own)."""
+    found = _FSCK.search(stderr)
+    if found is not None:
+        sha, check, detail = (g.decode("utf-8", "replace") for g in found.groups())
+        raise UnsafePath(
+            f"{name} sends object {sha[:7]}, which git's own checks refuse ({check}: "
+            f"{detail}); nothing was changed here",
+            hint=f"its history holds a name no checkout everywhere can hold: rewrite it on "
+            f"{name}, or sync with another remote",
+        )
 
 
 def _unreachable(name: str) -> str:
@@ -68,6 +86,7 @@ def fetch_main(
         if extra:
             fetch_refs(repo, name, extra, where)
         return None
+    check_objects(proc.stderr, name)
     raise RemoteError(
         f"cannot fetch from {name} ({where}): {git_reason(proc.stderr)}", hint=_unreachable(name)
     )
@@ -77,6 +96,7 @@ def fetch_refs(repo: MemoryRepo, name: str, specs: Sequence[str], where: str | N
     """Fetch ``specs`` (glob refspecs into private refs, pruned), as ``fetch_main`` does."""
     proc = _fetch(repo, name, specs)
     if proc.returncode:
+        check_objects(proc.stderr, name)
         where = where or url(repo, name)
         raise RemoteError(
             f"cannot fetch from {name} ({where}): {git_reason(proc.stderr)}",
@@ -86,7 +106,9 @@ def fetch_refs(repo: MemoryRepo, name: str, specs: Sequence[str], where: str | N
 
 def _fetch(repo: MemoryRepo, name: str, specs: Sequence[str]) -> subprocess.CompletedProcess[bytes]:
     prune = ["--prune"] if len(specs) > 1 else []
-    args = ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", *prune, "--refmap="]
+    # git's own object checks refuse what no checkout could hold (a ".git" in any spelling).
+    args = ["-c", "fetch.fsckObjects=true", "fetch", "--quiet", "--no-tags"]
+    args += ["--no-write-fetch-head", *prune, "--refmap="]
     return progress.run(repo.git, f"fetching from {name}", *args, name, *specs)
 
 

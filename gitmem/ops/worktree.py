@@ -21,7 +21,7 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +30,7 @@ from gitmem.git import safe_files
 from gitmem.git.objects import GITLINK_MODE, LINK_MODE
 from gitmem.git.runner import Sha
 from gitmem.git.staging import staged
+from gitmem.memory import path_rule
 from gitmem.memory.repo import MemoryRepo, where_memory_lives
 from gitmem.ops.refs import LOCK_PATIENCE_S, cas, cas_fast, lock_files, wait_for_locks
 
@@ -322,6 +323,17 @@ def _for_git(repo: MemoryRepo, revs: tuple[Sha, ...], path: str) -> bool:
     return st is not None and (st.st_mode & 0o170000) == 0o120000
 
 
+def _followed(repo: MemoryRepo, commit: Sha, path: str, known: Mapping[str, object]) -> bool:
+    """Whether git brings ``path`` to ``commit``: it is there, or git holds it now. A name
+    the path rule refuses (``cards/git~1/config``, brought by an older gitmem) is left out
+    of a checkout git would refuse whole; ``gitmem status`` names it."""
+    if path in known:
+        return True
+    if repo.store.entry(commit, path) is not None and path_rule.path_problem(path) is None:
+        return True
+    return bool(staged(repo.git, path))
+
+
 def _update_index(
     repo: MemoryRepo, commit: Sha, paths: list[str], known: dict[str, tuple[Sha, bytes]]
 ) -> None:
@@ -331,11 +343,7 @@ def _update_index(
     does, so whatever .gitattributes says (an encoding, line endings, a filter) the
     person's ``git status`` is clean and their commit takes none of it (``git add`` of the
     file would store the filtered bytes instead)."""
-    tracked = [
-        p
-        for p in paths
-        if p in known or repo.store.entry(commit, p) is not None or staged(repo.git, p)
-    ]
+    tracked = [p for p in paths if _followed(repo, commit, p, known)]
     if not tracked:
         return
     # No hooks: gitmem's post-checkout would wait for the lock held here.

@@ -26,7 +26,7 @@ from gitmem.memory import refs
 from gitmem.memory.config import FILENAME
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.ops import incoming
-from gitmem.ops.remote import RemoteError, git_reason
+from gitmem.ops.remote import RemoteError, check_objects, git_reason
 from gitmem.setup.new_folder import undone_on_failure
 
 REMOTE = "origin"
@@ -79,6 +79,8 @@ def _clone(url: str, path: Path) -> CloneResult:
     proc = progress.run(
         here,
         f"cloning {url}",
+        "-c",
+        "transfer.fsckObjects=true",
         "clone",
         "--quiet",
         "--no-checkout",
@@ -89,6 +91,7 @@ def _clone(url: str, path: Path) -> CloneResult:
         str(path),
     )
     if proc.returncode:
+        check_objects(proc.stderr, url)
         raise RemoteError(f"cannot clone {url}: {git_reason(proc.stderr)}")
     git = Git(path)
     remote_main = f"refs/remotes/{REMOTE}/{MAIN}"

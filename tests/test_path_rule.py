@@ -224,3 +224,23 @@ def test_every_name_the_memory_tool_makes_checks_out_everywhere(paths: list[str]
         _checks_out_everywhere(root)
         for args in (["status"], ["index"], ["log"], ["cards"]):
             assert gm("-C", str(root), *args).code == 0, args
+
+
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(_names, min_size=1, max_size=6, unique=True))
+def test_every_card_import_makes_checks_out_everywhere(names: list[str]) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        notes = Path(tmp) / "notes"
+        notes.mkdir()
+        for name in names:
+            with contextlib.suppress(OSError):  # a name this disk cannot hold is no note
+                (notes / f"{name.replace('/', '-')}.md").write_text(CARD)
+        root = Path(tmp) / "client"
+        init_repo(root)
+        gm("-C", str(root), "import", str(notes), "--skip-problems")
+        made = [p for p in git(root, "ls-tree", "-r", "-z", "--name-only", "main").split("\0") if p]
+        assert not [p for p in made if path_rule.path_problem(p)]
+        assert path_rule.tree_clashes(made) == []
+        _checks_out_everywhere(root)

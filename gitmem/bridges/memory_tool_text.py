@@ -28,6 +28,12 @@ def view_file(content: str, shown: str, view_range: list[int] | None) -> str:
         raise ToolError(f"File {shown} exceeds maximum line limit of 999,999 lines.")
     picked, start = lines, 1
     if view_range and len(view_range) == 2:
+        if view_range[1] != -1 and view_range[1] < view_range[0]:
+            # The SDK shows nothing here; the model is told why instead.
+            raise ToolError(
+                f"view_range {view_range} is not allowed: it ends before it starts; give "
+                "[start, end] with end >= start, or end -1 for the rest of the file"
+            )
         first = max(1, view_range[0]) - 1
         last = len(lines) if view_range[1] == -1 else view_range[1]
         picked, start = lines[first:last], first + 1

@@ -2,6 +2,10 @@
 commits; ``gitmem reindex`` at 100k commits <= 60 s wall and <= 300 MB peak RSS, on
 generate.py's history and on one of 1,000 cards with 75 sections each.
 
+Rebuild: ``gitmem.index.build.rebuild`` in a fresh process (nothing of the cache is
+believed) <= 3x a raw ``git log --format=%H%x00%(trailers:only,unfold)`` of the same
+history, 10k commits, both shapes (the process's start-up not counted).
+
 Refresh: each round 10 hand edits committed with plain git (hooks off, not timed), then
 ``gitmem index`` (it folds them in) and ``gitmem index`` again (cached). Reindex: ``gitmem
 reindex`` as a process; its peak is the largest resident set of it or any process it
@@ -9,6 +13,7 @@ started (``getrusage(RUSAGE_CHILDREN)`` of a wrapper). Medians::
 
     .venv/bin/python benchmarks/bench_index.py                 # 100k commits
     .venv/bin/python benchmarks/bench_index.py --quick         # 10k commits
+    .venv/bin/python benchmarks/bench_index.py --rebuild-only  # the rebuild, 10k commits
 """
 
 from __future__ import annotations
@@ -58,6 +63,47 @@ def refresh(size: int, rounds: int) -> None:
     common.row("  after 10 / cached", f"{a / c:.2f}x", "<= 2x", a / c <= 2)
 
 
+REBUILD = (
+    "import sys, time\n"
+    "from gitmem.index import build\n"
+    "from pathlib import Path\n"
+    "from gitmem.memory.repo import MemoryRepo\n"
+    "repo = MemoryRepo(Path(sys.argv[1]))\n"
+    "start = time.perf_counter()\n"
+    "build.rebuild(repo)\n"
+    "print(time.perf_counter() - start)\n"
+)
+RAW_LOG = ("log", "--format=%H%x00%(trailers:only,unfold)", "main")
+
+
+def rebuild(size: int, sections: int, rounds: int) -> None:
+    with common.scratch() as tmp:
+        work = Path(tmp)
+        env = common.bench_env(work / "home")
+        root = common.copy_of(common.history(size, sections), work / "repo")
+
+        def ours() -> float:
+            proc = subprocess.run(
+                [sys.executable, "-c", REBUILD, str(root)], env=env, capture_output=True, text=True
+            )
+            if proc.returncode:
+                raise SystemExit(f"rebuild failed:\n{proc.stderr}")
+            return float(proc.stdout.split()[-1])
+
+        got = common.interleaved(
+            {"rebuild": ours, "git log": lambda: common.run(["git", *RAW_LOG], root, env)},
+            rounds,
+        )
+    a, b = got["rebuild"], got["git log"]
+    shape = (
+        f"{common.cards_at(size):,} cards x {sections} sections" if sections else "generate.py's"
+    )
+    print(f"{size:,} commits, {shape}:")
+    common.row("  rebuild (gitmem.index.build.rebuild)", common.ms(a), "")
+    common.row("  git log --format=%H%x00%(trailers:only,unfold)", common.ms(b), "")
+    common.row("  rebuild / git log", f"{a / b:.1f}x", "<= 3x", a <= 3 * b)
+
+
 def reindex(size: int, sections: int, rounds: int) -> None:
     with common.scratch() as tmp:
         work = Path(tmp)
@@ -92,8 +138,13 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=11, help="refresh rounds (11)")
     ap.add_argument("--reindex-rounds", type=int, default=3)
     ap.add_argument("--sections", type=int, default=75, help="the second shape (75)")
+    ap.add_argument("--rebuild-only", action="store_true", help="only the rebuild, 10k")
     args = ap.parse_args()
     common.machine()
+    for sections in (0, args.sections):
+        rebuild(10_000, sections, 3 if args.quick or args.rebuild_only else 7)
+    if args.rebuild_only:
+        return 0
     for size in common.sizes(args):
         refresh(size, 5 if args.quick else args.rounds)
         for sections in (0, args.sections):

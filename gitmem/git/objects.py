@@ -9,7 +9,7 @@ import contextlib
 import os
 import re
 import subprocess
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from gitmem.errors import CorruptObject, GitError, NotFound, UnsafePath
@@ -145,7 +145,7 @@ class ObjectStore:
             entries = self._remember(got.sha, got.data) if got.kind == "tree" else []
         raise AssertionError("unreachable: the last part returns")
 
-    def resolved_all(self, names: list[str]) -> Iterator[GitObject | None]:
+    def resolved_all(self, names: Sequence[str]) -> Iterator[GitObject | None]:
         """``resolved`` of each of ``names``, asked a group at a time (one round trip per
         group, not per object: the index's stale marks read thousands)."""
         for at in range(0, len(names), _GROUP):

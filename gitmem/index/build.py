@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from gitmem.errors import CorruptObject
 from gitmem.index import cache_file, freshness, replay, tiers
 from gitmem.index.growth import advance, is_revert
 from gitmem.index.model import (
@@ -53,12 +54,10 @@ class Facts:
     contested: dict[str, list[str]] = field(default_factory=dict)  # merge -> its "key\0sha"s
 
 
-def _card_facts(repo: MemoryRepo, facts: Facts, blob: str) -> list[list[str]]:
-    got = facts.blobs.get(blob)
-    if got is None:
-        text = (repo.store.read_blob(blob) or b"").decode("utf-8", "replace")
-        info, digest = card_info(text), freshness.digests(text)
-        got = facts.blobs[blob] = [info[0], *([sid, h, digest[sid]] for sid, h in info[1:])]
+def _card_facts(facts: Facts, blob: str, data: bytes) -> list[list[str]]:
+    text = data.decode("utf-8", "replace")
+    info, digest = card_info(text), freshness.digests(text)
+    got = facts.blobs[blob] = [info[0], *([sid, h, digest[sid]] for sid, h in info[1:])]
     return got
 
 
@@ -66,15 +65,19 @@ Layout = list[tuple[str, str, list[list[str]]]]  # (card, blob, its facts), by c
 
 
 def _layout(repo: MemoryRepo, commit: str, facts: Facts) -> Layout:
-    """The cards of ``commit``'s tree, sorted, each with its blob, headings and digests."""
-    out: Layout = []
+    """The cards of ``commit``'s tree, sorted, each with its blob, headings and digests
+    (the blobs not known yet read in one pass of cat-file)."""
+    cards = []
     for entry in repo.store.read_tree(f"{commit}:cards"):
         name = entry.name.decode("utf-8", "replace")
-        if entry.is_tree or not name.endswith(".md") or not is_slug(name[:-3]):
-            continue
-        out.append((name[:-3], entry.sha, _card_facts(repo, facts, entry.sha)))
-    out.sort(key=lambda card: card[0])
-    return out
+        if not entry.is_tree and name.endswith(".md") and is_slug(name[:-3]):
+            cards.append((name[:-3], entry.sha))
+    new = sorted({blob for _, blob in cards if blob not in facts.blobs})
+    for blob, got in zip(new, repo.store.resolved_all(new), strict=True):
+        if got is None:  # a tree names it and git cannot read it
+            raise CorruptObject(blob, next(f"cards/{c}.md" for c, b in cards if b == blob))
+        _card_facts(facts, blob, got.data if got.kind == "blob" else b"")
+    return sorted((card, blob, facts.blobs[blob]) for card, blob in cards)
 
 
 def _learn_written(

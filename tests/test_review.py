@@ -20,6 +20,7 @@ from gitmem.memory.trailers import IndexEntry
 from gitmem.ops.hunks import apply as apply_hunks
 from gitmem.ops.hunks import parse as parse_diff
 from gitmem.review.pending import load
+from gitmem.review.render import plain as plain_text
 from gitmem.review.render import show_lines
 
 from helpers import git, gm, index_summaries, snapshot
@@ -162,7 +163,7 @@ def test_show_json_gives_files_commits_entries_and_hunks(pending: MemoryRepo, cl
 
 def test_colour_in_a_terminal_plain_when_piped(pending: MemoryRepo) -> None:
     lines = show_lines(load(pending, SID))
-    coloured, plain = render(lines, True), render(lines, False)
+    coloured, plain = render(lines), plain_text(lines)
     assert "\x1b[" in coloured and "\x1b[" not in plain
     assert re.sub(r"\x1b\[[0-9;]*m", "", coloured) == plain
 

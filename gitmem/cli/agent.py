@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 
 import click
 
+from ..wording import visible
 from .app import Ctx, cli, emit, json_option, pass_ctx
 from .lookup import complete_sessions
 
@@ -18,7 +19,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _write(text: str) -> None:
-    sys.stdout.write(text)
+    sys.stdout.write(visible(text))
     sys.stdout.flush()
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import importlib
 import json
 import os
-import re
 import signal
 import sys
 from collections.abc import Callable
@@ -26,6 +25,7 @@ from ..errors import (
     InvalidInput,
     from_os_error,
 )
+from ..wording import visible
 from .lookup import complete_clients
 
 if TYPE_CHECKING:
@@ -98,24 +98,22 @@ def json_option(f: F) -> F:
     )(f)
 
 
-def emit(ctx: Ctx, data: Any, text: str | Callable[[], str]) -> None:
+def emit(ctx: Ctx, data: Any, text: str | Callable[[], str], styled: bool = False) -> None:
     """Print ``text`` for people, or ``data`` as JSON with --json (either may be a callable,
-    so the form that is not printed is never built)."""
+    so the form that is not printed is never built). The text is made visible (a synced
+    card's text must not drive a terminal or a pager) unless ``styled``: gitmem's own
+    colours around text already made visible (``wording.visible``)."""
     if ctx.json:
         payload = data() if callable(data) else data
         click.echo(json.dumps(payload, indent=2, ensure_ascii=False, sort_keys=True))
     else:
         out = text() if callable(text) else text
-        if out and sys.stdout.isatty():  # a synced card's text must not drive the terminal
-            out = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", out)
         if out:
+            out = out if styled else visible(out)
             click.echo(out, nl=not out.endswith("\n"))
 
 
 pass_ctx = click.make_pass_decorator(Ctx)
-# What a terminal would act on rather than show (escape sequences, C1 controls); tabs
-# and newlines are text.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def _repo_options(cmd: click.Command) -> None:
@@ -267,9 +265,9 @@ def _asks_json(args: list[str]) -> bool:
 def _fail(state: Ctx, err: GitmemError) -> int:
     if state.json:
         _json_error(type(err).__name__, str(err), err.exit_code, err.hint)
-    click.echo(f"gitmem: error: {err}", err=True)
+    click.echo(f"gitmem: error: {visible(str(err))}", err=True)
     if err.hint and sys.stderr.isatty():
-        click.echo(f"hint: {err.hint}", err=True)
+        click.echo(f"hint: {visible(err.hint)}", err=True)
     return err.exit_code
 
 

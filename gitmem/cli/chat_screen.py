@@ -24,6 +24,7 @@ from gitmem.agent.events import AgentEvents, ResponseUsage, ToolCall
 from gitmem.agent.session import AgentSession
 
 from ..errors import GitmemError
+from ..wording import visible
 
 PROMPT = "\001\033[1;36m\002you>\001\033[0m\002 "  # \001 \002: readline's "no width" marks
 HISTORY_LINES = 1000
@@ -56,7 +57,7 @@ class Screen(AgentEvents):
 
     def _end_text(self) -> None:
         if self.live is not None:
-            self.live.update(Markdown(self.buf), refresh=True)
+            self.live.update(Markdown(visible(self.buf)), refresh=True)
             self.live.stop()
             self.live = None
         self.buf = ""
@@ -81,7 +82,7 @@ class Screen(AgentEvents):
             self.live = Live(console=self.console, auto_refresh=False, vertical_overflow="visible")
             self.live.start()
         self.buf += chunk
-        self.live.update(Markdown(self.buf), refresh=True)
+        self.live.update(Markdown(visible(self.buf)), refresh=True)
 
     def text_end(self) -> None:
         self._end_text()
@@ -89,7 +90,7 @@ class Screen(AgentEvents):
     def tool(self, call: ToolCall) -> None:
         self.close()
         style = "red" if call.is_error else "cyan"
-        self.console.print(Text("  " + chat_view.tool_line(call), style=style))
+        self.console.print(Text(visible("  " + chat_view.tool_line(call)), style=style))
 
     def response(self, usage: ResponseUsage) -> None:
         self.close()
@@ -109,7 +110,7 @@ class Screen(AgentEvents):
     # -- the rest of the screen ---------------------------------------------------------
     def warn(self, message: str) -> None:
         self.close()
-        self.console.print(Text(f"gitmem: warning: {message}", style="yellow"))
+        self.console.print(Text(visible(f"gitmem: warning: {message}"), style="yellow"))
 
     def banner(self, agent: AgentSession) -> None:
         cfg = agent.cfg
@@ -129,7 +130,7 @@ class Screen(AgentEvents):
 
     def _lines(self, text: str) -> None:
         """Text as it is (the terminal wraps it, rich does not re-flow it)."""
-        self.console.print(Text(text.rstrip("\n")), soft_wrap=True)
+        self.console.print(Text(visible(text.rstrip("\n"))), soft_wrap=True)
 
     def command(self, line: str, agent: AgentSession) -> bool:
         """A slash command; False ends the session."""
@@ -147,15 +148,15 @@ class Screen(AgentEvents):
                 self._lines(chat_commands.index_text(repo, session))
             elif name == "/review":
                 for text, style in chat_commands.review_lines(repo, session):
-                    self.console.print(Text(text, style=style or ""), soft_wrap=True)
+                    self.console.print(Text(visible(text), style=style or ""), soft_wrap=True)
             elif name == "/undo":
                 undone = chat_commands.undo_last(repo, session)
                 agent.note(undone.note())
-                self.console.print(Text(undone.text(), style="cyan"))
+                self.console.print(Text(visible(undone.text()), style="cyan"))
             else:
                 self.console.print(Text(f"unknown command {name}; /help lists them", style="red"))
         except GitmemError as err:
-            self.console.print(Text(f"gitmem: error: {err}", style="red"))
+            self.console.print(Text(visible(f"gitmem: error: {err}"), style="red"))
         self.console.print()
         return True
 

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from ..errors import InvalidInput
+from ..wording import visible
 from .app import Ctx, cli, emit, json_option, pass_ctx
 from .lookup import complete_sessions
 
@@ -21,12 +22,9 @@ q - quit; decide nothing, the session stays pending
 ? - print this help"""
 
 
-def render(lines: list[tuple[str, str]], colour: bool) -> str:
-    """The lines as plain text, or with ANSI colours (rich) for a terminal."""
-    from gitmem.review.render import plain
-
-    if not colour:
-        return plain(lines)
+def render(lines: list[tuple[str, str]]) -> str:
+    """The lines with ANSI colours (rich) for a terminal, each line's text made visible
+    first, so the colours are gitmem's own and what memory says is shown, not obeyed."""
     import io
 
     from rich.console import Console
@@ -35,13 +33,18 @@ def render(lines: list[tuple[str, str]], colour: bool) -> str:
     buf = io.StringIO()
     console = Console(file=buf, force_terminal=True, highlight=False, soft_wrap=True)
     for text, style in lines:
-        console.print(Text(text, style=style or ""))
+        console.print(Text(visible(text), style=style or ""))
     return buf.getvalue()
 
 
 def _print(ctx: Ctx, data: Any, lines: list[tuple[str, str]]) -> None:
     """JSON for --json, colours in a terminal, plain text when piped."""
-    emit(ctx, data, lambda: render(lines, sys.stdout.isatty() and "NO_COLOR" not in os.environ))
+    from gitmem.review.render import plain
+
+    if sys.stdout.isatty() and "NO_COLOR" not in os.environ:
+        emit(ctx, data, lambda: render(lines), styled=True)
+    else:
+        emit(ctx, data, lambda: plain(lines))
 
 
 def _numbers(spec: str) -> list[int]:
@@ -68,9 +71,9 @@ def _ask(view: Any) -> list[int] | None:
     for i, h in enumerate(numbered):
         if (h.commit.sha, h.hunk.path) != last:
             last = (h.commit.sha, h.hunk.path)
-            click.echo(f"\n{h.hunk.path}  {h.commit.sha[:7]} {h.commit.commit.subject}")
-            click.echo(f"  {entry_line(h.commit.entry())}")
-        click.echo(plain(hunk_lines(h, "  ")), nl=False)
+            click.echo(visible(f"\n{h.hunk.path}  {h.commit.sha[:7]} {h.commit.commit.subject}"))
+            click.echo(visible(f"  {entry_line(h.commit.entry())}"))
+        click.echo(visible(plain(hunk_lines(h, "  "))), nl=False)
         while True:
             click.echo(f"Accept hunk {h.number}/{len(numbered)} [y,n,a,d,q,?]? ", nl=False)
             answer = sys.stdin.readline()

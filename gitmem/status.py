@@ -300,18 +300,3 @@ def _remote_lines(st: Status) -> list[str]:
                 f"{count(r.tracking_behind, 'commit')} main has not"
             )
     return out
-
-
-def shallow_note(repo: MemoryRepo) -> str | None:
-    """What a shallow clone (``git clone --depth``) means for the index, or None.
-
-    An entry lives in the trailers of the commit that last described a section, so a
-    section whose commit was not fetched shows as (unindexed) until history is complete.
-    """
-    if repo.git.out("rev-parse", "--is-shallow-repository") != "true":
-        return None
-    return (
-        "this is a shallow clone (git clone --depth): commits before the ones fetched are "
-        "not here, so sections they described show as (unindexed); run "
-        "`git fetch --unshallow` to fetch the rest of history, then `gitmem reindex`"
-    )

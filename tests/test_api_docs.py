@@ -192,7 +192,7 @@ PRESENTATION: dict[str, set[str]] = {
     # `gitmem edit`'s steps: the buffer, $EDITOR, the section a whole-card edit changed
     "gitmem.features.editor": {"*"},
     "gitmem.memory.cards": {"sections", "card_of", "card_path"},  # card names <-> paths
-    "gitmem.status": {"lines", "shallow_note"},  # gitmem status's text, and its note
+    "gitmem.status": {"lines"},  # gitmem status's text
     "gitmem.agent.client": {"require_key"},  # the key checked before the SDK loads
     # --simulated: the scripted model `gitmem demo` (public run_demo) serves, and its label
     "gitmem.fakeapi": {"FakeAnthropicServer", "RuleModel"},

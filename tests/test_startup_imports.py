@@ -30,10 +30,12 @@ _WATCH = f"""
 import atexit, os, sys, time
 
 HEAVY = {HEAVY!r}
+WATCH = os.environ.get("GITMEM_TEST_WATCH", " ".join(HEAVY)).split()
 
 def _loaded():
     with open(os.environ["GITMEM_TEST_LOADED"], "w") as f:
-        f.write(" ".join(m for m in HEAVY if m in sys.modules))
+        got = {{w for w in WATCH for m in sys.modules if m == w or m.startswith(w + ".")}}
+        f.write(" ".join(sorted(got)))
 
 atexit.register(_loaded)
 HOLD = os.environ.get("GITMEM_TEST_HOLD")
@@ -167,3 +169,25 @@ def test_chat_shows_its_prompt_while_the_sdk_is_still_loading(tmp_path: Path, cl
             proc.kill()
             os.close(master)
     assert "anthropic" in _loaded(tmp_path)
+
+
+@pytest.mark.parametrize("args", [["index"], ["show", "acme"], ["log"], ["commit"]])
+def test_index_show_log_and_the_hooks_load_no_search_review_sync_or_rich(
+    tmp_path: Path, client: Path, args: list[str]
+) -> None:
+    """Issue 32, point 4: the commands an agent's harness runs most, and a person's
+    ``git commit`` through gitmem's hooks, import none of the heavy parts."""
+    gm("-C", str(client), "write", *WRITE)
+    env = _env(tmp_path, GITMEM_TEST_WATCH="gitmem.search gitmem.review gitmem.sync rich")
+    if args == ["commit"]:
+        card = client / "cards" / "acme.md"
+        card.write_text(card.read_text() + "- typed by hand\n")
+        # a trailer of gitmem's: the hook runs gitmem's checks in Python
+        message = "acme: a note by hand\n\nGitmem-Card: acme\n"
+        cmd = ["git", "-C", str(client), "commit", "-qam", message]
+    else:
+        cmd = [GITMEM, "-C", str(client), *args]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "loaded").exists()  # the watcher ran (a hook's Python, for a commit)
+    assert _loaded(tmp_path) == []

@@ -69,9 +69,11 @@ def show(ctx: Ctx, project: str, section: str | None, branch: str) -> None:
     gitmem show 20261130-101200-ab12#3                 a session turn, with its neighbours
     gitmem show acme-website/budget@1a2b3c4d5e6f       a section as that commit wrote it
     """
-    from gitmem import open_hit, read_card
+    from gitmem import read_card
 
     if section is None and ("#" in project or "/" in project):  # never in a card's name
+        from gitmem import open_hit  # (search's modules: only for a hit's ref)
+
         with ctx.repo() as repo:
             got = open_hit(repo, project, branch=branch)
         emit(ctx, {"ref": got.ref, "date": got.date, "text": got.text}, got.text)

@@ -52,10 +52,23 @@ def require_card(repo: Any, project: str, branch: str) -> None:
         )
 
 
+def shallow_note(repo: Any) -> str | None:
+    """What a shallow clone (``git clone --depth``) means for the index, or None.
+
+    An entry lives in the trailers of the commit that last described a section, so a
+    section whose commit was not fetched shows as (unindexed) until history is complete.
+    """
+    if repo.git.out("rev-parse", "--is-shallow-repository") != "true":
+        return None
+    return (
+        "this is a shallow clone (git clone --depth): commits before the ones fetched are "
+        "not here, so sections they described show as (unindexed); run "
+        "`git fetch --unshallow` to fetch the rest of history, then `gitmem reindex`"
+    )
+
+
 def shallow_notice(repo: Any) -> None:
     """On stderr, what a shallow clone leaves out of the index (``index``, ``reindex``)."""
-    from ..status import shallow_note
-
     note = shallow_note(repo)
     if note:
         click.echo(f"gitmem: note: {note}", err=True)

@@ -23,7 +23,8 @@ def status(ctx: Ctx) -> None:
     """
     from gitmem import repo_status as run
 
-    from ..status import lines, shallow_note
+    from ..status import lines
+    from .lookup import shallow_note
 
     with ctx.repo() as repo:
         st = run(repo)

@@ -66,10 +66,12 @@ def sections(text: str) -> list[Section]:
     Two headings with the same slug get ids ``x``, ``x-2``, ``x-3`` (GitHub's rule).
     """
     lines = text.split("\n")
-    found: list[tuple[int, str]] = []
-    for i, (line, code) in enumerate(zip(lines, code_lines(lines), strict=True)):
-        if not code and line.startswith("## "):
-            found.append((i, line[3:].strip().rstrip("#").strip()))
+    code = code_lines(lines)
+    found = [
+        (i, line[3:].strip().rstrip("#").strip())
+        for i, line in enumerate(lines)
+        if line.startswith("## ") and not code[i]
+    ]
     seen: dict[str, int] = {}
     out: list[Section] = []
     for n, (i, heading) in enumerate(found):

@@ -9,6 +9,7 @@ import re
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 from anthropic.tools import BetaLocalFilesystemMemoryTool
@@ -19,7 +20,7 @@ from gitmem.bridges import import_notes as importing
 from gitmem.bridges.export import cards_of
 from gitmem.bridges.import_claude import auto_memory_dir, references
 from gitmem.bridges.import_sources import Note
-from gitmem.features import edit
+from gitmem.git.runner import Sha
 from gitmem.memory.repo import MemoryRepo
 
 from helpers import git, gm, index_summaries, snapshot
@@ -425,16 +426,16 @@ def test_a_failure_while_writing_leaves_main_and_refs_as_they_were(
     client: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     src = _write(tmp_path / "notes", NOTES)
-    real = edit.write_card
+    real = MemoryRepo.write_commit
     calls = []
 
-    def second_fails(*args: object, **kwargs: object) -> object:
+    def second_fails(self: MemoryRepo, *args: Any, **kwargs: Any) -> Sha:
         calls.append(1)
-        if len(calls) == 2:
+        if len(calls) == 2:  # the second card's commit
             raise OSError(28, "No space left on device")
-        return real(*args, **kwargs)  # type: ignore[arg-type]  # the same call, passed on
+        return real(self, *args, **kwargs)  # the same call, passed on
 
-    monkeypatch.setattr(importing, "write_card", second_fails)
+    monkeypatch.setattr(MemoryRepo, "write_commit", second_fails)
     before = git(client, "for-each-ref")
     res = gm("-C", str(client), "import", str(src))
     assert res.code == 5 and "no space left" in res.err
@@ -588,3 +589,20 @@ def test_any_folder_imports_to_cards_the_index_lists_section_by_section(
     with MemoryRepo(repo_path) as repo:
         index_summaries(repo)  # the incremental index is the full replay's
         assert set(cards_of(repo)) == {c["card"] for c in out["cards"]}
+
+
+def test_a_note_holding_a_secret_stops_the_import_before_any_card(
+    client: Path, tmp_path: Path
+) -> None:
+    """The import writes its commits itself, not through ``write_card``: the secret scan
+    of every edit still refuses a card, and nothing of the import lands."""
+    src = _write(
+        tmp_path / "notes",
+        {**NOTES, "zz-keys.md": "# Keys\n\naws key AKIAQWERTYUIOPASDFGHJ here\n"},
+    )
+    before = git(client, "for-each-ref")
+    res = gm("-C", str(client), "import", str(src))
+    assert res.code == 2 and "secret" in res.err.lower(), res.err
+    assert len(res.err.strip().splitlines()) == 1
+    assert git(client, "for-each-ref") == before
+    assert git(client, "status", "--porcelain") == ""

@@ -9,10 +9,11 @@ kept as a fenced ``yaml`` block under the title. Each card is one commit with
 keywords from its heading and no summary: the index lists them unindexed until an
 edit summarises them.
 
-Every card goes through ``edit.write_card`` -- the checks of every edit (UTF-8, size
-limits, duplicate headings, and whatever else guards a write) -- on a private branch;
-``main`` moves only once every card was written (a fast-forward, or the same commits
-re-created on a tip that moved meanwhile). A problem (a name clash, a card that exists,
+Every card gets the checks ``edit.write_card`` makes of an edit creating a card (UTF-8,
+size limits, duplicate headings, the secret scan); the commits are written one on the
+other through the store's long-running writers, and ``main`` moves only once every card
+was written (a fast-forward, or the same commits re-created on a tip that moved
+meanwhile). A problem (a name clash, a card that exists,
 an unreadable file) stops the import before anything is written unless ``skip`` says
 to leave those notes out; nothing is ever overwritten.
 """
@@ -26,19 +27,16 @@ from pathlib import Path
 from gitmem.bridges.import_kinds import find
 from gitmem.bridges.import_sources import Found, Note, Problem
 from gitmem.errors import Conflict, GitmemError, InvalidInput
-from gitmem.features.edit import _check_result, check_edit, write_card
-from gitmem.features.session_branches import new_id
+from gitmem.features.edit import _check_result, check_edit, edit_texts
 from gitmem.git.runner import Sha
 from gitmem.index import build as index
-from gitmem.memory import names
+from gitmem.memory import names, secrets
 from gitmem.memory.cards import card_path, code_lines, heading_keywords, sections
 from gitmem.memory.repo import MAIN, MemoryRepo
-from gitmem.memory.trailers import IndexEntry
+from gitmem.memory.trailers import IndexEntry, edit_message
 from gitmem.ops.land import land
-from gitmem.ops.refs import cas
 
 ACTOR = "import"
-IMPORT_PREFIX = "gitmem/import/"
 
 
 @dataclass(frozen=True)
@@ -259,28 +257,28 @@ def import_notes(
 
 
 def _write(repo: MemoryRepo, cards: list[CardPlan]) -> list[str]:
-    """Every card as one commit on a private branch, then onto main in one move."""
-    main = repo.branch_tip(MAIN)
-    branch = IMPORT_PREFIX + new_id()
-    ref = f"refs/heads/{branch}"
-    if not cas(repo, ref, main, None, "gitmem import: start"):
-        raise Conflict(f"branch {branch} was created concurrently")
-    try:
-        shas: list[Sha] = []
-        for c in cards:
-            entries = c.entries()
-            done = write_card(
-                repo,
-                c.card,
-                "",
-                c.text,
-                entries[0],
-                actor=ACTOR,
-                branch=branch,
-                subject=f"{c.card}: imported from {c.source}",
-                more=tuple(entries[1:]),
-            )
-            shas.append(done.commit)
-        return list(land(repo, shas, MAIN, "gitmem import"))
-    finally:
-        repo.git.run("update-ref", "-d", ref, check=False)
+    """Every card as one commit, each on the one before, written in-process through the
+    long-running object writers (no process per card); main moves once, by ``land``
+    (a fast-forward, or the same commits re-created on a tip that moved meanwhile)."""
+    allow = repo.config.secrets_allow
+    parent = repo.branch_tip(MAIN)
+    root = repo.store.read_commit(parent).tree
+    shas: list[Sha] = []
+    for c in cards:
+        entries = c.entries()
+        path, data = card_path(c.card), c.text.encode()
+        secrets.check(edit_texts(c.card, c.text, entries[0]), allow)
+        secrets.check_change(None, c.text, path, allow)
+        message = edit_message(
+            c.card,
+            entries[0],
+            session=None,
+            actor=ACTOR,
+            subject=f"{c.card}: imported from {c.source}",
+            more=tuple(entries[1:]),
+        )
+        tree = repo.store.update_path(root, path, repo.store.write("blob", data))
+        assert tree is not None  # a card was added
+        root, parent = tree, repo.write_commit(tree, [parent], message)
+        shas.append(parent)
+    return list(land(repo, shas, MAIN, "gitmem import"))

@@ -14,10 +14,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
+import json
 import secrets
 import signal
 import socket
 from collections.abc import Callable, Iterator
+from types import FrameType
 
 import uvicorn
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -81,10 +83,13 @@ class BearerToken:
 class WireChecks:
     """ASGI middleware: a POSTed body that is not a valid JSON-RPC message gets the error
     the stdio server gives it (``mcp_wire``), as HTTP 400; the package would answer most
-    with -32602 and id null. Host and Origin are checked first, as the package does."""
+    with -32602 and id null. Host and Origin are checked first, as the package does.
+    Once ``stopping``, a new ``tools/call`` is answered 503 with a JSON-RPC error (the
+    call is not made); ``in_flight`` counts the POSTs not answered yet."""
 
     def __init__(self, app: ASGIApp, settings: TransportSecuritySettings) -> None:
         self.app, self.security = app, TransportSecurityMiddleware(settings)
+        self.stopping, self.in_flight = False, 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] != "POST":
@@ -104,13 +109,35 @@ class WireChecks:
         if error is not None:
             answer = error.model_dump_json(by_alias=True, exclude_unset=True).encode()
             return await _respond(send, 400, answer, b"application/json")
+        if self.stopping and _is_call(body):
+            return await _respond(send, 503, _STOPPING, b"application/json")
         queue: list[Message] = [{"type": "http.request", "body": body, "more_body": more}]
         queue += [other] if other else []
 
         async def replay() -> Message:
             return queue.pop(0) if queue else await receive()
 
-        await self.app(scope, replay, send)
+        self.in_flight += 1
+        try:
+            await self.app(scope, replay, send)
+        finally:
+            self.in_flight -= 1
+
+
+_STOPPING = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32000, "message": "gitmem mcp is stopping: the call was not made"},
+    }
+).encode()
+
+
+def _is_call(body: bytes) -> bool:
+    with contextlib.suppress(ValueError):
+        message = json.loads(body)
+        return isinstance(message, dict) and message.get("method") == "tools/call"
+    return False
 
 
 async def _respond(
@@ -129,18 +156,25 @@ async def _unauthorized(send: Send) -> None:
 
 class _Server(uvicorn.Server):
     """uvicorn's server, stopped by SIGTERM, SIGINT or SIGHUP without re-raising the
-    signal afterwards (it would kill the process before the session ends). Stopping, it
-    ends each client's GET stream first: uvicorn waits for open responses, and that one
-    never ends by itself (whether sse-starlette cuts it depends on its version)."""
+    signal afterwards (it would kill the process before the session ends). At the signal
+    it makes no new tool call and answers every POST in flight; then it stops as uvicorn
+    does (no new connection, each response finished) and ends each client's GET stream,
+    which never ends by itself. A second signal stops it without waiting."""
 
     def __init__(
         self,
         config: uvicorn.Config,
         manager: StreamableHTTPSessionManager,
+        calls: WireChecks,
         ready: Callable[[], None],
     ) -> None:
         super().__init__(config)
-        self.manager, self.ready = manager, ready
+        self.manager, self.calls, self.ready = manager, calls, ready
+
+    async def on_tick(self, counter: int) -> bool:
+        if self.calls.stopping and not self.calls.in_flight:
+            self.should_exit = True
+        return await super().on_tick(counter)
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets)
@@ -155,8 +189,16 @@ class _Server(uvicorn.Server):
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
+        def stop(sig: int, frame: FrameType | None) -> None:
+            # Not self.handle_exit: sse-starlette patches it, and watches a handler bound
+            # to a server, to end every SSE stream at the signal, with them the answers
+            # of the calls in flight.
+            if self.calls.stopping:
+                self.should_exit = self.force_exit = True
+            self.calls.stopping = True
+
         stops = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
-        old = {sig: signal.signal(sig, self.handle_exit) for sig in stops}
+        old = {sig: signal.signal(sig, stop) for sig in stops}
         try:
             yield
         finally:
@@ -195,16 +237,17 @@ def serve_http(
         app = tools.streamable_http_app(
             streamable_http_path=PATH, transport_security=checks, host=where.host
         )
+        calls = WireChecks(app, checks)
         config = uvicorn.Config(
-            BearerToken(WireChecks(app, checks), token),
+            BearerToken(calls, token),
             log_config=None,
             log_level="warning",
             access_log=False,
             lifespan="on",
-            timeout_graceful_shutdown=5,  # for a tool call in flight at the stop
+            timeout_graceful_shutdown=5,  # for a request that came as the calls were done
         )
         serving = f"gitmem mcp: serving http://{where.netloc}{PATH} (session {session.id})"
-        uvicorn_server = _Server(config, tools.session_manager, lambda: say(serving))
+        uvicorn_server = _Server(config, tools.session_manager, calls, lambda: say(serving))
         asyncio.run(uvicorn_server.serve(sockets=[sock]))
     finally:
         sock.close()

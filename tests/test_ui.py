@@ -126,3 +126,21 @@ def test_accepting_one_hunk_from_the_page_lands_exactly_it(client: Path) -> None
     card = git(client, "show", "main:cards/acme-website.md")
     assert "Budget: 40k" in card and "Owner: Ann" in card and "Call Bob on Monday" not in card
     assert SID not in gm("-C", str(client), "review").out
+
+
+def test_read_only_serves_no_action(client: Path) -> None:
+    with MemoryRepo(client) as repo:
+        person_writes(repo)
+        agent_session(repo)
+    before = git(client, "for-each-ref")
+    with ui(client, "--read-only") as (_, url):
+        first = get(url, f"/?token={url.split('token=')[1]}", {})
+        jar = (first.getheader("set-cookie") or "").split(";")[0]
+        page = get(url, f"/review/{SID}", {"Cookie": jar}).read().decode()
+        assert "Budget: 40k" in page and "<button" not in page and "<form" not in page
+        history = get(url, "/history", {"Cookie": jar}).read().decode()
+        assert "/revert/" not in history
+        for path in (f"/review/{SID}", f"/revert/{SID}"):
+            code, text = post(url, path, jar, [("action", "accept")])
+            assert code == 403 and "read-only" in text
+    assert git(client, "for-each-ref") == before

@@ -120,6 +120,7 @@ from gitmem.sync.exchange import sync as sync_repo
 from gitmem.sync.redact import Redaction as Redaction
 from gitmem.sync.redact import redact as redact_secrets
 from gitmem.sync.redact_journal import finish as finish_redact
+from gitmem.ui.app import serve as serve_ui
 
 __all__ = [
     "AsyncGitMemoryTool",
@@ -228,6 +229,7 @@ __all__ = [
     "search_index_ready",
     "serve_mcp",
     "serve_mcp_http",
+    "serve_ui",
     "session_markdown",
     "stale_report",
     "start_session",

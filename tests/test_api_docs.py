@@ -65,7 +65,7 @@ def test_every_example_runs_and_prints_what_the_doc_shows(
 # until the client disconnects, or over HTTP until stopped. The doc shows them in a ```py
 # block (shown, not run) and says why; tests/test_mcp_server.py and test_mcp_http.py run
 # them, as `gitmem mcp [--http]`, with the official MCP client.
-NOT_RUN = {"serve_mcp", "serve_mcp_http"}
+NOT_RUN = {"serve_mcp", "serve_mcp_http", "serve_ui"}
 
 
 def test_the_doc_shows_every_public_function() -> None:

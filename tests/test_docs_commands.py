@@ -183,7 +183,10 @@ def run_shell(script: str, world: dict[str, str], cwd: str) -> list[tuple[int, s
     codes.write_text("")
     err = Path(world["tmp"]) / "stderr"
     prelude = (  # each call: its exit code, its words and the last line it wrote to stderr
-        f'gitmem() {{ command gitmem "$@" </dev/null 2>{shlex.quote(str(err))}; local rc=$?; '
+        # (`gitmem ui` serves until Ctrl-C: it gets one, 8 s in; --open opens `true`)
+        'gitmem() { local run=(command gitmem); [[ " $* " == *" ui "* ]] && '
+        'run=(timeout --preserve-status -s INT 8 "$(type -P gitmem)"); '
+        f'BROWSER=true "${{run[@]}}" "$@" </dev/null 2>{shlex.quote(str(err))}; local rc=$?; '
         f'printf "%s %s :: %s\\0" "$rc" "$*" "$(tail -n1 {shlex.quote(str(err))})" '
         f">> {shlex.quote(str(codes))}; return 0; }}\n"
     )

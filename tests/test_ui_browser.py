@@ -32,7 +32,11 @@ def test_accept_one_hunk_of_a_session_and_the_decision_syncs(tmp_path: Path, tab
     page = tab.page
     with ui(laptop) as (_, url):
         page.goto(url)
+        assert page.locator("p.cloud").get_by_role("link", name="acme-website").count() == 1
         shot(page, "overview")
+        page.get_by_role("link", name="Review", exact=True).click()
+        page.wait_for_url("**/review")
+        shot(page, "review-list")
         page.get_by_role("link", name=SID).first.click()
         page.locator("table.diff").get_by_text("Budget: 40k").first.wait_for()
         shot(page, "review")
@@ -118,6 +122,13 @@ def test_search_as_of_a_day_and_open_the_value_memory_held(
         page.wait_for_url(lambda u: "/show" in u)
         shown = page.locator("pre.block").inner_text()
         shot(page, "show")
+        page.get_by_role("link", name="Cards").click()
+        page.get_by_role("link", name="acme-website").click()
+        page.locator(".markdown").wait_for()
+        assert "Budget: 55k\nOwner: Ann" in page.locator(".markdown").inner_text()
+        shot(page, "card")
+        page.goto(url.split("?")[0] + "index")
+        shot(page, "index")
     assert "Budget: 30k" in shown and "55k" not in shown
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import webbrowser
 
 import click
@@ -27,7 +26,7 @@ def ui(ctx: Ctx, host: str, port: int, token: str | None, open_page: bool, read_
     cookie on the first visit. A --host other than loopback needs --token.
     See docs/ui.md.
     """
-    from ..ui.app import TOKEN_VAR, serve
+    from gitmem import serve_ui
 
     def say(line: str) -> None:
         click.echo(line, err=True)
@@ -36,4 +35,4 @@ def ui(ctx: Ctx, host: str, port: int, token: str | None, open_page: bool, read_
 
     netloc = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     with ctx.repo() as repo:
-        serve(repo, netloc, token or os.environ.get(TOKEN_VAR), read_only=read_only, say=say)
+        serve_ui(repo, netloc, token, read_only=read_only, say=say)

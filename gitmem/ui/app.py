@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import secrets
 import signal
 import socket
@@ -32,8 +33,10 @@ def serve(
     say: Callable[[str], None] = print,
 ) -> None:
     """Serve the page at ``address`` (``[HOST:]PORT``, port 0 a free one) until SIGINT or
-    SIGTERM. A host other than loopback needs a token given; else one is made. With
+    SIGTERM. A host other than loopback needs a token given (``token``, else
+    $GITMEM_UI_TOKEN); else one is made. With
     ``read_only`` no action is served. ``say`` gets the one line with the URL and its token."""
+    token = token or os.environ.get(TOKEN_VAR)
     where = judge(
         address,
         option="--host",

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 # Card Markdown is untrusted: raw HTML is shown as text, and markdown-it's own link check
 # makes javascript:, vbscript:, file: and data: (but images) text, not links.
-_MD = MarkdownIt("commonmark", {"html": False, "linkify": False})
+_MD = MarkdownIt("commonmark", {"html": False, "breaks": True})  # a card is line by line
 
 
 def markdown_html(text: str) -> str:

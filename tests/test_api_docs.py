@@ -174,7 +174,7 @@ def test_import_gitmem_loads_no_command_line_or_model_module() -> None:
 PRESENTATION: dict[str, set[str]] = {
     "gitmem.errors": {"*"},  # exceptions and exit codes (the exceptions are public too)
     "gitmem.crash": {"write_report"},  # the report a bug writes (exit 70)
-    "gitmem.wording": {"count"},  # "1 card", "2 cards"
+    "gitmem.wording": {"count", "visible"},  # "1 card", "2 cards"; memory's text shown inert
     "gitmem.cli.log_text": {"render"},  # gitmem log's columns
     "gitmem.review.render": {"plain", "entry_line", "hunk_lines", "list_lines", "show_lines"},
     "gitmem.search.snippets": {"lines"},  # gitmem search's text
@@ -200,6 +200,8 @@ PRESENTATION: dict[str, set[str]] = {
     "gitmem.agent.usage": {"SIMULATED_KEY"},  # its client's key: its usage is labelled so
     "gitmem.setup.clone": {"default_path"},  # where `gitmem clone URL` puts it
     "gitmem.review.revert_session": {"is_session"},  # `gitmem revert COMMIT|SESSION`
+    # the page `gitmem ui` serves: memory shown in a browser, as the commands show it here
+    "gitmem.ui.app": {"serve", "TOKEN_VAR"},
 }
 
 

@@ -22,7 +22,8 @@ from helpers import git
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-BAD = (2, 70)
+BAD = (2, 70, 126, 127)  # a usage error, a crash, a command that cannot run
+SERVE_S = 20  # a server's time to start and serve before Ctrl-C (a 2-core CI machine)
 
 
 def blocks(path: Path) -> Iterator[tuple[str, str]]:
@@ -59,6 +60,7 @@ def world(tmp_path: Path, hermetic: Path) -> Iterator[dict[str, str]]:
             "ANTHROPIC_API_KEY": "test",
             "ANTHROPIC_BASE_URL": server.base_url,
             "EDITOR": "true",  # `gitmem edit` as shown: the editor closes with no change
+            "BROWSER": "true",  # `gitmem ui --open`: the page "opened" by a command that exits
         }
         run = [str(runner)]
         subprocess.run([*run, "init", "--client", "acme"], env=env, check=True, capture_output=True)
@@ -143,6 +145,8 @@ def fill(line: str, world: dict[str, str], n: int) -> str:
         (r"--days N\b", "--days 30"),
         (r"--card X\b", "--card acme-website"),
         (r"\bSHELL\b", "bash"),
+        (r"\bHOST:PORT\b", "127.0.0.1:0"),
+        (r"--http PORT\b", "--http 0"),
         (r"\bNAME\b", f"beta{n}"),
         (r"\bPATH\b", shlex.quote(f"{world['tmp']}/new{n}")),
     ]
@@ -170,11 +174,17 @@ def synopsis_forms(line: str) -> list[str]:
     alts = [first] + [first.rsplit(" ", 1)[0] + " " + o for o in others]
     forms: list[str] = []
     for alt in alts:
-        forms.append(re.sub(r"\s*\[[^]]*\]", "", alt))
+        forms.append(_without_options(alt))
         for m in re.finditer(r"\[([^]]*)\]", alt):  # each choice of an optional part
             for choice in m.group(1).split(" | "):
                 forms.append(alt[: m.start()] + choice + alt[m.end() :])
-    return [re.sub(r"\s*\[[^]]*\]", "", f) for f in dict.fromkeys(forms)]
+    return [_without_options(f) for f in dict.fromkeys(forms)]
+
+
+def _without_options(form: str) -> str:
+    """``--http [HOST:]PORT`` -> ``--http PORT``; ``log [PROJECT]`` -> ``log``."""
+    form = re.sub(r"\[[^]]*\](?=\S)", "", form)  # a prefix of the word after it
+    return re.sub(r"\s*\[[^]]*\]", "", form)
 
 
 def run_shell(script: str, world: dict[str, str], cwd: str) -> list[tuple[int, str]]:
@@ -182,11 +192,11 @@ def run_shell(script: str, world: dict[str, str], cwd: str) -> list[tuple[int, s
     codes = Path(world["tmp"]) / "codes"
     codes.write_text("")
     err = Path(world["tmp"]) / "stderr"
-    prelude = (  # each call: its exit code, its words and the last line it wrote to stderr
-        # (`gitmem ui` serves until Ctrl-C: it gets one, 8 s in; --open opens `true`)
-        'gitmem() { local run=(command gitmem); [[ " $* " == *" ui "* ]] && '
-        'run=(timeout --preserve-status -s INT 8 "$(type -P gitmem)"); '
-        f'BROWSER=true "${{run[@]}}" "$@" </dev/null 2>{shlex.quote(str(err))}; local rc=$?; '
+    # each call: its exit code, its words and the last line it wrote to stderr; a server
+    # (`gitmem ui`) gets Ctrl-C after SERVE_S seconds, as a person stops it
+    prelude = (
+        f"gitmem() {{ timeout --preserve-status -s INT -k 10 {SERVE_S} gitmem "
+        f'"$@" </dev/null 2>{shlex.quote(str(err))}; local rc=$?; '
         f'printf "%s %s :: %s\\0" "$rc" "$*" "$(tail -n1 {shlex.quote(str(err))})" '
         f">> {shlex.quote(str(codes))}; return 0; }}\n"
     )

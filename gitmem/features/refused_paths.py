@@ -7,7 +7,7 @@ to take it from there). Nothing else is held back by one: every command works on
 
 from __future__ import annotations
 
-from gitmem.errors import InvalidInput
+from gitmem.errors import NotFound
 from gitmem.git.runner import Sha
 from gitmem.memory import path_rule
 from gitmem.memory.repo import MAIN, MemoryRepo
@@ -31,7 +31,7 @@ def remove_refused_path(repo: MemoryRepo, path: str) -> Sha:
     """Remove ``path``, one the path rule refuses, from main in a commit of its own."""
     why = dict(refused_paths(repo)).get(path)
     if why is None:
-        raise InvalidInput(
+        raise NotFound(
             f"{path} is not a path gitmem refuses on main; `gitmem status` lists those",
             hint="a card is removed by the agent's memory tool, or by `git rm` and a commit",
         )

@@ -200,8 +200,6 @@ PRESENTATION: dict[str, set[str]] = {
     "gitmem.agent.usage": {"SIMULATED_KEY"},  # its client's key: its usage is labelled so
     "gitmem.setup.clone": {"default_path"},  # where `gitmem clone URL` puts it
     "gitmem.review.revert_session": {"is_session"},  # `gitmem revert COMMIT|SESSION`
-    # the page `gitmem ui` serves: memory shown in a browser, as the commands show it here
-    "gitmem.ui.app": {"serve", "TOKEN_VAR"},
 }
 
 

@@ -13,7 +13,7 @@ import pytest
 from anthropic.tools import ToolError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_sync import make_pair, sync
+from test_sync import make_pair, sync, write
 
 from gitmem.bridges.memory_tool import GitMemoryTool
 from gitmem.memory import path_rule
@@ -98,22 +98,7 @@ def test_sync_refuses_a_remote_commit_that_makes_a_refused_name(tmp_path: Path, 
 
 @pytest.mark.slow
 def test_a_repo_holding_a_refused_name_works_and_says_how_to_remove_it(client: Path) -> None:
-    gm(
-        "-C",
-        str(client),
-        "write",
-        "acme",
-        "--old",
-        "",
-        "--new",
-        CARD,
-        "--section",
-        "budget",
-        "--keywords",
-        "budget",
-        "--summary",
-        "budget set",
-    )
+    write(client, "acme", "", CARD, "budget", "budget set")
     bad = "cards/git~1/config"
     plant(client, bad)
     gm("-C", str(client), "recover")  # the follow an older gitmem would have left behind
@@ -123,23 +108,10 @@ def test_a_repo_holding_a_refused_name_works_and_says_how_to_remove_it(client: P
         ["cards"],
         ["reindex"],
         ["search", "budget"],
-        [
-            "write",
-            "acme",
-            "--old",
-            "30k",
-            "--new",
-            "40k",
-            "--section",
-            "budget",
-            "--keywords",
-            "budget",
-            "--summary",
-            "raised",
-        ],
     ):
         res = gm("-C", str(client), *args)
         assert res.code == 0, (args, res.err)
+    write(client, "acme", "30k", "40k", "budget", "raised")  # an edit beside it lands
     status = gm("-C", str(client), "status")
     assert status.code == 0 and bad in status.out and "recover --remove" in status.out
     done = gm("-C", str(client), "recover", "--remove", bad)

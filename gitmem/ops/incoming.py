@@ -27,10 +27,14 @@ _CHECKED = ("filter", "working-tree-encoding", "eol", "text", "crlf", "ident", "
 _PROBES = ("cards/x.md", "cards/x/x.md", "sessions/x.jsonl", "logs/x.jsonl", *MEMORY_PATHS)
 
 
-def refuse(repo: MemoryRepo, remote: str, ours: str | None, theirs: str) -> None:
+def refuse(
+    repo: MemoryRepo, remote: str, ours: str | None, theirs: str, name: str | None = None
+) -> None:
     """Refuse (``UnsafePath``) a history ``theirs`` that puts a symlink or submodule where
     memory lives, in any commit not in ``ours``, or whose .gitattributes give a memory path
-    an attribute other than ``ours`` gives it (None: a repo as ``gitmem init`` makes it)."""
+    an attribute other than ``ours`` gives it (None: a repo as ``gitmem init`` makes it).
+    ``name``: what the refusals say brings it (``REMOTE/main`` unless given)."""
+    name = name or f"{remote}/main"
     # No pathspec: git would compare each commit twice (to simplify history, then to diff).
     listing = repo.git.out(
         "log",
@@ -44,12 +48,12 @@ def refuse(repo: MemoryRepo, remote: str, ours: str | None, theirs: str) -> None
         *([f"^{ours}"] if ours else []),
     )
     entries = list(raw_entries(listing))
-    _refuse_names(repo, remote, theirs, entries)
+    _refuse_names(repo, remote, name, theirs, entries)
     found = next(((p, _UNSAFE_MODES[m], c) for c, m, _, p in entries if _unsafe(m, p)), None)
     if found is not None:
         path, what, commit = found
         raise UnsafePath(
-            f"{remote}/main brings {path} as {what} (commit {commit[:7]}); gitmem never "
+            f"{name} brings {path} as {what} (commit {commit[:7]}); gitmem never "
             "follows one where it keeps memory; nothing was changed here",
             hint=f"fix it on {remote} with a commit that makes it a real file or folder",
         )
@@ -57,13 +61,17 @@ def refuse(repo: MemoryRepo, remote: str, ours: str | None, theirs: str) -> None
     if ours is None:  # against gitmem's own, whose top .gitattributes a remote may lack
         changed.add(ATTRIBUTES)
     if changed:
-        _refuse_attributes(repo, remote, ours, theirs, sorted(changed))
-    _refuse_unusable(repo, remote, theirs)
-    _refuse_cards(repo, remote, theirs, sorted({p for *_, p in entries if card_of(p)}))
+        _refuse_attributes(repo, remote, name, ours, theirs, sorted(changed))
+    _refuse_unusable(repo, remote, name, theirs)
+    _refuse_cards(repo, remote, name, theirs, sorted({p for *_, p in entries if card_of(p)}))
 
 
 def _refuse_names(
-    repo: MemoryRepo, remote: str, theirs: str, entries: list[tuple[str, str, str, str]]
+    repo: MemoryRepo,
+    remote: str,
+    name: str,
+    theirs: str,
+    entries: list[tuple[str, str, str, str]],
 ) -> None:
     """Refuse (``UnsafePath``) a history that makes a path the path rule refuses, or
     whose tip holds two names Windows or macOS take for one."""
@@ -72,7 +80,7 @@ def _refuse_names(
         problem = path_rule.path_problem(path)
         if problem is not None:
             raise UnsafePath(
-                f"{remote}/main brings {path} (commit {commit[:7]}), a name gitmem never "
+                f"{name} brings {path} (commit {commit[:7]}), a name gitmem never "
                 f"makes: {problem}; nothing was changed here",
                 hint=f"rename or remove it on {remote} with a commit, then sync again",
             )
@@ -80,13 +88,13 @@ def _refuse_names(
         listing = repo.git.out("ls-tree", "-r", "-z", "--name-only", theirs)
         for one, other in path_rule.tree_clashes(filter(None, listing.split("\0"))):
             raise UnsafePath(
-                f"{remote}/main holds both {one} and {other}, one name on Windows and "
+                f"{name} holds both {one} and {other}, one name on Windows and "
                 "macOS; nothing was changed here",
                 hint=f"rename one of them on {remote} with a commit, then sync again",
             )
 
 
-def _refuse_cards(repo: MemoryRepo, remote: str, theirs: str, paths: list[str]) -> None:
+def _refuse_cards(repo: MemoryRepo, remote: str, name: str, theirs: str, paths: list[str]) -> None:
     """Refuse (``UnsafePath``) a card at the tip that ``gitmem write`` would refuse to
     write: every later edit of it would fail here."""
     limit = repo.config.max_card_bytes
@@ -97,28 +105,28 @@ def _refuse_cards(repo: MemoryRepo, remote: str, theirs: str, paths: list[str]) 
         problem = unwritable(data, limit)
         if problem is not None:
             raise UnsafePath(
-                f"{remote}/main brings {path} with {problem}, which gitmem never writes; "
+                f"{name} brings {path} with {problem}, which gitmem never writes; "
                 "nothing was changed here",
                 hint=f"fix it on {remote} with a commit, then sync again",
             )
 
 
-def _refuse_unusable(repo: MemoryRepo, remote: str, theirs: str) -> None:
+def _refuse_unusable(repo: MemoryRepo, remote: str, name: str, theirs: str) -> None:
     """Refuse a tip whose settings or persona this gitmem cannot read (ConfigError)."""
-    for name in (config.FILENAME, "persona.md"):
-        data = repo.store.read_blob(f"{theirs}:{name}")
+    for file in (config.FILENAME, "persona.md"):
+        data = repo.store.read_blob(f"{theirs}:{file}")
         try:
-            if data is not None and name == config.FILENAME:
+            if data is not None and file == config.FILENAME:
                 config.parse(data.decode("utf-8"))
             elif data is not None:
                 data.decode("utf-8")
             continue
         except UnicodeDecodeError:
-            problem = f"a {name} that is not valid UTF-8"
+            problem = f"a {file} that is not valid UTF-8"
         except ConfigError as exc:
-            problem = f"a {name} this gitmem cannot use ({exc})"
+            problem = f"a {file} this gitmem cannot use ({exc})"
         raise ConfigError(
-            f"{remote}/main brings {problem}; nothing was changed here",
+            f"{name} brings {problem}; nothing was changed here",
             hint=f"fix it on {remote} with a commit, then sync again",
         )
 
@@ -143,7 +151,7 @@ def _unsafe(mode: str, path: str) -> bool:
 
 
 def _refuse_attributes(
-    repo: MemoryRepo, remote: str, ours: str | None, theirs: str, changed: list[str]
+    repo: MemoryRepo, remote: str, name: str, ours: str | None, theirs: str, changed: list[str]
 ) -> None:
     """Refuse (``UnsafePath``) a remote history whose .gitattributes give a memory path an
     attribute other than ``ours`` gives it (a commit; None: a repo as ``gitmem init``
@@ -162,7 +170,7 @@ def _refuse_attributes(
         what = f"drops {_shown(name, old)} from" if value == "unspecified" else "sets"
         shown = "" if value == "unspecified" else f" {_shown(name, value)} on"
         raise UnsafePath(
-            f"{remote}/main brings {where} that {what}{shown} {path}; "
+            f"{name} brings {where} that {what}{shown} {path}; "
             "gitmem never lets git's attributes change how memory is stored or merged; "
             "nothing was changed here",
             hint=f"remove that line on {remote} with a new commit",

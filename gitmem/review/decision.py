@@ -29,7 +29,7 @@ from gitmem.ops.history import read_log
 from gitmem.ops.land import land
 from gitmem.ops.merge import land_tree
 from gitmem.ops.worktree import checked_out, ensure_clean
-from gitmem.review import decision_intent, team
+from gitmem.review import decision_intent, scope, team
 from gitmem.review.pending import ReviewCommit, SessionView, load
 from gitmem.wording import count
 
@@ -282,10 +282,12 @@ def accept(
     (numbers, as ``load_session(...).hunks()`` lists them), on main. Returns a
     ``Decision``. Raises ``NotFound`` (no such session), ``InvalidInput`` (not pending,
     unknown commits or hunk numbers, both given), ``DirtyCard`` (uncommitted edits to a
-    card it lands), ``Conflict`` (the session moved since ``expect_tip``, or another
-    machine decided first)."""
+    card it lands), ``UnsafePath`` or ``ConfigError`` (it touches what a session may not,
+    or brings what sync refuses: ``review/scope.py``), ``Conflict`` (the session moved
+    since ``expect_tip``, or another machine decided first)."""
     _not_interrupted(repo, session_id)
     view = pending(repo, session_id, expect_tip)
+    scope.check(repo, view)  # what sync refuses to receive, and what no session touches
     if commits and hunks is not None:
         raise InvalidInput("choose by --commit or by --hunks, not both")
     plan = (

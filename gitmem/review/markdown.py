@@ -11,6 +11,7 @@ from __future__ import annotations
 from gitmem.index.replay import Replay, replay_at
 from gitmem.memory import trailers as T
 from gitmem.memory.repo import MemoryRepo
+from gitmem.review.changes import by_path
 from gitmem.review.pending import ReviewCommit, SessionView
 from gitmem.wording import count
 
@@ -74,7 +75,9 @@ def markdown(repo: MemoryRepo, view: SessionView) -> str:
             f"- after: {_entry(_after(commits[-1]))}",
             "",
         ]
-    out += ["## Changes", ""]
+    out += ["## Files", "", "| file | change |", "|---|---|"]
+    out += [f"| `{_inline(p)}` | {done} |" for p, done, _ in by_path(view.changes)]
+    out += ["", "## Changes", ""]
     for path, changes in view.by_file():
         out += [f"### `{_inline(path)}`", ""]
         for c, mine in changes:

@@ -27,6 +27,7 @@ from gitmem.memory import trailers as T
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.ops.history import Commit, read_log
 from gitmem.ops.hunks import FileDiff, Hunk, commit_diffs
+from gitmem.review.changes import Change, changes
 
 STATE_OF_PREFIX = {refs.PENDING: "pending"} | {p: s for s, p in refs.DECIDED.items()}
 
@@ -152,6 +153,7 @@ class SessionView:
     ref: SessionRef
     base: Sha | None  # the commit the session started from
     commits: tuple[ReviewCommit, ...]
+    changes: tuple[Change, ...] = ()  # every file each commit changes, transcript's too
 
     @property
     def edits(self) -> list[ReviewCommit]:
@@ -232,6 +234,7 @@ class SessionView:
             "files": files,
             "transcript": [c.sha for c in self.commits if c.transcript],
             "hunks": sum(len(mine) for _, commits in grouped for _, mine in commits),
+            "changes": [c.to_json() for c in self.changes],
         }
 
 
@@ -260,8 +263,9 @@ def view_of(repo: MemoryRepo, s: SessionRef) -> SessionView:
         return SessionView(s, s.tip if s.pending else None, ())
     base = commits[0].parents[0] if commits[0].parents else None
     diffs = commit_diffs(repo, base, s.tip) if base else {}
+    files = changes(repo, base, s.tip) if base else ()
     return SessionView(
-        s, base, tuple(ReviewCommit(c, tuple(diffs.get(c.sha, ()))) for c in commits)
+        s, base, tuple(ReviewCommit(c, tuple(diffs.get(c.sha, ()))) for c in commits), files
     )
 
 

@@ -6,6 +6,8 @@ terminal; keeping the styles beside the text keeps both outputs the same words.
 
 from __future__ import annotations
 
+from gitmem.review import scope
+from gitmem.review.changes import by_path
 from gitmem.review.pending import NumberedHunk, SessionSummary, SessionView, TokenSizes
 from gitmem.wording import count
 
@@ -82,9 +84,17 @@ def show_lines(view: SessionView, sizes: TokenSizes | None = None) -> list[Line]
         out.append(
             (f"from {s.machine} via {s.remote}: a decision here is sent to {s.remote} first", "")
         )
+    why = scope.problem(view) if s.pending else None
+    if why is not None:
+        out.append((f"cannot be accepted: {why}", "red"))
+    files = by_path(view.changes)
+    out += [("", ""), (f"Files ({len(files)}):", "bold")]
+    out += [(f"  {path}: {done}", "" if plain else "red") for path, done, plain in files]
+    kinds = {path: done for path, done, plain in files if not plain}
     total = 0
     for path, commits in view.by_file():
-        out += [("", ""), (path, "bold")]
+        shown = f"{path} ({kinds[path]}: not a line of text)" if path in kinds else path
+        out += [("", ""), (shown, "bold")]
         for c, mine in commits:
             total += len(mine)
             out.append((f"  {c.sha[:7]} {c.commit.subject}", "yellow"))

@@ -7,8 +7,10 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,16 +40,28 @@ def test_the_start_section_runs_as_written_in_a_fresh_shell(tmp_path: Path) -> N
         "PATH": os.pathsep.join(dict.fromkeys([str(Path(git).parent), "/usr/bin", "/bin"])),
         "LANG": "C.UTF-8",
     }
+    env["BROWSER"] = "true"  # `gitmem ui --open` "opens" its page with a command that exits
     first = _section_blocks("Start")[0]
-    proc = subprocess.run(
+    proc = subprocess.Popen(
         ["bash", "--norc", "--noprofile", "-e", "-c", first],
         cwd=checkout,
         env=env,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
         text=True,
-        check=False,
-        timeout=300,
+        start_new_session=True,
     )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "Q3 budget is 30k" in proc.stdout  # the index, the log and the search show it
+    assert proc.stdout is not None
+    out = []
+    for line in proc.stdout:  # the walk-through ends serving the page: read it, then Ctrl-C
+        out.append(line)
+        served = re.search(r"(http://127\.0\.0\.1:\d+/\?token=\S+)", line)
+        if served:
+            browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
+            with browser.open(served.group(1), timeout=30) as page:  # the token, then a cookie
+                assert "acme-website" in page.read().decode("utf-8")
+            os.killpg(proc.pid, signal.SIGINT)
+    assert proc.wait(timeout=300) == 0, "".join(out)
+    assert any("gitmem ui: serving" in line for line in out), "".join(out)
+    assert "Q3 budget is 30k" in "".join(out)  # the index, the log and the search show it
     assert (home / "clients/acme/cards/acme-website.md").is_file()

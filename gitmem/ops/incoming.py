@@ -161,14 +161,14 @@ def _refuse_attributes(
     probe = sorted({*_PROBES, *filter(where_memory_lives, near), *filter(None, paths.split("\0"))})
     base = ours if ours is not None else _template_tree(repo)
     before, after = _attributes_at(repo, base, probe), _attributes_at(repo, theirs, probe)
-    for (path, name), value in after.items():
-        old = before.get((path, name), "unspecified")
+    for (path, attr), value in after.items():
+        old = before.get((path, attr), "unspecified")
         if old == value:
             continue
         folders = (f for f in changed if path.startswith(f[: -len(ATTRIBUTES)]))
         where = max(folders, key=len, default=changed[-1])
-        what = f"drops {_shown(name, old)} from" if value == "unspecified" else "sets"
-        shown = "" if value == "unspecified" else f" {_shown(name, value)} on"
+        what = f"drops {_shown(attr, old)} from" if value == "unspecified" else "sets"
+        shown = "" if value == "unspecified" else f" {_shown(attr, value)} on"
         raise UnsafePath(
             f"{name} brings {where} that {what}{shown} {path}; "
             "gitmem never lets git's attributes change how memory is stored or merged; "

@@ -67,6 +67,9 @@ def one_round(
                     ClientSession(read, write_) as session,
                 ):
                     await session.initialize()
+                    # As every client does before it calls a tool; else the client lists
+                    # the tools on the first answer, and the stopped server cannot reply.
+                    await session.list_tools()
 
                     async def call(n: int) -> None:
                         try:

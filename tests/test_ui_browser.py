@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import signal
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 import pytest
@@ -20,6 +21,9 @@ from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
 
 from helpers import git, gm
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
 
 __all__ = ["chromium", "tab"]  # fixtures
 pytestmark = pytest.mark.slow
@@ -51,6 +55,31 @@ def test_accept_one_hunk_of_a_session_and_the_decision_syncs(tmp_path: Path, tab
     sync(desktop)
     assert git(desktop, "show", "main:cards/acme-website.md") == card
     assert SID not in gm("-C", str(desktop), "review").out
+
+
+def test_a_session_side_by_side_and_back_with_javascript_off(
+    client: Path, chromium: Browser
+) -> None:
+    with MemoryRepo(client) as repo:
+        person_writes(repo)
+        agent_session(repo)
+    ctx = chromium.new_context(java_script_enabled=False, viewport={"width": 1280, "height": 900})
+    page = ctx.new_page()
+    with ui(client) as (_, url):
+        page.goto(url)
+        page.goto(url.split("?")[0] + f"review/{SID}")
+        assert page.locator("table.diff.split").count() == 0
+        page.get_by_role("link", name="Side by side").click()
+        page.wait_for_url(f"**/review/{SID}?view=split")
+        row = page.locator("table.diff.split tr", has_text="Budget: 40k").first
+        cells = [c.inner_text() for c in row.locator("td").all()]
+        shot(page, "review-split")
+        page.get_by_role("link", name="Unified").click()
+        page.wait_for_url(f"**/review/{SID}")
+        unified = page.locator("table.diff").first.inner_text()
+    ctx.close()
+    assert cells == ["4", "Budget: 30k", "4", "Budget: 40k"]  # old beside new, same line
+    assert "-Budget: 30k" in unified and "+Budget: 40k" in unified
 
 
 def test_without_the_token_or_from_another_origin_nothing_is_served(client: Path, tab: Tab) -> None:

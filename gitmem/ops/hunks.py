@@ -44,6 +44,7 @@ class Hunk:
     lines: tuple[str, ...]  # " ctx", "-old", "+new", "\\ No newline at end of file"
     old: tuple[str, ...]  # the lines it replaces, with their line endings
     new: tuple[str, ...]  # the lines it puts there
+    target_start: int  # where its new lines start in the new file
 
     @property
     def added(self) -> int:
@@ -102,7 +103,14 @@ def _hunk(path: str, raw: RawHunk) -> Hunk:
     if raw.section_header:
         header += f" {raw.section_header}"
     return Hunk(
-        path, header, raw.source_start, raw.source_length, tuple(lines), tuple(old), tuple(new)
+        path,
+        header,
+        raw.source_start,
+        raw.source_length,
+        tuple(lines),
+        tuple(old),
+        tuple(new),
+        raw.target_start,
     )
 
 

@@ -76,8 +76,7 @@ def decide(
 
 def rows(h: Hunk) -> list[tuple[str, str, str]]:
     """A hunk's lines as a forge shows them: old line number, new line number, the line."""
-    new_at = int(h.header.split("+", 1)[1].split(",")[0].split(" ")[0]) if "+" in h.header else 0
-    old, new, out = h.source_start, new_at, []
+    old, new, out = h.source_start, h.target_start, []
     for line in h.lines:
         sign = line[:1]
         if sign == "\\":
@@ -86,4 +85,35 @@ def rows(h: Hunk) -> list[tuple[str, str, str]]:
         out.append((str(old) if sign != "+" else "", str(new) if sign != "-" else "", line))
         old += sign != "+"
         new += sign != "-"
+    return out
+
+
+Side = tuple[str, str, str]  # line number, text, kind ("ctx", "del", "add" or "" for none)
+
+
+def split_rows(h: Hunk) -> list[tuple[Side, Side]]:
+    """A hunk side by side: context on both sides, each run of removed lines beside the
+    added lines that replace it, row by row."""
+    out: list[tuple[Side, Side]] = []
+    dels: list[Side] = []
+    adds: list[Side] = []
+
+    def flush() -> None:
+        blank: Side = ("", "", "")
+        for n in range(max(len(dels), len(adds))):
+            out.append((dels[n] if n < len(dels) else blank, adds[n] if n < len(adds) else blank))
+        dels.clear()
+        adds.clear()
+
+    for n_old, n_new, line in rows(h):
+        sign, text = line[:1], line[1:]
+        if sign == "-":
+            dels.append((n_old, text, "del"))
+        elif sign == "+":
+            adds.append((n_new, text, "add"))
+        else:
+            flush()
+            kind = "ctx" if sign == " " else "note"
+            out.append(((n_old, text, kind), (n_new, text, kind)))
+    flush()
     return out

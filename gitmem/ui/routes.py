@@ -33,6 +33,7 @@ TEMPLATES = jinja2.Environment(
     autoescape=True,  # everything memory holds is untrusted text
 )
 TEMPLATES.globals["rows"] = review.rows
+TEMPLATES.globals["split_rows"] = review.split_rows
 
 
 def build_app(repo: MemoryRepo, csrf: str, *, read_only: bool = False) -> Starlette:
@@ -117,7 +118,8 @@ def build_app(repo: MemoryRepo, csrf: str, *, read_only: bool = False) -> Starle
 
     def session(request: Request) -> HTMLResponse:
         sid = request.path_params["sid"]
-        return page("session.html", "Review", sid=sid, s=review.session(repo, sid))
+        split = request.query_params.get("view") == "split"
+        return page("session.html", "Review", sid=sid, s=review.session(repo, sid), split=split)
 
     def decide(fields: dict[str, list[str]], request: Request) -> tuple[str, str]:
         sid = request.path_params["sid"]

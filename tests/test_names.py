@@ -93,6 +93,29 @@ def test_a_hand_made_commits_trailers_refuse_them_too(char: str, at: int) -> Non
             validate(bad)
 
 
+INVISIBLE = ["\u202e", "\u200b", "\u200d", "\ufeff", "\u2066", "\x85", "\ue000"]
+
+
+@given(
+    kind=st.sampled_from(["summary", "keyword", "keywords"]),
+    char=st.sampled_from(INVISIBLE),
+    at=st.integers(0, 40),
+)
+def test_summaries_and_keywords_refuse_what_a_reader_cannot_see(
+    kind: str, char: str, at: int
+) -> None:
+    check, valid = KINDS[kind]
+    with pytest.raises(InvalidInput, match="one line of visible text"):
+        check(spliced(valid, char, at))
+
+
+def test_a_reversed_summary_is_refused_at_the_cli(client: Path) -> None:
+    before = snapshot(client)
+    res = gm("-C", str(client), *write_args(**{"--summary": "Budget \u202e04 si"}))
+    assert res.code == 2 and "'\\u202e'" in res.err and res.err.count("\n") == 1, res.err
+    assert snapshot(client) == before
+
+
 # -- the CLI ---------------------------------------------------------------------
 CARD = "## Budget\n30k\n"
 

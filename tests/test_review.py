@@ -168,6 +168,19 @@ def test_colour_in_a_terminal_plain_when_piped(pending: MemoryRepo) -> None:
     assert re.sub(r"\x1b\[[0-9;]*m", "", coloured) == plain
 
 
+def test_an_edit_without_a_summary_says_so(client: Path) -> None:
+    repo = MemoryRepo(client)
+    s = sessions.start(repo, SID)
+    entry = IndexEntry.unsummarised("goals", ["roadmap"])
+    write_card(
+        repo, "beta", "", "## Goals\nShip v2\n", entry, session=SID, actor="agent", branch=s.branch
+    )
+    sessions.finish(repo, s, "review")
+    shown = gm("-C", str(client), "review", SID).out
+    assert "index: § goals  [roadmap]  (no summary: listed as unindexed)" in shown, shown
+    assert "None" not in shown
+
+
 def test_accept_all_lands_every_commit_with_its_trailers(pending: MemoryRepo, client: Path) -> None:
     before = git(client, "rev-parse", "main").strip()
     tip = git(client, "rev-parse", f"gitmem/session/{SID}").strip()

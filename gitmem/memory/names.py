@@ -19,7 +19,6 @@ _FORBIDDEN = re.compile("[" + "".join(FORBIDDEN) + "]")
 _BRANCH = re.compile(r"(?![-./])(?!.*(?:\.\.|@\{|//|/\.|\.lock(?:/|\Z)))[^\x00-\x20\x7f~^:?*\[\\]+")
 # A value that would read as a second trailer: "Gitmem-Card: x", "Signed-off-by: y".
 _FAKE_KEY = re.compile(r"(?i)(?:\bgitmem-[a-z0-9-]*\s*:|^\s*[a-z][a-z0-9]*(?:-[a-z0-9]+)+\s*:)")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029\x85]")
 MAX_SLUG = 64
 MAX_SUMMARY = 200
 MAX_KEYWORD = 40
@@ -125,8 +124,9 @@ def remote(name: str) -> str:
 
 def _one_line(value: str, what: str, limit: int) -> str:
     _checked(value, what)
-    if _CONTROL.search(value):
-        raise InvalidInput(f"{what} must be a single line without control characters")
+    unseen = path_rule.hidden(value)  # a line break, a bidi override, a zero-width space
+    if unseen is not None:
+        raise InvalidInput(f"{what} must be one line of visible text; it contains {unseen!r}")
     if _FAKE_KEY.search(value):
         raise InvalidInput(f"{what} must not contain a trailer key such as 'Gitmem-Card:'")
     value = value.strip()

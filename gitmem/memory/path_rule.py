@@ -33,12 +33,18 @@ def fold(name: str) -> str:
     return unicodedata.normalize("NFC", unicodedata.normalize("NFC", name).casefold())
 
 
+def hidden(text: str) -> str | None:
+    """The first control, format (bidi, zero-width), separator, surrogate or private-use
+    character in ``text``: what a reader cannot see, or sees in another order."""
+    return next((c for c in text if unicodedata.category(c) in _HIDDEN), None)
+
+
 def part_problem(part: str) -> str | None:
     """Why one name in a path cannot be kept, or None when it can (see the module doc)."""
     bare = _IGNORABLE.sub("", part).rstrip(" .").casefold()
     if _GIT_OWN.fullmatch(bare):
         return "it names git's own files on Windows or macOS"
-    found = next((c for c in part if unicodedata.category(c) in _HIDDEN), None)
+    found = hidden(part)
     if found is not None:
         return f"it contains the invisible or control character {found!r}"
     if part != part.rstrip(" ."):

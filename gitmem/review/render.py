@@ -50,7 +50,8 @@ def entry_line(entry: dict[str, object] | None) -> str:
         return "index: (no index entry: a hand edit)"
     kws = entry.get("keywords") or []
     assert isinstance(kws, list)
-    return f"index: § {entry.get('section')}  [{', '.join(kws)}]  {entry.get('summary')}"
+    summary = entry.get("summary") or "(no summary: listed as unindexed)"
+    return f"index: § {entry.get('section')}  [{', '.join(kws)}]  {summary}"
 
 
 def size_lines(sizes: TokenSizes) -> list[Line]:

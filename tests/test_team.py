@@ -179,6 +179,21 @@ def test_two_machines_deciding_differently_the_first_wins_the_second_changes_not
     assert "Owner: Bob" in (server / "cards/acme-website.md").read_text()
 
 
+def test_a_session_id_another_clone_took_on_the_remote_is_not_called_pushed(
+    tmp_path: Path,
+) -> None:
+    bare, (laptop, desktop) = machines(tmp_path, ("laptop", "desktop"))
+    (desktop / "squat.txt").write_text("not a session\n")
+    git(desktop, "add", "squat.txt")
+    git(desktop, "commit", "-qm", "squat")
+    git(desktop, "push", "-q", "origin", f"HEAD:{BRANCH}")
+    produce(laptop)
+    assert f"session {SID} differs on origin; it was not published" in sync(laptop)
+    assert listed(laptop)[SID]["state"] == "pending"
+    squat = git(bare, "rev-parse", BRANCH).strip()
+    assert squat == git(desktop, "rev-parse", "HEAD").strip()
+
+
 def test_the_producing_machine_deciding_its_own_published_session_tells_the_others(
     tmp_path: Path,
 ) -> None:

@@ -76,7 +76,7 @@ def session_refs(repo: MemoryRepo) -> dict[str, SessionRef]:
         got = found.get(sid)
         if got is None:
             found[sid] = SessionRef(sid, "remote", ref, tip, where, made_on.get(sid, where))
-        elif got.state == "pending":
+        elif got.state == "pending" and got.tip == tip:  # the remote has this very branch
             found[sid] = SessionRef(sid, "pushed", got.ref, got.tip, where, made_on.get(sid))
     return found
 

@@ -11,6 +11,7 @@ from urllib.parse import quote
 
 import pytest
 from browser import Tab, chromium, shot, tab
+from test_budget import budget, fill, set_limit
 from test_review import CARD, OTHER, SID, agent_session, person_writes
 from test_team import machines, sync
 from test_ui import ui
@@ -80,6 +81,35 @@ def test_a_session_side_by_side_and_back_with_javascript_off(
     ctx.close()
     assert cells == ["4", "Budget: 30k", "4", "Budget: 40k"]  # old beside new, same line
     assert "-Budget: 30k" in unified and "+Budget: 40k" in unified
+
+
+def test_the_overview_shows_the_index_budget_and_tiers_as_the_cli_does(
+    client: Path, tab: Tab
+) -> None:
+    with MemoryRepo(client) as repo:
+        fill(repo, 30)
+    set_limit(client, budget(client)["tokens"] // 2)  # folded to fit
+    cli = budget(client)
+    page = tab.page
+    with ui(client) as (_, url):
+        page.goto(url)
+        cells = page.locator("table.budget tr").all()
+        shown = {r.locator("th").inner_text(): r.locator("td").first.inner_text() for r in cells}
+        said = page.locator("table.budget + p").inner_text()
+        shot(page, "overview-index")
+    split = cli["split"]
+    assert split["folded_sections"] > 0 and split["full"]
+    assert shown == {
+        "Tokens": f"{cli['tokens']:,}",
+        "Budget": f"{cli['limit']:,}",
+        "Share": f"{cli['share']:.0%}",
+        "Cards": f"{split['cards']:,}",
+        "Listed in full": f"{len(split['full']):,}",
+        "Folded to a line": f"{split['lines']:,}",
+        "Named only": f"{split['named']:,}",
+        "Sections folded": f"{split['folded_sections']:,}",
+    }
+    assert gm("-C", str(client), "index", "--budget").out.split("Split: ")[1].strip() in said
 
 
 def test_without_the_token_or_from_another_origin_nothing_is_served(client: Path, tab: Tab) -> None:

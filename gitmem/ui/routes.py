@@ -17,6 +17,7 @@ from starlette.staticfiles import StaticFiles
 from gitmem.agent.usage import load as load_usage
 from gitmem.agent.usage_report import report as usage_by_session
 from gitmem.errors import GitmemError
+from gitmem.index.tiers import Split
 from gitmem.review.pending import list_sessions
 from gitmem.setup.workspace import list_clients
 from gitmem.status import status
@@ -104,10 +105,12 @@ def build_app(repo: MemoryRepo, csrf: str, *, read_only: bool = False) -> Starle
 
     def overview(request: Request) -> HTMLResponse:
         clients = [c.name for c in list_clients()]
+        st = status(repo)
         return page(
             "overview.html",
             "Overview",
-            st=status(repo),
+            st=st,
+            split=Split.from_json(st.index_budget.get("split")),
             root=str(repo.root),
             cards=pages.cards(repo),
             clients=clients,

@@ -20,6 +20,7 @@ from gitmem.bridges import import_notes as importing
 from gitmem.bridges.export import cards_of
 from gitmem.bridges.import_claude import auto_memory_dir, references
 from gitmem.bridges.import_sources import Note
+from gitmem.bridges.memory_tool import GitMemoryTool
 from gitmem.git.runner import Sha
 from gitmem.memory.repo import MemoryRepo
 
@@ -443,6 +444,9 @@ def test_a_failure_while_writing_leaves_main_and_refs_as_they_were(
     assert git(client, "status", "--porcelain") == ""
 
 
+TODO = "/memories/notes/todo.md"
+
+
 def test_export_round_trip_gives_the_same_cards(tmp_path: Path) -> None:
     first, second, third = (tmp_path / n for n in ("first", "second", "third"))
     for repo in (first, second, third):
@@ -464,6 +468,33 @@ def test_export_round_trip_gives_the_same_cards(tmp_path: Path) -> None:
     assert gm("-C", str(third), "import", str(tmp_path / "mt")).code == 0
     with MemoryRepo(first) as a, MemoryRepo(second) as b, MemoryRepo(third) as c:
         assert cards_of(a) == cards_of(b) == cards_of(c) and len(cards_of(a)) == 4
+
+
+def test_export_holds_what_the_memory_tool_wrote_and_names_what_it_leaves_out(
+    client: Path, tmp_path: Path
+) -> None:
+    with MemoryRepo(client) as repo:
+        tool = GitMemoryTool(repo, branch="main")
+        for path, text in [("/memories/acme.md", "## Budget\n30k\n"), (TODO, "- call Bob\n")]:
+            tool.call({"command": "create", "path": path, "file_text": text})
+        tool.call({"command": "create", "path": "/memories/empty/x.md", "file_text": "x\n"})
+        tool.call({"command": "delete", "path": "/memories/empty/x.md"})  # leaves a .gitkeep
+    target = git(client, "hash-object", "-w", "--stdin", input=b"acme.md").strip()
+    git(client, "update-index", "--add", "--cacheinfo", f"120000,{target},cards/link.md")
+    git(client, "commit", "-qm", "a symlink by hand", "--no-verify")
+    res = gm("-C", str(client), "export", str(tmp_path / "mt"), "--layout", "memory-tool")
+    assert res.code == 0, res.err
+    assert "left out link.md: a symlink or submodule, not a file" in res.out
+    sdk = BetaLocalFilesystemMemoryTool(str(tmp_path / "mt"))
+    assert "- call Bob" in sdk.call({"command": "view", "path": TODO})
+    assert not (tmp_path / "mt/memories/empty/.gitkeep").exists()
+    res = gm("-C", str(client), "export", str(tmp_path / "plain"), "--json")
+    left = json.loads(res.out)["left_out"]
+    assert left == {
+        "link.md": "a symlink or submodule, not a file",
+        "notes/todo.md": "not a card; --layout memory-tool exports it",
+    }
+    assert sorted(p.name for p in (tmp_path / "plain").iterdir()) == ["acme.md"]
 
 
 def test_export_refuses_to_overwrite_unless_forced(client: Path, tmp_path: Path) -> None:

@@ -1,9 +1,12 @@
 """``gitmem export DIR``: the cards of ``main`` written out as plain files.
 
-Layouts: ``plain`` writes ``DIR/<card>.md``; ``memory-tool`` writes
-``DIR/memories/<card>.md``, the tree ``BetaLocalFilesystemMemoryTool(base_path=DIR)``
-serves as ``/memories``. The text is the card's, byte for byte, so ``gitmem import``
-of the export gives the same cards. An existing file is never overwritten without
+Layouts: ``plain`` writes ``DIR/<card>.md``; ``memory-tool`` writes the whole
+``cards/`` tree as ``DIR/memories/...``, the tree ``BetaLocalFilesystemMemoryTool
+(base_path=DIR)`` serves as ``/memories``: the cards and every other file the memory
+tool wrote there (``/memories/notes/todo.md``). The text is the file's, byte for byte,
+so ``gitmem import`` of the export gives the same cards. What a layout cannot hold (a
+file that is not a card in ``plain``; a symlink or a submodule in either) is left out
+and named in the result. An existing file is never overwritten without
 ``force``; every target is checked before the first write, and no symlink on the way
 is followed (``safe_files``).
 """
@@ -15,6 +18,8 @@ from pathlib import Path
 
 from gitmem.errors import Conflict, InvalidInput
 from gitmem.git import safe_files
+from gitmem.git.formats import TreeEntry
+from gitmem.memory.cards import KEEP
 from gitmem.memory.names import is_slug
 from gitmem.memory.repo import MAIN, MemoryRepo
 
@@ -24,12 +29,14 @@ _BLOB_MODES = (b"100644", b"100755")
 
 @dataclass
 class ExportResult:
-    """An export: the folder, the layout, the files written and those overwritten."""
+    """An export: the folder, the layout, the files written, those overwritten, and the
+    paths under ``cards/`` the layout left out (path -> why)."""
 
     dir: str
     layout: str
     files: list[str] = field(default_factory=list)
     overwritten: list[str] = field(default_factory=list)
+    left_out: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, object]:
         return asdict(self)
@@ -39,18 +46,39 @@ class ExportResult:
         out = f"Exported {n} card{'s' if n != 1 else ''} to {self.dir} ({self.layout} layout)"
         if self.overwritten:
             out += f"; overwrote {len(self.overwritten)} (--force)"
+        for path, why in self.left_out.items():
+            out += f"\nleft out {path}: {why}"
         return out
 
 
 def cards_of(repo: MemoryRepo, branch: str = MAIN) -> dict[str, bytes]:
     """Every card of ``branch``'s tip: name -> bytes (symlinks and folders are not cards)."""
-    tip = repo.branch_tip(branch)
-    out: dict[str, bytes] = {}
-    for entry in repo.store.read_tree(f"{tip}:cards"):
-        name = entry.name.decode("utf-8", "replace")
-        if entry.mode in _BLOB_MODES and name.endswith(".md") and is_slug(name[:-3]):
-            out[name[:-3]] = repo.store.read_blob(entry.sha) or b""
-    return out
+    files, _ = _cards_tree(repo, branch)
+    return {p[:-3]: data for p, data in files.items() if _is_card(p)}
+
+
+def _is_card(path: str) -> bool:
+    return "/" not in path and path.endswith(".md") and is_slug(path[:-3])
+
+
+def _cards_tree(repo: MemoryRepo, branch: str) -> tuple[dict[str, bytes], dict[str, str]]:
+    """Every file under ``cards/`` at ``branch``'s tip (path below cards/ -> bytes), and
+    what is not a file there (path -> why it cannot be exported)."""
+    files: dict[str, bytes] = {}
+    others: dict[str, str] = {}
+
+    def walk(entries: list[TreeEntry], prefix: str) -> None:
+        for entry in entries:
+            path = prefix + entry.name.decode("utf-8", "replace")
+            if entry.is_tree:
+                walk(repo.store.read_tree(entry.sha), path + "/")
+            elif entry.mode in _BLOB_MODES:
+                files[path] = repo.store.read_blob(entry.sha) or b""
+            else:
+                others[path] = "a symlink or submodule, not a file"
+
+    walk(repo.store.read_tree(f"{repo.branch_tip(branch)}:cards"), "")
+    return {p: d for p, d in files.items() if p.rsplit("/", 1)[-1] != KEEP}, others
 
 
 def export_cards(
@@ -71,12 +99,17 @@ def export_cards(
         raise InvalidInput(f"{dest} is a symlink; gitmem export never follows one")
     if dest.exists() and not dest.is_dir():
         raise InvalidInput(f"{dest} exists and is not a folder")
-    prefix = "memories/" if layout == "memory-tool" else ""
-    cards = cards_of(repo, branch)
-    res = ExportResult(str(dest), layout)
-    if cards:
+    files, left_out = _cards_tree(repo, branch)
+    if layout == "plain":
+        left_out |= {
+            p: "not a card; --layout memory-tool exports it" for p in files if not _is_card(p)
+        }
+        targets = {p: data for p, data in sorted(files.items()) if _is_card(p)}
+    else:
+        targets = {f"memories/{p}": data for p, data in sorted(files.items())}
+    res = ExportResult(str(dest), layout, left_out=dict(sorted(left_out.items())))
+    if targets:
         dest.mkdir(parents=True, exist_ok=True)
-    targets = {f"{prefix}{name}.md": data for name, data in sorted(cards.items())}
     existing = [p for p in targets if safe_files.stat(dest, p) is not None]
     if existing and not force:
         n = len(existing)

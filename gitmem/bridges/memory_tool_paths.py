@@ -23,10 +23,10 @@ from anthropic.tools import ToolError
 from gitmem.git.objects import ObjectStore
 from gitmem.git.runner import Sha
 from gitmem.memory import path_rule
+from gitmem.memory.cards import KEEP
 
 ROOT = "/memories"
 CARDS = "cards"
-KEEP = ".gitkeep"  # holds a directory git would otherwise drop (hidden from listings)
 DIR_SIZE = 4096  # what ext4 reports for a directory: git trees have no size
 MAX_NAME_BYTES = 255
 MAX_HOPS = 40  # symlinks followed in one resolution, as the kernel's ELOOP limit

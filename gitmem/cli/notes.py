@@ -60,7 +60,7 @@ def import_(ctx: Ctx, source: Path, kind: str | None, dry_run: bool, skip_proble
     type=click.Choice(["plain", "memory-tool"]),
     default="plain",
     show_default=True,
-    help="plain: DIR/<card>.md; memory-tool: DIR/memories/<card>.md.",
+    help="plain: DIR/<card>.md; memory-tool: all of cards/ as DIR/memories/...",
 )
 @click.option("--force", is_flag=True, help="Overwrite files that exist in DIR.")
 @click.option("--branch", default="main", show_default=True)

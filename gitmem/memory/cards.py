@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 from gitmem.memory.names import slugify
 
+# The empty file that holds a folder under cards/ (git keeps no empty folder); never shown.
+KEEP = ".gitkeep"
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 
 

@@ -19,12 +19,11 @@ from __future__ import annotations
 
 from gitmem.errors import ConfigError, UnsafePath
 from gitmem.memory import trailers as T
+from gitmem.memory.cards import KEEP
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.ops import incoming
 from gitmem.review.changes import PLAIN, Change
 from gitmem.review.pending import SessionView
-
-_KEEP = ".gitkeep"
 
 
 def _outside(change: Change, layer: str | None, sid: str) -> str | None:
@@ -33,7 +32,7 @@ def _outside(change: Change, layer: str | None, sid: str) -> str | None:
         return f"it is {change.kind}, and a session writes only plain files"
     if layer is None:
         parts = change.path.split("/")
-        dotted = [p for p in parts[1:] if p.startswith(".") and p != _KEEP]
+        dotted = [p for p in parts[1:] if p.startswith(".") and p != KEEP]
         if parts[0] != "cards" or len(parts) < 2 or dotted:
             return "a session's edits change only the cards (cards/)"
         return None

@@ -30,6 +30,7 @@ from gitmem import hooks
 from gitmem.errors import Conflict, InvalidInput, UnsafePath
 from gitmem.git.runner import Git
 from gitmem.memory import config as config_mod
+from gitmem.memory.cards import KEEP
 from gitmem.memory.repo import MAIN
 from gitmem.paths import shipped
 
@@ -158,7 +159,7 @@ def _place(out: AdoptPlan, rel: str) -> None:
         last = i == len(parts) - 1
         if not last and not stat.S_ISDIR(st.st_mode):
             raise InvalidInput(f"{out.path / shown} is a file; gitmem needs a folder there")
-        if not last and i == 0 and len(parts) == 2 and parts[1] == ".gitkeep":
+        if not last and i == 0 and len(parts) == 2 and parts[1] == KEEP:
             if any(here.iterdir()):  # a folder of the person's: kept, no placeholder needed
                 _keep(out, f"{shown}/")
                 return

@@ -14,10 +14,10 @@ Systems, each given the same memory:
 
 - **gitmem**: ``gitmem.search_history`` on the repo (current sections with their
   index entries, past values, transcripts).
-- **bm25+stem**: BM25 over the same sections with gitmem's tokenizer (folded words,
-  Snowball stems, stop words dropped) and nothing else of its ranking.
-- **baseline**: plain BM25 (rank-bm25's ``BM25Okapi``) over the current card sections
-  (card title, heading and text), lower-cased words, no stemming, no stop words.
+- **standard BM25**: ``standard_bm25.py`` (bm25s, k1 = 1.2, b = 0.75, PyStemmer's
+  Snowball English stems, bm25s's English stop list) over the current card sections,
+  each the fields gitmem indexes: card name and title, heading, index keywords and
+  summary, text.
 - **memgit**: memgit's own BM25 scorer (``memgit.scorer.score``, what ``memgit search``
   runs) over one memgit ``Mnemonic`` per current section (slug ``card--section``, rule =
   the index summary, tags = the index keywords, desc = the heading, body = the text,
@@ -35,7 +35,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shutil
 import statistics
 import subprocess
@@ -50,6 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import conversation_eval
 import search_memory as M
+from standard_bm25 import StandardBM25
 
 import gitmem
 from gitmem import MemoryRepo
@@ -133,36 +133,17 @@ def gitmem_ranker(repo: MemoryRepo) -> Ranker:
     return rank
 
 
-def baseline_ranker(secs: list[dict[str, Any]]) -> Ranker:
-    from rank_bm25 import BM25Okapi
-
-    def tok(text: str) -> list[str]:
-        return re.findall(r"[a-z0-9]+", text.lower())
-
-    corpus = [tok(f"{s['title']} {s['heading']} {s['text']}") for s in secs]
-    bm = BM25Okapi(corpus)
-
-    def rank(q: str) -> list[tuple[str, str]]:
-        scores = bm.get_scores(tok(q))
-        order = sorted(range(len(secs)), key=lambda i: -scores[i])[:10]
-        return [(secs[i]["card"], secs[i]["section"]) for i in order if scores[i] > 0]
-
-    return rank
-
-
-def stemmed_ranker(secs: list[dict[str, Any]]) -> Ranker:
-    """BM25 with stemming and stop words: gitmem's own tokenizer, none of its ranking."""
-    from rank_bm25 import BM25Okapi
-
-    from gitmem.search.terms import terms
-
-    corpus = [terms(f"{s['title']} {s['heading']} {s['text']}") or ["-"] for s in secs]
-    bm = BM25Okapi(corpus)
+def standard_ranker(secs: list[dict[str, Any]]) -> Ranker:
+    """The standard BM25 (``standard_bm25.py``) over the fields gitmem indexes."""
+    bm = StandardBM25(
+        [
+            f"{s['card']}\n{s['title']}\n{s['heading']}\n{s['keywords']}\n{s['summary']}\n{s['text']}"
+            for s in secs
+        ]
+    )
 
     def rank(q: str) -> list[tuple[str, str]]:
-        scores = bm.get_scores(terms(q))
-        order = sorted(range(len(secs)), key=lambda i: -scores[i])[:10]
-        return [(secs[i]["card"], secs[i]["section"]) for i in order if scores[i] > 0]
+        return [(secs[i]["card"], secs[i]["section"]) for i in bm.rank(q)]
 
     return rank
 
@@ -245,8 +226,7 @@ def main() -> None:
         lat: dict[str, float] = {}
         for name, make in [
             ("gitmem", lambda: gitmem_ranker(repo)),
-            ("bm25+stem", lambda: stemmed_ranker(secs)),
-            ("baseline", lambda: baseline_ranker(secs)),
+            ("standard BM25", lambda: standard_ranker(secs)),
         ]:
             ranker = make()
             times, out = [], []

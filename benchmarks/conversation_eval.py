@@ -1,10 +1,10 @@
-"""Recall on the conversation memory (``conversation_memory.py``): gitmem beside a BM25
-with stemming and stop words and memgit, by turn, by section and both in one repo.
+"""Recall on the conversation memory (``conversation_memory.py``): gitmem beside the
+standard BM25 (``standard_bm25.py``) and memgit, by turn, by section and both in one repo.
 
 A question counts at k when one of its answers is among the first k hits: a turn is
-(session, turn, role); a section is card § section. The BM25 baseline uses gitmem's
-own tokenizer (folded words, Snowball stems, stop words dropped), so the difference is
-what gitmem's search does beyond it.
+(session, turn, role); a section is card § section. The baselines search the documents
+gitmem does: a turn's text, or a section's card title, heading, index summary and text.
+The ``month`` questions are answered by several turns (each one counts), the others by one.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import conversation_memory as C
+from standard_bm25 import StandardBM25
 
 import gitmem
-from gitmem.search.terms import terms
 
 Key = tuple[str, ...]  # ("turn", session, turn, role) or ("section", card, section)
 KS = (1, 5, 10)
@@ -60,15 +60,19 @@ def _hit_key(hit: Any, lines: dict[tuple[str, int], Key]) -> Key:
 
 
 def documents(seed: int, kind: str) -> list[tuple[Key, str]]:
-    """What the baselines search, one document per turn and/or per card section."""
+    """What the baselines search, one document per turn and/or per card section: the
+    text gitmem indexes for it (a section: card title, heading, index summary, text)."""
     sessions, _ = C.plan(seed)
+    names = {t.speaker.lower(): t.speaker for turns in sessions for t in turns}
     docs: list[tuple[Key, str]] = []
     for turns in sessions:
         if kind != "cards":
             docs += [(("turn", t.session, str(t.turn), t.role), t.text) for t in turns]
         if kind != "transcripts":
+            sid, day = turns[0].session, turns[0].at[:10]
             for card, text in C.card_sections(turns).items():
-                docs.append((("section", card, turns[0].session), text))
+                summary = f"What {names[card]} said on {day}"
+                docs.append((("section", card, sid), f"{names[card]}\n{sid}\n{summary}\n{text}"))
     return docs
 
 
@@ -93,15 +97,8 @@ def gitmem_rankings(path: Path, seed: int, qs: list[str]) -> list[list[Key]]:
 
 
 def bm25_rankings(docs: list[tuple[Key, str]], qs: list[str]) -> list[list[Key]]:
-    from rank_bm25 import BM25Okapi
-
-    bm = BM25Okapi([terms(text) or ["-"] for _, text in docs])
-    out = []
-    for q in qs:
-        scores = bm.get_scores(terms(q))
-        order = sorted(range(len(docs)), key=lambda i: -scores[i])[:10]
-        out.append([docs[i][0] for i in order if scores[i] > 0])
-    return out
+    bm = StandardBM25([text for _, text in docs])
+    return [[docs[i][0] for i in bm.rank(q)] for q in qs]
 
 
 def memgit_rankings(py: Path, docs: list[tuple[Key, str]], qs: list[str]) -> list[list[Key]]:
@@ -134,7 +131,7 @@ def report(cache: Path, seed: int, label: str, memgit: Callable[[], Path] | None
         docs = documents(seed, kind)
         systems = {
             "gitmem": gitmem_rankings(path, seed, texts),
-            "bm25+stem": bm25_rankings(docs, texts),
+            "standard BM25": bm25_rankings(docs, texts),
         }
         if memgit is not None and kind != "both":
             try:

@@ -16,13 +16,15 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from gitmem.errors import Conflict, DirtyCard, InvalidInput, NotFound
-from gitmem.features import session_live
+from gitmem.errors import ConfigError, Conflict, DirtyCard, InvalidInput, NotFound, UnsafePath
+from gitmem.features import session_live, session_scope
+from gitmem.features.session_scope import changes
 from gitmem.git.runner import Sha, held_stop_signals
 from gitmem.memory import branch_files, names, refs
 from gitmem.memory import trailers as T
 from gitmem.memory.refs import SESSION_PREFIX
 from gitmem.memory.repo import MAIN, REDACT_JOURNAL, MemoryRepo
+from gitmem.ops.history import read_log
 from gitmem.ops.land import commits_between, land
 from gitmem.ops.publish import PlannedCommit, commit_plan, publish
 from gitmem.ops.refs import cas
@@ -239,23 +241,17 @@ def _end(repo: MemoryRepo, session: Session, policy: str) -> FinishResult:
     if tip is None:
         raise NotFound(f"session branch {session.branch} is gone")
     shas = commits_between(repo, MAIN, tip)
-    edits = _edits(repo, tip) if shas else 0
+    log = read_log(repo.git, f"{MAIN}..{tip}", first_parent=True) if shas else []
+    edits = sum(1 for c in log if c.get(T.LAYER) is None)  # as review.list_sessions counts
     if policy != "auto" and edits:  # no memory edits: nothing to review, only a transcript
         return FinishResult(session.id, policy, len(shas), pending=True, edits=edits)
     try:
+        if log:  # what review checks before it accepts, before an automatic landing too
+            session_scope.check(repo, session.id, tip, log, changes(repo, MAIN, tip))
         landed = land(repo, shas, MAIN, f"gitmem land session {session.id}")
-    except (DirtyCard, Conflict) as err:
+    except (DirtyCard, Conflict, UnsafePath, ConfigError) as err:
         return FinishResult(
             session.id, policy, len(shas), pending=True, reason=str(err), edits=edits
         )
     archive(repo, session.id, tip)
     return FinishResult(session.id, policy, len(shas), landed=list(landed), edits=edits)
-
-
-def _edits(repo: MemoryRepo, tip: Sha) -> int:
-    """The session's memory edits: its commits past main that are not a layer's
-    (the same count ``review.list_sessions`` gives)."""
-    from gitmem.ops.history import read_log
-
-    log = read_log(repo.git, f"{MAIN}..{tip}", first_parent=True)
-    return sum(1 for c in log if c.get(T.LAYER) is None)

@@ -35,19 +35,7 @@ def refuse(
     an attribute other than ``ours`` gives it (None: a repo as ``gitmem init`` makes it).
     ``name``: what the refusals say brings it (``REMOTE/main`` unless given)."""
     name = name or f"{remote}/main"
-    # No pathspec: git would compare each commit twice (to simplify history, then to diff).
-    listing = repo.git.out(
-        "log",
-        "-m",
-        "--raw",
-        "-z",
-        "--no-renames",
-        "--no-abbrev",
-        "--format=%x00%H",
-        theirs,
-        *([f"^{ours}"] if ours else []),
-    )
-    entries = list(raw_entries(listing))
+    entries = raw_log(repo, theirs, *([f"^{ours}"] if ours else []))
     _refuse_names(repo, remote, name, theirs, entries)
     found = next(((p, _UNSAFE_MODES[m], c) for c, m, _, p in entries if _unsafe(m, p)), None)
     if found is not None:
@@ -129,6 +117,16 @@ def _refuse_unusable(repo: MemoryRepo, remote: str, name: str, theirs: str) -> N
             f"{name} brings {problem}; nothing was changed here",
             hint=f"fix it on {remote} with a commit, then sync again",
         )
+
+
+def raw_log(repo: MemoryRepo, *revs: str) -> list[tuple[str, str, str, str]]:
+    """(commit, new mode, status letter, path) for each file each commit of ``revs``
+    (``git log`` arguments) changes; a merge is compared with each parent (``-m``)."""
+    # No pathspec: git would compare each commit twice (to simplify history, then to diff).
+    out = repo.git.out(
+        "log", "-m", "--raw", "-z", "--no-renames", "--no-abbrev", "--format=%x00%H", *revs
+    )
+    return list(raw_entries(out))
 
 
 def raw_entries(out: str) -> Iterator[tuple[str, str, str, str]]:

@@ -1,63 +1,9 @@
-"""Every file a session's commits change, and what kind of file each is: a symlink or a
+"""Every file a session's commits change, once each, as review shows them: a symlink or a
 submodule is not a line of text, whatever its diff shows."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from gitmem.git.runner import Sha
-from gitmem.memory.repo import MemoryRepo
-from gitmem.ops.incoming import raw_entries
-
-PLAIN = "100644"
-_KINDS = {
-    PLAIN: "a file",
-    "100755": "an executable file",
-    "120000": "a symlink",
-    "160000": "a submodule",
-    "040000": "a folder",
-}
-_DONE = {"A": "added", "M": "changed", "D": "removed", "T": "made"}
-
-
-@dataclass(frozen=True)
-class Change:
-    """One file one commit changes: git's status letter (A, M, D, T) and new mode."""
-
-    commit: Sha
-    path: str
-    status: str
-    mode: str  # "000000" when removed
-
-    @property
-    def kind(self) -> str:
-        return _KINDS.get(self.mode, f"a file of mode {self.mode}")
-
-    def text(self) -> str:
-        """``added, a symlink``; ``changed, a file``; ``removed``."""
-        done = _DONE.get(self.status, self.status)
-        return done if self.status == "D" else f"{done}, {self.kind}"
-
-    def to_json(self) -> dict[str, str]:
-        return {"commit": self.commit, "path": self.path, "status": self.status, "kind": self.kind}
-
-
-def changes(repo: MemoryRepo, base: str, tip: str) -> tuple[Change, ...]:
-    """Each file each first-parent commit of ``base..tip`` changes, oldest first (one
-    ``git log --raw``; a merge is compared with its first parent)."""
-    listing = repo.git.out(
-        "log",
-        "--reverse",
-        "--first-parent",
-        "-m",
-        "--raw",
-        "-z",
-        "--no-renames",
-        "--no-abbrev",
-        "--format=%x00%H",
-        f"{base}..{tip}",
-    )
-    return tuple(Change(Sha(c), p, st, m) for c, m, st, p in raw_entries(listing))
+from gitmem.features.session_scope import PLAIN, Change
 
 
 def by_path(found: tuple[Change, ...]) -> list[tuple[str, str, bool]]:

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 
 from gitmem.errors import Conflict, GitmemError, InvalidInput
 from gitmem.features import session_branches as sessions
-from gitmem.features import session_live
+from gitmem.features import session_live, session_scope
 from gitmem.git.runner import Sha
 from gitmem.index import build as index
 from gitmem.memory import refs, secrets
@@ -29,7 +29,7 @@ from gitmem.ops.history import read_log
 from gitmem.ops.land import land
 from gitmem.ops.merge import land_tree
 from gitmem.ops.worktree import checked_out, ensure_clean
-from gitmem.review import decision_intent, scope, team
+from gitmem.review import decision_intent, team
 from gitmem.review.pending import ReviewCommit, SessionView, load
 from gitmem.wording import count
 
@@ -283,11 +283,18 @@ def accept(
     ``Decision``. Raises ``NotFound`` (no such session), ``InvalidInput`` (not pending,
     unknown commits or hunk numbers, both given), ``DirtyCard`` (uncommitted edits to a
     card it lands), ``UnsafePath`` or ``ConfigError`` (it touches what a session may not,
-    or brings what sync refuses: ``review/scope.py``), ``Conflict`` (the session moved
+    or brings what sync refuses: ``features/session_scope.py``), ``Conflict`` (the session moved
     since ``expect_tip``, or another machine decided first)."""
     _not_interrupted(repo, session_id)
     view = pending(repo, session_id, expect_tip)
-    scope.check(repo, view)  # what sync refuses to receive, and what no session touches
+    session_scope.check(  # what sync refuses to receive, and what no session touches
+        repo,
+        view.ref.id,
+        view.ref.tip,
+        [c.commit for c in view.commits],
+        view.changes,
+        view.ref.remote,
+    )
     if commits and hunks is not None:
         raise InvalidInput("choose by --commit or by --hunks, not both")
     plan = (

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gitmem.errors import NotFound
+from gitmem.features.session_scope import Change, changes
 from gitmem.git.runner import Sha
 from gitmem.index.build import Replay
 from gitmem.memory import names, refs
@@ -27,7 +28,6 @@ from gitmem.memory import trailers as T
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.ops.history import Commit, read_log
 from gitmem.ops.hunks import FileDiff, Hunk, commit_diffs
-from gitmem.review.changes import Change, changes
 
 STATE_OF_PREFIX = {refs.PENDING: "pending"} | {p: s for s, p in refs.DECIDED.items()}
 

@@ -6,7 +6,7 @@ terminal; keeping the styles beside the text keeps both outputs the same words.
 
 from __future__ import annotations
 
-from gitmem.review import scope
+from gitmem.features import session_scope
 from gitmem.review.changes import by_path
 from gitmem.review.pending import NumberedHunk, SessionSummary, SessionView, TokenSizes
 from gitmem.wording import count
@@ -85,7 +85,11 @@ def show_lines(view: SessionView, sizes: TokenSizes | None = None) -> list[Line]
         out.append(
             (f"from {s.machine} via {s.remote}: a decision here is sent to {s.remote} first", "")
         )
-    why = scope.problem(view) if s.pending else None
+    why = (
+        session_scope.problem(s.id, [c.commit for c in view.commits], view.changes)
+        if s.pending
+        else None
+    )
     if why is not None:
         out.append((f"cannot be accepted: {why}", "red"))
     files = by_path(view.changes)

@@ -86,6 +86,13 @@ def test_a_host_other_than_loopback_needs_a_token(client: Path) -> None:
     assert "--token" in res.err and len(res.err.strip().splitlines()) == 1
 
 
+def test_a_short_token_is_refused_before_anything_listens(client: Path) -> None:
+    for args in (["--token", "a"], ["--host", "10.9.8.7", "--token", "x" * 31]):
+        res = gm("-C", str(client), "ui", *args)
+        assert res.code == 2 and "a token needs at least 32" in res.err, res.err
+        assert len(res.err.strip().splitlines()) == 1
+
+
 def post(url: str, path: str, jar: str, fields: list[tuple[str, str]]) -> tuple[int, str]:
     port = int(url.split(":")[2].split("/")[0])
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 
 import uvicorn
 
-from gitmem.bridges.listen_address import Address, judge, listen
+from gitmem.bridges.listen_address import Address, judge, listen, token_problem
+from gitmem.errors import InvalidInput
 
 from .guard import Guard
 from .routes import build_app
@@ -37,6 +38,9 @@ def serve(
     $GITMEM_UI_TOKEN); else one is made. With
     ``read_only`` no action is served. ``say`` gets the one line with the URL and its token."""
     token = token or os.environ.get(TOKEN_VAR)
+    problem = token_problem(token, "the token") if token else None
+    if problem:
+        raise InvalidInput(problem)
     where = judge(
         address,
         option="--host",

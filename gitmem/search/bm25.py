@@ -82,3 +82,31 @@ def _add(
         if tf := c.get(term, 0):
             got = lift * tf / (tf + K1 * (1 - B + sum(c.values()) * per[TURN]))
             into[-1 - i] = max(got, get(-1 - i, 0.0)) if best else get(-1 - i, 0.0) + got
+
+
+def one(
+    state: Searchable,
+    weighted: dict[str, float],
+    groups: dict[str, str],
+    counts: Counter[str],
+    kind: int,
+) -> float:
+    """BM25 of one document given by its weighted term ``counts`` (a passage scored as a
+    document of ``kind``), a query word and its neighbours counted once, by the best."""
+    n, per = max(state.live, 1), _per_length(state)[kind]
+    length = sum(counts.values())
+    roots = set(groups.values())
+    total, best = 0.0, dict[str, float]()
+    for term, qw in weighted.items():
+        tf = counts.get(term, 0)
+        post = state.posting(term)
+        if not tf or post is None:
+            continue
+        df = len(post) // 2
+        got = qw * math.log(1 + (n - df + 0.5) / (df + 0.5)) * (K1 + 1)
+        got *= tf / (tf + K1 * (1 - B + length * per))
+        if (root := groups.get(term, term if term in roots else None)) is None:
+            total += got
+        else:
+            best[root] = max(got, best.get(root, 0.0))
+    return total + sum(best.values())

@@ -3,7 +3,9 @@
 A transcript hit's ref is ``<session>#<turn>``: opening it gives that turn whole (what
 the user said and the reply) with the turns around it. A section hit's ref is
 ``<card>/<section>`` (the value in force) or ``<card>/<section>@<commit>`` (a past
-value): opening it gives the section's text as that commit wrote it.
+value): opening it gives the section's text as that commit wrote it. A long section's
+hit points to the passage that answers: ``<card>/<section>#<n>`` opens its passage n
+(``windows.passages``).
 """
 
 from __future__ import annotations
@@ -15,17 +17,19 @@ from gitmem.errors import InvalidInput, NotFound
 from gitmem.memory import names
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.search.documents import Doc, card_sections, turn_docs
+from gitmem.search.windows import passages
 
 AROUND = 1  # turns shown before and after the one a hit points to
 BUDGET = 6000  # characters of a passage; the turn itself is always whole
 _TURN = re.compile(r"^(?P<session>[A-Za-z0-9][A-Za-z0-9._-]*)#(?P<turn>[1-9][0-9]{0,6})$")
 _SECTION = re.compile(
-    r"^(?P<card>[a-z0-9][a-z0-9._-]*)/(?P<section>[a-z0-9][a-z0-9-]*)(?:@(?P<commit>[0-9a-f]{7,40}))?$"
+    r"^(?P<card>[a-z0-9][a-z0-9._-]*)/(?P<section>[a-z0-9][a-z0-9-]*)(?:@(?P<commit>[0-9a-f]{7,40}))?"
+    r"(?:#(?P<part>[1-9][0-9]{0,5}))?$"
 )
 
 
 def is_ref(text: str) -> bool:
-    """Whether ``text`` is a hit's ref (``session#turn`` or ``card/section[@commit]``)."""
+    """Whether ``text`` is a hit's ref (``session#turn`` or ``card/section[@commit][#n]``)."""
     return bool(_TURN.match(text) or _SECTION.match(text))
 
 
@@ -44,11 +48,12 @@ def open_ref(repo: MemoryRepo, ref: str, *, branch: str = MAIN) -> Passage:
     and ``NotFound`` when its session, turn, card or section does not exist."""
     branch = names.branch(branch)
     if m := _SECTION.match(ref):
-        return _section(repo, ref, m["card"], m["section"], m["commit"] or branch)
+        got = _section(repo, ref, m["card"], m["section"], m["commit"] or branch)
+        return _part(got, int(m["part"])) if m["part"] else got
     if m := _TURN.match(ref):
         return _turns(repo, ref, m["session"], int(m["turn"]), branch)
     raise InvalidInput(
-        f"{ref!r} is not a search hit's ref: give <session>#<turn> or <card>/<section>[@commit] "
+        f"{ref!r} is not a search hit's ref: give <session>#<turn> or <card>/<section>[@commit][#n] "
         "as search_history printed it"
     )
 
@@ -65,6 +70,15 @@ def _section(repo: MemoryRepo, ref: str, card: str, section: str, rev: str) -> P
             return Passage(ref, f"{title} § {heading}\n{text}", "")
     ids = ", ".join(s[0] for s in secs) or "none"
     raise NotFound(f"card {card} has no section {section} at {rev}; its sections: {ids}")
+
+
+def _part(whole: Passage, n: int) -> Passage:
+    """Passage ``n`` of a section, under the section's title line."""
+    where, _, text = whole.text.partition("\n")
+    parts = passages(text)
+    if n > len(parts):
+        raise NotFound(f"{where} has passages 1 to {len(parts)}; no passage {n}")
+    return Passage(whole.ref, f"{where} (passage {n} of {len(parts)})\n{parts[n - 1]}", "")
 
 
 def _turns(repo: MemoryRepo, ref: str, session: str, turn: int, branch: str) -> Passage:

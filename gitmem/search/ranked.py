@@ -29,7 +29,7 @@ from gitmem.features.session_branches import transcript_file
 from gitmem.index import build as index_build
 from gitmem.memory import names
 from gitmem.memory.repo import MAIN, MemoryRepo
-from gitmem.search import bm25, cache, neighbours
+from gitmem.search import bm25, cache, neighbours, windows
 from gitmem.search.documents import CURRENT, GONE, PAST, TURN, Doc, Read, text_of, turn_docs
 from gitmem.search.related import Related, labels_with
 from gitmem.search.state import Searchable
@@ -168,7 +168,7 @@ def _live_docs(state: Searchable, live: list[Path]) -> list[Doc]:
     return docs
 
 
-def _hit(d: Doc, score: float, stems: set[str], read: Read) -> Hit:
+def _hit(d: Doc, score: float, stems: set[str], read: Read, part: int = 0) -> Hit:
     if d.kind == TURN:
         snippet = _snippet(d.text, stems, TURN_SNIPPET)
         session = d.ref.partition("#")[0]
@@ -188,6 +188,9 @@ def _hit(d: Doc, score: float, stems: set[str], read: Read) -> Hit:
             role=d.heading,
         )
     body = text_of(d, read) or d.summary  # a past value's: read from git
+    ref = f"{d.card}/{d.section}" + (f"@{d.commit[:12]}" if d.kind == PAST else "")
+    if part:  # a long section: its best passage, and the ref that opens it
+        body, ref = windows.passages(body)[part - 1], f"{ref}#{part}"
     return Hit(
         "section",
         d.card,
@@ -197,7 +200,7 @@ def _hit(d: Doc, score: float, stems: set[str], read: Read) -> Hit:
         d.until,
         _snippet(f"{d.heading}: {body}", stems),
         score,
-        f"{d.card}/{d.section}" + (f"@{d.commit[:12]}" if d.kind == PAST else ""),
+        ref,
         d.heading,
         d.commit,
     )
@@ -222,6 +225,7 @@ def rank(
     if related is not None:
         weighted = related.expand(weighted, lambda term: labels_with(state, term, related))
     scores = bm25.scores(state, weighted, side, groups)
+    parts = windows.lift(state, scores, weighted, groups)
     factor = [1.0] * (max(CURRENT, PAST, TURN, GONE) + 1)  # by kind
     factor[PAST] = PAST_ASKED if q.past else PAST_DEFAULT
     factor[TURN] = TURN_WEIGHT
@@ -247,29 +251,33 @@ def rank(
     if q.now and not (q.when or as_of):
         ranked = _recent_first(ranked, doc)
     stems = set(q.weighted)
-    hits: list[Hit] = []
-    seen: set[tuple[str, str, int]] = set()
-    for neg, doc_id in _best_first(ranked, limit * 6 + 20):
-        d = doc(doc_id)
-        if d.kind == TURN:  # a turn's messages by one speaker open as one: its best one
-            if (d.ref, d.heading, TURN) in seen:
-                continue
-            seen.add((d.ref, d.heading, TURN))
-        else:
-            value = (d.card, d.section, d.kind)
-            if value in seen:  # one hit per section value kind: the best past one
-                continue
-            if (
-                d.kind == PAST
-                and not (q.past or q.when or as_of)
-                and (d.card, d.section, CURRENT) in seen
-            ):
-                continue  # the section is named already, by its value in force
-            seen.add(value)
-        hits.append(_hit(d, round(-neg, 3), stems, read))
-        if len(hits) >= limit * 2:
-            break
+    own_past = bool(q.past or q.when or as_of)
+    hits = [
+        _hit(d, round(-neg, 3), stems, read, parts.get(i, 0))
+        for neg, i, d in _distinct(ranked, doc, own_past, limit * 2)
+    ]
     return _balanced(hits, limit)
+
+
+def _distinct(
+    ranked: list[tuple[float, int]], doc: Any, past_asked: bool, most: int
+) -> Iterator[tuple[float, int, Doc]]:
+    """The best documents, at most ``most``: one per turn and speaker (its best message),
+    one per section value kind (the best past one), and no past value below its
+    section's value in force unless the query asks for the past (``past_asked``)."""
+    seen: set[tuple[str, str, int]] = set()
+    for neg, doc_id in _best_first(ranked, most * 3 + 20):
+        d = doc(doc_id)
+        key = (d.ref, d.heading, TURN) if d.kind == TURN else (d.card, d.section, d.kind)
+        if key in seen:
+            continue
+        if d.kind == PAST and not past_asked and (d.card, d.section, CURRENT) in seen:
+            continue  # the section is named already, by its value in force
+        seen.add(key)
+        yield neg, doc_id, d
+        most -= 1
+        if not most:
+            return
 
 
 def _recent_first(ranked: list[tuple[float, int]], doc: Any) -> list[tuple[float, int]]:

@@ -100,6 +100,14 @@ def held_stop_signals() -> Iterator[StopSignals]:
                 signal.signal(sig, handler)
 
 
+def restrict_umask() -> None:
+    """Make what this process (and every child: git, ssh-keygen) creates from now on never
+    group- or world-writable, whatever umask it inherited: memory another user could
+    write is memory anyone could plant. Only ever tightens (a 077 umask stays 077)."""
+    old = os.umask(0o077)  # (the strictest value while the old one is read)
+    os.umask(old | 0o022)
+
+
 def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in _LOCATION_VARS}
     env["GIT_TERMINAL_PROMPT"] = "0"
@@ -115,6 +123,7 @@ class Git:
     def __init__(self, cwd: Path) -> None:
         self.cwd = cwd
         self._env = clean_env()
+        restrict_umask()  # every gitmem command, API call and tool runs git first
 
     def run(
         self,

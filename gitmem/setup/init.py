@@ -8,7 +8,7 @@ from pathlib import Path
 
 from gitmem import hooks
 from gitmem.errors import GitmemError, InvalidInput
-from gitmem.git.runner import Git
+from gitmem.git.runner import Git, restrict_umask
 from gitmem.index import build as index
 from gitmem.memory import names
 from gitmem.memory.repo import MAIN, MemoryRepo
@@ -65,6 +65,7 @@ def init_repo(path: Path, client: str | None = None) -> InitResult:
     (uncommitted changes in a repo to adopt), ``GitError``; on any failure, what was
     created is removed.
     """
+    restrict_umask()  # the folders and template files are made before git runs
     path = path.expanduser().absolute()
     name = names.client(client or names.slugify(path.name) or "client")
     _check_target(path)

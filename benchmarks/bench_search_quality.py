@@ -48,6 +48,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import conversation_eval
+import notes_memory
 import search_memory as M
 from standard_bm25 import StandardBM25
 
@@ -187,6 +188,29 @@ def hits(rankings: list[list[tuple[str, str]]], qs: list[M.Question], k: int) ->
     return sum((q.card, q.section) in r[:k] for q, r in zip(qs, rankings, strict=True))
 
 
+def notes_report(seed: int) -> None:
+    """Section recall on the notes memory (``notes_memory.py``), all of it held out."""
+    path = cache_dir() / f"notes-v1-{seed}"
+    if not (path / ".git").is_dir():
+        tmp = path.with_suffix(".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        notes_memory.build(tmp, seed)
+        tmp.rename(path)
+    qs = notes_memory.plan(seed)[1]
+    with gitmem.open_repo(path) as repo:
+        secs = sections_at_tip(repo)
+        systems = {"gitmem": gitmem_ranker(repo), "standard BM25": standard_ranker(secs)}
+        got = {name: [rank(q.text) for q in qs] for name, rank in systems.items()}
+    print(f"\nnotes memory seed {seed} (held out): {len(secs)} sections, {len(qs)} questions")
+    print("| system | R@1 / R@5 / R@10 |\n|---|---|")
+    for name, ranks in got.items():
+        cells = [
+            sum((q.card, q.section) in r[:k] for q, r in zip(qs, ranks, strict=True)) / len(qs)
+            for k in (1, 5, 10)
+        ]
+        print(f"| {name} | " + " / ".join(f"{c:.2f}" for c in cells) + " |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seed", type=int, default=15)
@@ -199,7 +223,9 @@ def main() -> None:
         "others are held out (empty: skip it)",
     )
     ap.add_argument("--only-conversation", action="store_true")
+    ap.add_argument("--notes-seed", type=int, default=7, help="the notes memory's seed")
     args = ap.parse_args()
+    notes_report(args.notes_seed)
     seeds = [int(s) for s in args.conversation_seeds.split(",") if s]
     for n, seed in enumerate(seeds):
         label = f"conversation seed {seed} ({'development' if n == 0 else 'held out'})"

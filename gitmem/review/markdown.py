@@ -8,9 +8,12 @@ CommonMark; nothing in it depends on the terminal.
 
 from __future__ import annotations
 
-from gitmem.index.replay import Replay, replay_at
+from collections.abc import Callable
+
+from gitmem.index.build import refresh
+from gitmem.index.replay import replay_at
 from gitmem.memory import trailers as T
-from gitmem.memory.repo import MemoryRepo
+from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.review.changes import by_path
 from gitmem.review.pending import ReviewCommit, SessionView
 from gitmem.wording import count
@@ -21,6 +24,27 @@ def _entry(value: list[str] | None) -> str:
         return "_(none)_"
     keywords = value[1] or "-"
     return f"{_inline(value[2])} — keywords: {_inline(keywords)}"
+
+
+def entries_before(repo: MemoryRepo, view: SessionView) -> Callable[[str], list[str] | None]:
+    """Each "card/section"'s index entry as main held it at the session's base, as
+    [sha, keywords, summary]: main's cached index when the base is main's tip (the usual
+    case), else a replay of the history behind the base (100k commits: seconds)."""
+    if not view.base:
+        return lambda key: None
+    if view.base != repo.tip(MAIN):
+        return replay_at(repo, view.base).current
+    index = refresh(repo, MAIN)
+
+    def current(key: str) -> list[str] | None:
+        card, _, sid = key.partition("/")
+        entry = index.card(card)
+        s = next((s for s in entry.sections if s.id == sid), None) if entry else None
+        if s is None or s.summary is None:
+            return None
+        return [s.commit or "", ", ".join(s.keywords), s.summary]
+
+    return current
 
 
 def _inline(text: str) -> str:
@@ -46,7 +70,7 @@ def _fence(lines: list[str]) -> str:
 def markdown(repo: MemoryRepo, view: SessionView) -> str:
     """A session as a pull request's description (Markdown): its commits, index entries and diffs."""
     s = view.ref
-    before: Replay = replay_at(repo, view.base) if view.base else Replay()
+    before = entries_before(repo, view)
     cards = view.cards()
     out = [
         f"# Memory session {s.id}",
@@ -71,7 +95,7 @@ def markdown(repo: MemoryRepo, view: SessionView) -> str:
         out += [
             f"### {_inline(card)} § {_inline(section)}",
             "",
-            f"- before: {_entry(before.current(key))}",
+            f"- before: {_entry(before(key))}",
             f"- after: {_entry(_after(commits[-1]))}",
             "",
         ]

@@ -8,10 +8,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gitmem.errors import InvalidInput
-from gitmem.index.replay import Replay, replay_at
 from gitmem.memory import trailers as T
 from gitmem.review.decision import accept, pending, reject
-from gitmem.review.markdown import markdown
+from gitmem.review.markdown import entries_before, markdown
 
 if TYPE_CHECKING:
     from gitmem import MemoryRepo
@@ -34,11 +33,11 @@ class Session:
 
 def session(repo: MemoryRepo, sid: str) -> Session:
     view = pending(repo, sid)
-    replay: Replay = replay_at(repo, view.base) if view.base else Replay()
+    entry_of = entries_before(repo, view)
     before: dict[str, list[str] | None] = {}
     for c in view.edits:
         key = f"{c.commit.get(T.CARD) or '-'}/{c.commit.get(T.SECTION) or '-'}"
-        before[c.sha] = replay.current(key)
+        before[c.sha] = entry_of(key)
     return Session(view, _asked(repo, view), before, markdown(repo, view))
 
 

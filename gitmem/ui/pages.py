@@ -11,9 +11,12 @@ from markdown_it import MarkdownIt
 from gitmem.api import render_index
 from gitmem.features.audit import LogEntry, audit_log, read_card
 from gitmem.features.revert import revert_commit
+from gitmem.index.build import refresh
 from gitmem.index.card_list import CardInfo, list_cards
+from gitmem.index.model import CardEntry
 from gitmem.memory import names
 from gitmem.memory.cards import card_path
+from gitmem.memory.repo import MAIN
 from gitmem.review.revert_session import is_session, landed_edits, revert_session
 from gitmem.search.passage import open_ref
 from gitmem.search.ranked import check_day
@@ -35,31 +38,43 @@ def history(repo: MemoryRepo, card: str | None = None, limit: int = 200) -> list
     return audit_log(repo, card, limit=limit, edits_only=True)
 
 
+SHOWN = 10  # a card page's newest edits; its blame names commits back to the oldest
+
+
 @dataclass(frozen=True)
 class CardPage:
-    info: CardInfo | None
+    info: CardEntry | None
     text: str
     html: str
-    blame: list[tuple[str, str]]  # (commit sha, line) for each line of the card
-    edits: list[LogEntry]
+    blame: list[tuple[str, str, bool]]  # (commit sha, line, written then or before) per line
+    edits: list[LogEntry]  # the newest SHOWN, as `gitmem log NAME -n 10`
+    older: bool  # the card has edits before those
 
 
 def card(repo: MemoryRepo, name: str) -> CardPage:
+    """A card, its index entries, its newest edits and a blame over just those edits: git
+    walks back to the oldest edit shown, not to the card's first commit."""
     text = read_card(repo, name)  # NotFound / InvalidInput: the CLI's words
-    info = next((c for c in list_cards(repo) if c.project == name), None)
-    return CardPage(info, text, markdown_html(text), blame(repo, name), history(repo, name))
+    edits = history(repo, name, limit=SHOWN + 1)
+    older = len(edits) > SHOWN
+    edits = edits[:SHOWN]
+    since = edits[-1].sha if older else None
+    info = refresh(repo, MAIN).card(name)
+    return CardPage(info, text, markdown_html(text), blame(repo, name, since), edits, older)
 
 
-def blame(repo: MemoryRepo, name: str) -> list[tuple[str, str]]:
-    """The commit that wrote each line of a card on main (git blame)."""
-    out = repo.git.out(
-        "blame", "--porcelain", "refs/heads/main", "--", card_path(names.project(name))
-    )
-    rows: list[tuple[str, str]] = []
-    sha = ""
+def blame(repo: MemoryRepo, name: str, since: str | None) -> list[tuple[str, str, bool]]:
+    """The commit that wrote each line of a card on main (git blame); with ``since``, a
+    line written at or before that commit is named by it, marked as ``before``."""
+    rev = f"{since}..refs/heads/main" if since else "refs/heads/main"
+    out = repo.git.out("blame", "--porcelain", rev, "--", card_path(names.project(name)))
+    rows: list[tuple[str, str, bool]] = []
+    sha, boundary = "", set()
     for line in out.split("\n"):
         if line.startswith("\t"):
-            rows.append((sha, line[1:]))
+            rows.append((sha, line[1:], sha in boundary))
+        elif line == "boundary":
+            boundary.add(sha)
         elif len(line) > 40 and line[40:41] == " " and line[:40].isalnum():
             sha = line[:40]
     return rows

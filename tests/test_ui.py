@@ -8,10 +8,13 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlencode
+
+import pytest
 
 from test_review import SID, agent_session, person_writes
 
@@ -151,3 +154,22 @@ def test_read_only_serves_no_action(client: Path) -> None:
             code, text = post(url, path, jar, [("action", "accept")])
             assert code == 403 and "read-only" in text
     assert git(client, "for-each-ref") == before
+
+
+def test_open_opens_the_printed_url_with_its_token(
+    client: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen = tmp_path / "opened"
+    browser = tmp_path / "browser"
+    browser.write_text(f'#!/bin/sh\nprintf "%s" "$1" > {seen}.part && mv {seen}.part {seen}\n')
+    browser.chmod(0o755)
+    monkeypatch.setenv("BROWSER", str(browser))
+    with ui(client, "--open") as (_, url):
+        for _ in range(600):  # the browser is started after the URL is printed
+            if seen.exists():
+                break
+            time.sleep(0.05)
+        opened = seen.read_text()
+        token = opened.split("token=")[1]
+        first = get(url, f"/?token={token}", {})
+    assert opened == url and first.status == 303

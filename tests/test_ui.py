@@ -15,7 +15,6 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
-
 from test_review import SID, agent_session, person_writes
 
 from gitmem.memory.repo import MemoryRepo

@@ -332,3 +332,37 @@ def test_hostile_memory_text_is_inert_on_every_page(client: Path, tab: Tab) -> N
             assert page.evaluate("typeof window.pwned") == "undefined"
     assert tab.dialogs == []
     assert "window.pwned=1" in seen  # the plants were on the pages, as text
+
+
+def test_a_remote_session_s_hostile_metadata_is_inert(tmp_path: Path, tab: Tab) -> None:
+    _, (laptop, desktop) = machines(tmp_path, ("laptop", "desktop"))
+    with MemoryRepo(desktop) as repo:
+        s = sessions.start(repo, OTHER)
+        entry = IndexEntry.make("budget", ["budget"], "Budget raised to 40k")
+        write_card(
+            repo, "acme-website", "Budget: 30k", "Budget: 40k", entry,
+            session=OTHER, actor="agent", branch=s.branch,
+        )  # fmt: skip
+        said = {"at": "2025-11-30T10:20:00Z", "role": "user", "text": PLANT, "content": []}
+        sessions.transcript_file(repo, OTHER).write_text(json.dumps(said) + "\n")
+        sessions.finish(repo, s, "review")
+    tip = git(desktop, "rev-parse", f"refs/heads/gitmem/session/{OTHER}").strip()
+    sync(desktop)
+    bad = "<svg/onload=window.pwned=1>"  # a ref name may hold it: no space, no control
+    for ref in (f"refs/gitmem/from/{bad}/{OTHER}", f"refs/heads/gitmem/session/{bad}"):
+        git(desktop, "push", "-q", "origin", f"{tip}:{ref}")
+    git(laptop, "config", "gitmem.machine", "laptop")
+    gm("-C", str(laptop), "sync")  # whatever it makes of the planted refs
+    page = tab.page
+    with ui(laptop) as (_, url):
+        home = url.split("?")[0]
+        page.goto(url)
+        for path in ("", "review", f"review/{OTHER}", f"review/{quote(bad)}", "history"):
+            page.goto(home + path)
+            assert page.evaluate("typeof window.pwned") == "undefined", path
+            assert page.locator("script, svg[onload], [onerror]").count() == 0, path
+        page.goto(home + f"review/{OTHER}")
+        shot(page, "review-remote-hostile")
+        meta = page.locator("dl.meta").inner_text()
+    assert tab.dialogs == []
+    assert PLANT in meta and "desktop" in meta, meta

@@ -17,7 +17,9 @@ from urllib.parse import urlencode
 import pytest
 from test_review import SID, agent_session, person_writes
 
+from gitmem.features.edit import write_card
 from gitmem.memory.repo import MemoryRepo
+from gitmem.memory.trailers import IndexEntry
 
 from helpers import git, gm
 
@@ -172,3 +174,20 @@ def test_open_opens_the_printed_url_with_its_token(
         token = opened.split("token=")[1]
         first = get(url, f"/?token={token}", {})
     assert opened == url and first.status == 303
+
+
+def test_the_card_blame_names_the_commit_of_each_line(client: Path) -> None:
+    with MemoryRepo(client) as repo:
+        person_writes(repo)
+        first = git(client, "rev-parse", "main").strip()
+        entry = IndexEntry.make("budget", ["budget"], "Budget raised to 55k")
+        write_card(repo, "acme-website", "Budget: 30k", "Budget: 55k", entry)
+        second = git(client, "rev-parse", "main").strip()
+    with ui(client) as (_, url):
+        page = get(url, f"/?token={url.split('token=')[1]}", {})
+        jar = (page.getheader("set-cookie") or "").split(";")[0]
+        body = get(url, "/cards/acme-website", {"Cookie": jar}).read().decode()
+    blame = body.split('<table class="diff blame">')[1]
+    found = re.findall(r"<code>(\w{7})</code></td><td class=\"code\">([^<]*)</td>", blame)
+    lines = {line: sha for sha, line in found}
+    assert lines["Budget: 55k"] == second[:7] and lines["Owner: Ann"] == first[:7]

@@ -3,6 +3,8 @@ matching command calls (`gitmem log`, `show`, `index`, `search`, `revert`)."""
 
 from __future__ import annotations
 
+import itertools
+import tempfile
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -38,7 +40,7 @@ def history(repo: MemoryRepo, card: str | None = None, limit: int = 200) -> list
     return audit_log(repo, card, limit=limit, edits_only=True)
 
 
-SHOWN = 10  # a card page's newest edits; its blame names commits back to the oldest
+SHOWN = 10  # a card page's newest edits; its blame names commits among them
 
 
 @dataclass(frozen=True)
@@ -53,26 +55,33 @@ class CardPage:
 
 def card(repo: MemoryRepo, name: str) -> CardPage:
     """A card, its index entries, its newest edits and a blame over just those edits: git
-    walks back to the oldest edit shown, not to the card's first commit."""
+    walks history once (the log), and blame reads only the commits it found."""
     text = read_card(repo, name)  # NotFound / InvalidInput: the CLI's words
     edits = history(repo, name, limit=SHOWN + 1)
     older = len(edits) > SHOWN
     edits = edits[:SHOWN]
-    since = edits[-1].sha if older else None
     info = refresh(repo, MAIN).card(name)
-    return CardPage(info, text, markdown_html(text), blame(repo, name, since), edits, older)
+    lines = blame(repo, name, [e.sha for e in edits], older)
+    return CardPage(info, text, markdown_html(text), lines, edits, older)
 
 
-def blame(repo: MemoryRepo, name: str, since: str | None) -> list[tuple[str, str, bool]]:
-    """The commit that wrote each line of a card on main (git blame); with ``since``, a
-    line written at or before that commit is named by it, marked as ``before``."""
-    rev = f"{since}..refs/heads/main" if since else "refs/heads/main"
-    out = repo.git.out("blame", "--porcelain", rev, "--", card_path(names.project(name)))
+def blame(repo: MemoryRepo, name: str, shas: list[str], older: bool) -> list[tuple[str, str, bool]]:
+    """The commit that wrote each line of a card on main, among ``shas`` (its edits, newest
+    first): git blame over just those commits (``-S``, each grafted on the next), so it
+    walks no history; with ``older``, a line the oldest did not write is marked before."""
+    tip = repo.tip(MAIN) or ""
+    chain = ([tip] if not shas or tip != shas[0] else []) + shas
+    grafts = [f"{a} {b}" for a, b in itertools.pairwise(chain)] + chain[-1:]
+    with tempfile.NamedTemporaryFile("w", suffix=".revs") as revs:
+        revs.write("\n".join(grafts) + "\n")
+        revs.flush()
+        path = card_path(names.project(name))
+        out = repo.git.out("blame", "--porcelain", "-S", revs.name, tip, "--", path)
     rows: list[tuple[str, str, bool]] = []
     sha, boundary = "", set()
     for line in out.split("\n"):
         if line.startswith("\t"):
-            rows.append((sha, line[1:], sha in boundary))
+            rows.append((sha, line[1:], older and sha in boundary))
         elif line == "boundary":
             boundary.add(sha)
         elif len(line) > 40 and line[40:41] == " " and line[:40].isalnum():

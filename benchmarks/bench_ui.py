@@ -92,7 +92,8 @@ def measure(commits: int, rounds: int) -> None:
         os.environ.update(env)
         with gitmem.open_repo(copy) as repo:
             pending_session(repo, EDITS)
-            card = gitmem.list_cards(repo)[0].project
+            first = gitmem.list_cards(repo)[0]
+            card, section = first.project, first.sections[0].id
         proc, url, start_s = start(copy, env)
         try:
             conn, headers = fetcher(url)
@@ -103,6 +104,7 @@ def measure(commits: int, rounds: int) -> None:
                 "history": "/history",
                 "cards": "/cards",
                 f"card {card}": f"/cards/{card}",
+                f"section {card} § {section}": f"/cards/{card}/{section}",
                 "index": "/index",
                 "search": "/search?q=budget+hosting",
                 "search as of": "/search?q=budget+hosting&as_of=2025-06-01",

@@ -191,3 +191,28 @@ def test_the_card_blame_names_the_commit_of_each_line(client: Path) -> None:
     found = re.findall(r"<code>(\w{7})</code></td><td class=\"code\">([^<]*)</td>", blame)
     lines = {line: sha for sha, line in found}
     assert lines["Budget: 55k"] == second[:7] and lines["Owner: Ann"] == first[:7]
+
+
+def test_a_section_page_lists_its_values_with_dates_and_its_blame(
+    client: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with MemoryRepo(client) as repo:
+        person_writes(repo)  # Budget: 30k
+        monkeypatch.setenv("GIT_AUTHOR_DATE", "1766000000 +0000")  # 2025-12-17
+        monkeypatch.setenv("GIT_COMMITTER_DATE", "1766000000 +0000")
+        entry = IndexEntry.make("budget", ["budget"], "Budget raised to 55k")
+        write_card(repo, "acme-website", "Budget: 30k", "Budget: 55k", entry)
+        entry = IndexEntry.make("team", ["team"], "Cy left")
+        write_card(repo, "acme-website", "Cy tests\n", "", entry)  # not the budget
+    raised = git(client, "rev-parse", "main~1").strip()
+    with ui(client) as (_, url):
+        page = get(url, f"/?token={url.split('token=')[1]}", {})
+        jar = (page.getheader("set-cookie") or "").split(";")[0]
+        body = get(url, "/cards/acme-website/budget", {"Cookie": jar}).read().decode()
+        assert get(url, "/cards/acme-website/nope", {"Cookie": jar}).status == 404
+    values = body.split("History of its values")[1].split("Blame")[0]
+    assert values.count('<tr><td class="when">') == 2  # the third edit left it as it was
+    assert values.index("2025-12-17") < values.index("Budget: 55k") < values.index("30k")
+    blame = body.split('<table class="diff blame">')[1]
+    assert f'<code>{raised[:7]}</code></td><td class="code">Budget: 55k' in blame
+    assert "Bob builds" not in blame  # the section's lines only

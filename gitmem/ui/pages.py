@@ -11,13 +11,14 @@ from typing import TYPE_CHECKING
 from markdown_it import MarkdownIt
 
 from gitmem.api import render_index
+from gitmem.errors import NotFound
 from gitmem.features.audit import LogEntry, audit_log, read_card
 from gitmem.features.revert import revert_commit
 from gitmem.index.build import refresh
 from gitmem.index.card_list import CardInfo, list_cards
 from gitmem.index.model import CardEntry
 from gitmem.memory import names
-from gitmem.memory.cards import card_path
+from gitmem.memory.cards import card_path, sections
 from gitmem.memory.repo import MAIN
 from gitmem.review.revert_session import is_session, landed_edits, revert_session
 from gitmem.search.passage import open_ref
@@ -87,6 +88,31 @@ def blame(repo: MemoryRepo, name: str, shas: list[str], older: bool) -> list[tup
         elif len(line) > 40 and line[40:41] == " " and line[:40].isalnum():
             sha = line[:40]
     return rows
+
+
+@dataclass(frozen=True)
+class SectionPage:
+    text: str  # as `gitmem show NAME SECTION` prints it
+    values: list[tuple[LogEntry, str | None]]  # newest first: an edit, the value it left
+    blame: list[tuple[str, str, bool]]  # the card's blame, the section's lines only
+    older: bool
+
+
+def section(repo: MemoryRepo, name: str, sid: str) -> SectionPage:
+    """A section's values through the card's newest edits, each as
+    `gitmem show NAME/SECTION@COMMIT` opens it, listed where it changed (None: absent)."""
+    text = read_card(repo, name, sid)  # NotFound / InvalidInput: the CLI's words
+    page = card(repo, name)
+    values: list[tuple[LogEntry, str | None]] = []
+    for e in reversed(page.edits):
+        try:
+            value: str | None = open_ref(repo, f"{name}/{sid}@{e.sha}").text
+        except NotFound:
+            value = None
+        if not values or values[-1][1] != value:
+            values.append((e, value))
+    span = next(s for s in sections(page.text) if s.id == sid)
+    return SectionPage(text, values[::-1], page.blame[span.start : span.end], page.older)
 
 
 def cards(repo: MemoryRepo) -> list[CardInfo]:

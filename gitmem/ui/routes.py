@@ -155,6 +155,11 @@ def build_app(repo: MemoryRepo, csrf: str, *, read_only: bool = False) -> Starle
         name = request.path_params["name"]
         return page("card.html", "Cards", name=name, c=pages.card(repo, name))
 
+    def card_section(request: Request) -> HTMLResponse:
+        name, sid = request.path_params["name"], request.path_params["sid"]
+        got = pages.section(repo, name, sid)
+        return page("section.html", "Cards", name=name, sid=sid, p=got)
+
     def index(request: Request) -> HTMLResponse:
         text, size = pages.index_block(repo)
         return page("index.html", "Cards", text=text, size=size, st=status(repo))
@@ -191,6 +196,7 @@ def build_app(repo: MemoryRepo, csrf: str, *, read_only: bool = False) -> Starle
         Route("/revert/{target}", action("History", revert), methods=["POST"]),
         Route("/cards", shown("Cards", card_list)),
         Route("/cards/{name}", shown("Cards", card)),
+        Route("/cards/{name}/{sid}", shown("Cards", card_section)),
         Route("/index", shown("Cards", index)),
         Route("/search", shown("Search", search)),
         Route("/show", shown("Search", show)),

@@ -12,11 +12,13 @@ from dataclasses import asdict, dataclass, field
 
 from gitmem.agent import budget
 from gitmem.features.refused_paths import refused_paths
+from gitmem.git.formats import ident_date
 from gitmem.git.runner import Sha
 from gitmem.index import build as index_mod
 from gitmem.index.tiers import Split
 from gitmem.memory import trust
 from gitmem.memory.repo import MAIN, MemoryRepo
+from gitmem.ops.remote import remote_urls
 from gitmem.review.pending import list_sessions
 from gitmem.sync import redact_journal
 from gitmem.sync import state as sync_state
@@ -94,26 +96,36 @@ def _changes(repo: MemoryRepo) -> list[Change]:
     return out
 
 
-def _counts(repo: MemoryRepo, ours: str, theirs: str) -> tuple[int, int]:
-    left, _, right = repo.git.out(
-        "rev-list", "--left-right", "--count", f"{ours}...{theirs}"
-    ).partition("\t")
-    return int(left), int(right)
+def _counts(repo: MemoryRepo, ours: Sha, theirs: Sha, known: _Counted) -> tuple[int, int]:
+    """Commits only on ``ours`` and only on ``theirs``; a pair counted once per status
+    (the last-synced ref and the tracking ref are one commit after a sync)."""
+    if ours == theirs:
+        return 0, 0
+    if (ours, theirs) not in known:
+        left, _, right = repo.git.out(
+            "rev-list", "--left-right", "--count", f"{ours}...{theirs}"
+        ).partition("\t")
+        known[ours, theirs] = int(left), int(right)
+    return known[ours, theirs]
 
 
-def _remote(repo: MemoryRepo, name: str, main: Sha | None) -> RemoteState:
+_Counted = dict[tuple[Sha, Sha], tuple[int, int]]
+
+
+def _remote(
+    repo: MemoryRepo, name: str, url: str, main: Sha | None, known: _Counted
+) -> RemoteState:
     from gitmem.memory import refs
 
-    url = repo.git.run("remote", "get-url", name, check=False).stdout.decode().strip()
     last = repo.store.resolve(refs.sync(name, "last-synced"))
     tracking = repo.store.resolve(f"refs/remotes/{name}/main")
     ahead = behind = t_ahead = t_behind = None
     date = None
     if last and main:
-        ahead, behind = _counts(repo, main, last)
-        date = repo.git.out("log", "-1", "--format=%cI", last)
+        ahead, behind = _counts(repo, main, last, known)
+        date = ident_date(repo.store.read_commit(last).committer)
     if tracking and main:
-        t_ahead, t_behind = _counts(repo, main, tracking)
+        t_ahead, t_behind = _counts(repo, main, tracking, known)
     return RemoteState(name, url, last, date, ahead, behind, tracking, t_ahead, t_behind)
 
 
@@ -130,7 +142,8 @@ def status(repo: MemoryRepo) -> Status:
     )
     pending = tuple(Pending(s.id, s.edits, s.cards) for s in list_sessions(repo))
     stopped = sync_state.load(repo)
-    remotes = tuple(_remote(repo, name, main) for name in repo.git.out("remote").split())
+    known: _Counted = {}
+    remotes = tuple(_remote(repo, n, url, main, known) for n, url in remote_urls(repo).items())
     return Status(
         branch=repo.head_branch(),
         main=main,

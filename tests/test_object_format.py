@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from gitmem.git.formats import ident_date
 from gitmem.memory.repo import MemoryRepo
 from gitmem.ops.refs import cas
 
@@ -30,3 +31,16 @@ def test_the_store_tells_its_id_length_and_a_new_ref_is_made_with_its_zero_id(
         assert cas(repo, "refs/heads/new", repo.branch_tip("main"), None, "test")
         assert not cas(repo, "refs/heads/new", repo.branch_tip("main"), None, "test")
     assert git(root, "rev-parse", "refs/heads/new").strip() == tip
+
+
+@pytest.mark.parametrize("zone", ["+0000", "-0530", "+1245"])
+def test_a_commit_date_reads_as_git_prints_it(
+    tmp_path: Path, zone: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "plain"
+    git(tmp_path, "init", "-q", "-b", "main", str(root))
+    monkeypatch.setenv("GIT_COMMITTER_DATE", f"1764498000 {zone}")
+    git(root, "commit", "-q", "--allow-empty", "-m", "a")
+    with MemoryRepo(root) as repo:
+        commit = repo.store.read_commit("main")
+    assert ident_date(commit.committer) == git(root, "log", "-1", "--format=%cI").strip()

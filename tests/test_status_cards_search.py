@@ -109,6 +109,7 @@ def test_status_reports_what_this_machine_knows(busy: MemoryRepo) -> None:
     (origin,) = data["remotes"]
     assert origin["name"] == "origin" and origin["ahead"] == 1 and origin["behind"] == 0
     assert origin["last_synced"] == git(root, "rev-parse", "main~1").strip()
+    assert origin["last_synced_date"] == git(root, "log", "-1", "--format=%cI", "main~1").strip()
     assert "never contacts a remote" in data["note"]
 
 

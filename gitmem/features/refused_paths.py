@@ -7,6 +7,8 @@ to take it from there). Nothing else is held back by one: every command works on
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from gitmem.errors import NotFound
 from gitmem.git.runner import Sha
 from gitmem.memory import path_rule
@@ -19,12 +21,21 @@ def refused_paths(repo: MemoryRepo, branch: str = MAIN) -> list[tuple[str, str]]
     tip = repo.tip(branch)
     if tip is None:
         return []
-    listing = repo.git.out("ls-tree", "-r", "-z", "--name-only", tip)
-    paths = [p for p in listing.split("\0") if p]
+    paths = list(_paths(repo, repo.store.read_commit(tip).tree, ""))
     out = [(p, why) for p in paths if (why := path_rule.path_problem(p)) is not None]
     for first, second in path_rule.tree_clashes(paths):
         out.append((second, f"it is the same name as {first} on Windows and macOS"))
     return out
+
+
+def _paths(repo: MemoryRepo, tree: Sha, prefix: str) -> Iterator[str]:
+    """Every file path under ``tree``, read through the open ``cat-file --batch``."""
+    for e in repo.store.read_tree(tree):
+        path = prefix + e.name.decode("utf-8", "surrogateescape")
+        if e.is_tree:
+            yield from _paths(repo, e.sha, path + "/")
+        else:
+            yield path
 
 
 def remove_refused_path(repo: MemoryRepo, path: str) -> Sha:

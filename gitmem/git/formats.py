@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 
 from gitmem.git.runner import Sha
 
@@ -62,6 +63,15 @@ def parse_commit(sha: Sha, data: bytes) -> Commit:
         fields.get("committer", [""])[0],
         message,
     )
+
+
+def ident_date(ident: str) -> str:
+    """The date of an author or committer line (``Name <mail> 1700000000 +0100``) as git's
+    ``%aI``/``%cI`` give it: ``2023-11-14T23:13:20+01:00``."""
+    stamp, zone = ident.rpartition(">")[2].split()
+    sign = -1 if zone.startswith("-") else 1
+    offset = timedelta(hours=int(zone[1:3]), minutes=int(zone[3:5])) * sign
+    return datetime.fromtimestamp(int(stamp), timezone(offset)).isoformat()
 
 
 def tree_order(entry: TreeEntry) -> bytes:

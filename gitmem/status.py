@@ -74,6 +74,7 @@ class Status:
     redact_interrupted: str | None = None  # what a redact left unfinished, and the command
     settings: tuple[trust.Setting, ...] = ()  # protective settings, where each comes from
     refused_paths: tuple[tuple[str, str], ...] = ()  # (path, why): names the path rule refuses
+    signing_off: str | None = None  # why this clone's commits are not signed; None: signed
 
     def to_json(self) -> dict[str, object]:
         return {**asdict(self), "settings": [x.to_json() for x in self.settings]}
@@ -159,7 +160,20 @@ def status(repo: MemoryRepo) -> Status:
         redact_interrupted=redact_journal.state(repo),
         settings=tuple(trust.settings(repo.root)),
         refused_paths=tuple(refused_paths(repo)),
+        signing_off=_signing_off(repo),
     )
+
+
+def _signing_off(repo: MemoryRepo) -> str | None:
+    from gitmem.git.signing import keygen_available
+
+    if repo.signing_key is not None:
+        return None
+    if off := repo.signing_off_by():
+        return off
+    if not keygen_available():
+        return "ssh-keygen is not installed"
+    return "no signing key set up: `gitmem init .` in this clone sets one up"
 
 
 def lines(st: Status) -> list[str]:
@@ -169,6 +183,7 @@ def lines(st: Status) -> list[str]:
         *_change_lines(st),
         *_review_lines(st),
         *_settings_lines(st),
+        *([f"Signing is off: {st.signing_off}"] if st.signing_off else []),
         *_index_lines(st),
         *_remote_lines(st),
         f"({st.note})",

@@ -39,6 +39,8 @@ def hermetic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("GIT_AUTHOR_DATE", FIXED_DATE)
     monkeypatch.setenv("GIT_COMMITTER_DATE", FIXED_DATE)
     monkeypatch.setenv("GIT_EDITOR", "false")
+    # Signing makes commit ids depend on a key made per test; its tests turn it on.
+    monkeypatch.setenv("GITMEM_SIGNING", "off")
     return home
 
 

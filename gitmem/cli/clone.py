@@ -14,9 +14,17 @@ from .app import Ctx, cli, emit, json_option, pass_ctx
 @click.argument("url")
 @click.argument("path", required=False)
 @click.option("--client", "client_opt", metavar="NAME", help="Clone into the workspace as NAME.")
+@click.option(
+    "--signing-key",
+    metavar="FILE",
+    type=click.Path(dir_okay=False, exists=True),
+    help="Sign with this SSH private key (default: this machine's, made when missing).",
+)
 @json_option
 @pass_ctx
-def clone(ctx: Ctx, url: str, path: str | None, client_opt: str | None) -> None:
+def clone(
+    ctx: Ctx, url: str, path: str | None, client_opt: str | None, signing_key: str | None
+) -> None:
     """Clone a memory repo: main checked out, gitmem's hooks installed, the index and
     the search index built (with progress on a terminal).
 
@@ -37,7 +45,7 @@ def clone(ctx: Ctx, url: str, path: str | None, client_opt: str | None) -> None:
         raise InvalidInput("give either PATH or --client NAME, not both")
     target = client_path(name) if name else Path(path) if path else default_clone_path(url)
     with progress.shown(progress.watched(ctx.json)):
-        res = clone_repo(url, target)
+        res = clone_repo(url, target, Path(signing_key) if signing_key else None)
         with open_repo(res.path) as repo:  # here, not in the agent's first search
             build_search_index(repo)
     emit(

@@ -13,9 +13,15 @@ from .app import Ctx, cli, emit, json_option, pass_ctx
 @cli.command()
 @click.argument("path", required=False)
 @click.option("--client", "client_opt", metavar="NAME", help="Create it in the workspace as NAME.")
+@click.option(
+    "--signing-key",
+    metavar="FILE",
+    type=click.Path(dir_okay=False, exists=True),
+    help="Sign with this SSH private key (default: this machine's, made when missing).",
+)
 @json_option
 @pass_ctx
-def init(ctx: Ctx, path: str | None, client_opt: str | None) -> None:
+def init(ctx: Ctx, path: str | None, client_opt: str | None, signing_key: str | None) -> None:
     """Create a client memory repo at PATH (or, with --client NAME, in the workspace).
 
     The repo starts from gitmem's template: gitmem.toml, persona.md, synthesis.md,
@@ -42,7 +48,7 @@ def init(ctx: Ctx, path: str | None, client_opt: str | None) -> None:
     if not path and not ctx.client:
         raise InvalidInput("gitmem init needs a PATH or --client NAME")
     target = client_path(ctx.client) if ctx.client else Path(path or ".")
-    res = init_repo(target, ctx.client)
+    res = init_repo(target, ctx.client, Path(signing_key) if signing_key else None)
     # an adopted repo's history can be long: its search index is built here, watched
     with progress.shown(progress.watched(ctx.json)), open_repo(res.path) as repo:
         build_search_index(repo)

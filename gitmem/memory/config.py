@@ -60,6 +60,7 @@ class Config:
     secrets_allow: tuple[str, ...] = ()  # [secrets] allow: regexes of deliberate exceptions
     index_tokens: int = 8000  # limits.index_tokens: the I block's budget
     untouched_days: int = 90  # hygiene.untouched_days: `gitmem stale` lists older sections
+    signing: bool = True  # signing.enabled: every commit gitmem writes is signed (SSH)
 
     def price(self, model: str) -> Price | None:
         if model in self.prices:
@@ -139,6 +140,7 @@ def parse(text: str) -> Config:
         secrets_allow=_secrets_allow(data),
         index_tokens=_get(data, "limits", "index_tokens", int, d.index_tokens),
         untouched_days=_get(data, "hygiene", "untouched_days", int, d.untouched_days),
+        signing=_get(data, "signing", "enabled", bool, d.signing),
     )
     if cfg.review not in ("auto", "review"):
         raise ConfigError(

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
 MAIN = "main"
+ALLOWED_SIGNERS = "allowed_signers"  # tracked: the public keys of the clones that sign
 OWN_COMMITS = "own-commits"  # under .git/gitmem/: one sha per line, appended
 REDACT_JOURNAL = "redact.json"  # under .git/gitmem/: a redact under way, or interrupted
 # Where gitmem keeps memory: gitmem writes these itself and never through a symlink; a
@@ -219,9 +220,50 @@ class MemoryRepo:
         """A commit object committed by this repo's identity; authored by it too, unless
         ``author`` keeps the one of a commit being re-created."""
         author = author or self.signature("AUTHOR")
-        sha = self.store.write_commit(tree, parents, author, self.signature("COMMITTER"), message)
+        committer = self.signature("COMMITTER")
+        if self.signing_key is None:
+            sha = self.store.write_commit(tree, parents, author, committer, message)
+        else:
+            sha = self._signed_commit(tree, parents, author, committer, message)
         self._record_own(sha)
         return sha
+
+    @cached_property
+    def signing_key(self) -> str | None:
+        """The key git signs this clone's commits with (set by init or clone), or None
+        when signing is off: the setting, no ssh-keygen, no key configured or found."""
+        from gitmem.git.signing import keygen_available
+
+        if self.signing_off_by() or not keygen_available():
+            return None
+        got = self.git.run("config", "--get", "user.signingKey", check=False)
+        key = got.stdout.decode("utf-8", "replace").strip()
+        return key if key and Path(key).is_file() else None
+
+    def signing_off_by(self) -> str | None:
+        """The setting that turns signing off here: gitmem.toml's, or this machine's."""
+        if os.environ.get("GITMEM_SIGNING") == "off":
+            return "GITMEM_SIGNING=off in the environment"
+        return None if self.config.signing else "signing.enabled is false in gitmem.toml"
+
+    def _signed_commit(
+        self, tree: Sha, parents: list[Sha], author: str, committer: str, message: str
+    ) -> Sha:
+        # git itself signs: commit-tree -S runs ssh-keygen with user.signingKey.
+        env: dict[str, str] = {}
+        for role, who in (("AUTHOR", author), ("COMMITTER", committer)):
+            m = re.fullmatch(r"(.*) <(.*)> (\d+ [+-]\d{4})", who)
+            if m is None:  # pragma: no cover - signature() and parse_commit make this form
+                raise ConfigError(f"cannot sign a commit by {who!r}")
+            env[f"GIT_{role}_NAME"], env[f"GIT_{role}_EMAIL"] = m.group(1), m.group(2)
+            env[f"GIT_{role}_DATE"] = "@" + m.group(3)
+        args = [word for p in parents for word in ("-p", p)]
+        text = message if message.endswith("\n") else message + "\n"
+        out = self.git.run(
+            "commit-tree", f"-S{self.signing_key}", *args, "-F", "-", tree,
+            input=text.encode("utf-8"), env=env,
+        )  # fmt: skip
+        return Sha(out.stdout.decode().strip())
 
     # -- gitmem's own commits -------------------------------------------------
     # Trailers are text anyone can write (a person's commit, a remote's): who made an edit

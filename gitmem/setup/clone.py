@@ -27,6 +27,7 @@ from gitmem.memory.config import FILENAME
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.ops import incoming
 from gitmem.ops.remote import RemoteError, check_objects, git_reason
+from gitmem.setup import signing
 from gitmem.setup.new_folder import undone_on_failure
 
 REMOTE = "origin"
@@ -64,17 +65,19 @@ def _check_target(path: Path) -> None:
         raise InvalidInput(f"{path} is not empty; gitmem clone needs a new or empty directory")
 
 
-def clone(url: str, path: Path) -> CloneResult:
-    """Clone ``url`` into ``path``; on any failure, remove what was created."""
+def clone(url: str, path: Path, signing_key: Path | None = None) -> CloneResult:
+    """Clone ``url`` into ``path``; on any failure, remove what was created. This clone
+    signs its commits with ``signing_key`` (default: this machine's key) and trusts the
+    signers main names (``setup/signing.py``)."""
     if not url or url.startswith("-") or any(c in url for c in "\n\0"):
         raise InvalidInput(f"invalid URL {url!r}")
     path = path.expanduser().absolute()
     _check_target(path)
     with undone_on_failure(path):
-        return _clone(url, path)
+        return _clone(url, path, signing_key)
 
 
-def _clone(url: str, path: Path) -> CloneResult:
+def _clone(url: str, path: Path, signing_key: Path | None) -> CloneResult:
     here = Git(Path.cwd())  # a relative URL means what it means to the person
     proc = progress.run(
         here,
@@ -109,6 +112,8 @@ def _clone(url: str, path: Path) -> CloneResult:
     git.run("update-ref", refs.sync(REMOTE, "last-synced"), remote_main)
     installed = hooks.install(path)
     with MemoryRepo(path) as repo:
+        if (key := signing.configure(repo, signing_key)) is not None:
+            signing.record_signer(repo, key)
         idx = index.refresh(repo, MAIN)
         commit = repo.branch_tip(MAIN)
     return CloneResult(

@@ -13,7 +13,7 @@ from gitmem.index import build as index
 from gitmem.memory import names
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.paths import shipped
-from gitmem.setup import adopt
+from gitmem.setup import adopt, signing
 from gitmem.setup.adopt import AdoptPlan
 from gitmem.setup.new_folder import undone_on_failure
 
@@ -55,7 +55,7 @@ def _check_target(path: Path) -> None:
         raise InvalidInput(f"{path} exists and is not a directory")
 
 
-def init_repo(path: Path, client: str | None = None) -> InitResult:
+def init_repo(path: Path, client: str | None = None, signing_key: Path | None = None) -> InitResult:
     """Create a client memory repo at ``path`` (``client``: its name, default the folder's
     name) from gitmem's template, with a first commit on ``main`` and gitmem's hooks.
 
@@ -63,19 +63,20 @@ def init_repo(path: Path, client: str | None = None) -> InitResult:
     history is kept and gitmem's files are added in one commit. Returns an
     ``InitResult``. Raises ``InvalidInput`` (not a directory, a bad name), ``Conflict``
     (uncommitted changes in a repo to adopt), ``GitError``; on any failure, what was
-    created is removed.
+    created is removed. Its commits are signed with ``signing_key`` (default: this
+    machine's key, made when missing) unless signing is off (``setup/signing.py``).
     """
     restrict_umask()  # the folders and template files are made before git runs
     path = path.expanduser().absolute()
     name = names.client(client or names.slugify(path.name) or "client")
     _check_target(path)
     if path.is_dir() and any(path.iterdir()):
-        return _adopt(path, name)
+        return _adopt(path, name, signing_key)
     with undone_on_failure(path):
-        return _init(path, name)
+        return _init(path, name, signing_key)
 
 
-def _init(path: Path, name: str) -> InitResult:
+def _init(path: Path, name: str, signing_key: Path | None) -> InitResult:
     template = shipped("template-repo")
     shutil.copytree(template, path, dirs_exist_ok=True)
     for rel in _SUBSTITUTED:
@@ -86,6 +87,7 @@ def _init(path: Path, name: str) -> InitResult:
     git.run("init", "-q", "-b", MAIN)
     git.run("add", "-A")
     with MemoryRepo(path) as repo:
+        key = signing.configure(repo, signing_key)  # the first commit is signed too
         git.run(
             "commit",
             "-q",
@@ -94,6 +96,8 @@ def _init(path: Path, name: str) -> InitResult:
             f"gitmem: new memory for client {name}",
             env=_commit_env(repo),
         )
+        if key is not None:
+            signing.record_signer(repo, key)
         installed = hooks.install(path)
         index.refresh(repo, MAIN)
         commit = repo.tip(MAIN)
@@ -109,7 +113,7 @@ def _commit_env(repo: MemoryRepo) -> dict[str, str]:
     return env
 
 
-def _adopt(path: Path, name: str) -> InitResult:
+def _adopt(path: Path, name: str, signing_key: Path | None) -> InitResult:
     """Adopt a folder with files, or a git repo: history kept, gitmem's files in one commit."""
     plan = adopt.plan(path, name)
     untracked = _untracked(path, plan)
@@ -121,6 +125,8 @@ def _adopt(path: Path, name: str) -> InitResult:
     created = adopt.apply(plan, env, message)
     installed = hooks.install(path)
     with MemoryRepo(path) as repo:
+        if (key := signing.configure(repo, signing_key)) is not None:
+            signing.record_signer(repo, key)
         index.refresh(repo, MAIN)
         commit = repo.tip(MAIN)
     if commit is None:  # pragma: no cover - git commit succeeded

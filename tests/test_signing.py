@@ -1,0 +1,108 @@
+"""Every commit gitmem writes is signed by git with this clone's SSH key (#33, item 1)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from gitmem.memory.repo import MemoryRepo
+from gitmem.setup.clone import clone
+from gitmem.setup.init import init_repo
+from gitmem.setup.signing import default_key
+
+from helpers import git, gm
+
+CARD = "# Acme\n\n## Budget\n40k\n"
+
+
+@pytest.fixture(autouse=True)
+def signing_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GITMEM_SIGNING")
+
+
+def _write(path: Path) -> None:
+    res = gm(
+        "-C", str(path), "write", "acme", "--old", "", "--new", CARD,
+        "--section", "budget", "--keywords", "budget", "--summary", "budget 40k",
+    )  # fmt: skip
+    assert res.code == 0, res.err
+
+
+def _states(path: Path) -> list[str]:
+    return git(path, "log", "--format=%G? %s", "main").splitlines()
+
+
+def test_init_signs_every_commit_and_commits_its_key(tmp_path: Path) -> None:
+    init_repo(tmp_path / "acme")
+    acme = tmp_path / "acme"
+    _write(acme)
+    assert _states(acme) == [
+        "G acme: budget 40k",
+        "G gitmem: signer person@example.com",
+        "G gitmem: new memory for client acme",
+    ]
+    public = " ".join(Path(f"{default_key()}.pub").read_text().split()[:2])
+    assert git(acme, "show", "main:allowed_signers").endswith(f"{public}\n")
+    assert not str(default_key()).startswith(str(acme))  # the key lives outside the repo
+    assert git(acme, "show", "--stat", "--format=", "main~1").split()[0] == "allowed_signers"
+    assert git(acme, "status", "--porcelain") == ""
+
+
+def test_a_clone_signs_with_its_own_key_and_trusts_the_remote_signers(tmp_path: Path) -> None:
+    init_repo(tmp_path / "acme")
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    git(tmp_path / "acme", "remote", "add", "origin", str(bare))
+    assert gm("-C", str(tmp_path / "acme"), "sync").code == 0
+    other = tmp_path / "other.key"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(other)], check=True)
+    clone(str(bare), tmp_path / "copy", signing_key=other)
+    copy = tmp_path / "copy"
+    _write(copy)
+    assert [s.split()[0] for s in _states(copy)] == ["G", "G", "G", "G"]
+    signers = git(copy, "show", "main:allowed_signers").splitlines()
+    assert len(signers) == 2 and signers[1].endswith(
+        other.with_suffix(".key.pub").read_text().split()[1]
+    )
+
+
+def test_signing_off_still_works_and_status_says_so_once(tmp_path: Path) -> None:
+    init_repo(tmp_path / "acme")
+    acme = tmp_path / "acme"
+    with open(acme / "gitmem.toml", "a") as f:
+        f.write("\n[signing]\nenabled = false\n")
+    git(acme, "commit", "-q", "--no-gpg-sign", "-am", "signing off")
+    _write(acme)
+    assert _states(acme)[0] == "N acme: budget 40k"
+    res = gm("-C", str(acme), "status")
+    assert res.code == 0 and res.out.count("Signing is off") == 1, res.out
+    assert "signing.enabled is false" in res.out
+
+
+def test_without_ssh_keygen_init_and_write_work_unsigned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    real = subprocess.run(["which", "git"], capture_output=True, text=True, check=True)
+    (bin_dir / "git").symlink_to(real.stdout.strip())
+    monkeypatch.setenv("PATH", str(bin_dir))
+    init_repo(tmp_path / "acme")
+    acme = tmp_path / "acme"
+    _write(acme)
+    with MemoryRepo(acme) as repo:
+        assert repo.signing_key is None
+    res = gm("-C", str(acme), "status")
+    assert res.out.count("Signing is off: ssh-keygen is not installed") == 1, res.out
+    assert not (acme / "allowed_signers").exists()
+
+
+def test_this_machine_can_turn_signing_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GITMEM_SIGNING", "off")
+    init_repo(tmp_path / "acme")
+    _write(tmp_path / "acme")
+    assert [s.split()[0] for s in _states(tmp_path / "acme")] == ["N", "N"]
+    res = gm("-C", str(tmp_path / "acme"), "status")
+    assert "Signing is off: GITMEM_SIGNING=off in the environment" in res.out, res.out

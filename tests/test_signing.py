@@ -71,8 +71,8 @@ def test_a_clone_signs_with_its_own_key_and_trusts_the_remote_signers(tmp_path: 
 def test_signing_off_still_works_and_status_says_so_once(tmp_path: Path) -> None:
     init_repo(tmp_path / "acme")
     acme = tmp_path / "acme"
-    with open(acme / "gitmem.toml", "a") as f:
-        f.write("\n[signing]\nenabled = false\n")
+    toml = acme / "gitmem.toml"
+    toml.write_text(toml.read_text().replace("enabled = true", "enabled = false"))
     git(acme, "commit", "-q", "--no-gpg-sign", "-am", "signing off")
     _write(acme)
     assert _states(acme)[0] == "N acme: budget 40k"

@@ -484,6 +484,7 @@ def test_export_holds_what_the_memory_tool_wrote_and_names_what_it_leaves_out(
     git(client, "commit", "-qm", "a symlink by hand", "--no-verify")
     res = gm("-C", str(client), "export", str(tmp_path / "mt"), "--layout", "memory-tool")
     assert res.code == 0, res.err
+    assert "Exported 2 files" in res.out  # acme.md, notes/todo.md; no .gitkeep
     assert "left out link.md: a symlink or submodule, not a file" in res.out
     sdk = BetaLocalFilesystemMemoryTool(str(tmp_path / "mt"))
     assert "- call Bob" in sdk.call({"command": "view", "path": TODO})

@@ -43,7 +43,8 @@ class ExportResult:
 
     def describe(self) -> str:
         n = len(self.files)
-        out = f"Exported {n} card{'s' if n != 1 else ''} to {self.dir} ({self.layout} layout)"
+        noun = "card" if self.layout == "plain" else "file"  # memory-tool: all of cards/
+        out = f"Exported {n} {noun}{'s' if n != 1 else ''} to {self.dir} ({self.layout} layout)"
         if self.overwritten:
             out += f"; overwrote {len(self.overwritten)} (--force)"
         for path, why in self.left_out.items():

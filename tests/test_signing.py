@@ -106,3 +106,25 @@ def test_this_machine_can_turn_signing_off(tmp_path: Path, monkeypatch: pytest.M
     assert [s.split()[0] for s in _states(tmp_path / "acme")] == ["N", "N"]
     res = gm("-C", str(tmp_path / "acme"), "status")
     assert "Signing is off: GITMEM_SIGNING=off in the environment" in res.out, res.out
+
+
+def test_signatures_reads_each_commits_verdict_in_one_pass(tmp_path: Path) -> None:
+    from gitmem.git.signing import signatures
+
+    init_repo(tmp_path / "acme")
+    acme = tmp_path / "acme"
+    _write(acme)
+    stranger = tmp_path / "stranger.key"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(stranger)], check=True)
+    git(acme, "commit", "-q", "--allow-empty", "-m", "by a stranger", f"-S{stranger}")
+    git(acme, "commit", "-q", "--allow-empty", "--no-gpg-sign", "-m", "unsigned")
+    repo = MemoryRepo(acme)
+    got = signatures(repo.git, "main")
+    order = git(acme, "log", "--format=%H", "main").split()
+    assert [got[sha].state for sha in order] == [  # type: ignore[index]
+        "unsigned", "unknown", "trusted", "trusted", "trusted",
+    ]  # fmt: skip
+    newest_trusted = got[order[2]]  # type: ignore[index]
+    assert newest_trusted.signer == "person@example.com"
+    assert newest_trusted.key.startswith("SHA256:")
+    assert got[order[0]].key == ""  # type: ignore[index]

@@ -1,16 +1,19 @@
 """SSH keys for git's own commit signing (``gpg.format=ssh``): made with ssh-keygen.
 
 git signs a commit itself (``commit-tree -S``) by running ssh-keygen with the key that
-``user.signingKey`` names; this module only makes the key and reads its public half.
+``user.signingKey`` names, and checks one against ``gpg.ssh.allowedSignersFile``; this
+module makes the key, reads its public half and reads git's verdicts (``%G?``).
 """
 
 from __future__ import annotations
 
 import shutil
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 from gitmem.errors import ConfigError
+from gitmem.git.runner import Git, Sha
 
 
 def keygen_available() -> bool:
@@ -42,3 +45,38 @@ def public_key(path: Path) -> str:
     if len(words) < 2:
         raise ConfigError(f"{pub} is not an SSH public key")
     return f"{words[0]} {words[1]}"
+
+
+# git's %G? letters, as what they mean for trusting a commit here.
+_STATES = {
+    "G": "trusted",  # a good signature by a key the allowed signers name
+    "U": "unknown",  # a good signature by a key they do not name
+    "X": "unknown",  # good, but expired
+    "Y": "unknown",  # good, by an expired key
+    "R": "bad",  # by a revoked key
+    "B": "bad",  # the signature does not match the commit
+    "E": "unchecked",  # it cannot be checked here (no ssh-keygen, no signers file)
+    "N": "unsigned",
+}
+
+
+@dataclass(frozen=True)
+class Signature:
+    """git's verdict on one commit's signature."""
+
+    state: str  # "trusted", "unknown", "bad", "unchecked" or "unsigned"
+    key: str  # the signing key's fingerprint ("SHA256:..."), "" when unsigned
+    signer: str  # the allowed signer it names ("" unless trusted)
+
+
+def signatures(git: Git, *revs: str) -> dict[Sha, Signature]:
+    """Each commit ``git log revs`` lists, with git's verdict on its signature: one git
+    process for the whole range (git runs ssh-keygen once per signed commit)."""
+    out = git.run("log", "-z", "--format=%H%x1f%G?%x1f%GK%x1f%GS", *revs, "--").stdout
+    found: dict[Sha, Signature] = {}
+    for record in out.decode("utf-8", "replace").split("\0"):
+        if not record.strip():
+            continue
+        sha, letter, key, signer = (record.strip("\n").split("\x1f") + ["", "", ""])[:4]
+        found[Sha(sha)] = Signature(_STATES.get(letter, "unknown"), key, signer)
+    return found

@@ -77,6 +77,6 @@ def signatures(git: Git, *revs: str) -> dict[Sha, Signature]:
     for record in out.decode("utf-8", "replace").split("\0"):
         if not record.strip():
             continue
-        sha, letter, key, signer = (record.strip("\n").split("\x1f") + ["", "", ""])[:4]
+        sha, letter, key, signer = record.strip("\n").split("\x1f", 3)
         found[Sha(sha)] = Signature(_STATES.get(letter, "unknown"), key, signer)
     return found

@@ -186,9 +186,14 @@ def test_search_as_of_a_day_and_open_the_value_memory_held(
         page.locator(".markdown").wait_for()
         assert "Budget: 55k\nOwner: Ann" in page.locator(".markdown").inner_text()
         shot(page, "card")
+        page.get_by_role("link", name="budget", exact=True).click()
+        page.wait_for_url("**/cards/acme-website/budget")
+        values = page.locator("table.values").inner_text()
+        shot(page, "section")
         page.goto(url.split("?")[0] + "index")
         shot(page, "index")
     assert "Budget: 30k" in shown and "55k" not in shown
+    assert values.index("Budget: 55k") < values.index("Budget: 30k")  # newest first
 
 
 def test_the_cost_chart_totals_are_gitmem_usage_s(client: Path, tab: Tab) -> None:

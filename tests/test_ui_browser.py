@@ -18,6 +18,7 @@ from test_ui import ui
 
 from gitmem.features import session_branches as sessions
 from gitmem.features.edit import write_card
+from gitmem.memory.cards import sections
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
 
@@ -312,15 +313,18 @@ def test_hostile_memory_text_is_inert_on_every_page(client: Path, tab: Tab) -> N
     with ui(client) as (_, url):
         home = url.split("?")[0]
         page.goto(url)
+        notes = f"cards/hostile/{sections((client / 'cards/hostile.md').read_text())[-1].id}"
         paths = [
             "", "review", f"review/{OTHER}", "history", "cards", "cards/hostile", "index",
             "search?q=pwned+plan", "costs", f"revert/{commit}", f"show?ref=hostile/plan@{commit}",
+            "cards/hostile/plan", notes,
             f"review/{quote(PLANT)}", f"cards/{quote(PLANT)}", f"show?ref={quote(PLANT)}",
+            f"cards/hostile/{quote(SHORT.replace('/', ''))}",
         ]  # fmt: skip
         seen = ""
         for n, path in enumerate(paths):
             answer = page.goto(home + path)
-            assert answer is not None and (answer.status == 200 or n >= 11), path
+            assert answer is not None and (answer.status == 200 or n >= 13), path
             seen += page.content()
             assert page.evaluate("typeof window.pwned") == "undefined", path
             assert page.url.startswith(home), path  # nothing navigated away
@@ -330,6 +334,13 @@ def test_hostile_memory_text_is_inert_on_every_page(client: Path, tab: Tab) -> N
                 shot(page, "review-hostile")
                 assert PLANT in page.locator("textarea").input_value()  # text, not markup
                 assert PLANT in page.locator("dl.meta").inner_text()
+            if path == "cards/hostile/plan":  # its text, the edit's summary, the blame: text
+                assert PLANT in page.locator("pre.block").first.inner_text()
+                assert f"sum {SHORT}" in page.locator("table.values").inner_text()
+                assert PLANT in page.locator("table.blame").inner_text()
+                shot(page, "section-hostile")
+            if path == notes:  # a heading that holds markup
+                assert f"## Notes {SHORT}" in page.locator("pre.block").first.inner_text()
         page.goto(home + "cards/hostile")
         for n in range(page.locator(".markdown a").count()):  # what is left a link, clicked
             page.goto(home + "cards/hostile")

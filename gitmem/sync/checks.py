@@ -75,6 +75,6 @@ def outgoing_sessions(
 ) -> None:
     """The session branches this round publishes carry no secret either."""
     for update in out.updates:
-        if update.new and update.ref.startswith("refs/heads/gitmem/session/"):
+        if update.new and update.ref.startswith(refs.PENDING):
             base = [b for b in (update.old, theirs) if b]
             scan.outgoing(repo, remote, update.new, base[0] if base else None)

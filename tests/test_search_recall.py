@@ -451,3 +451,24 @@ def test_a_damaged_neighbour_table_is_a_clear_error(
             search(repo, "budget")
     finally:
         neighbours.table.cache_clear()
+
+
+def test_a_label_every_section_carries_or_a_date_relates_no_word(repo: MemoryRepo) -> None:
+    # every section is labelled "notes, sessions" and dated: such labels tell no section
+    # from another, so Maya's sections lift no year, and the one that names her is first
+    days = [("2025-01", "Weather and work, nothing new."), ("2025-03", "Work again.")]
+    days += [
+        ("2025-05", "The commute and the weather."),
+        ("2026-02", "Maya took the ferry to Porto."),
+    ]
+    for n, (day, text) in enumerate(days):
+        head = "# Maya\n" if n == 0 else ""
+        body = f"{head}\n## Sessions {day}\n{day}-10. {text}\n"
+        write_card(
+            repo, "maya", "", body, _entry(f"sessions-{day}", ["notes", "sessions"], "notes")
+        )
+    for card in ("jon", "lena"):
+        text = "\n## Sessions 2025-02\n2025-02-03. Work and weather.\n"
+        write_card(repo, card, "", f"# {card}\n{text}", _entry("sessions-2025-02", ["notes"], "n"))
+    best = [(h.card, h.section) for h in search(repo, "where did Maya travel", 4)]
+    assert best[0] == ("maya", "sessions-2026-02")

@@ -18,7 +18,7 @@ from gitmem.search.documents import CURRENT
 from gitmem.search.state import Searchable
 from gitmem.search.terms import terms
 
-WEIGHT = 0.4  # a related word's weight, times how often it labels the query word's sections
+WEIGHT = 0.4  # a related word's weight, times how much more it labels the word's sections
 MIN_SHARE = 0.3  # of the query word's sections a related word must also label
 MIN_SECTIONS = 2  # a relation seen once is a coincidence
 MOST = 4  # related words per query word
@@ -45,18 +45,23 @@ class Related:
 
     def of(self, term: str, found_in: dict[Section, frozenset[str]]) -> dict[str, float]:
         """The words related to ``term``: label words of the sections it labels or is
-        found in (``found_in``: those sections' labels), each section counted once, with
-        each word's share of them."""
+        found in (``found_in``: those sections' labels), each section counted once, each
+        by how much more of them it labels than of all sections (a label every section
+        carries, "notes", tells none apart). Numbers and dates relate nothing."""
         mine = {key: self.of_section[key] for key in self.sections.get(term, [])}
         mine.update(found_in)
         if len(mine) < MIN_SECTIONS:
             return {}
-        counts = Counter(u for label in mine.values() for u in label if u != term)
-        return {
-            u: c / len(mine)
-            for u, c in counts.most_common(MOST)
-            if c >= MIN_SECTIONS and c / len(mine) >= MIN_SHARE
-        }
+        counts = Counter(
+            u for label in mine.values() for u in label if u != term and not _number(u)
+        )
+        every = max(len(self.of_section), 1)
+        out = {}
+        for u, c in counts.items():
+            base = min(len(self.sections.get(u, ())) / every, 1.0)  # labels this share anyway
+            if c >= MIN_SECTIONS and c / len(mine) >= MIN_SHARE and base < 1:
+                out[u] = (c / len(mine) - base) / (1 - base)
+        return dict(sorted(((u, s) for u, s in out.items() if s > 0), key=lambda us: -us[1])[:MOST])
 
     def expand(
         self, weighted: dict[str, float], found_in: Callable[[str], dict[Section, frozenset[str]]]
@@ -68,6 +73,11 @@ class Related:
             for near, share in self.of(term, found_in(term)).items():
                 out[near] = max(out.get(near, 0.0), WEIGHT * share)
         return out
+
+
+def _number(term: str) -> bool:
+    """A number or date (``2025``, ``2025-01``): what it counts is not what it means."""
+    return term[:1].isdigit()
 
 
 def label(heading: str, keywords: str | tuple[str, ...]) -> frozenset[str]:

@@ -48,6 +48,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import conversation_eval
+import notes_fresh
 import notes_memory
 import search_memory as M
 from standard_bm25 import StandardBM25
@@ -188,20 +189,23 @@ def hits(rankings: list[list[tuple[str, str]]], qs: list[M.Question], k: int) ->
     return sum((q.card, q.section) in r[:k] for q, r in zip(qs, rankings, strict=True))
 
 
-def notes_report(seed: int) -> None:
-    """Section recall on the notes memory (``notes_memory.py``), all of it held out."""
-    path = cache_dir() / f"notes-v1-{seed}"
+def notes_report(seed: int, fresh: bool) -> None:
+    """Section recall on a notes memory: ``notes_memory.py``'s (development) or, ``fresh``,
+    ``notes_fresh.py``'s (held out)."""
+    book = notes_fresh if fresh else None
+    path = cache_dir() / f"notes-v1-{'fresh-' if fresh else ''}{seed}"
     if not (path / ".git").is_dir():
         tmp = path.with_suffix(".tmp")
         shutil.rmtree(tmp, ignore_errors=True)
-        notes_memory.build(tmp, seed)
+        notes_memory.build(tmp, seed, book)
         tmp.rename(path)
-    qs = notes_memory.plan(seed)[1]
+    qs = notes_memory.plan(seed, book)[1]
     with gitmem.open_repo(path) as repo:
         secs = sections_at_tip(repo)
         systems = {"gitmem": gitmem_ranker(repo), "standard BM25": standard_ranker(secs)}
         got = {name: [rank(q.text) for q in qs] for name, rank in systems.items()}
-    print(f"\nnotes memory seed {seed} (held out): {len(secs)} sections, {len(qs)} questions")
+    label = "notes_fresh.py, held out" if fresh else "notes_memory.py, development"
+    print(f"\nnotes memory seed {seed} ({label}): {len(secs)} sections, {len(qs)} questions")
     print("| system | R@1 / R@5 / R@10 |\n|---|---|")
     for name, ranks in got.items():
         cells = [
@@ -225,7 +229,8 @@ def main() -> None:
     ap.add_argument("--only-conversation", action="store_true")
     ap.add_argument("--notes-seed", type=int, default=7, help="the notes memory's seed")
     args = ap.parse_args()
-    notes_report(args.notes_seed)
+    notes_report(args.notes_seed, fresh=False)
+    notes_report(args.notes_seed, fresh=True)
     seeds = [int(s) for s in args.conversation_seeds.split(",") if s]
     for n, seed in enumerate(seeds):
         label = f"conversation seed {seed} ({'development' if n == 0 else 'held out'})"

@@ -5,8 +5,9 @@ Eight people, one card each; a card holds twelve sections, each the notes of fou
 were written as prose, in other words than the questions, and the questions ask for the
 fact ("What pet did Maya adopt?" of "the rescue spaniel, Biscuit, has moved in"), so a
 word of the question rarely stands in the answer. Each question is labelled with the
-card § section that holds its fact. Nothing of gitmem was tuned on this set: all of it
-is held out.
+card § section that holds its fact. This set's misses were read to find why gitmem
+lost to a plain BM25 on it, so it is now a development set; ``notes_fresh.py`` holds the
+held-out one (other people, facts and everyday lines, the same shape).
 
     .venv/bin/python benchmarks/bench_search_quality.py --notes-seed 7
 """
@@ -17,6 +18,7 @@ import random
 from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
+from types import ModuleType
 
 from gitmem import IndexEntry, init_repo, open_repo, write_card
 
@@ -128,19 +130,25 @@ class Question:
     section: str
 
 
-def plan(seed: int) -> tuple[dict[str, dict[str, str]], list[Question]]:
-    """Each card's sections (id -> text) and the questions, labelled."""
+def plan(
+    seed: int, book: ModuleType | None = None
+) -> tuple[dict[str, dict[str, str]], list[Question]]:
+    """Each card's sections (id -> text) and the questions, labelled; ``book``: a module
+    with other ``PEOPLE``, ``FACTS`` and ``EVERYDAY`` (``notes_fresh``), else this one's."""
+    people, facts, everyday = (
+        (book.PEOPLE, book.FACTS, book.EVERYDAY) if book else (PEOPLE, FACTS, EVERYDAY)
+    )
     rng = random.Random(seed)
     cards: dict[str, dict[str, str]] = {}
     questions: list[Question] = []
-    for p in PEOPLE:
-        slots = rng.sample(range(SECTIONS * SESSIONS), len(FACTS))
-        told = dict(zip(slots, FACTS, strict=True))
+    for p in people:
+        slots = rng.sample(range(SECTIONS * SESSIONS), len(facts))
+        told = dict(zip(slots, facts, strict=True))
         day, secs = date(2025, 1, 6) + timedelta(days=rng.randrange(20)), {}
         for s in range(SECTIONS):
             first, paras = day, []
             for k in range(SESSIONS):
-                said = rng.sample(EVERYDAY, 3)
+                said = rng.sample(everyday, 3)
                 if (fact := told.get(s * SESSIONS + k)) is not None:
                     said.insert(rng.randrange(1, 3), rng.choice(fact[1:]).format(p=p))
                 paras.append(f"{day.isoformat()}. " + " ".join(said))
@@ -154,9 +162,9 @@ def plan(seed: int) -> tuple[dict[str, dict[str, str]], list[Question]]:
     return cards, questions
 
 
-def build(path: Path, seed: int) -> None:
+def build(path: Path, seed: int, book: ModuleType | None = None) -> None:
     """Write the memory at ``path``: one card per person, one edit commit per section."""
-    cards, _ = plan(seed)
+    cards, _ = plan(seed, book)
     init_repo(path)
     with open_repo(path) as repo:
         for card, secs in cards.items():

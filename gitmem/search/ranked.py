@@ -18,7 +18,6 @@ from __future__ import annotations
 import heapq
 import re
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -29,79 +28,21 @@ from gitmem.features.session_branches import transcript_file
 from gitmem.index import build as index_build
 from gitmem.memory import names
 from gitmem.memory.repo import MAIN, MemoryRepo
-from gitmem.search import bm25, cache, neighbours, windows
-from gitmem.search.documents import CURRENT, GONE, PAST, TURN, Doc, Read, text_of, turn_docs
+from gitmem.search import bm25, cache, hits, neighbours, windows
+from gitmem.search.documents import CURRENT, GONE, PAST, TURN, Doc, Read, turn_docs
+from gitmem.search.hits import Hit as Hit
+from gitmem.search.hits import SearchResult as SearchResult
 from gitmem.search.related import Related, labels_with
 from gitmem.search.state import Searchable
-from gitmem.search.terms import query_terms, stem, words
+from gitmem.search.terms import query_terms
 
 MAX_LIMIT = 50
 MAX_QUERY_CHARS = 1000
-SNIPPET = 160
-TURN_SNIPPET = 320  # a turn's snippet: most turns whole
 PAST_DEFAULT, PAST_ASKED, TURN_WEIGHT = 0.6, 1.3, 0.7
 DATE_BOOST = 2.0  # a document dated as the query asks
 BALANCE = 0.5  # a kind's best hit goes first when it scores this share of the top
 RECENT_POOL, RECENT_LIFT = 100, 0.5  # "now": the best 100 turns, the latest lifted by half
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-@dataclass(frozen=True)
-class Hit:
-    kind: str  # "section" | "transcript"
-    card: str  # the card's name ("" for a transcript turn)
-    section: str  # the section id ("" for a transcript turn)
-    state: str  # "current" | "past" (a transcript turn: "transcript")
-    date: str  # when this value was written (a turn: when it was said)
-    until: str  # a past value: when it was replaced
-    snippet: str
-    score: float
-    ref: str = ""  # a transcript turn: "<session>#<turn>" (what opens it)
-    heading: str = ""  # a section: its heading; a turn: who spoke
-    commit: str = ""  # a section value: the commit that wrote it
-    session: str = ""  # a transcript turn: its session
-    turn: int = 0  # a transcript turn: its number in the session (user and reply share it)
-    role: str = ""  # a transcript turn: who spoke, "user" or "assistant"
-
-    @property
-    def text(self) -> str:
-        where = f"{self.card} § {self.section}: " if self.card else f"{self.heading}: "
-        return where + self.snippet
-
-    def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "text": self.text}
-
-    def line(self) -> str:
-        if self.kind == "transcript":
-            return f"[transcript {self.ref} {self.role}, {self.date[:10]}] {self.snippet}"
-        when = self.date[:10]
-        if self.state == "past":  # its ref opens the value as it was
-            when = f"{when} to {self.until[:10]}, {self.ref}"
-        where = f"{self.card} § {self.section}, {when}, {self.commit[:7]}"
-        return f"[{self.state} {where}] {self.snippet}"
-
-
-@dataclass(frozen=True)
-class SearchResult:
-    """The hits of one search, best first (iterates like the list of hits)."""
-
-    query: str
-    hits: tuple[Hit, ...]
-
-    def __iter__(self) -> Any:
-        return iter(self.hits)
-
-    def __len__(self) -> int:
-        return len(self.hits)
-
-    def __getitem__(self, i: int) -> Hit:
-        return self.hits[i]
-
-    def to_json(self) -> dict[str, Any]:
-        return {"query": self.query, "hits": [h.to_json() for h in self.hits]}
-
-    def text(self) -> str:
-        return "\n".join(h.line() for h in self.hits) if self.hits else "No matches."
 
 
 def check_query(query: object) -> str:
@@ -120,38 +61,6 @@ def check_query(query: object) -> str:
     return query
 
 
-def _snippet(text: str, stems: set[str], size: int = SNIPPET) -> str:
-    """A window of ``text`` around the matched words: the one that holds the most of the
-    query's distinct terms, starting at a word."""
-    flat = " ".join(text.split())
-    if len(flat) <= size:
-        return flat
-    found = [
-        (m.start(), term)
-        for m in re.finditer(r"\w[\w'\u2019-]*", flat)
-        for term in _match(m.group(), stems)
-    ]
-    best, start = 0, 0
-    for i, (pos, _) in enumerate(found):
-        got = len({t for p, t in found[i:] if p < pos + size - 20})
-        if got > best:
-            best, start = got, pos
-    start = max(0, start - 30)
-    if start:
-        space = flat.find(" ", start)
-        start = space + 1 if 0 <= space < start + 30 else start
-    start = min(start, max(0, len(flat) - size))
-    cut = flat[start : start + size]
-    return ("…" if start else "") + cut + ("…" if start + size < len(flat) else "")
-
-
-def _match(word: str, stems: set[str]) -> list[str]:
-    w = words(word)
-    if not w:
-        return []
-    return [t for t in (w[0], stem(w[0])) if t in stems][:1]
-
-
 def _live_docs(state: Searchable, live: list[Path]) -> list[Doc]:
     """Turns of running sessions' transcripts that the branch has not committed yet."""
     docs: list[Doc] = []
@@ -166,44 +75,6 @@ def _live_docs(state: Searchable, live: list[Path]) -> list[Doc]:
             start, last = known[0], state.doc(known[2][-1]) if known[2] else None
         docs.extend(turn_docs(path.stem, lines, start, last))
     return docs
-
-
-def _hit(d: Doc, score: float, stems: set[str], read: Read, part: int = 0) -> Hit:
-    if d.kind == TURN:
-        snippet = _snippet(d.text, stems, TURN_SNIPPET)
-        session = d.ref.partition("#")[0]
-        return Hit(
-            "transcript",
-            "",
-            "",
-            "transcript",
-            d.date,
-            "",
-            snippet,
-            score,
-            d.ref,
-            d.heading,
-            session=session,
-            turn=int(d.section or 0),
-            role=d.heading,
-        )
-    body = text_of(d, read) or d.summary  # a past value's: read from git
-    ref = f"{d.card}/{d.section}" + (f"@{d.commit[:12]}" if d.kind == PAST else "")
-    if part:  # a long section: its best passage, and the ref that opens it
-        body, ref = windows.passages(body)[part - 1], f"{ref}#{part}"
-    return Hit(
-        "section",
-        d.card,
-        d.section,
-        "past" if d.kind == PAST else "current",
-        d.date,
-        d.until,
-        _snippet(f"{d.heading}: {body}", stems),
-        score,
-        ref,
-        d.heading,
-        d.commit,
-    )
 
 
 def rank(
@@ -252,11 +123,11 @@ def rank(
         ranked = _recent_first(ranked, doc)
     stems = set(q.weighted)
     own_past = bool(q.past or q.when or as_of)
-    hits = [
-        _hit(d, round(-neg, 3), stems, read, parts.get(i, 0))
+    found = [
+        hits.make(d, round(-neg, 3), stems, read, parts.get(i, 0))
         for neg, i, d in _distinct(ranked, doc, own_past, limit * 2)
     ]
-    return _balanced(hits, limit)
+    return _balanced(found, limit)
 
 
 def _distinct(
@@ -381,8 +252,8 @@ def _search(
 ) -> SearchResult:
     extra = _live_docs(state, live)
     related = _related(repo, branch, state.commit)
-    hits = rank(state, query, repo.store.read_blob, limit, extra, as_of, related)
-    return SearchResult(query, tuple(hits))
+    found = rank(state, query, repo.store.read_blob, limit, extra, as_of, related)
+    return SearchResult(query, tuple(found))
 
 
 def _related(repo: MemoryRepo, branch: str, commit: str | None) -> Related:

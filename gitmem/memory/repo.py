@@ -17,7 +17,7 @@ from gitmem.git import identity
 from gitmem.git.objects import ObjectStore
 from gitmem.git.ref_transaction import RefTransactions
 from gitmem.git.runner import Git, Sha
-from gitmem.memory import config, names, trust
+from gitmem.memory import config, names, trailers, trust
 from gitmem.memory.config import Config
 
 if TYPE_CHECKING:
@@ -218,13 +218,15 @@ class MemoryRepo:
         self, tree: Sha, parents: list[Sha], message: str, author: str | None = None
     ) -> Sha:
         """A commit object committed by this repo's identity; authored by it too, unless
-        ``author`` keeps the one of a commit being re-created."""
+        ``author`` keeps the one of a commit being re-created. A signed one names this
+        client in its trailers (``Gitmem-Client``), so it cannot pass for another's."""
         author = author or self.signature("AUTHOR")
         committer = self.signature("COMMITTER")
         if self.signing_key is None:
             sha = self.store.write_commit(tree, parents, author, committer, message)
         else:
-            sha = self._signed_commit(tree, parents, author, committer, message)
+            bound = trailers.with_client(message, self.config.client)
+            sha = self._signed_commit(tree, parents, author, committer, bound)
         self._record_own(sha)
         return sha
 

@@ -16,7 +16,10 @@ SESSION = "Gitmem-Session"
 ACTOR = "Gitmem-Actor"
 REVERTS = "Gitmem-Reverts"
 LAYER = "Gitmem-Layer"
-ALL_KEYS = (CARD, SECTION, KEYWORDS, SUMMARY, SESSION, ACTOR, REVERTS, LAYER)
+# The client a signed commit was written for: one machine key signs every client's repo,
+# so this binds a commit to its memory (`gitmem verify` checks it).
+CLIENT = "Gitmem-Client"
+ALL_KEYS = (CARD, SECTION, KEYWORDS, SUMMARY, SESSION, ACTOR, REVERTS, LAYER, CLIENT)
 # The actors gitmem's agents write as (chat, MCP, the memory tool): never a person's.
 AGENT_ACTORS = ("agent", "mcp", "memory-tool")
 _CANON = {k.lower(): k for k in ALL_KEYS}
@@ -85,6 +88,22 @@ def edit_message(
         lines.append(f"{SESSION}: {session}")
     lines.append(f"{ACTOR}: {actor}")
     return f"{head}\n\n" + "\n".join(lines) + "\n"
+
+
+def with_client(message: str, client: str) -> str:
+    """``message`` with one ``Gitmem-Client: client`` trailer: added to its trailer block
+    (its last paragraph, when that holds a ``Key: value`` line), else as a block of its
+    own; a client trailer it had is replaced."""
+    kept = message.rstrip("\n").split("\n")
+    lines = [ln for ln in kept if canonical(ln.partition(":")[0]) != CLIENT]
+    while lines and not lines[-1].strip():
+        lines.pop()
+    start = len(lines)
+    while start and lines[start - 1].strip():
+        start -= 1
+    block = start > 0 and any(_TOKEN.match(ln) for ln in lines[start:])
+    tail = [f"{CLIENT}: {' '.join(client.split())}"]
+    return "\n".join([*lines, *([] if block else [""]), *tail]) + "\n"
 
 
 # Options that make git find trailer blocks with its default separator, whatever someone

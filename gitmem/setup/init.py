@@ -10,7 +10,7 @@ from gitmem import hooks
 from gitmem.errors import GitmemError, InvalidInput
 from gitmem.git.runner import Git, restrict_umask
 from gitmem.index import build as index
-from gitmem.memory import names
+from gitmem.memory import names, trailers
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.paths import shipped
 from gitmem.setup import adopt, signing
@@ -88,14 +88,10 @@ def _init(path: Path, name: str, signing_key: Path | None) -> InitResult:
     git.run("add", "-A")
     with MemoryRepo(path) as repo:
         key = signing.configure(repo, signing_key)  # the first commit is signed too
-        git.run(
-            "commit",
-            "-q",
-            "--no-verify",
-            "-m",
-            f"gitmem: new memory for client {name}",
-            env=_commit_env(repo),
-        )
+        first, sign = f"gitmem: new memory for client {name}\n", []
+        if key is not None:
+            first, sign = trailers.with_client(first, name), [f"-S{key}"]
+        git.run("commit", "-q", "--no-verify", *sign, "-m", first, env=_commit_env(repo))
         if key is not None:
             signing.record_signer(repo, key)
         installed = hooks.install(path)

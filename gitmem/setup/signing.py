@@ -38,10 +38,11 @@ def configure(repo: MemoryRepo, key: Path | None = None) -> Path | None:
             signing.make_key(key, f"gitmem {email or name}")
     key = key.expanduser().absolute()
     signing.public_key(key)  # a key without its public half is refused before any change
+    # No commit.gpgSign: gitmem signs its own commits (commit-tree -S), so a plain
+    # `git commit` here is not signed with this machine's key and `gitmem verify` tells it.
     for name, value in (
         ("gpg.format", "ssh"),
         ("user.signingKey", str(key)),
-        ("commit.gpgSign", "true"),
         ("gpg.ssh.allowedSignersFile", str(repo.private_dir() / TRUSTED)),
     ):
         repo.git.run("config", name, value)

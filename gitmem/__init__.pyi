@@ -60,6 +60,9 @@ from gitmem.features.session_branches import FinishResult as FinishResult
 from gitmem.features.session_branches import Session as Session
 from gitmem.features.session_branches import finish as finish_session
 from gitmem.features.session_branches import start as start_session
+from gitmem.features.verify import Finding as VerifyFinding
+from gitmem.features.verify import Verification as Verification
+from gitmem.features.verify import verify as verify_memory
 from gitmem.hooks import HookAction as HookAction
 from gitmem.hooks import install as install_hooks
 from gitmem.index.build import CardEntry as CardEntry
@@ -181,6 +184,8 @@ __all__ = [
     "TokenSizes",
     "UnsafePath",
     "UsageTotals",
+    "Verification",
+    "VerifyFinding",
     "abort_sync",
     "accept_session",
     "accept_settings",
@@ -237,6 +242,7 @@ __all__ = [
     "token_sizes",
     "usage_by_session",
     "usage_totals",
+    "verify_memory",
     "workspace_home",
     "write_card",
 ]

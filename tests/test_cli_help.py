@@ -11,7 +11,7 @@ COMMANDS = {
     "ask", "cards", "chat", "clients", "clone", "completion", "consolidate", "demo", "edit",
     "export", "import", "index", "init", "install-hooks", "log", "mcp", "recover", "redact",
     "reindex", "review", "revert", "scan", "search", "show", "stale", "status", "sync", "trust",
-    "ui", "usage", "write",
+    "ui", "usage", "verify", "write",
 }  # fmt: skip
 
 

@@ -295,7 +295,11 @@ def test_rewritten_remote_is_refused_and_nothing_is_lost(
     assert (
         "origin/main was rewritten" in res.err and "`git push --force-with-lease=main:" in res.err
     )
-    assert state(desktop) == before
+    after = state(desktop)  # the one thing kept: the rewritten tip, for `gitmem verify`
+    after.pop(".git/refs/gitmem/sync/origin/rewritten")
+    assert after == before
+    kept = git(desktop, "rev-parse", "refs/gitmem/sync/origin/rewritten").strip()
+    assert kept == git(other, "rev-parse", "main").strip()
     assert git(desktop, "rev-parse", "main").strip() == mine
 
 

@@ -186,6 +186,7 @@ COMMANDS = {
     "status": "status",
     "trust": "trust",
     "ui": "ui",
+    "verify": "verify",
     "write": "write",
 }
 

@@ -11,6 +11,8 @@ name read back from ``git for-each-ref`` says.
 | ``refs/gitmem/remotes/<remote>/<kind>/...`` | a remote's refs of the kinds above |
 | ``refs/gitmem/sync/<remote>/last-synced`` | the remote's main after the last sync |
 | ``refs/gitmem/sync/<remote>/fetched`` | what a sync fetched, during its round |
+| ``refs/gitmem/sync/<remote>/rewritten`` | a rewritten main a sync refused, until one succeeds |
+| ``refs/gitmem/seen/main`` | main as gitmem last left it: history must keep containing it |
 | ``refs/gitmem/conflict/{local,remote}`` | the two sides of a stopped sync |
 | ``refs/gitmem/redactions/<n>`` | a redaction's record |
 | ``refs/gitmem/remote-redactions/<remote>/<n>`` | a remote's redaction records |
@@ -33,10 +35,15 @@ CONFLICT_REMOTE = "refs/gitmem/conflict/remote"
 REDACTIONS = "refs/gitmem/redactions/"
 SYNC = "refs/gitmem/sync/"
 REMOTES = "refs/gitmem/remotes/"
+# main as gitmem last moved it; a main that no longer contains it was rolled back or
+# rewritten outside gitmem (`gitmem verify`). main's reflog would not do: git expires
+# the entries a rollback leaves unreachable (gc.reflogExpireUnreachable, 30 days) and
+# `gitmem redact` expires them all.
+SEEN = "refs/gitmem/seen/main"
 
 
 def sync(remote: str, what: str) -> str:
-    """``last-synced`` or ``fetched`` for ``remote``."""
+    """``last-synced``, ``fetched`` or ``rewritten`` for ``remote``."""
     return f"{SYNC}{remote}/{what}"
 
 
@@ -53,6 +60,13 @@ def tracking(remote: str, what: str) -> str:
     if what == "session":
         return f"refs/remotes/{remote}/{SESSION_PREFIX}"
     return f"{REMOTES}{remote}/{what}/"
+
+
+def rewritten_remote(ref: str) -> str | None:
+    """The remote a ``rewritten`` ref is kept for, or None for any other ref."""
+    if ref.startswith(SYNC) and ref.endswith("/rewritten"):
+        return ref.removeprefix(SYNC).removesuffix("/rewritten")
+    return None
 
 
 def remote_redactions(remote: str) -> str:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from gitmem.errors import GitError, StaleLock
 from gitmem.git.runner import Sha
+from gitmem.memory.refs import SEEN
 from gitmem.memory.repo import MemoryRepo
 
 
@@ -80,3 +81,16 @@ def cas_fast(repo: MemoryRepo, ref: str, new: Sha, old: Sha | None) -> bool:
     """``cas`` through the repo's long-running update-ref (reflog reason "gitmem write")."""
     moved, err = repo.ref_tx.cas(ref, new, old or zero(repo))
     return moved or failed_cas(repo, ref, old, err)
+
+
+def saw(repo: MemoryRepo, old: Sha | None, new: Sha) -> None:
+    """gitmem moved main from ``old`` to ``new``: ``new`` is what this clone has seen, unless
+    the seen main is not in ``old``'s history (rolled back or rewritten outside gitmem:
+    kept, for ``gitmem verify`` to report)."""
+    seen = repo.store.resolve(SEEN)
+    if seen not in (None, old) and (
+        old is None
+        or repo.git.run("merge-base", "--is-ancestor", seen, old, check=False).returncode
+    ):
+        return
+    repo.ref_tx.cas(SEEN, new, seen or zero(repo))  # lost to another writer: theirs is newer

@@ -31,8 +31,8 @@ from gitmem.git.objects import GITLINK_MODE, LINK_MODE
 from gitmem.git.runner import Sha
 from gitmem.git.staging import staged
 from gitmem.memory import path_rule
-from gitmem.memory.repo import MemoryRepo, where_memory_lives
-from gitmem.ops.refs import LOCK_PATIENCE_S, cas, cas_fast, lock_files, wait_for_locks
+from gitmem.memory.repo import MAIN, MemoryRepo, where_memory_lives
+from gitmem.ops.refs import LOCK_PATIENCE_S, cas, cas_fast, lock_files, saw, wait_for_locks
 
 INTENT = "follow"
 
@@ -197,6 +197,8 @@ def move_and_follow(
         if live:
             _clear(repo)
         return Moved(False)
+    if branch == MAIN:
+        saw(repo, old, new)
     if not live:
         return Moved(True)
     return Moved(True, _follow(repo, new, paths, known))

@@ -110,6 +110,7 @@ def _clone(url: str, path: Path, signing_key: Path | None) -> CloneResult:
     # unborn has none. Either way main ends up checked out, tracking the remote's.
     git.run("checkout", "--quiet", "-B", MAIN, "--track", remote_main)
     git.run("update-ref", refs.sync(REMOTE, "last-synced"), remote_main)
+    git.run("update-ref", refs.SEEN, remote_main)
     installed = hooks.install(path)
     with MemoryRepo(path) as repo:
         if (key := signing.configure(repo, signing_key)) is not None:

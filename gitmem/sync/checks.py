@@ -40,6 +40,8 @@ def history(repo: MemoryRepo, remote: str, theirs: Sha | None, accept_redaction:
             "nothing was changed here. Take the redacted history with "
             "`gitmem sync --accept-redaction`"
         )
+    if theirs is not None:  # kept for `gitmem verify` until a sync with the remote succeeds
+        repo.git.run("update-ref", refs.sync(remote, "rewritten"), theirs)
     # The lease names what we just fetched: gitmem's fetch leaves refs/remotes/* alone, so
     # a bare --force-with-lease would compare with a stale tracking ref and be refused.
     lease = f"main:{theirs or ''}"

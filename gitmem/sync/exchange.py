@@ -191,9 +191,10 @@ def _push(
 def _record(repo: MemoryRepo, remote: str, main: Sha) -> None:
     """One transaction: forget the fetched ref, remember what the remote now holds."""
     fetched, last = refs.sync(remote, "fetched"), refs.sync(remote, "last-synced")
-    repo.git.run(
-        "update-ref", "--stdin", input=f"delete {fetched}\nupdate {last} {main}\n".encode()
-    )
+    tx = f"delete {fetched}\nupdate {last} {main}\n"
+    if repo.store.resolve(rewritten := refs.sync(remote, "rewritten")):
+        tx += f"delete {rewritten}\n"
+    repo.git.run("update-ref", "--stdin", input=tx.encode())
 
 
 def _report(

@@ -25,6 +25,7 @@ from gitmem.git.runner import Sha
 from gitmem.index import build as index
 from gitmem.memory.repo import MAIN, REDACT_JOURNAL, MemoryRepo, where_memory_lives
 from gitmem.ops.linked_worktrees import move_and_follow, others
+from gitmem.ops.refs import saw
 from gitmem.ops.transplant import changed_paths
 from gitmem.ops.worktree import worktree_guard
 from gitmem.sync import rewrite
@@ -134,6 +135,9 @@ def apply(repo: MemoryRepo, data: dict[str, Any], live: str | None) -> list[str]
             repo, str(live), new, old, paths, live=True, reason="gitmem redact"
         ).moved:
             notes.append(f"{live_ref} moved during the redact: left as it is; redact again")
+    main = f"refs/heads/{MAIN}"
+    if main in moves and repo.store.resolve(main) == moves[main][1]:
+        saw(repo, Sha(moves[main][0]), Sha(moves[main][1]))  # before gc: the old commits go
     _write_record(repo, data)
     index.rebuild(repo)
     _forget_old(repo)

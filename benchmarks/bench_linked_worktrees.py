@@ -77,7 +77,7 @@ def arm(name, after):
 if point:
     arm(*{"before-cas": ("cas_fast", False), "after-cas": ("cas_fast", True),
           "files-written": ("_update_index", False), "index-updated": ("_update_index", True),
-          "before-clear": ("_clear", False)}[point])
+          "before-clear": ("clear_intent", False)}[point])
 from gitmem.cli import main
 main(sys.argv[1:])
 """

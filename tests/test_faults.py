@@ -60,7 +60,7 @@ if point:
     elif point == "index-updated":
         after(w, "_update_index")
     elif point == "before-clear":
-        before(w, "_clear")
+        before(w, "clear_intent")
 from gitmem.cli import main
 main(sys.argv[1:])
 """

@@ -310,3 +310,23 @@ def test_redact_leaves_no_old_commit_in_this_clone(world: tuple[Path, Path, Path
     gone = subprocess.run(["git", "cat-file", "-e", old], cwd=a, capture_output=True)
     assert gone.returncode != 0  # the old tip's object is pruned, not only unreferenced
     git(a, "fsck", "--no-progress")
+
+
+def test_accepting_a_redaction_brings_a_linked_worktree_with_main_along(
+    world: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    _bare, a, b = world
+    person_commits_secrets(a)
+    git(a, "push", "-q", "origin", "main")
+    assert gm("-C", str(b), "sync").code == 0
+    git(b, "switch", "-q", "-c", "side")
+    linked = tmp_path / "b-linked"
+    git(b, "worktree", "add", "-q", str(linked), "main")
+    assert gm("-C", str(a), "sync").code == 0
+    assert gm("-C", str(a), "redact", "--push", "origin").code == 0
+    r = gm("-C", str(b), "sync", "--accept-redaction")
+    assert r.code == 0, r.err
+    card = (linked / "cards" / "acme.md").read_text()
+    assert AWS not in card and "[REDACTED:aws-access-key]" in card  # it followed main
+    assert git(linked, "status", "--porcelain") == ""
+    assert git(linked, "rev-parse", "HEAD") == git(b, "rev-parse", "main")

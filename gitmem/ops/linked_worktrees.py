@@ -21,13 +21,13 @@ from gitmem.memory.repo import MemoryRepo
 from gitmem.ops import worktree
 from gitmem.ops.worktree import (
     Moved,
-    _clear,
-    _finish,
-    _follow,
-    _record,
     check_index_lock,
     checked_out,
+    clear_intent,
+    finish_follow,
+    follow,
     operation_in_progress,
+    record_intent,
 )
 from gitmem.ops.worktree import ensure_clean as ensure_clean_here
 
@@ -69,7 +69,7 @@ def _held(root: Path, branch: str, paths: list[str]) -> Iterator[MemoryRepo | No
     finished and ``paths`` checked free of a person's edits (None when ``branch`` is no
     longer checked out there)."""
     with MemoryRepo(root) as other, other.lock("worktree"):
-        _finish(other)
+        finish_follow(other)
         if not checked_out(other, branch):
             yield None
             return
@@ -101,20 +101,22 @@ def move_and_follow(
     reason: str | None = None,
     known: dict[str, tuple[Sha, bytes]] | None = None,
 ) -> Moved:
-    """``worktree.move_and_follow``, with every other worktree that has ``branch`` checked
-    out following too (their locks held from the check to the follow)."""
+    """Compare-and-swap ``branch`` from ``old`` to ``new`` (``worktree.move_here``), and
+    every worktree that has it checked out follows: this one when ``live``, each other one
+    with its lock held from the check to the follow. The one way gitmem moves a branch a
+    worktree may have checked out."""
     roots = others(repo, branch)
     if not roots:
-        return worktree.move_and_follow(
+        return worktree.move_here(
             repo, branch, new, old, paths, live=live, reason=reason, known=known
         )
     with contextlib.ExitStack() as stack:
         held = [stack.enter_context(_held(root, branch, paths)) for root in roots]
         followers = [other for other in held if other is not None]
         for other in followers:
-            _record(other, branch, old, new, paths)
+            record_intent(other, branch, old, new, paths)
         try:
-            done = worktree.move_and_follow(
+            done = worktree.move_here(
                 repo, branch, new, old, paths, live=live, reason=reason, known=known
             )
         except GitmemError:
@@ -124,13 +126,13 @@ def move_and_follow(
         if not done.moved:
             _forget(followers)
             return done
-        behind = [_follow(other, new, paths, known) for other in followers]
+        behind = [follow(other, new, paths, known) for other in followers]
         return Moved(True, done.behind or next((b for b in behind if b), None))
 
 
 def _forget(followers: list[MemoryRepo]) -> None:
     for other in followers:
-        _clear(other)
+        clear_intent(other)
 
 
 def recover(repo: MemoryRepo) -> list[str]:

@@ -2,7 +2,7 @@
 
 A writer moves the branch first (compare-and-swap), then updates the files and git's
 index. A crash in between would leave the card "modified" against HEAD, so
-``move_and_follow`` records the intent (branch, old tip, new tip, paths) in
+``move_here`` records the intent (branch, old tip, new tip, paths) in
 ``.git/gitmem/follow`` before the move and removes it once the files followed. Whoever
 takes the working-tree lock next (every writer, every gitmem command and hook through
 ``recover``) finishes an interrupted follow first: each path that still holds the old
@@ -78,7 +78,7 @@ def worktree_guard(repo: MemoryRepo, branch: str) -> Iterator[bool]:
         yield False
         return
     with repo.lock("worktree"):
-        _finish(repo)
+        finish_follow(repo)
         yield checked_out(repo, branch)
 
 
@@ -88,7 +88,7 @@ def recover(repo: MemoryRepo) -> list[str]:
     if not _intent_path(repo).exists():
         return []
     with repo.lock("worktree"):
-        return _finish(repo)
+        return finish_follow(repo)
 
 
 def pending_paths(repo: MemoryRepo) -> list[str]:
@@ -106,7 +106,7 @@ def _intent_path(repo: MemoryRepo) -> Path:
     return repo.git_dir / "gitmem" / INTENT
 
 
-def _record(repo: MemoryRepo, branch: str, old: Sha, new: Sha, paths: list[str]) -> None:
+def record_intent(repo: MemoryRepo, branch: str, old: Sha, new: Sha, paths: list[str]) -> None:
     path = repo.private_dir() / INTENT
     tmp = path.with_name(INTENT + ".tmp")
     data = {"branch": branch, "old": old, "new": new, "paths": paths}
@@ -114,12 +114,12 @@ def _record(repo: MemoryRepo, branch: str, old: Sha, new: Sha, paths: list[str])
     os.replace(tmp, path)
 
 
-def _clear(repo: MemoryRepo) -> None:
+def clear_intent(repo: MemoryRepo) -> None:
     with contextlib.suppress(FileNotFoundError):
         _intent_path(repo).unlink()
 
 
-def _finish(repo: MemoryRepo) -> list[str]:
+def finish_follow(repo: MemoryRepo) -> list[str]:
     """Roll an interrupted follow forward (the working-tree lock is held)."""
     try:
         intent = json.loads(_intent_path(repo).read_text("utf-8"))
@@ -127,19 +127,19 @@ def _finish(repo: MemoryRepo) -> list[str]:
     except FileNotFoundError:
         return []
     except (ValueError, KeyError, TypeError):
-        _clear(repo)  # a torn record: written before the move, so nothing moved
+        clear_intent(repo)  # a torn record: written before the move, so nothing moved
         return []
     for path in paths:
         safe_files.clean_temporaries(repo.root, path)
     tip = repo.tip(branch)
     if tip is None or not checked_out(repo, branch):
-        _clear(repo)  # the branch is gone or no longer checked out: git owns the files now
+        clear_intent(repo)  # the branch is gone or no longer checked out: git owns the files now
         return []
-    follow = [p for p in paths if _untouched(repo, p, old, tip)]
-    if follow:
-        sync_worktree(repo, tip, follow)
-    _clear(repo)
-    return follow
+    todo = [p for p in paths if _untouched(repo, p, old, tip)]
+    if todo:
+        sync_worktree(repo, tip, todo)
+    clear_intent(repo)
+    return todo
 
 
 def _untouched(repo: MemoryRepo, path: str, old: Sha, tip: Sha) -> bool:
@@ -170,7 +170,7 @@ class Moved:
     behind: str | None = None  # why the working tree did not follow (the next command will)
 
 
-def move_and_follow(
+def move_here(
     repo: MemoryRepo,
     branch: str,
     new: Sha,
@@ -181,30 +181,31 @@ def move_and_follow(
     reason: str | None = None,
     known: dict[str, tuple[Sha, bytes]] | None = None,
 ) -> Moved:
-    """Compare-and-swap ``branch`` from ``old`` to ``new``; when it is checked out
-    (``live``, the working-tree lock held), make ``paths`` follow, crash-safely."""
+    """Compare-and-swap ``branch`` from ``old`` to ``new``; when it is checked out here
+    (``live``, the working-tree lock held), make ``paths`` follow, crash-safely. This
+    worktree only: callers move a branch with ``linked_worktrees.move_and_follow``."""
     ref = f"refs/heads/{branch}"
     if live:
         check_index_lock(repo)
-        _record(repo, branch, old, new, paths)
+        record_intent(repo, branch, old, new, paths)
     try:
         moved = cas(repo, ref, new, old, reason) if reason else cas_fast(repo, ref, new, old)
     except GitmemError:
         if live and repo.store.resolve(ref) == old:
-            _clear(repo)  # refused before anything moved: nothing to follow
+            clear_intent(repo)  # refused before anything moved: nothing to follow
         raise
     if not moved:
         if live:
-            _clear(repo)
+            clear_intent(repo)
         return Moved(False)
     if branch == MAIN:
         saw(repo, old, new)
     if not live:
         return Moved(True)
-    return Moved(True, _follow(repo, new, paths, known))
+    return Moved(True, follow(repo, new, paths, known))
 
 
-def _follow(
+def follow(
     repo: MemoryRepo, new: Sha, paths: list[str], known: dict[str, tuple[Sha, bytes]] | None
 ) -> str | None:
     """Bring ``paths`` to ``new`` and forget the intent; why not, when they could not."""
@@ -218,7 +219,7 @@ def _follow(
             f"the commit landed but the working tree did not follow ({err}); "
             "the next gitmem command finishes it"
         )
-    _clear(repo)
+    clear_intent(repo)
     return None
 
 

@@ -31,8 +31,9 @@ from gitmem.memory import refs
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.ops import remote as remote_mod
 from gitmem.ops.land import commits_between, land
+from gitmem.ops.linked_worktrees import move_and_follow
 from gitmem.ops.transplant import changed_paths
-from gitmem.ops.worktree import ensure_clean, move_and_follow, worktree_guard
+from gitmem.ops.worktree import ensure_clean, worktree_guard
 from gitmem.sync import redact_journal as journal
 from gitmem.sync import rewrite
 from gitmem.sync.redact_journal import NOTES

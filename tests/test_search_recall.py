@@ -472,3 +472,22 @@ def test_a_label_every_section_carries_or_a_date_relates_no_word(repo: MemoryRep
         write_card(repo, card, "", f"# {card}\n{text}", _entry("sessions-2025-02", ["notes"], "n"))
     best = [(h.card, h.section) for h in search(repo, "where did Maya travel", 4)]
     assert best[0] == ("maya", "sessions-2026-02")
+
+
+def test_a_dated_question_finds_what_was_told_then_not_the_small_talk(
+    repo: MemoryRepo, client: Path
+) -> None:
+    # what Priya says every session, and once, in March, some news
+    daily = ["Priya: How is your family doing?", "Priya: All good here, just tired."]
+    for n, month in enumerate(("02", "03", "04")):
+        said = [*daily, "Priya: I got an offer from the hospital."] if month == "03" else daily
+        recs = [
+            _message(f"2023-{month}-1{k}T10:00:00Z", "user", k + 1, text)
+            for k, text in enumerate(said)
+        ]
+        sid = f"2023{month}10-100000-bb0{n}"
+        (client / "sessions" / f"{sid}.jsonl").write_text("".join(r + "\n" for r in recs))
+        git(client, "add", f"sessions/{sid}.jsonl")
+        git(client, "commit", "-qm", f"session {sid}")
+    best = search(repo, "What did Priya get up to in March?", 3).hits[0]
+    assert best.snippet == "Priya: I got an offer from the hospital."

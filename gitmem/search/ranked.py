@@ -16,6 +16,7 @@ characters) and never handed to git.
 from __future__ import annotations
 
 import heapq
+import math
 import re
 from collections.abc import Iterator
 from datetime import date
@@ -34,7 +35,7 @@ from gitmem.search.hits import Hit as Hit
 from gitmem.search.hits import SearchResult as SearchResult
 from gitmem.search.related import Related, labels_with
 from gitmem.search.state import Searchable
-from gitmem.search.terms import query_terms
+from gitmem.search.terms import query_terms, terms
 
 MAX_LIMIT = 50
 MAX_QUERY_CHARS = 1000
@@ -42,6 +43,7 @@ PAST_DEFAULT, PAST_ASKED, TURN_WEIGHT = 0.6, 1.3, 0.7
 DATE_BOOST = 2.0  # a document dated as the query asks
 BALANCE = 0.5  # a kind's best hit goes first when it scores this share of the top
 RECENT_POOL, RECENT_LIFT = 100, 0.5  # "now": the best 100 turns, the latest lifted by half
+NEWS_LIFT = 1.0  # a dated query: among the best 100 turns, the rarest-worded lifted by this
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
@@ -121,6 +123,8 @@ def rank(
         ranked.append((-score * factor[kind], i))
     if q.now and not (q.when or as_of):
         ranked = _recent_first(ranked, doc)
+    if q.when is not None:
+        ranked = _news_first(state, ranked, doc, q.weighted)
     stems = set(q.weighted)
     own_past = bool(q.past or q.when or as_of)
     found = [
@@ -164,6 +168,35 @@ def _recent_first(ranked: list[tuple[float, int]], doc: Any) -> list[tuple[float
     span = _days(first, last) or 1
     lifted = {i: neg * (1 + RECENT_LIFT * _days(first, when) / span) for neg, i, when in turns}
     return [(lifted.get(i, neg), i) for neg, i in ranked]
+
+
+def _news_first(
+    state: Searchable, ranked: list[tuple[float, int]], doc: Any, asked: dict[str, float]
+) -> list[tuple[float, int]]:
+    """The best turns lifted by how rare their other words are, for a dated query: the
+    date picks every turn of those days, and what was told then ("I got an offer from the
+    hospital") says rarer words than what is said every day ("how is the family?")."""
+    n = max(state.live, 1)
+    rarity: dict[int, float] = {}
+    for _, i in heapq.nsmallest(RECENT_POOL, ranked):
+        if (d := doc(i)).kind != TURN:
+            continue
+        idf = [math.log(1 + (n - df + 0.5) / (df + 0.5)) for df in _dfs(state, d.text, asked)]
+        rarity[i] = sum(idf) / len(idf) if idf else 0.0
+    if len(rarity) < 2:
+        return ranked
+    low, span = min(rarity.values()), (max(rarity.values()) - min(rarity.values())) or 1.0
+    lift = {i: 1 + NEWS_LIFT * (r - low) / span for i, r in rarity.items()}
+    return [(neg * lift.get(i, 1.0), i) for neg, i in ranked]
+
+
+def _dfs(state: Searchable, text: str, asked: dict[str, float]) -> list[int]:
+    """How many documents hold each of ``text``'s terms that the query does not ask for."""
+    out = []
+    for term in set(terms(text)) - asked.keys():
+        post = state.posting(term)
+        out.append(len(post) // 2 if post is not None else 1)
+    return out
 
 
 def _days(a: str, b: str) -> int:

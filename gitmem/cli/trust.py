@@ -18,8 +18,9 @@ def trust(ctx: Ctx, settings: tuple[str, ...]) -> None:
 
     \b
     gitmem status                which settings are held, and what the remote asks
-    gitmem trust                 accept every held setting
+    gitmem trust                 accept every held setting (and signer)
     gitmem trust memory.review   accept one
+    gitmem trust signers         trust the keys a remote's allowed_signers added
 
     Settings that protect this machine follow only this machine: memory.review,
     secrets.allow, limits.max_edit_bytes and limits.max_card_bytes. When `gitmem sync`
@@ -29,6 +30,10 @@ def trust(ctx: Ctx, settings: tuple[str, ...]) -> None:
     check stricter apply at once. Run this once you have read the change, to let
     the file's values apply. Your own edits of gitmem.toml
     apply without it. Nothing is sent anywhere: the record lives in .git/gitmem/.
+
+    A key that a sync's allowed_signers adds is held the same way: commits signed
+    with it do not verify (`gitmem verify`) until `gitmem trust signers`; a key it
+    removes is no longer trusted here at once.
     """
     from gitmem import accept_settings
 
@@ -37,10 +42,16 @@ def trust(ctx: Ctx, settings: tuple[str, ...]) -> None:
     if not gone:
         text = "nothing is held: gitmem.toml's settings apply (`gitmem status` shows them)"
     else:
-        text = "\n".join(
-            f"{h['key']} = {json.dumps(h['proposed'])} applies now (was held at "
-            f"{json.dumps(h['applies'])}, from {h['remote']}'s gitmem.toml at "
-            f"{str(h['commit'])[:7]})"
-            for h in gone
-        )
+        text = "\n".join(_accepted(h) for h in gone)
     emit(ctx, {"accepted": gone}, text)
+
+
+def _accepted(h: dict[str, object]) -> str:
+    remote, at = h["remote"], str(h["commit"])[:7]
+    if h["key"] == "signers" and isinstance(h["proposed"], list):
+        keys = "".join(f"\n  {k}" for k in h["proposed"])
+        return f"trusted now, from {remote}'s allowed_signers at {at}:{keys}"
+    return (
+        f"{h['key']} = {json.dumps(h['proposed'])} applies now (was held at "
+        f"{json.dumps(h['applies'])}, from {remote}'s gitmem.toml at {at})"
+    )

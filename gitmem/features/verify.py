@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from gitmem.errors import NotFound, UnsafePath
 from gitmem.git import safe_files, signing
 from gitmem.git.runner import Sha
-from gitmem.memory import cards, refs
+from gitmem.memory import cards, refs, trust
 from gitmem.memory import trailers as T
 from gitmem.memory.repo import MAIN, MEMORY_PATHS, MemoryRepo
 from gitmem.ops.history import Commit, read_log
@@ -149,6 +149,7 @@ def _commits(
     pending: set[Sha],
 ) -> list[Finding]:
     client = repo.config.client
+    held = trust.held(repo.root).get(trust.SIGNERS)
     found: list[Finding] = []
     for sha, sig in sigs.items():
         commit = logged.get(sha)
@@ -158,7 +159,8 @@ def _commits(
             continue
         kind, text = problem
         where = _where(repo, sha) if len(found) < WHERE_LIMIT else ""
-        found.append(Finding(kind, sha[:7], where, text, _action(sha, sig, said, pending), sha))
+        action = _action(sha, sig, said, pending, held.remote if held else None)
+        found.append(Finding(kind, sha[:7], where, text, action, sha))
     return found
 
 
@@ -182,7 +184,9 @@ def _problem(sig: signing.Signature, said: dict[str, str], client: str) -> tuple
     return None
 
 
-def _action(sha: str, sig: signing.Signature, said: dict[str, str], pending: set[Sha]) -> str:
+def _action(
+    sha: str, sig: signing.Signature, said: dict[str, str], pending: set[Sha], held: str | None
+) -> str:
     if sig.state == "unchecked":
         return "install ssh-keygen and run `gitmem verify` again"
     if sha in pending:
@@ -190,6 +194,8 @@ def _action(sha: str, sig: signing.Signature, said: dict[str, str], pending: set
         undo = f"`gitmem review --reject {session}`" if session else "`gitmem review --reject`"
     else:
         undo = f"`gitmem revert {sha[:7]}`"
+    if sig.state == "unknown" and held:
+        return f"a sync holds the signers {held} added: `gitmem trust signers` if you trust them"
     if sig.state == "unknown":
         return f"`gitmem trust signers` if a sync held its key, else undo it: {undo}"
     return f"undo it with {undo} unless you made it"

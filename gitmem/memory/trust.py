@@ -12,6 +12,11 @@ this machine had is held in ``held-settings.json`` under the common git dir's
 ``gitmem/`` (local, never synced) and applies, with whatever part of the remote's change
 is stricter, until ``gitmem trust`` accepts the file. A person's own edit of
 ``gitmem.toml`` applies as it always did; strengthening always applies at once.
+
+The signers are held the same way (``SIGNERS``, ``gitmem trust signers``): git verifies
+signatures against ``allowed_signers`` beside that record, a copy of the tracked file;
+a key that a sync's ``allowed_signers`` no longer lists leaves the copy at once, a key
+it adds waits in the record until this machine trusts it.
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ class _Rooted(Protocol):  # a MemoryRepo; the repo module reads its settings fro
 
 
 FILE = "held-settings.json"
+SIGNERS = "signers"  # the hold of keys a remote's allowed_signers added
+TRUSTED = "allowed_signers"  # beside FILE: the keys git verifies signatures against
 RECORDED = ("keep", "proposed", "remote", "commit")  # a hold's fields in the file
 
 
@@ -165,7 +172,8 @@ def held(root: Path) -> dict[str, Held]:
             keep, proposed = (
                 tuple(v) if isinstance(v, list) else v for v in (item["keep"], item["proposed"])
             )
-            if key not in guards or not guards[key].valid(keep):
+            ok = _lines(keep) and _lines(proposed) if key == SIGNERS else None
+            if not ok and (key not in guards or not guards[key].valid(keep)):
                 raise ValueError(f"{key} = {keep!r}")
             out[key] = Held(key, keep, proposed, str(item["remote"]), str(item["commit"]))
     except (AttributeError, KeyError, TypeError, ValueError) as exc:
@@ -194,7 +202,7 @@ def hold(root: Path, before: Config, after: Config, remote: str, commit: str) ->
     against what applied with ``before``; returns those held that this step changed."""
     old = held(root)
     was = apply(before, old)
-    now: dict[str, Held] = {}
+    now: dict[str, Held] = {k: h for k, h in old.items() if k == SIGNERS}
     for g in GUARDS:
         mine, theirs = getattr(was, g.field), getattr(after, g.field)
         if g.stricter(theirs, mine) == theirs:
@@ -204,7 +212,9 @@ def hold(root: Path, before: Config, after: Config, remote: str, commit: str) ->
         now[g.key] = keep or Held(g.key, mine, theirs, remote, commit)
     _write(root, now)
     return [
-        h for h in now.values() if getattr(after, _field(h.key)) != getattr(before, _field(h.key))
+        h
+        for h in now.values()
+        if h.key != SIGNERS and getattr(after, _field(h.key)) != getattr(before, _field(h.key))
     ]
 
 
@@ -214,6 +224,8 @@ def _field(key: str) -> str:
 
 def kept(h: Held) -> Any:
     """What applies while ``h`` is held and gitmem.toml says ``h.proposed``."""
+    if h.key == SIGNERS:
+        return h.keep
     return next(g.stricter(h.proposed, h.keep) for g in GUARDS if g.key == h.key)
 
 
@@ -223,9 +235,9 @@ def accept(repo: _Rooted, settings: Iterable[str] = ()) -> list[Held]:
     ``InvalidInput`` for a name that is not a protective setting. A damaged record is
     replaced."""
     root, wanted = repo.root, list(settings)
-    unknown = [k for k in wanted if k not in {g.key for g in GUARDS}]
+    unknown = [k for k in wanted if k not in {g.key for g in GUARDS} | {SIGNERS}]
     if unknown:
-        names = ", ".join(g.key for g in GUARDS)
+        names = ", ".join([*(g.key for g in GUARDS), SIGNERS])
         raise InvalidInput(f"no protective setting {unknown[0]!r} (they are: {names})")
     try:
         old = held(root)
@@ -235,6 +247,10 @@ def accept(repo: _Rooted, settings: Iterable[str] = ()) -> list[Held]:
             raise
         record_path(root).unlink()
     gone = [h for k, h in old.items() if not wanted or k in wanted]
+    for h in gone:
+        if h.key == SIGNERS:  # the keys shown as held, no others
+            have = signers(trusted_path(root).read_bytes()) if trusted_path(root).exists() else []
+            _write_signers(root, have + [k for k in h.proposed if k not in have])
     _write(root, {k: h for k, h in old.items() if h not in gone})
     return gone
 
@@ -248,4 +264,52 @@ def _write(root: Path, holds: dict[str, Held]) -> None:
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
     data = {k: {f: h.to_json()[f] for f in RECORDED} for k, h in holds.items()}
     tmp.write_text(json.dumps(data, indent=1) + "\n", "utf-8")
+    os.replace(tmp, path)
+
+
+# -- signers ---------------------------------------------------------------------------
+def _lines(value: Any) -> bool:
+    return isinstance(value, tuple) and all(isinstance(v, str) for v in value)
+
+
+def trusted_path(root: Path) -> Path:
+    """``<common git dir>/gitmem/allowed_signers``: the keys git verifies against here."""
+    return record_path(root).with_name(TRUSTED)
+
+
+def signers(data: bytes) -> list[str]:
+    """The entries of an ``allowed_signers`` file (git's format): its lines, blank
+    lines and comments left out."""
+    lines = (ln.strip() for ln in data.decode("utf-8", "replace").splitlines())
+    return [ln for ln in lines if ln and not ln.startswith("#")]
+
+
+def hold_signers(root: Path, tracked: bytes, remote: str, commit: str) -> Held | None:
+    """The tracked ``allowed_signers`` as a sync left main (at ``commit``): a key it no
+    longer lists is no longer trusted here, at once; keys it adds are held until
+    ``gitmem trust signers``. Returns that hold (None: nothing is held)."""
+    path = trusted_path(root)
+    have = signers(path.read_bytes()) if path.exists() else []
+    want = signers(tracked)
+    kept = [ln for ln in have if ln in want]
+    if kept != have:
+        _write_signers(root, kept)
+    new = tuple(ln for ln in want if ln not in have)
+    holds = {k: h for k, h in held(root).items() if k != SIGNERS}
+    prior = held(root).get(SIGNERS)
+    hold = None
+    if new:
+        hold = Held(SIGNERS, tuple(kept), new, remote, commit)
+        if prior is not None and prior.proposed == new:
+            hold = prior  # held since an earlier sync: it keeps that sync's remote and commit
+        holds[SIGNERS] = hold
+    _write(root, holds)
+    return hold
+
+
+def _write_signers(root: Path, lines: list[str]) -> None:
+    path = trusted_path(root)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text("".join(f"{ln}\n" for ln in lines), "utf-8")
     os.replace(tmp, path)

@@ -14,9 +14,8 @@ from pathlib import Path
 from gitmem.git import signing
 from gitmem.git.runner import Sha
 from gitmem.memory.repo import ALLOWED_SIGNERS, MAIN, MemoryRepo
+from gitmem.memory.trust import TRUSTED  # under .git/gitmem/: the keys this clone trusts
 from gitmem.ops.publish import PlannedCommit, commit_plan, publish
-
-TRUSTED = "allowed_signers"  # under .git/gitmem/: the keys this clone trusts
 
 
 def default_key() -> Path:

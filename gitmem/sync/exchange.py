@@ -38,7 +38,7 @@ from gitmem.sync import checks
 from gitmem.sync import state as sync_state
 from gitmem.sync.checks import RemoteRewritten
 from gitmem.sync.integrate import Integrated, MainMoved, commit_merge, integrate, merge_base, stop
-from gitmem.sync.result import SyncResult, behaviour_changes, held_settings
+from gitmem.sync.result import SyncResult, behaviour_changes, held_settings, held_signers
 
 __all__ = ["RemoteRewritten", "SyncResult", "abort_sync", "continue_sync", "sync"]
 
@@ -229,7 +229,13 @@ def _report(
         note=note,
         behaviour=behaviour_changes(repo, before, done.main) if so_far.received else [],
         before=before,
-        held=[h.to_json() for h in held_settings(repo, remote, before, done.main)],
+        held=[
+            h.to_json()
+            for h in [
+                *held_settings(repo, remote, before, done.main),
+                *held_signers(repo, remote, done.main),
+            ]
+        ],
         published=out.published,
         decided=out.decided,
         settled=so_far.settled,

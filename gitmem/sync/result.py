@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field, replace
 from gitmem.errors import ConfigError
 from gitmem.memory import config, refs, trust
 from gitmem.memory.config import Config
-from gitmem.memory.repo import MemoryRepo
+from gitmem.memory.repo import ALLOWED_SIGNERS, MemoryRepo
 from gitmem.memory.trust import Held
 from gitmem.ops.merge import FileConflict
 from gitmem.wording import count
@@ -98,7 +98,19 @@ class SyncResult:
         )
 
     def held_text(self) -> str:
-        if not self.held:
+        out = ""
+        for h in self.held:
+            proposed = h["proposed"]
+            if h["key"] == trust.SIGNERS and isinstance(proposed, list):
+                out += (
+                    f"{self.remote}'s allowed_signers adds {count(len(proposed), 'signer')}, "
+                    "held: their commits do not verify here until you trust them with "
+                    "`gitmem trust signers`:\n" + "".join(f"  {k}\n" for k in proposed)
+                )
+        return out + self._settings_text([h for h in self.held if h["key"] != trust.SIGNERS])
+
+    def _settings_text(self, held: list[dict[str, object]]) -> str:
+        if not held:
             return ""
         lines = [
             f"{self.remote}'s gitmem.toml weakens what protects this machine; "
@@ -107,7 +119,7 @@ class SyncResult:
         lines += [
             f"  {h['key']} = {trust.shown(h['applies'])} applies ({self.remote} says "
             f"{trust.shown(h['proposed'])})"
-            for h in self.held
+            for h in held
         ]
         lines.append("accept them here with `gitmem trust` (`gitmem trust --help` says more)")
         return "\n".join(lines) + "\n"
@@ -136,6 +148,16 @@ def held_settings(
             }
             new = replace(old, **changed)
     return trust.hold(repo.root, old, new, remote, after)
+
+
+def held_signers(repo: MemoryRepo, remote: str, main: str) -> list[Held]:
+    """Trust here what main's ``allowed_signers`` no longer lists no more, at once; hold
+    the keys it adds until ``gitmem trust signers``. The hold, when there is one."""
+    tracked = repo.store.read_blob(f"{main}:{ALLOWED_SIGNERS}")
+    if tracked is None or repo.signing_off_by():
+        return []
+    hold = trust.hold_signers(repo.root, tracked, remote, main)
+    return [hold] if hold else []
 
 
 def _settings(repo: MemoryRepo, commit: str | None) -> Config | None:

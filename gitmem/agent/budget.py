@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gitmem.index import build as index_mod
+from gitmem.index import provenance
 from gitmem.index.framing import INDEX_TAG
 from gitmem.index.tiers import Split
 from gitmem.memory.repo import MAIN, MemoryRepo
@@ -144,11 +145,16 @@ def over_line(b: Budget) -> str:
 
 def with_note(text: str, b: Budget) -> str:
     """The I block, with the over-budget line before its closing tag when it is over."""
-    if b.state != "over":
+    return text if b.state != "over" else with_marks(text, over_line(b))
+
+
+def with_marks(text: str, line: str) -> str:
+    """The I block with ``line`` (if any) before its closing tag, after a blank line."""
+    if not line:
         return text
     close = f"</{INDEX_TAG}>\n"
     body = text[: -len(close)] if text.endswith(close) else text
-    return f"{body}\n{over_line(b)}\n{close}"
+    return f"{body}\n{line}\n{close}"
 
 
 def block(
@@ -157,6 +163,7 @@ def block(
     """The I block the agent sees at ``branch`` and its budget."""
     limit = repo.config.index_tokens  # a bad gitmem.toml is refused before anything is cached
     raw, split = (text, None) if text is not None else index_mod.shown(repo, branch)
+    raw = with_marks(raw, provenance.index_note(provenance.unverified(repo, branch)))
     b = measure(repo, raw, counter, split)
     assert b.limit == limit
     return with_note(raw, b), b

@@ -16,6 +16,7 @@ from gitmem.errors import GitmemError, InvalidInput
 from gitmem.features.audit import read_card
 from gitmem.features.edit import write_card
 from gitmem.index import build as index
+from gitmem.index import provenance
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
 from gitmem.search import passage, ranked
@@ -167,7 +168,8 @@ class MemoryTools:
             if folded is not None:
                 return ToolResult(folded)
         text = read_card(self.repo, project, section or None, branch=self.branch)
-        return ToolResult(text, card_text=True)
+        found = provenance.unverified(self.repo, self.branch)
+        return ToolResult(provenance.marked(text, project, found), card_text=True)
 
     def _section_map(self, project: str) -> str | None:
         """A card folded in the I block: its sections' index lines, not its text."""
@@ -223,7 +225,16 @@ class MemoryTools:
             live=self.live_transcripts,
             as_of=_optional_str(args, "as_of"),
         )
-        return ToolResult(result.text())
+        found = provenance.unverified(self.repo, self.branch)
+        if not result.hits or not found:
+            return ToolResult(result.text())
+        lines = []
+        for hit in result.hits:
+            lines.append(hit.line())
+            got = found.get((hit.card, hit.section)) if hit.state == "current" else None
+            if got is not None:
+                lines.append(got.line())
+        return ToolResult("\n".join(lines))
 
 
 def _input_bytes(args: object) -> int:

@@ -46,6 +46,7 @@ from gitmem.bridges.memory_tool_paths import Node, Parts, Snapshot, os_error
 from gitmem.errors import GitmemError, NotFound
 from gitmem.features import session_branches as sessions
 from gitmem.git.runner import Sha
+from gitmem.index import provenance
 from gitmem.memory import names, secrets
 from gitmem.memory.cards import sections
 from gitmem.memory.refs import SESSION_PREFIX
@@ -168,7 +169,20 @@ class GitMemoryTool(BetaAbstractMemoryTool):
             return snap.listing(parts, path)
         if kind != "file":
             raise ToolError(f"Unsupported file type for {path}")
-        return tx.view_file(snap.text(parts, path), path, command.view_range)
+        text = snap.text(parts, path)
+        return tx.view_file(text, path, command.view_range) + self._unverified(parts, text)
+
+    def _unverified(self, parts: Parts, text: str) -> str:
+        """A line for each section of a card whose text gitmem cannot vouch for (after the
+        numbered lines: the numbers stay the file's)."""
+        card = parts[0][:-3] if len(parts) == 1 and parts[0].endswith(".md") else ""
+        found = provenance.unverified(self.repo, self.branch) if card else {}
+        lines = [
+            f"line {s.start + 1} (§ {s.id}): {found[(card, s.id)].line()}"
+            for s in sections(text)
+            if (card, s.id) in found
+        ]
+        return "".join(f"\n{line}" for line in lines)
 
     def create(self, command: BetaMemoryTool20250818CreateCommand) -> str:
         path, text = command.path, command.file_text

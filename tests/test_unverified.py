@@ -1,0 +1,154 @@
+"""Sections whose current text gitmem cannot vouch for (#33, item 4): written by a plain-git
+commit, by a key this clone does not trust, or changed in the working tree. The agent sees
+one line beside each in its tool results, and the I block names them."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import anyio
+import pytest
+from mcp.client import ClientSession
+
+from gitmem.agent.chat import run_chat
+from gitmem.fakeapi import FakeAnthropicServer, QueueModel, Reply
+from gitmem.index.provenance import unverified
+from gitmem.memory.repo import MemoryRepo
+from gitmem.setup.init import init_repo
+
+from helpers import git, gm
+
+CARD = "# Acme\n\n## Budget\n40k\n\n## People\nDana is PM\n"
+
+
+@pytest.fixture(autouse=True)
+def signing_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GITMEM_SIGNING")
+
+
+@pytest.fixture
+def acme(tmp_path: Path) -> Path:
+    init_repo(tmp_path / "acme")
+    path = tmp_path / "acme"
+    for old, new, sid in (("", CARD, "budget"), ("Dana is PM", "Dana is PM", "people")):
+        res = gm(
+            "-C", str(path), "write", "acme", "--old", old, "--new", new,
+            "--section", sid, "--keywords", sid, "--summary", f"the {sid}",
+        )  # fmt: skip
+        assert res.code == 0, res.err
+    return path
+
+
+def by_hand(path: Path, old: str, new: str, *sign: str) -> None:
+    card = path / "cards/acme.md"
+    card.write_text(card.read_text().replace(old, new))
+    git(path, "commit", "-q", "-a", "-m", "hand edit", "--author=Mallory <m@example.com>", *sign)
+
+
+def found(path: Path) -> dict[tuple[str, str], tuple[str, str, str]]:
+    with MemoryRepo(path) as repo:
+        return {k: (u.author, u.date, u.state) for k, u in unverified(repo).items()}
+
+
+def test_a_clean_signed_repo_names_nothing(acme: Path) -> None:
+    assert git(acme, "log", "--format=%G?", "main").split() == ["G"] * 4
+    assert found(acme) == {}
+    assert "Unverified" not in gm("-C", str(acme), "index").out
+
+
+def test_a_plain_git_edit_is_named_with_its_author_and_date(acme: Path) -> None:
+    by_hand(acme, "40k", "90k", "--no-gpg-sign")
+    assert found(acme) == {("acme", "budget"): ("Mallory", "2025-11-30", "unsigned")}
+    out = gm("-C", str(acme), "index").out
+    assert "Unverified (1; changed outside gitmem, not signed by a trusted key, or not " in out
+    assert out.rstrip().endswith("committed): acme § budget\n</memory-index>")
+
+
+def test_a_commit_by_an_unknown_key_is_named(acme: Path, tmp_path: Path) -> None:
+    stranger = tmp_path / "stranger.key"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(stranger)], check=True)
+    by_hand(acme, "Dana is PM", "Eve is PM", f"-S{stranger}")
+    assert found(acme) == {("acme", "people"): ("Mallory", "2025-11-30", "unknown")}
+
+
+def test_a_working_tree_edit_is_named(acme: Path) -> None:
+    card = acme / "cards/acme.md"
+    card.write_text(card.read_text().replace("Dana is PM", "Eve is PM"))
+    got = found(acme)
+    assert list(got) == [("acme", "people")] and got[("acme", "people")][2] == "uncommitted"
+
+
+def test_the_i_block_is_the_same_bytes_for_the_same_state(acme: Path) -> None:
+    by_hand(acme, "40k", "90k", "--no-gpg-sign")
+    first = gm("-C", str(acme), "index").out
+    assert gm("-C", str(acme), "index").out == first
+    (acme / "cards/acme.md").write_text((acme / "cards/acme.md").read_text() + "\n")
+    assert gm("-C", str(acme), "index").out == first  # a blank line changes no section
+
+
+def _tool_results(model: QueueModel) -> list[str]:
+    out = []
+    for message in model.seen[-1]["messages"]:  # each request sends the whole conversation
+        content = message["content"]
+        if isinstance(content, list):
+            out += [b["content"] for b in content if b.get("type") == "tool_result"]
+    return out
+
+
+def test_the_agent_reads_the_line_in_its_tool_results(acme: Path) -> None:
+    by_hand(acme, "40k", "90k", "--no-gpg-sign")
+    model = QueueModel(
+        [
+            Reply.tool_use("read_memory_card", {"project": "acme", "section_id": "budget"}),
+            Reply.tool_use("search_history", {"query": "acme budget"}),
+            Reply.tool_use("read_memory_card", {"project": "acme", "section_id": "people"}),
+            "The budget reads 90k, changed outside gitmem: I will ask you first.",
+        ]
+    )
+    with MemoryRepo(acme) as repo, FakeAnthropicServer(model) as server:
+        sdk = anthropic.Anthropic(api_key="test", base_url=server.base_url, max_retries=0)
+        run_chat(repo, iter(["budget?"]), client=sdk, write=lambda _t: None, warn=lambda _w: None)
+        sdk.close()
+    line = "[unverified: changed outside gitmem by Mallory on 2025-11-30 (commit "
+    section, search, people = _tool_results(model)
+    assert section.startswith("## Budget\n" + line) and section.endswith("not signed)]\n90k\n")
+    assert line in search and "acme § budget" in search
+    assert "unverified" not in people  # signed by this clone: nothing to say
+    assert "acme § budget" in model.seen[0]["system"][1]["text"].split("Unverified (1;")[1]
+    rules = model.seen[0]["system"][0]["text"]
+    assert "[unverified:" in rules and "ask" in rules
+
+
+def test_the_mcp_read_tool_carries_the_line(acme: Path, tmp_path: Path) -> None:
+    from test_mcp_server import connect
+
+    by_hand(acme, "Dana is PM", "Eve is PM", "--no-gpg-sign")
+    seen: dict[str, Any] = {}
+
+    async def main() -> None:
+        async with connect(acme, tmp_path / "mcp.err") as session:
+            assert isinstance(session, ClientSession)
+            got = await session.call_tool("read_memory_card", {"project": "acme"})
+            seen["card"] = got.content[0].text  # type: ignore[union-attr]
+            index = await session.read_resource("gitmem://index")
+            seen["index"] = index.contents[0].text  # type: ignore[union-attr]
+
+    anyio.run(main)
+    assert "## People\n[unverified: changed outside gitmem by Mallory on 2025-11-30" in seen["card"]
+    assert "## Budget\n40k" in seen["card"]
+    assert "acme § people\n</memory-index>" in seen["index"]
+
+
+def test_the_memory_tools_view_names_the_section_after_its_numbered_lines(acme: Path) -> None:
+    from gitmem.bridges.memory_tool import GitMemoryTool
+
+    by_hand(acme, "40k", "90k", "--no-gpg-sign")
+    with MemoryRepo(acme) as repo:
+        tool = GitMemoryTool(repo, "main")
+        got = str(tool.call({"command": "view", "path": "/memories/acme.md"}))
+    numbered, _, after = got.partition("\nline 3 (§ budget): [unverified: changed outside gitmem ")
+    assert numbered.endswith("\t90k\n     5\t\n     6\t## People\n     7\tDana is PM\n     8\t")
+    assert after.startswith("by Mallory on 2025-11-30") and "people" not in after

@@ -6,8 +6,10 @@ untouched signed repo verifies, exit 0."""
 from __future__ import annotations
 
 import json
+import random
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,9 @@ import pytest
 from gitmem.setup.init import init_repo
 
 from helpers import git, gm
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import secrets_corpus as corpus
 
 CARD = "# Acme\n\n## Budget\n40k\n\n## Next steps\nCall Bob\n"
 
@@ -286,3 +291,26 @@ def test_an_old_repo_is_checked_from_its_first_signed_commit(
     )
     res = gm("-C", str(old), "verify", "--since", "nosuch")
     assert res.code == 3 and "no commit 'nosuch' to verify from" in res.err
+
+
+def test_a_redacted_history_is_signed_again_by_this_clone(acme: Path) -> None:
+    card = acme / "cards" / "acme.md"
+    key = corpus.aws_access_key(random.Random(7))
+    card.write_text(card.read_text() + f"- staging key {key}\n")
+    git(acme, "commit", "-q", "--no-verify", "-am", "a key, by hand")
+    res = gm(
+        "-C", str(acme), "write", "notes", "--old", "", "--new", "# Notes\n\n## Todo\nnone\n",
+        "--section", "todo", "--keywords", "todo", "--summary", "nothing to do",
+    )  # fmt: skip
+    assert res.code == 0, res.err
+    before = git(acme, "log", "--format=%H", "main").split()
+    res = gm("-C", str(acme), "redact")
+    assert res.code == 0, res.err
+    after = git(acme, "log", "--format=%H %G?", "main").split("\n")[:-1]
+    assert key not in card.read_text() and len(after) == len(before) == 7
+    now = [line.split()[0] for line in after]
+    assert now[2:] == before[2:] and not set(now[:2]) & set(before)  # the key's commit on
+    # every commit gitmem had signed is signed again; the hand-made one stays unsigned
+    assert [line.split()[1] for line in after] == ["G", "N", "G", "G", "G", "G", "G"]
+    by_hand = after[1].split()[0][:7]
+    assert _verify(acme) == (1, [_unsigned(by_hand, "acme § next-steps")])

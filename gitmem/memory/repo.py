@@ -215,13 +215,19 @@ class MemoryRepo:
         return identity.resolve(role, self._configured_identity)
 
     def write_commit(
-        self, tree: Sha, parents: list[Sha], message: str, author: str | None = None
+        self,
+        tree: Sha,
+        parents: list[Sha],
+        message: str,
+        author: str | None = None,
+        committer: str | None = None,
     ) -> Sha:
         """A commit object committed by this repo's identity; authored by it too, unless
-        ``author`` keeps the one of a commit being re-created. A signed one names this
-        client in its trailers (``Gitmem-Client``), so it cannot pass for another's."""
+        ``author`` (and ``committer``) keeps the one of a commit being re-created. A
+        signed one names this client in its trailers (``Gitmem-Client``), so it cannot
+        pass for another's."""
         author = author or self.signature("AUTHOR")
-        committer = self.signature("COMMITTER")
+        committer = committer or self.signature("COMMITTER")
         if self.signing_key is None:
             sha = self.store.write_commit(tree, parents, author, committer, message)
         else:

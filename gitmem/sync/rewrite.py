@@ -19,7 +19,8 @@ from pathlib import Path
 
 from gitmem.errors import Conflict
 from gitmem.features.scan import Hit, scan_log
-from gitmem.git.runner import Git, clean_env
+from gitmem.git import signing
+from gitmem.git.runner import Git, Sha, clean_env
 from gitmem.memory.repo import MemoryRepo
 
 WORK = "redact-work"  # under .git/gitmem/
@@ -93,7 +94,7 @@ def rewrite(repo: MemoryRepo, hits: list[Hit], refs: list[str]) -> Rewritten:
         known = {h.secret for h in found}
         new = [h for h in left if h.secret and h.secret not in known]
         if not left:
-            return dataclasses.replace(done, found=found)
+            return dataclasses.replace(resign(repo, done, refs), found=found)
         if not new:  # each pass adds a secret, so the loop ends
             kinds = ", ".join(sorted({h.kind for h in left}))
             raise Conflict(
@@ -149,6 +150,37 @@ def _read(repo: MemoryRepo, target: Path) -> Rewritten:
         if repo.store.resolve(ref) not in (None, new):
             tips[ref] = new
     return Rewritten(tips, commits)
+
+
+def resign(repo: MemoryRepo, done: Rewritten, refs: list[str]) -> Rewritten:
+    """The rewritten commits signed again by this clone where the originals were signed by
+    a trusted key (fast-export drops every signature); the others re-created on their new
+    parents as they are, unsigned. The same trees, messages, authors and committers (a
+    redact run twice gives the same commits): the scan still holds."""
+    if repo.signing_key is None or not done.commits:
+        return done
+    was = signing.signatures(repo.git, *refs)
+    back = {new: old for old, new in done.commits.items()}
+    listed = repo.git.out("rev-list", "--topo-order", "--reverse", *done.tips.values())
+    again: dict[str, str] = {}
+    for new in listed.split():
+        if new not in back:
+            continue  # not rewritten: nor is anything it descends from
+        raw = repo.store.read_commit(new)
+        parents = [Sha(again.get(p, p)) for p in raw.parents]
+        if was.get(Sha(back[new])) and was[Sha(back[new])].state == "trusted":
+            again[new] = repo.write_commit(
+                raw.tree, parents, raw.message, raw.author, raw.committer
+            )
+        else:
+            again[new] = repo.store.write_commit(
+                raw.tree, parents, raw.author, raw.committer, raw.message
+            )
+    return dataclasses.replace(
+        done,
+        tips={ref: again.get(tip, tip) for ref, tip in done.tips.items()},
+        commits={old: again.get(new, new) for old, new in done.commits.items()},
+    )
 
 
 def clean(repo: MemoryRepo) -> None:

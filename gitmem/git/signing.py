@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,10 +70,14 @@ class Signature:
     signer: str  # the allowed signer it names ("" unless trusted)
 
 
-def signatures(git: Git, *revs: str) -> dict[Sha, Signature]:
+def signatures(git: Git, *revs: str, stdin: Sequence[str] = ()) -> dict[Sha, Signature]:
     """Each commit ``git log revs`` lists, with git's verdict on its signature: one git
-    process for the whole range (git runs ssh-keygen once per signed commit)."""
-    out = git.run("log", "-z", "--format=%H%x1f%G?%x1f%GK%x1f%GS", *revs, "--").stdout
+    process for the whole range (git runs ssh-keygen once per signed commit). ``stdin``:
+    more revisions, given on git's standard input (any number of them)."""
+    more = ("--stdin",) if stdin else ()
+    data = "".join(f"{rev}\n" for rev in stdin).encode() if stdin else None
+    fmt = "--format=%H%x1f%G?%x1f%GK%x1f%GS"
+    out = git.run("log", "-z", fmt, *revs, *more, "--", input=data).stdout
     found: dict[Sha, Signature] = {}
     for record in out.decode("utf-8", "replace").split("\0"):
         if not record.strip():

@@ -102,10 +102,10 @@ def _committed(repo: MemoryRepo, branch: str, tip: Sha) -> dict[Key, Unverified]
     if isinstance(memo, dict):
         return memo
     writers = _writers(repo, branch, tip)
-    others = sorted({sha for sha in writers.values() if sha not in own})
+    others = sorted(_since_signing(repo, tip, {s for s in writers.values() if s not in own}))
     verdicts = _verdicts(repo, others)
     suspects = [sha for sha in others if verdicts[sha].state != "trusted"]
-    facts = _authors(repo, _after_signing(repo, tip, suspects))
+    facts = _authors(repo, suspects)
     found = {
         key: Unverified(*key, sha, *facts[sha], verdicts[sha].state)
         for key, sha in sorted(writers.items())
@@ -140,34 +140,36 @@ def _verdicts(repo: MemoryRepo, shas: list[str]) -> dict[str, Signature]:
     known = {sha: repo.memo.get(("signature", f"{sha}\0{stamp}")) for sha in shas}
     todo = [sha for sha, got in known.items() if not isinstance(got, Signature)]
     if todo:
-        fresh = signatures(repo.git, "--no-walk", *todo)
+        fresh = signatures(repo.git, "--no-walk", stdin=todo)
         for sha in todo:
             got = fresh.get(Sha(sha), Signature("unsigned", "", ""))
             known[sha] = repo.memo[("signature", f"{sha}\0{stamp}")] = got
     return {sha: got for sha, got in known.items() if isinstance(got, Signature)}
 
 
-def _after_signing(repo: MemoryRepo, tip: Sha, shas: list[str]) -> list[str]:
-    """``shas`` less those history already held before its first signer commit."""
+def _since_signing(repo: MemoryRepo, tip: Sha, shas: set[str]) -> set[str]:
+    """``shas`` less those history held before its first signer commit (an old repo's
+    history from before signing), in one ``git rev-list``."""
     if not shas:
-        return []
+        return shas
     adds = repo.git.out("log", "--format=%H", "--diff-filter=A", tip, "--", ALLOWED_SIGNERS)
     first = adds.split()[-1] if adds.split() else None
     if first is None:
         return shas
-    older = []
-    for sha in shas:
-        proc = repo.git.run("merge-base", "--is-ancestor", sha, f"{first}^", check=False)
-        if proc.returncode == 0:
-            older.append(sha)
-    return [sha for sha in shas if sha not in older]
+    parents = repo.git.out("rev-list", "--parents", "-n", "1", first).split()[1:]
+    if not parents:  # the first commit: nothing came before signing
+        return shas
+    since = repo.git.out("rev-list", tip, *(f"^{p}" for p in parents), "--").split()
+    return shas & set(since)
 
 
 def _authors(repo: MemoryRepo, shas: list[str]) -> dict[str, tuple[str, str]]:
     """Each commit's author name and date (YYYY-MM-DD), in one git process."""
     if not shas:
         return {}
-    raw = repo.git.run("log", "--no-walk", "-z", "--format=%H%x1f%an%x1f%as", *shas, "--")
+    fmt = "--format=%H%x1f%an%x1f%as"
+    stdin = "".join(f"{sha}\n" for sha in shas).encode()
+    raw = repo.git.run("log", "--no-walk", "-z", fmt, "--stdin", "--", input=stdin)
     out: dict[str, tuple[str, str]] = {}
     for record in raw.stdout.decode("utf-8", "replace").split("\0"):
         sha, _, rest = record.strip("\n").partition("\x1f")

@@ -173,7 +173,7 @@ COMMANDS = {
     "init": "init",
     "install-hooks": "init",
     "log": "log",
-    "revert": "log",
+    "revert": "revert",
     "export": "notes",
     "import": "notes",
     "recover": "recover",

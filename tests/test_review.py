@@ -404,6 +404,12 @@ def test_main_checked_out_elsewhere_is_left_alone_and_said(
         (["review", SID, "--accept", "--reject"], 2, "not both"),
         (["review", SID, "--hunks", "1"], 2, "add --accept"),
         (["review", "--accept"], 2, "name the SESSION"),
+        (["review", "--push", "origin"], 2, "name the SESSION"),
+        (["review", SID, "--reject", "--hunks"], 2, "add --accept"),
+        (["review", SID, "--accept", "--push", "origin"], 2, "--push only publishes"),
+        (["review", SID, "--reject", "--markdown"], 2, "--markdown only shows"),
+        (["review", SID, "--markdown", "--push", "origin"], 2, "--markdown only shows"),
+        (["review", SID, "--hunks", "--json"], 2, "cannot go with --json"),
         (["review", SID, "--push", "nowhere"], 3, "no remote 'nowhere'"),
     ],
 )

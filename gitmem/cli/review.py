@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -12,6 +14,9 @@ from ..errors import InvalidInput
 from ..wording import visible
 from .app import Ctx, cli, emit, json_option, pass_ctx
 from .lookup import complete_sessions
+
+if TYPE_CHECKING:
+    from gitmem import MemoryRepo
 
 _ASK = "ask"
 _HELP = """y - accept this hunk
@@ -94,47 +99,134 @@ def _ask(view: Any) -> list[int] | None:
     return chosen
 
 
-def _decide(
-    ctx: Ctx, repo: Any, session: str, reject: bool, commits: tuple[str, ...], hunks: str | None
-) -> Any:
-    """Reject, or accept all, some commits or some hunks (asked about one by one with a
-    bare --hunks); the Decision, or None when the person decided nothing."""
-    from gitmem import accept_session, pending_session, reject_session
-
+def _mode(
+    session: str | None,
+    accept: bool,
+    reject: bool,
+    commits: tuple[str, ...],
+    hunks: str | None,
+    push_to: str | None,
+    markdown: bool,
+) -> str:
+    """The one mode a command line asks for (a key of ``_MODES``), or InvalidInput for a
+    combination of flags that means none."""
+    accept = accept or (hunks == _ASK and not reject)  # a bare --hunks asks, then accepts
+    decides = accept or reject or bool(commits) or hunks is not None
+    if session is None:
+        if decides or push_to:
+            raise InvalidInput("name the SESSION to decide on (`gitmem review` lists them)")
+        return "list"
+    if accept and reject:
+        raise InvalidInput("give --accept or --reject, not both")
+    if (commits or hunks is not None) and not accept:
+        raise InvalidInput("--commit and --hunks choose what --accept lands; add --accept")
+    if push_to and decides:
+        raise InvalidInput("--push only publishes the session; decide in a separate command")
+    if markdown and (decides or push_to):
+        raise InvalidInput("--markdown only shows the session; decide in a separate command")
+    if push_to:
+        return "push"
     if reject:
-        return reject_session(repo, session)
+        return "reject"
     if hunks == _ASK:
-        if ctx.json:
-            raise InvalidInput("--hunks without numbers asks questions; it cannot go with --json")
-        view = pending_session(repo, session)
-        chosen = _ask(view)
-        if chosen is None:
-            click.echo(f"nothing decided; session {view.ref.id} is still pending")
-            return None
-        return accept_session(repo, session, hunks=chosen, expect_tip=view.ref.tip)
-    numbers = _numbers(hunks) if hunks is not None else None
-    revs = [r for spec in commits for r in spec.replace(",", " ").split()]
-    return accept_session(repo, session, commits=revs, hunks=numbers)
+        return "ask"
+    if accept:
+        return "accept"
+    return "markdown" if markdown else "show"
 
 
-def _show(ctx: Ctx, repo: Any, session: str, markdown: bool) -> None:
-    """The session (or, with --markdown, its pull request's description)."""
+@dataclass(frozen=True)
+class _Line:
+    """What a mode is given: the command line's session and choices."""
+
+    session: str
+    show_all: bool
+    commits: tuple[str, ...]
+    hunks: str | None
+    push_to: str | None
+
+
+def _list(ctx: Ctx, repo: MemoryRepo, line: _Line) -> None:
+    from gitmem import list_sessions
+    from gitmem.review.render import list_lines
+
+    found = list_sessions(repo, decided=line.show_all)
+    _print(ctx, [s.to_json() for s in found], list_lines(found, line.show_all))
+
+
+def _show(ctx: Ctx, repo: MemoryRepo, line: _Line) -> None:
+    """The session, per card and commit, with a consolidation's tokens before and after."""
     from gitmem import is_consolidation, load_session, token_sizes
     from gitmem.review.render import show_lines
 
-    view = load_session(repo, session)
-    if markdown:
-        from gitmem import session_markdown as as_markdown
-
-        text = as_markdown(repo, view)
-        emit(ctx, {**view.to_json(), "markdown": text}, lambda: text)
-        return
+    view = load_session(repo, line.session)
     # a consolidation is judged by what it saves: tokens before and after
     sizes = token_sizes(repo, view) if is_consolidation(view.ref.id) else None
     data = view.to_json()
     if sizes is not None:
         data["tokens"] = sizes.to_json()
     _print(ctx, data, show_lines(view, sizes))
+
+
+def _markdown(ctx: Ctx, repo: MemoryRepo, line: _Line) -> None:
+    """The session as its pull request's description."""
+    from gitmem import load_session
+    from gitmem import session_markdown as as_markdown
+
+    view = load_session(repo, line.session)
+    text = as_markdown(repo, view)
+    emit(ctx, {**view.to_json(), "markdown": text}, lambda: text)
+
+
+def _push(ctx: Ctx, repo: MemoryRepo, line: _Line) -> None:
+    from gitmem import push_session
+
+    assert line.push_to is not None  # the mode says so
+    pushed = push_session(repo, line.session, line.push_to)
+    emit(ctx, pushed.to_json(), pushed.text)
+
+
+def _reject(ctx: Ctx, repo: MemoryRepo, line: _Line) -> None:
+    from gitmem import reject_session
+
+    done = reject_session(repo, line.session)
+    emit(ctx, done.to_json(), done.text)
+
+
+def _accept(ctx: Ctx, repo: MemoryRepo, line: _Line) -> None:
+    """All of the session, or the commits and hunks the command line names."""
+    from gitmem import accept_session
+
+    numbers = _numbers(line.hunks) if line.hunks is not None else None
+    revs = [r for spec in line.commits for r in spec.replace(",", " ").split()]
+    done = accept_session(repo, line.session, commits=revs, hunks=numbers)
+    emit(ctx, done.to_json(), done.text)
+
+
+def _ask_and_accept(ctx: Ctx, repo: MemoryRepo, line: _Line) -> None:
+    """Each hunk asked about, then those accepted landed (nothing, when the person quits)."""
+    from gitmem import accept_session, pending_session
+
+    if ctx.json:
+        raise InvalidInput("--hunks without numbers asks questions; it cannot go with --json")
+    view = pending_session(repo, line.session)
+    chosen = _ask(view)
+    if chosen is None:
+        click.echo(f"nothing decided; session {view.ref.id} is still pending")
+        return
+    done = accept_session(repo, line.session, hunks=chosen, expect_tip=view.ref.tip)
+    emit(ctx, done.to_json(), done.text)
+
+
+_MODES: dict[str, Callable[[Ctx, MemoryRepo, _Line], None]] = {
+    "list": _list,
+    "show": _show,
+    "markdown": _markdown,
+    "push": _push,
+    "reject": _reject,
+    "accept": _accept,
+    "ask": _ask_and_accept,
+}
 
 
 @cli.command()
@@ -186,38 +278,7 @@ def review(
     Sessions that `gitmem sync` fetched from another machine are listed as `remote`;
     a decision on one is sent to that remote first (the first decision there wins).
     """
-    from gitmem.review.render import list_lines
-
-    accept = accept or (hunks == _ASK and not reject)  # a bare --hunks asks, then accepts
-    decisions = accept or reject or bool(commits) or hunks is not None
-    if session is None:
-        if decisions or push_to:
-            raise InvalidInput("name the SESSION to decide on (`gitmem review` lists them)")
-        from gitmem import list_sessions
-
-        with ctx.repo() as repo:
-            found = list_sessions(repo, decided=show_all)
-        _print(ctx, [s.to_json() for s in found], list_lines(found, show_all))
-        return
-    if accept and reject:
-        raise InvalidInput("give --accept or --reject, not both")
-    if (commits or hunks is not None) and not accept:
-        raise InvalidInput("--commit and --hunks choose what --accept lands; add --accept")
-    if push_to and decisions:
-        raise InvalidInput("--push only publishes the session; decide in a separate command")
-    if markdown and (decisions or push_to):
-        raise InvalidInput("--markdown only shows the session; decide in a separate command")
+    mode = _MODES[_mode(session, accept, reject, commits, hunks, push_to, markdown)]
+    line = _Line(session or "", show_all, commits, hunks, push_to)
     with ctx.repo() as repo:
-        if push_to:
-            from gitmem import push_session
-
-            pushed = push_session(repo, session, push_to)
-            emit(ctx, pushed.to_json(), pushed.text)
-            return
-        if not decisions:
-            _show(ctx, repo, session, markdown)
-            return
-        done = _decide(ctx, repo, session, reject, commits, hunks)
-        if done is None:
-            return
-    emit(ctx, done.to_json(), done.text)
+        mode(ctx, repo, line)

@@ -564,6 +564,7 @@ def identity(epoch: int) -> Iterator[None]:
             f"GIT_{role}_EMAIL": EMAIL,
             f"GIT_{role}_DATE": f"{epoch} +0000",
         }
+    values["GITMEM_SIGNING"] = "off"  # a generated history is unsigned, as gitmem's was
     saved = {k: os.environ.get(k) for k in values}
     os.environ.update(values)
     try:

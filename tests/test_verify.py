@@ -81,7 +81,29 @@ def test_an_untouched_signed_repo_verifies(acme: Path) -> None:
         "verified: 5 commits checked, each signed by a trusted key; working tree as main"
     ]
     data = json.loads(gm("-C", str(acme), "verify", "--json").out)
-    assert data["verified"] is True and data["findings"] == [] and data["checked"] == 5
+    assert data["verified"] is True and data["findings"] == []
+    assert (data["checked"], data["verified_before"]) == (0, git(acme, "rev-parse", "HEAD").strip())
+
+
+def test_a_verify_checks_what_came_after_the_last_clean_one(acme: Path) -> None:
+    assert _verify(acme)[0] == 0
+    tip = _short(acme)
+    _write(acme, "50k", "60k", "budget", "budget 60k")
+    assert _verify(acme) == (
+        0,
+        [
+            f"verified: 1 commit checked after {tip}, verified before, each signed by a trusted "
+            "key; working tree as main"
+        ],
+    )
+    # what it was checked against changed: everything is checked again
+    trusted = acme / ".git" / "gitmem" / "allowed_signers"
+    keys = trusted.read_text()
+    trusted.write_text("")
+    code, lines = _verify(acme)
+    assert code == 1 and len(lines) == 6 and all("does not trust" in line for line in lines)
+    trusted.write_text(keys)  # the same signers again: what was verified with them stands
+    assert _verify(acme)[1][0].startswith(f"verified: 0 commits checked after {_short(acme)},")
 
 
 def test_content_tampered_in_the_working_tree(acme: Path) -> None:

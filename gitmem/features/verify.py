@@ -12,6 +12,8 @@ Old repos are checked from their first signed commit, or from ``since``.
 
 from __future__ import annotations
 
+import hashlib
+import os
 from dataclasses import asdict, dataclass
 
 from gitmem.errors import NotFound, UnsafePath
@@ -54,6 +56,7 @@ class Verification:
     start: str | None  # the first commit checked, None: from the root
     checked: int
     findings: tuple[Finding, ...] = ()
+    verified_before: str | None = None  # main's tip at the last clean verify: checked after it
 
     @property
     def verified(self) -> bool:
@@ -65,6 +68,7 @@ class Verification:
             "signing_off": self.off,
             "start": self.start,
             "checked": self.checked,
+            "verified_before": self.verified_before,
             "findings": [f.to_json() for f in self.findings],
         }
 
@@ -72,6 +76,8 @@ class Verification:
         if self.off:
             return f"signing is off ({self.off}): nothing to verify\n"
         since = f" from {self.start[:7]}" if self.start else ""
+        if self.verified_before:
+            since = f" after {self.verified_before[:7]}, verified before"
         head = f"{count(self.checked, 'commit')} checked{since}"
         if self.verified:
             return f"verified: {head}, each signed by a trusted key; working tree as main\n"
@@ -81,26 +87,63 @@ class Verification:
 
 def verify(repo: MemoryRepo, since: str | None = None) -> Verification:
     """Check every commit on main and on the pending sessions (from ``since``, else from
-    the first signed commit), the working tree and main's history. NotFound for a
-    ``since`` that names no commit."""
+    the first signed commit, or only those after a main an earlier verify found nothing
+    to report in, against the same signers), the working tree and main's history.
+    NotFound for a ``since`` that names no commit."""
     off = repo.signing_off_by() or (None if signing.keygen_available() else "no ssh-keygen")
     if not off and repo.signing_key is None:
         off = "no signing key is set up for this clone (user.signingKey)"
     if off:
         return Verification(off, None, 0)
-    if repo.tip(MAIN) is None:
+    tip = repo.tip(MAIN)
+    if tip is None:
         raise NotFound("no main branch")
     start = _commit(repo, since) if since else None
-    on_main = signing.signatures(repo.git, "--topo-order", MAIN, *_before(repo, start))
-    if start is None:
+    done = None if since else _verified(repo)
+    before = [f"^{done}"] if done else _before(repo, start)
+    on_main = signing.signatures(repo.git, "--topo-order", tip, *before)
+    if start is None and done is None:
         start, on_main = _from_first_signed(repo, on_main)
+        before = _before(repo, start)
     sessions = repo.git.out("for-each-ref", "--format=%(refname)", refs.PENDING).split()
-    before = _before(repo, start)
-    pending = signing.signatures(repo.git, *sessions, f"^{MAIN}", *before) if sessions else {}
-    logged = {c.sha: c for c in read_log(repo.git, MAIN, extra=[*sessions, *before])}
-    found = [*_history(repo), *_worktree(repo)]
-    found += _commits(repo, {**on_main, **pending}, logged, set(pending))
-    return Verification(None, start, len(on_main) + len(pending), tuple(found))
+    pending = signing.signatures(repo.git, *sessions, f"^{tip}", *before) if sessions else {}
+    logged = {c.sha: c for c in read_log(repo.git, tip, extra=[*sessions, *before])}
+    commits = _commits(repo, {**on_main, **pending}, logged, set(pending))
+    if not since and not any(f.commit in on_main for f in commits):
+        _record_verified(repo, tip)
+    found = (*_history(repo), *_worktree(repo), *commits)
+    return Verification(None, start, len(on_main) + len(pending), found, done)
+
+
+# Under .git/gitmem/: main's tip at the last verify that found no commit of main to report,
+# with what that depends on (the trusted signers, the client): later runs check only what
+# came after it, so a verify costs what is new (git runs ssh-keygen once per commit).
+VERIFIED = "verified"
+
+
+def _key(repo: MemoryRepo) -> str:
+    trusted = trust.trusted_path(repo.root)
+    data = trusted.read_bytes() if trusted.exists() else b""
+    return hashlib.sha256(data + b"\0" + repo.config.client.encode()).hexdigest()
+
+
+def _verified(repo: MemoryRepo) -> str | None:
+    try:
+        key, sha = (repo.gitmem_dir / VERIFIED).read_text("ascii").split()
+    except (OSError, ValueError):
+        return None
+    got = repo.store.read(f"{sha}^{{commit}}") if key == _key(repo) else None
+    return sha if got is not None and got.sha == sha else None
+
+
+def _record_verified(repo: MemoryRepo, tip: str) -> None:
+    path = repo.gitmem_dir / VERIFIED
+    tmp = path.with_name(f"{VERIFIED}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(f"{_key(repo)} {tip}\n", "ascii")
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only repo: the next verify checks it all again
 
 
 def _parents(repo: MemoryRepo, sha: str) -> list[str]:

@@ -491,3 +491,22 @@ def test_a_dated_question_finds_what_was_told_then_not_the_small_talk(
         git(client, "commit", "-qm", f"session {sid}")
     best = search(repo, "What did Priya get up to in March?", 3).hits[0]
     assert best.snippet == "Priya: I got an offer from the hospital."
+
+
+def test_a_dated_question_finds_the_section_that_tells_news_then(repo: MemoryRepo) -> None:
+    # a card with a section a session: in March, one holds news among the small talk
+    daily = "How is your family doing? All good here, just tired."
+    sessions = [("02-10", daily), ("03-03", daily), ("03-10", f"{daily} I got a hospital offer.")]
+    sessions += [("03-24", daily), ("04-07", daily)]
+    env = dict(os.environ)
+    try:
+        for n, (day, text) in enumerate(sessions):
+            os.environ["GIT_AUTHOR_DATE"] = os.environ["GIT_COMMITTER_DATE"] = f"2023-{day}T10:00Z"
+            head = "# Priya\n" if n == 0 else ""
+            body = f"{head}\n## Session 2023-{day}\n{text}\n"
+            write_card(repo, "priya", "", body, _entry(f"session-2023-{day}", ["chat"], "chat"))
+    finally:
+        os.environ.clear()
+        os.environ.update(env)
+    best = search(repo, "What did Priya get up to in March?", 3).hits[0]
+    assert best.section == "session-2023-03-10"

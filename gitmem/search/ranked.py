@@ -43,7 +43,7 @@ PAST_DEFAULT, PAST_ASKED, TURN_WEIGHT = 0.6, 1.3, 0.7
 DATE_BOOST = 2.0  # a document dated as the query asks
 BALANCE = 0.5  # a kind's best hit goes first when it scores this share of the top
 RECENT_POOL, RECENT_LIFT = 100, 0.5  # "now": the best 100 turns, the latest lifted by half
-NEWS_LIFT = 1.0  # a dated query: among the best 100 turns, the rarest-worded lifted by this
+NEWS_LIFT = 1.0  # a dated query: of the best 100 hits, the rarest-worded lifted by this
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
@@ -173,20 +173,25 @@ def _recent_first(ranked: list[tuple[float, int]], doc: Any) -> list[tuple[float
 def _news_first(
     state: Searchable, ranked: list[tuple[float, int]], doc: Any, asked: dict[str, float]
 ) -> list[tuple[float, int]]:
-    """The best turns lifted by how rare their other words are, for a dated query: the
-    date picks every turn of those days, and what was told then ("I got an offer from the
-    hospital") says rarer words than what is said every day ("how is the family?")."""
+    """The best turns and current sections lifted by how rare their other words are, for
+    a dated query: the date picks every turn and section of those days, and what was told
+    then ("I got an offer from the hospital") says rarer words than what is said every
+    day ("how is the family?"). Each kind is scaled against its own: a section is longer."""
     n = max(state.live, 1)
     rarity: dict[int, float] = {}
+    of_kind: dict[int, list[int]] = {TURN: [], CURRENT: []}
     for _, i in heapq.nsmallest(RECENT_POOL, ranked):
-        if (d := doc(i)).kind != TURN:
+        if (d := doc(i)).kind not in of_kind:
             continue
         idf = [math.log(1 + (n - df + 0.5) / (df + 0.5)) for df in _dfs(state, d.text, asked)]
         rarity[i] = sum(idf) / len(idf) if idf else 0.0
-    if len(rarity) < 2:
-        return ranked
-    low, span = min(rarity.values()), (max(rarity.values()) - min(rarity.values())) or 1.0
-    lift = {i: 1 + NEWS_LIFT * (r - low) / span for i, r in rarity.items()}
+        of_kind[d.kind].append(i)
+    lift: dict[int, float] = {}
+    for ids in of_kind.values():
+        if len(ids) < 2:
+            continue
+        low, high = min(rarity[i] for i in ids), max(rarity[i] for i in ids)
+        lift.update({i: 1 + NEWS_LIFT * (rarity[i] - low) / ((high - low) or 1.0) for i in ids})
     return [(neg * lift.get(i, 1.0), i) for neg, i in ranked]
 
 

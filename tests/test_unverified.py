@@ -152,3 +152,61 @@ def test_the_memory_tools_view_names_the_section_after_its_numbered_lines(acme: 
     numbered, _, after = got.partition("\nline 3 (§ budget): [unverified: changed outside gitmem ")
     assert numbered.endswith("\t90k\n     5\t\n     6\t## People\n     7\tDana is PM\n     8\t")
     assert after.startswith("by Mallory on 2025-11-30") and "people" not in after
+
+
+def test_sync_names_the_incoming_commits_no_trusted_key_signed(acme: Path, tmp_path: Path) -> None:
+    import json
+
+    from gitmem.setup.clone import clone
+
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    git(acme, "remote", "add", "origin", str(bare))
+    assert gm("-C", str(acme), "sync").code == 0
+    clone(str(bare), tmp_path / "copy")
+    copy = tmp_path / "copy"
+    by_hand(copy, "40k", "90k", "--no-gpg-sign")
+    git(copy, "push", "-q", "origin", "main")
+    res = gm("-C", str(acme), "sync")
+    assert res.code == 0, res.err
+    assert "received 1 commit not signed by a key this clone trusts (`gitmem verify`" in res.out
+    assert " unsigned, by Mallory on 2025-11-30: hand edit\n" in res.out
+    git(copy, "pull", "-q", "--no-rebase", "origin", "main")
+    by_hand(copy, "Dana is PM", "Eve is PM", "--no-gpg-sign")
+    git(copy, "push", "-q", "origin", "main")
+    res = gm("-C", str(acme), "sync", "--json")
+    assert res.code == 0, res.err
+    (got,) = json.loads(res.out)["unverified"]
+    assert (got["state"], got["author"], got["subject"]) == ("unsigned", "Mallory", "hand edit")
+    assert got["commit"] == git(copy, "rev-parse", "main").strip()
+    res = gm("-C", str(copy), "write", "acme", "--old", "Eve", "--new", "Ann",
+             "--section", "people", "--keywords", "pm", "--summary", "Ann is PM")  # fmt: skip
+    assert res.code == 0 and gm("-C", str(copy), "sync").code == 0
+    res = gm("-C", str(acme), "sync", "--json")
+    assert res.code == 0, res.err
+    assert json.loads(res.out)["unverified"] == []  # signed by a key this clone trusts
+    assert "not signed by a key" not in gm("-C", str(acme), "sync").out
+
+
+def test_review_shows_each_edits_signature_state(acme: Path, tmp_path: Path) -> None:
+    import json
+
+    from gitmem.features import session_branches as sessions
+    from gitmem.features.edit import write_card
+    from gitmem.memory.trailers import IndexEntry
+
+    sid = "20261130-101200-ab12"
+    with MemoryRepo(acme) as repo:
+        branch = sessions.start(repo, sid).branch
+        entry = IndexEntry.make("budget", ["budget"], "budget 50k")
+        write_card(repo, "acme", "40k", "50k", entry, session=sid, actor="agent", branch=branch)
+    side = tmp_path / "side"
+    git(acme, "worktree", "add", "-q", str(side), branch)
+    by_hand(side, "Dana is PM", "Eve is PM", "--no-gpg-sign")
+    res = gm("-C", str(acme), "review", sid)
+    assert res.code == 0, res.err
+    assert " acme: budget 50k  (signature: trusted)\n" in res.out
+    assert " hand edit  (signature: unsigned)\n" in res.out
+    got = json.loads(gm("-C", str(acme), "review", sid, "--json").out)
+    states = {c["subject"]: c["signature"] for f in got["files"] for c in f["commits"]}
+    assert states == {"acme: budget 50k": "trusted", "hand edit": "unsigned"}

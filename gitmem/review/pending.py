@@ -17,15 +17,16 @@ Decisions themselves live in ``decide.py``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gitmem.errors import NotFound
 from gitmem.features.session_scope import Change, changes
 from gitmem.git.runner import Sha
+from gitmem.git.signing import signatures
 from gitmem.index.build import Replay
 from gitmem.memory import names, refs
 from gitmem.memory import trailers as T
-from gitmem.memory.repo import MAIN, MemoryRepo
+from gitmem.memory.repo import ALLOWED_SIGNERS, MAIN, MemoryRepo
 from gitmem.ops.history import Commit, read_log
 from gitmem.ops.hunks import FileDiff, Hunk, commit_diffs
 
@@ -154,6 +155,8 @@ class SessionView:
     base: Sha | None  # the commit the session started from
     commits: tuple[ReviewCommit, ...]
     changes: tuple[Change, ...] = ()  # every file each commit changes, transcript's too
+    # each commit's signature state (git/signing.py); empty in a repo that does not sign
+    signed: dict[str, str] = field(default_factory=dict)
 
     @property
     def edits(self) -> list[ReviewCommit]:
@@ -213,6 +216,7 @@ class SessionView:
                         "date": c.commit.date,
                         "author": c.commit.author,
                         "entry": c.entry(),
+                        "signature": self.signed.get(c.sha),
                         "hunks": [_hunk_json(h) for h in mine],
                     }
                     for c, mine in commits
@@ -264,9 +268,15 @@ def view_of(repo: MemoryRepo, s: SessionRef) -> SessionView:
     base = commits[0].parents[0] if commits[0].parents else None
     diffs = commit_diffs(repo, base, s.tip) if base else {}
     files = changes(repo, base, s.tip) if base else ()
-    return SessionView(
-        s, base, tuple(ReviewCommit(c, tuple(diffs.get(c.sha, ()))) for c in commits), files
-    )
+    edits = tuple(ReviewCommit(c, tuple(diffs.get(c.sha, ()))) for c in commits)
+    return SessionView(s, base, edits, files, _signed(repo, s.tip, [c.sha for c in commits]))
+
+
+def _signed(repo: MemoryRepo, tip: str, shas: list[str]) -> dict[str, str]:
+    """Each commit's signature state, in one git process (none in a repo that does not sign)."""
+    if repo.store.read_blob(f"{tip}:{ALLOWED_SIGNERS}") is None:
+        return {}
+    return {sha: v.state for sha, v in signatures(repo.git, "--no-walk", stdin=shas).items()}
 
 
 @dataclass(frozen=True)

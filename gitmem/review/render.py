@@ -102,7 +102,9 @@ def show_lines(view: SessionView, sizes: TokenSizes | None = None) -> list[Line]
         out += [("", ""), (shown, "bold")]
         for c, mine in commits:
             total += len(mine)
-            out.append((f"  {c.sha[:7]} {c.commit.subject}", "yellow"))
+            state = view.signed.get(c.sha)
+            signed = f"  (signature: {state})" if state else ""
+            out.append((f"  {c.sha[:7]} {c.commit.subject}{signed}", "yellow"))
             out.append((f"          {entry_line(c.entry())}", "magenta"))
             for h in mine:
                 out += hunk_lines(h)

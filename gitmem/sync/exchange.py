@@ -38,7 +38,13 @@ from gitmem.sync import checks
 from gitmem.sync import state as sync_state
 from gitmem.sync.checks import RemoteRewritten
 from gitmem.sync.integrate import Integrated, MainMoved, commit_merge, integrate, merge_base, stop
-from gitmem.sync.result import SyncResult, behaviour_changes, held_settings, held_signers
+from gitmem.sync.result import (
+    SyncResult,
+    behaviour_changes,
+    held_settings,
+    held_signers,
+    incoming_unverified,
+)
 
 __all__ = ["RemoteRewritten", "SyncResult", "abort_sync", "continue_sync", "sync"]
 
@@ -219,6 +225,7 @@ def _report(
         return SyncResult(
             remote, "up-to-date", done.main, note=note, waiting=waiting, rounds=rounds
         )
+    held = [*held_settings(repo, remote, before, done.main), *held_signers(repo, remote, done.main)]
     return SyncResult(
         remote,
         "synced",
@@ -229,13 +236,8 @@ def _report(
         note=note,
         behaviour=behaviour_changes(repo, before, done.main) if so_far.received else [],
         before=before,
-        held=[
-            h.to_json()
-            for h in [
-                *held_settings(repo, remote, before, done.main),
-                *held_signers(repo, remote, done.main),
-            ]
-        ],
+        held=[h.to_json() for h in held],
+        unverified=incoming_unverified(repo, before, done.main) if so_far.received else [],
         published=out.published,
         decided=out.decided,
         settled=so_far.settled,

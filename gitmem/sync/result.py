@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 
 from gitmem.errors import ConfigError
+from gitmem.git.runner import Sha
+from gitmem.git.signing import signatures
 from gitmem.memory import config, refs, trust
 from gitmem.memory.config import Config
 from gitmem.memory.repo import ALLOWED_SIGNERS, MemoryRepo
@@ -41,6 +43,9 @@ class SyncResult:
     settled: list[str] = field(default_factory=list)
     waiting: list[str] = field(default_factory=list)  # remote sessions to review here
     rounds: int = 1  # push rounds it took (more than one: another machine pushed first)
+    # Commits received that no key this clone trusts signed: {commit, state, author, date,
+    # subject} (``incoming_unverified``); `gitmem verify` says what to do with each.
+    unverified: list[dict[str, str]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, object]:
         return asdict(self)
@@ -64,7 +69,24 @@ class SyncResult:
             + self.sessions_text()
             + self.behaviour_text()
             + self.held_text()
+            + self.unverified_text()
         )
+
+    def unverified_text(self) -> str:
+        if not self.unverified:
+            return ""
+        n = len(self.unverified)
+        lines = [
+            f"received {count(n, 'commit')} not signed by a key this clone trusts "
+            "(`gitmem verify` says what to do):"
+        ]
+        lines += [
+            f"  {u['commit'][:7]} {u['state']}, by {u['author']} on {u['date']}: {u['subject']}"
+            for u in self.unverified[:SHOWN_UNVERIFIED]
+        ]
+        if n > SHOWN_UNVERIFIED:
+            lines.append(f"  and {n - SHOWN_UNVERIFIED} more")
+        return "\n".join(lines) + "\n"
 
     def sessions_text(self) -> str:
         out = ""
@@ -158,6 +180,39 @@ def held_signers(repo: MemoryRepo, remote: str, main: str) -> list[Held]:
         return []
     hold = trust.hold_signers(repo.root, tracked, remote, main)
     return [hold] if hold else []
+
+
+SHOWN_UNVERIFIED = 10  # commits listed by name in the text; --json lists them all
+
+
+def incoming_unverified(repo: MemoryRepo, before: str | None, main: str) -> list[dict[str, str]]:
+    """The commits ``before..main`` brought that this clone did not write and no key it
+    trusts signed, newest first: nothing for a repo that does not sign."""
+    if repo.store.read_blob(f"{main}:{ALLOWED_SIGNERS}") is None or before == main:
+        return []
+    span = [f"{before}..{main}"] if before else [main]
+    own = repo.own_commits()
+    verdicts = signatures(repo.git, *span)
+    bad = [sha for sha, v in verdicts.items() if v.state != "trusted" and sha not in own]
+    if not bad:
+        return []
+    fmt = "--format=%H%x1f%an%x1f%as%x1f%s"
+    data = "".join(f"{sha}\n" for sha in bad).encode()
+    raw = repo.git.run("log", "--no-walk", "-z", fmt, "--stdin", "--", input=data).stdout
+    out = []
+    for record in raw.decode("utf-8", "replace").split("\0"):
+        if record.strip():
+            sha, author, date, subject = record.strip("\n").split("\x1f", 3)
+            out.append(
+                dict(
+                    commit=sha,
+                    state=verdicts[Sha(sha)].state,
+                    author=author,
+                    date=date,
+                    subject=subject,
+                )
+            )
+    return out
 
 
 def _settings(repo: MemoryRepo, commit: str | None) -> Config | None:

@@ -126,11 +126,28 @@ def _writers(repo: MemoryRepo, branch: str, tip: Sha) -> dict[Key, str]:
             elif c.project not in walk:
                 walk.append(c.project)
     if walk:
-        written = last_writes(repo, tip, walk)
+        written = _walked(repo, tip, walk)
         for c in build.refresh(repo, branch).cards:
             for s in c.sections:
                 if (c.project, s.id) not in out and (c.project, s.id) in written:
-                    out[(c.project, s.id)] = written[(c.project, s.id)][0]
+                    out[(c.project, s.id)] = written[(c.project, s.id)]
+    return out
+
+
+def _walked(repo: MemoryRepo, tip: Sha, cards: list[str]) -> dict[Key, str]:
+    """``last_writes`` of ``cards``, each card's kept by its blob while the repo is open
+    (an edit elsewhere, the agent's own on its branch, walks nothing again)."""
+    blobs = {e.name.decode("utf-8", "replace"): e.sha for e in repo.store.read_tree(f"{tip}:cards")}
+    keys = {card: ("writers", f"{card}\0{blobs.get(f'{card}.md')}") for card in cards}
+    todo = [card for card in cards if not isinstance(repo.memo.get(keys[card]), dict)]
+    got = last_writes(repo, tip, todo)
+    for card in todo:
+        repo.memo[keys[card]] = {sid: sha for (c, sid), (sha, _) in got.items() if c == card}
+    out: dict[Key, str] = {}
+    for card in cards:
+        kept = repo.memo[keys[card]]
+        assert isinstance(kept, dict)
+        out.update({(card, sid): sha for sid, sha in kept.items()})
     return out
 
 

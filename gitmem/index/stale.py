@@ -18,14 +18,13 @@ from dataclasses import asdict, dataclass, field
 from itertools import combinations
 
 from gitmem.index import build as index_mod
-from gitmem.index.freshness import digests
-from gitmem.memory.cards import card_of, card_path, section_texts
+from gitmem.index.provenance import last_writes
+from gitmem.memory.cards import card_path, section_texts
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.wording import count
 
 DUPLICATE_JACCARD = 0.5
 MIN_SHINGLES = 3
-MAX_COMMITS_PER_CARD = 500  # how far back a card's history is walked for "untouched"
 _NUMBER = re.compile(r"\d+(?:[.,:/-]\d+)*")
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -163,42 +162,6 @@ def duplicates(bodies: dict[tuple[str, str], str]) -> list[Duplicate]:
     return out
 
 
-def _last_changes(repo: MemoryRepo, tip: str, cards: list[str]) -> dict[tuple[str, str], int]:
-    """(card, section) -> the commit time at which the section's text became what it is."""
-    if not cards:
-        return {}
-    raw = repo.git.out("log", "--format=%x00%H %ct", "--name-only", tip, "--", "cards")
-    history: dict[str, list[tuple[str, int]]] = {}
-    for record in raw.split("\0"):
-        head, _, names = record.strip("\n").partition("\n")
-        if not head:
-            continue
-        sha, _, date = head.partition(" ")
-        for name in names.split("\n"):
-            card = card_of(name)
-            if card is not None:
-                history.setdefault(card, []).append((sha, int(date)))
-    out: dict[tuple[str, str], int] = {}
-    for card in cards:
-        now = digests(
-            (repo.store.read_blob(f"{tip}:{card_path(card)}") or b"").decode("utf-8", "replace")
-        )
-        todo = set(now)
-        last: dict[str, int] = {}
-        for rev, stamp in history.get(card, [])[:MAX_COMMITS_PER_CARD]:
-            if not todo:
-                break
-            raw_then = repo.store.read_blob(f"{rev}:{card_path(card)}")
-            then = digests(raw_then.decode("utf-8", "replace")) if raw_then is not None else {}
-            for sid in list(todo):
-                if then.get(sid) == now[sid]:
-                    last[sid] = stamp  # still the same text this far back
-                else:
-                    todo.discard(sid)
-        out.update({(card, sid): t for sid, t in last.items()})
-    return out
-
-
 def report(repo: MemoryRepo, *, days: int | None = None, now: float | None = None) -> StaleReport:
     """The ``StaleReport`` of main's tip; untouched means ``days`` or more
     (default ``hygiene.untouched_days``)."""
@@ -224,12 +187,13 @@ def report(repo: MemoryRepo, *, days: int | None = None, now: float | None = Non
                 if missing:
                     rep.numbers.append(Numbers(c.project, s.id, s.summary, missing))
     when = time.time() if now is None else now
-    changed = _last_changes(repo, tip, [c.project for c in idx.cards])
+    changed = last_writes(repo, tip, [c.project for c in idx.cards])
     for c in idx.cards:
         for s in c.sections:
-            t = changed.get((c.project, s.id))
-            if t is None:
+            got = changed.get((c.project, s.id))
+            if got is None:
                 continue
+            t = got[1]
             age = int((when - t) // 86400)
             if age >= limit:
                 iso = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))

@@ -222,6 +222,12 @@ def main() -> int:
     ap.add_argument("--turns", type=int, default=60)
     ap.add_argument("--api-process", action="store_true", help="the fake API in a process")
     ap.add_argument("--start", type=int, metavar="ROUNDS", help="a session's start as well")
+    ap.add_argument(
+        "--signed",
+        action="store_true",
+        help="the copy signs from now on (allowed_signers committed) and one card was then "
+        "edited with plain git: every read checks what it shows (index/provenance.py)",
+    )
     args = ap.parse_args()
     turns = 12 if args.quick else args.turns
     common.machine()
@@ -229,6 +235,9 @@ def main() -> int:
         cpu: list[float] = []
         with common.scratch() as tmp:
             copy = common.copy_of(common.history(size), Path(tmp) / "repo")
+            if args.signed:
+                block = signed_from_now(copy)
+                common.row(f"{size:,} commits, signed: I block's unverified line", block, "")
             own = per_turn(copy, turns, cpu, args.api_process)
         p50, c50 = statistics.median(own[1:]), statistics.median(cpu[1:])
         common.row(f"{size:,} commits, {turns} turns: first turn", common.ms(own[0]), "")
@@ -242,6 +251,25 @@ def main() -> int:
         if args.start:
             start_rows(size, args.start)
     return 0
+
+
+def signed_from_now(root: Path) -> str:
+    """``allowed_signers`` committed (the history before it is from before signing), then
+    a plain-git edit of one card; the I block's line that names it, in bytes."""
+
+    def run(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+
+    (root / "allowed_signers").write_text("bench@example.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5\n")
+    run("add", "allowed_signers")
+    run("commit", "-q", "--no-verify", "--no-gpg-sign", "-m", "signing from now on")
+    card = sorted((root / "cards").glob("*.md"))[0]
+    card.write_text(card.read_text() + "A line added with plain git.\n")
+    run("commit", "-q", "--no-verify", "--no-gpg-sign", "-am", "a plain-git edit")
+    with gitmem.open_repo(root) as repo:
+        text, _ = gitmem.render_index(repo)
+    line = next(ln for ln in text.splitlines() if ln.startswith("Unverified ("))
+    return f"{len(line.encode())} bytes: {line[:60]}..."
 
 
 def start_rows(size: int, rounds: int) -> None:

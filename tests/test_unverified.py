@@ -210,3 +210,22 @@ def test_review_shows_each_edits_signature_state(acme: Path, tmp_path: Path) -> 
     got = json.loads(gm("-C", str(acme), "review", sid, "--json").out)
     states = {c["subject"]: c["signature"] for f in got["files"] for c in f["commits"]}
     assert states == {"acme: budget 50k": "trusted", "hand edit": "unsigned"}
+
+
+def test_history_from_before_signing_is_not_marked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GITMEM_SIGNING", "off")
+    init_repo(tmp_path / "old")
+    old = tmp_path / "old"
+    res = gm("-C", str(old), "write", "acme", "--old", "", "--new", CARD,
+             "--section", "budget", "--keywords", "b", "--summary", "the budget")  # fmt: skip
+    assert res.code == 0, res.err
+    by_hand(old, "40k", "90k", "--no-gpg-sign")
+    assert found(old) == {}  # no allowed_signers: a repo that does not sign
+    (old / "allowed_signers").write_text("person@example.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5\n")
+    git(old, "add", "allowed_signers")
+    git(old, "commit", "-q", "--no-gpg-sign", "-m", "signing from now on")
+    assert found(old) == {}  # the hand edit came before signing began
+    by_hand(old, "Dana is PM", "Eve is PM", "--no-gpg-sign")
+    assert found(old) == {("acme", "people"): ("Mallory", "2025-11-30", "unsigned")}

@@ -32,6 +32,7 @@ from gitmem.memory.cards import card_of, card_path, sections
 from gitmem.memory.repo import ALLOWED_SIGNERS, MAIN, MemoryRepo
 
 MAX_COMMITS_PER_CARD = 500  # how far back a card's history is walked for a section's writer
+NAMED_IN_INDEX = 20  # unverified sections the I block names (it counts them all)
 TRUSTED_FILE = "allowed_signers"  # under .git/gitmem/: the keys git verifies against
 
 _WHY = {
@@ -101,11 +102,11 @@ def _committed(repo: MemoryRepo, branch: str, tip: Sha) -> dict[Key, Unverified]
     memo = repo.memo.get(memo_key)
     if isinstance(memo, dict):
         return memo
-    writers = _writers(repo, branch, tip)
-    others = sorted(_since_signing(repo, tip, {s for s in writers.values() if s not in own}))
-    verdicts = _verdicts(repo, others)
-    suspects = [sha for sha in others if verdicts[sha].state != "trusted"]
-    facts = _authors(repo, suspects)
+    others = _others(repo, tip, own)
+    writers = _writers(repo, branch, tip, _cards_of(repo, others)) if others else {}
+    named = sorted({sha for sha in writers.values() if sha in others})
+    verdicts = _verdicts(repo, named)
+    facts = _authors(repo, [sha for sha in named if verdicts[sha].state != "trusted"])
     found = {
         key: Unverified(*key, sha, *facts[sha], verdicts[sha].state)
         for key, sha in sorted(writers.items())
@@ -115,22 +116,60 @@ def _committed(repo: MemoryRepo, branch: str, tip: Sha) -> dict[Key, Unverified]
     return found
 
 
-def _writers(repo: MemoryRepo, branch: str, tip: Sha) -> dict[Key, str]:
-    """Each section at ``tip`` -> the commit its current text comes from."""
+def _others(repo: MemoryRepo, tip: Sha, own: frozenset[str]) -> set[str]:
+    """The commits since signing began (the first commit adding ``allowed_signers``, its
+    parents excluded) that this clone did not write. Kept per tip; a tip that grew from
+    the last one asked lists only the new commits."""
+    last = repo.memo.get(("unverified-since", "last"))
+    if isinstance(last, tuple) and last[0] == tip:
+        return {sha for sha in last[1] if sha not in own}
+    if isinstance(last, tuple) and _is_ancestor(repo, last[0], tip):
+        since = last[1] | set(repo.git.out("rev-list", tip, f"^{last[0]}", "--").split())
+    else:
+        since = _since_signing(repo, tip)
+    repo.memo[("unverified-since", "last")] = (tip, since)
+    return {sha for sha in since if sha not in own}
+
+
+def _is_ancestor(repo: MemoryRepo, old: str, new: str) -> bool:
+    return repo.git.run("merge-base", "--is-ancestor", old, new, check=False).returncode == 0
+
+
+def _since_signing(repo: MemoryRepo, tip: Sha) -> set[str]:
+    """Every commit of ``tip``'s history from the first that added ``allowed_signers``."""
+    adds = repo.git.out("log", "--format=%H", "--diff-filter=A", tip, "--", ALLOWED_SIGNERS)
+    first = adds.split()[-1] if adds.split() else None
+    if first is None:
+        return set()
+    parents = repo.git.out("rev-list", "--parents", "-n", "1", first).split()[1:]
+    return set(repo.git.out("rev-list", tip, *(f"^{p}" for p in parents), "--").split())
+
+
+def _cards_of(repo: MemoryRepo, shas: set[str]) -> set[str]:
+    """The cards ``shas`` changed (one git process; merges against each parent)."""
+    data = "".join(f"{sha}\n" for sha in sorted(shas)).encode()
+    raw = repo.git.run(
+        "diff-tree", "--stdin", "--root", "-r", "-m", "--name-only", "-z", "--", "cards", input=data
+    ).stdout.decode("utf-8", "surrogateescape")
+    return {card for name in raw.split("\0") if (card := card_of(name)) is not None}
+
+
+def _writers(repo: MemoryRepo, branch: str, tip: Sha, cards: set[str]) -> dict[Key, str]:
+    """Each section of ``cards`` at ``tip`` -> the commit its current text comes from."""
     out: dict[Key, str] = {}
     walk: list[str] = []
-    for c in build.refresh(repo, branch).cards:
+    index = [c for c in build.refresh(repo, branch).cards if c.project in cards]
+    for c in index:
         for s in c.sections:
             if s.indexed and not s.stale and s.commit:
                 out[(c.project, s.id)] = s.commit
             elif c.project not in walk:
                 walk.append(c.project)
-    if walk:
-        written = _walked(repo, tip, walk)
-        for c in build.refresh(repo, branch).cards:
-            for s in c.sections:
-                if (c.project, s.id) not in out and (c.project, s.id) in written:
-                    out[(c.project, s.id)] = written[(c.project, s.id)]
+    written = _walked(repo, tip, walk) if walk else {}
+    for c in index:
+        for s in c.sections:
+            if (c.project, s.id) not in out and (c.project, s.id) in written:
+                out[(c.project, s.id)] = written[(c.project, s.id)]
     return out
 
 
@@ -162,22 +201,6 @@ def _verdicts(repo: MemoryRepo, shas: list[str]) -> dict[str, Signature]:
             got = fresh.get(Sha(sha), Signature("unsigned", "", ""))
             known[sha] = repo.memo[("signature", f"{sha}\0{stamp}")] = got
     return {sha: got for sha, got in known.items() if isinstance(got, Signature)}
-
-
-def _since_signing(repo: MemoryRepo, tip: Sha, shas: set[str]) -> set[str]:
-    """``shas`` less those history held before its first signer commit (an old repo's
-    history from before signing), in one ``git rev-list``."""
-    if not shas:
-        return shas
-    adds = repo.git.out("log", "--format=%H", "--diff-filter=A", tip, "--", ALLOWED_SIGNERS)
-    first = adds.split()[-1] if adds.split() else None
-    if first is None:
-        return shas
-    parents = repo.git.out("rev-list", "--parents", "-n", "1", first).split()[1:]
-    if not parents:  # the first commit: nothing came before signing
-        return shas
-    since = repo.git.out("rev-list", tip, *(f"^{p}" for p in parents), "--").split()
-    return shas & set(since)
 
 
 def _authors(repo: MemoryRepo, shas: list[str]) -> dict[str, tuple[str, str]]:
@@ -279,8 +302,11 @@ def index_note(found: dict[Key, Unverified]) -> str:
     same state gives the same bytes ("" when there is none)."""
     if not found:
         return ""
-    names = ", ".join(f"{card} § {sid}" for card, sid in sorted(found))
+    keys = sorted(found)
+    names = ", ".join(f"{card} § {sid}" for card, sid in keys[:NAMED_IN_INDEX])
+    more = len(keys) - NAMED_IN_INDEX
+    rest = f", and {more} more (read a section to see its line)" if more > 0 else ""
     return (
         f"Unverified ({len(found)}; changed outside gitmem, not signed by a trusted key, "
-        f"or not committed): {one_line(names)}"
+        f"or not committed): {one_line(names)}{rest}"
     )

@@ -556,8 +556,9 @@ class FastImport:
 # -- building, verifying, caching ------------------------------------------------------
 @contextlib.contextmanager
 def identity(epoch: int) -> Iterator[None]:
-    """GIT_AUTHOR_*/GIT_COMMITTER_* set as the generated commits have them."""
-    values: dict[str, str] = {}
+    """GIT_AUTHOR_*/GIT_COMMITTER_* set as the generated commits have them (unsigned:
+    fast-import writes no signature, so gitmem's re-made samples must not sign either)."""
+    values: dict[str, str] = {"GITMEM_SIGNING": "off"}
     for role in ("AUTHOR", "COMMITTER"):
         values |= {
             f"GIT_{role}_NAME": NAME,

@@ -40,9 +40,12 @@ def _intended(repo: MemoryRepo, data: dict[str, object]) -> SessionView:
 def finish_interrupted(repo: MemoryRepo, remote: str) -> list[str]:
     """Finish or drop the decisions a stopped process left for ``remote``
     (``decision_intent``); the sessions finished."""
-    done = []
+    done: list[str] = []
+    left = decision_intent.left(repo, remote)
+    if not left:  # the common case: no git asked (each sync round comes here)
+        return done
     theirs, me = team.view(repo, remote), team.machine(repo)
-    for data in decision_intent.left(repo, remote):
+    for data in left:
         sid, action, tip = str(data["session"]), str(data["action"]), str(data["tip"])
         claimed = theirs.decisions.get(sid) == (action, tip) and theirs.decided_on.get(sid) == me
         if not claimed or team.view(repo).decisions.get(sid) is not None:

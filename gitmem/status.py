@@ -18,7 +18,6 @@ from gitmem.index import build as index_mod
 from gitmem.index.tiers import Split
 from gitmem.memory import trust
 from gitmem.memory.repo import MAIN, MemoryRepo
-from gitmem.ops.remote import remote_urls
 from gitmem.review.pending import list_sessions
 from gitmem.sync import redact_journal
 from gitmem.sync import state as sync_state
@@ -144,7 +143,7 @@ def status(repo: MemoryRepo) -> Status:
     pending = tuple(Pending(s.id, s.edits, s.cards) for s in list_sessions(repo))
     stopped = sync_state.load(repo)
     known: _Counted = {}
-    remotes = tuple(_remote(repo, n, url, main, known) for n, url in remote_urls(repo).items())
+    remotes = tuple(_remote(repo, n, url, main, known) for n, url in repo.remote_urls().items())
     return Status(
         branch=repo.head_branch(),
         main=main,

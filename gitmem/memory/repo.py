@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
 MAIN = "main"
+_CONFIG_ASKED = r"^(user\.(name|email|signingkey)|remote\..+\.url)$"
 ALLOWED_SIGNERS = "allowed_signers"  # tracked: the public keys of the clones that sign
 OWN_COMMITS = "own-commits"  # under .git/gitmem/: one sha per line, appended
 REDACT_JOURNAL = "redact.json"  # under .git/gitmem/: a redact under way, or interrupted
@@ -199,20 +200,34 @@ class MemoryRepo:
             finally:
                 fcntl.flock(fh, fcntl.LOCK_UN)
 
-    # -- identity -------------------------------------------------------------
+    # -- identity, signing key, remotes: one read of git's config ----------------
     @cached_property
-    def _configured_identity(self) -> dict[str, str]:
-        proc = self.git.run("config", "-z", "--get-regexp", r"^user\.(name|email)$", check=False)
+    def _config(self) -> dict[str, str]:
+        """The config values gitmem asks of git, from one ``git config --get-regexp``:
+        ``user.name``, ``user.email``, ``user.signingkey`` (the last value of each, as git
+        takes it) and ``remote.<name>.url`` (the first, the one git fetches from)."""
+        proc = self.git.run("config", "-z", "--get-regexp", _CONFIG_ASKED, check=False)
         found: dict[str, str] = {}
         for item in proc.stdout.decode("utf-8", "replace").split("\0"):
             key, _, value = item.partition("\n")
-            if key:
+            if key.startswith("remote."):
+                found.setdefault(key, value)
+            elif key:
                 found[key] = value
         return found
 
+    def forget_config(self) -> None:
+        """Read git's config again at the next question (after gitmem set a value)."""
+        self.__dict__.pop("_config", None)
+        self.__dict__.pop("signing_key", None)
+
     def identity(self, role: str = "AUTHOR") -> tuple[str, str]:
         """(name, email) git would use for ``role``; a warning (once) when it has none."""
-        return identity.resolve(role, self._configured_identity)
+        return identity.resolve(role, self._config)
+
+    def remote_urls(self) -> dict[str, str]:
+        """Each configured remote's URL as its config gives it, by name."""
+        return {k[7:-4]: v for k, v in self._config.items() if k.startswith("remote.")}
 
     def write_commit(
         self,
@@ -244,8 +259,7 @@ class MemoryRepo:
 
         if self.signing_off_by() or not keygen_available():
             return None
-        got = self.git.run("config", "--get", "user.signingKey", check=False)
-        key = got.stdout.decode("utf-8", "replace").strip()
+        key = self._config.get("user.signingkey", "").strip()
         return key if key and Path(key).is_file() else None
 
     def signing_off_by(self) -> str | None:

@@ -57,17 +57,6 @@ def _unreachable(name: str) -> str:
     )
 
 
-def remote_urls(repo: MemoryRepo) -> dict[str, str]:
-    """Each configured remote's fetch URL, by name, from one ``git remote -v``."""
-    urls: dict[str, str] = {}
-    for line in repo.git.out("remote", "-v").splitlines():
-        name, _, rest = line.partition("\t")
-        where, _, kind = rest.rpartition(" ")
-        if kind == "(fetch)":
-            urls.setdefault(name, where)
-    return urls
-
-
 def url(repo: MemoryRepo, name: str) -> str:
     """The URL of the configured remote ``name``; NotFound when there is none."""
     names.remote(name)

@@ -45,7 +45,7 @@ def configure(repo: MemoryRepo, key: Path | None = None) -> Path | None:
         ("gpg.ssh.allowedSignersFile", str(repo.private_dir() / TRUSTED)),
     ):
         repo.git.run("config", name, value)
-    repo.__dict__.pop("signing_key", None)
+    repo.forget_config()
     return key
 
 

@@ -35,6 +35,8 @@ from gitmem.search.cache import prepare
 from gitmem.search.passage import is_ref, open_ref
 
 SEARCH_BUDGET_S = 0.030
+DATES = ["in March", "in June", "last month", "in 2025"]  # --dated: one added to each query
+NO_BUDGET = " (the budget is for the plain queries)"
 OPEN_BUDGET_S = 0.010
 
 
@@ -133,11 +135,16 @@ def main(argv: list[str] | None = None) -> int:
     common.add_sizes(ap, "10000,100000", "10000")
     ap.add_argument("--seeds", type=int, default=4, help="conversations in the transcript memory")
     ap.add_argument("--queries", type=int, default=60)
+    ap.add_argument("--dated", action="store_true", help="also the card queries with a date added")
     args = ap.parse_args(argv)
     common.machine()
     for commits in common.sizes(args):
         src = common.history(commits)
-        measure(f"1,000 cards, {commits:,} commits", src, card_queries(args.queries))
+        qs = card_queries(args.queries)
+        measure(f"1,000 cards, {commits:,} commits", src, qs)
+        if args.dated:
+            dated = [f"{q} {DATES[i % len(DATES)]}" for i, q in enumerate(qs)]
+            measure(f"1,000 cards, {commits:,} commits, dated queries", src, dated, NO_BUDGET)
     if args.seeds:
         src = transcripts(args.seeds)
         qs = [q.text for seed in range(1, args.seeds + 1) for q in C.questions(seed)]

@@ -183,7 +183,9 @@ def load(work: Path, clones: int, rounds: int, gm: Gitmem | None = None) -> Figu
         for p in paths + paths:  # twice: the last one's push reaches the first
             gm(p, "sync")
         mains = {git(p, "rev-parse", "main").strip() for p in paths}
-        indexes = {gm(p, "index").stdout for p in paths}
+        # --json: the entries history gives; the I block also names what this clone
+        # cannot verify (these clones are made by plain git clone, without signing)
+        indexes = {gm(p, "index", "--json").stdout for p in paths}
     remote_main = git(bare, "rev-parse", "main").strip()
     figs.converged = mains == {remote_main} and len(indexes) == 1
     cards = {

@@ -8,6 +8,7 @@ at import (no dataclass), so every command can use it at no cost to its start-up
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
 MAIN = "main"
 
 
-def find_repo(path: str | Path | None = None, *, client: str | None = None) -> Path:
+def find_repo(path: str | os.PathLike[str] | None = None, *, client: str | None = None) -> Path:
     """The root of the client memory repo at or above ``path`` (default: the current
     directory), or of the workspace client named ``client`` (``$GITMEM_HOME/<client>``).
 
@@ -35,11 +36,14 @@ def find_repo(path: str | Path | None = None, *, client: str | None = None) -> P
         from gitmem.setup.workspace import find_client
 
         return find_client(client)
-    return find_root(Path(path or "."))
+    return find_root(path or ".")
 
 
 def open_repo(
-    path: str | Path | None = None, *, client: str | None = None, finish_interrupted: bool = True
+    path: str | os.PathLike[str] | None = None,
+    *,
+    client: str | None = None,
+    finish_interrupted: bool = True,
 ) -> MemoryRepo:
     """Open the client memory repo at or above ``path`` (default: the current directory;
     a leading ``~`` is the home directory), or the workspace client ``client``.
@@ -52,8 +56,7 @@ def open_repo(
     from gitmem.memory.repo import MemoryRepo
     from gitmem.ops.linked_worktrees import recover
 
-    where = Path(path).expanduser() if path is not None else None
-    repo = MemoryRepo(find_repo(where, client=client))
+    repo = MemoryRepo(find_repo(path, client=client))
     if finish_interrupted:
         recover(repo)
     return repo

@@ -65,10 +65,10 @@ class Ctx:
             raise NotFound(f"{err}; {named('clients', client_names())}") from None
 
     def repo_open(self) -> MemoryRepo:
-        """The repo as it is on disk."""
-        from gitmem import MemoryRepo
+        """The repo as it is on disk, opened as the API opens it."""
+        from gitmem import open_repo
 
-        return MemoryRepo(self.repo_root())
+        return open_repo(self.repo_root(), finish_interrupted=False)
 
     def repo(self) -> MemoryRepo:
         """The repo, with any follow a crash interrupted finished first (see worktree.py)."""

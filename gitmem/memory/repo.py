@@ -45,9 +45,10 @@ def where_memory_lives(path: str) -> bool:
     return any(path == top or path.startswith(top + "/") for top in MEMORY_PATHS)
 
 
-def find_root(start: Path) -> Path:
-    """The nearest directory at or above ``start`` holding both gitmem.toml and .git."""
-    here = start.resolve()
+def find_root(start: str | os.PathLike[str]) -> Path:
+    """The nearest directory at or above ``start`` (a leading ``~`` is the home
+    directory) holding both gitmem.toml and .git."""
+    here = Path(start).expanduser().resolve()
     if not here.exists():
         raise NotARepo(f"no such directory: {start}")
     for candidate in (here, *here.parents):
@@ -57,6 +58,17 @@ def find_root(start: Path) -> Path:
         f"not a gitmem memory repo: {start}",
         hint="create one with `gitmem init PATH`, or pass -C PATH / --client NAME",
     )
+
+
+def _top(root: Path) -> Path:
+    """``root`` when it is the top of a work tree; for a folder inside a gitmem repo
+    (``x/cards``), that repo's top, as ``find_root`` finds it."""
+    if (root / ".git").exists():
+        return root
+    try:
+        return find_root(root)
+    except NotARepo:
+        return root  # a folder gitmem is about to make a repo of (init, clone)
 
 
 def _git_dir(root: Path) -> Path:
@@ -101,12 +113,12 @@ class MemoryRepo:
     ``config`` (gitmem.toml), ``tip(branch)``, ``branch_tip(branch)``. Keeps git processes
     open for fast reads: use it as a context manager, or call ``close()``."""
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.git_dir = _git_dir(root)
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = _top(Path(root).expanduser())
+        self.git_dir = _git_dir(self.root)
         if (own := self.git_dir / "gitmem").exists() and not own.is_dir():
             raise _not_a_folder(own)  # every command would fail on it, each its own way
-        self.git = Git(root)
+        self.git = Git(self.root)
         # Results derived from immutable objects, keyed by what they were derived from
         # (e.g. the index at a commit): safe to keep for as long as the repo is open.
         self.memo: dict[tuple[str, str], object] = {}
@@ -114,8 +126,8 @@ class MemoryRepo:
         self.unexplained_cas = 0  # refused compare-and-swaps in a row with no cause seen
 
     @classmethod
-    def discover(cls, start: Path | str = ".") -> MemoryRepo:
-        return cls(find_root(Path(start)))
+    def discover(cls, start: str | os.PathLike[str] = ".") -> MemoryRepo:
+        return cls(find_root(start))
 
     @cached_property
     def store(self) -> ObjectStore:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -55,7 +56,11 @@ def _check_target(path: Path) -> None:
         raise InvalidInput(f"{path} exists and is not a directory")
 
 
-def init_repo(path: Path, client: str | None = None, signing_key: Path | None = None) -> InitResult:
+def init_repo(
+    path: str | os.PathLike[str],
+    client: str | None = None,
+    signing_key: str | os.PathLike[str] | None = None,
+) -> InitResult:
     """Create a client memory repo at ``path`` (``client``: its name, default the folder's
     name) from gitmem's template, with a first commit on ``main`` and gitmem's hooks.
 
@@ -67,13 +72,14 @@ def init_repo(path: Path, client: str | None = None, signing_key: Path | None = 
     machine's key, made when missing) unless signing is off (``setup/signing.py``).
     """
     restrict_umask()  # the folders and template files are made before git runs
-    path = path.expanduser().absolute()
+    path = Path(path).expanduser().absolute()
+    key = Path(signing_key).expanduser() if signing_key is not None else None
     name = names.client(client or names.slugify(path.name) or "client")
     _check_target(path)
     if path.is_dir() and any(path.iterdir()):
-        return _adopt(path, name, signing_key)
+        return _adopt(path, name, key)
     with undone_on_failure(path):
-        return _init(path, name, signing_key)
+        return _init(path, name, key)
 
 
 def _init(path: Path, name: str, signing_key: Path | None) -> InitResult:

@@ -71,9 +71,9 @@ from gitmem.index.build import SectionEntry as SectionEntry
 from gitmem.index.card_list import CardInfo as CardInfo
 from gitmem.index.card_list import list_cards as list_cards
 from gitmem.index.card_usage import CardsReport as CardsReport
-from gitmem.index.card_usage import cards_report as card_usage
+from gitmem.index.card_usage import card_usage as card_usage
 from gitmem.index.stale import StaleReport as StaleReport
-from gitmem.index.stale import report as stale_report
+from gitmem.index.stale import stale_report as stale_report
 from gitmem.memory.repo import MemoryRepo as MemoryRepo
 from gitmem.memory.secrets import SecretFound as SecretFound
 from gitmem.memory.trailers import IndexEntry as IndexEntry
@@ -87,8 +87,8 @@ from gitmem.review.decision import Decision as Decision
 from gitmem.review.decision import accept as accept_session
 from gitmem.review.decision import pending as pending_session
 from gitmem.review.decision import reject as reject_session
-from gitmem.review.interrupted import finish_local as finish_decisions
-from gitmem.review.markdown import markdown as session_markdown
+from gitmem.review.interrupted import finish_decisions as finish_decisions
+from gitmem.review.markdown import session_markdown as session_markdown
 from gitmem.review.pending import SessionSummary as SessionSummary
 from gitmem.review.pending import SessionView as SessionView
 from gitmem.review.pending import TokenSizes as TokenSizes
@@ -111,8 +111,8 @@ from gitmem.setup.init import InitResult as InitResult
 from gitmem.setup.init import init_repo as init_repo
 from gitmem.setup.workspace import ClientInfo as ClientInfo
 from gitmem.setup.workspace import client_path as client_path
-from gitmem.setup.workspace import home as workspace_home
 from gitmem.setup.workspace import list_clients as list_clients
+from gitmem.setup.workspace import workspace_home as workspace_home
 from gitmem.status import Status as RepoStatus
 from gitmem.status import status as repo_status
 from gitmem.sync.exchange import RemoteRewritten as RemoteRewritten

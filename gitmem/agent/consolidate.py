@@ -22,7 +22,7 @@ from gitmem.agent.tools import MemoryTools, ToolResult
 from gitmem.errors import InvalidInput, ModelError, NotFound
 from gitmem.features import session_branches as sessions
 from gitmem.index import build as index_mod
-from gitmem.index.stale import report as stale_report
+from gitmem.index.stale import stale_report
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.wording import count
 

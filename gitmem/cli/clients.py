@@ -18,14 +18,13 @@ def clients(ctx: Ctx) -> None:
     A session's transcript and usage commits are not memory edits: the date and
     summary are those of the last change to a card (or of the repo's creation).
     """
-    from gitmem import list_clients
-    from gitmem import workspace_home as home
+    from gitmem import list_clients, workspace_home
 
     found = list_clients()
 
     def text() -> str:
         if not found:
-            return f"No clients in {home()} yet; create one with `gitmem init --client NAME`."
+            return f"No clients in {workspace_home()} yet; create one with `gitmem init --client NAME`."
         width = max(len("CLIENT"), *(len(c.name) for c in found))
         rows = [f"{'CLIENT':<{width}}  {'LAST EDIT':<16}  SUMMARY"]
         for c in found:

@@ -32,8 +32,8 @@ def stale(ctx: Ctx, days: int | None) -> None:
     edit, a merge, a partial accept). `gitmem consolidate` asks the model to fix these
     as a session that waits for `gitmem review`.
     """
-    from gitmem import stale_report as report
+    from gitmem import stale_report
 
     with ctx.repo() as repo:
-        rep = report(repo, days=days)
+        rep = stale_report(repo, days=days)
     emit(ctx, rep.to_json, lambda: "\n".join(rep.lines()))

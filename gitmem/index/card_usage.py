@@ -80,7 +80,7 @@ class CardsReport:
         return "\n".join(lines) + "\n"
 
 
-def cards_report(records: list[dict[str, Any]], index: Index) -> CardsReport:
+def card_usage(records: list[dict[str, Any]], index: Index) -> CardsReport:
     """The ``CardsReport`` of usage ``records`` (from ``load_usage``) against ``index``."""
     costs: dict[str, CardCost] = {}
     section_reads: dict[str, int] = {}

@@ -162,7 +162,9 @@ def duplicates(bodies: dict[tuple[str, str], str]) -> list[Duplicate]:
     return out
 
 
-def report(repo: MemoryRepo, *, days: int | None = None, now: float | None = None) -> StaleReport:
+def stale_report(
+    repo: MemoryRepo, *, days: int | None = None, now: float | None = None
+) -> StaleReport:
     """The ``StaleReport`` of main's tip; untouched means ``days`` or more
     (default ``hygiene.untouched_days``)."""
     limit = days if days is not None else repo.config.untouched_days

@@ -76,7 +76,7 @@ def finish_interrupted(repo: MemoryRepo, remote: str) -> list[str]:
     return done
 
 
-def finish_local(repo: MemoryRepo) -> list[str]:
+def finish_decisions(repo: MemoryRepo) -> list[str]:
     """Finish the decisions on this clone's own sessions that a stopped process left: an
     acceptance whose landing reached main is recorded; one that never got so far is
     dropped (the session is still pending). The sessions finished."""

@@ -67,7 +67,7 @@ def _fence(lines: list[str]) -> str:
     return "\n".join([f"{fence}diff", *lines, fence])
 
 
-def markdown(repo: MemoryRepo, view: SessionView) -> str:
+def session_markdown(repo: MemoryRepo, view: SessionView) -> str:
     """A session as a pull request's description (Markdown): its commits, index entries and diffs."""
     s = view.ref
     before = entries_before(repo, view)

@@ -14,7 +14,7 @@ from gitmem.memory.config import FILENAME
 PERSONA = "persona.md"
 
 
-def home() -> Path:
+def workspace_home() -> Path:
     """``$GITMEM_HOME``, or ``~/gitmem``."""
     env = os.environ.get("GITMEM_HOME")
     return Path(env).expanduser() if env else Path.home() / "gitmem"
@@ -22,14 +22,14 @@ def home() -> Path:
 
 def client_path(name: str) -> Path:
     """Where the workspace client ``name`` lives (``$GITMEM_HOME/<name>``); checks the name."""
-    return home() / names.client(name)
+    return workspace_home() / names.client(name)
 
 
 def find_client(name: str) -> Path:
     path = client_path(name)
     if not (path / FILENAME).is_file():
         raise NotFound(
-            f"no client {name!r} in {home()}",
+            f"no client {name!r} in {workspace_home()}",
             hint=f"create it with `gitmem init --client {name}`; `gitmem clients` lists them",
         )
     return path
@@ -55,7 +55,7 @@ def list_clients() -> list[ClientInfo]:
     from gitmem.features.audit import audit_log
     from gitmem.memory.repo import MemoryRepo
 
-    root = home()
+    root = workspace_home()
     if not root.is_dir():
         return []
     out: list[ClientInfo] = []
@@ -73,7 +73,7 @@ def persona(repo_root: Path) -> str:
     """Layer A: the workspace's shared base, then the client's own part (a file of the
     repo, so never read through a symlink: a synced one could point anywhere)."""
     parts = []
-    base = home() / PERSONA
+    base = workspace_home() / PERSONA
     if base.is_file():
         parts.append(_text(base.read_bytes(), str(base)))
     own = safe_files.read(repo_root, PERSONA)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from gitmem.errors import InvalidInput
 from gitmem.memory import trailers as T
 from gitmem.review.decision import accept, pending, reject
-from gitmem.review.markdown import entries_before, markdown
+from gitmem.review.markdown import entries_before, session_markdown
 
 if TYPE_CHECKING:
     from gitmem import MemoryRepo
@@ -38,7 +38,7 @@ def session(repo: MemoryRepo, sid: str) -> Session:
     for c in view.edits:
         key = f"{c.commit.get(T.CARD) or '-'}/{c.commit.get(T.SECTION) or '-'}"
         before[c.sha] = entry_of(key)
-    return Session(view, _asked(repo, view), before, markdown(repo, view))
+    return Session(view, _asked(repo, view), before, session_markdown(repo, view))
 
 
 def _asked(repo: MemoryRepo, view: SessionView) -> str | None:

@@ -216,3 +216,44 @@ def test_a_section_page_lists_its_values_with_dates_and_its_blame(
     blame = body.split('<table class="diff blame">')[1]
     assert f'<code>{raised[:7]}</code></td><td class="code">Budget: 55k' in blame
     assert "Bob builds" not in blame  # the section's lines only
+
+
+def _pages(url: str, jar: str, path: str) -> list[str]:
+    """Every page of a history, following its "older edits" link from ``path``: the
+    commits each lists, page after page."""
+    shas: list[str] = []
+    while True:
+        body = get(url, path, {"Cookie": jar}).read().decode()
+        listed = body.split("History of its values")[1].split("</table>")[0]
+        shas += re.findall(r"<code>(\w{7})</code>", listed)
+        older = re.search(r'<a href="([^"]+)" rel="next">older edits</a>', body)
+        if older is None:
+            return shas
+        path = older.group(1)
+
+
+def test_a_card_s_and_a_section_s_history_page_back_to_their_first_edit(client: Path) -> None:
+    budget: list[str] = []
+    with MemoryRepo(client) as repo:
+        person_writes(repo)  # Budget: 30k, Eve ships
+        budget.append(git(client, "rev-parse", "--short=7", "main").strip())
+        for n in range(12):  # a budget edit, then one elsewhere in the card
+            entry = IndexEntry.make("budget", ["budget"], f"budget {n}")
+            write_card(repo, "acme-website", f"Budget: {30 + n}k", f"Budget: {31 + n}k", entry)
+            budget.append(git(client, "rev-parse", "--short=7", "main").strip())
+            entry = IndexEntry.make("team", ["team"], f"team {n}")
+            write_card(repo, "acme-website", f"Eve ships{n or ''}", f"Eve ships{n + 1}", entry)
+    every = git(client, "log", "--format=%h", "--abbrev=7", "main", "--", "cards/acme-website.md")
+    with ui(client) as (_, url):
+        page = get(url, f"/?token={url.split('token=')[1]}", {})
+        jar = (page.getheader("set-cookie") or "").split(";")[0]
+        card = _pages(url, jar, "/cards/acme-website")
+        section = _pages(url, jar, "/cards/acme-website/budget")
+        third = get(url, "/cards/acme-website/budget?skip=20", {"Cookie": jar}).read().decode()
+        bad = [get(url, f"/cards/acme-website?skip={s}", {"Cookie": jar}) for s in ("-1", "x")]
+        refused = [(b.status, b.read().decode()) for b in bad]
+    assert card == every.split() and len(card) == 25  # every edit once, newest first
+    assert section == budget[::-1]  # the edits that changed the budget, not the others
+    assert "newer edits" in third and "Blame" not in third  # the blame is the first page's
+    for status, text in refused:
+        assert status == 400 and "skip must be a count of edits" in text

@@ -52,20 +52,22 @@ def audit_log(
     branch: str = MAIN,
     limit: int | None = None,
     edits_only: bool = False,
+    skip: int = 0,
 ) -> list[LogEntry]:
-    """The newest ``limit`` commits on ``branch`` (all with None), newest first, as
-    ``LogEntry`` values, of one card with ``project``; with ``edits_only``, memory edits
-    only: no transcript, usage or synthesis commit. Raises ``NotFound`` for an unknown
-    branch, ``InvalidInput`` for a bad card name."""
+    """The newest ``limit`` commits on ``branch`` (all with None) after the newest
+    ``skip``, newest first, as ``LogEntry`` values, of one card with ``project``; with
+    ``edits_only``, memory edits only: no transcript, usage or synthesis commit. Raises
+    ``NotFound`` for an unknown branch, ``InvalidInput`` for a bad card name."""
     tip = repo.branch_tip(branch)
     paths = [card_path(names.project(project))] if project else None
     own = repo.own_commits()
-    count = limit
-    while True:  # filtered: read more history until ``limit`` edits are found
+    want = None if limit is None else skip + limit
+    count = want
+    while True:  # filtered: read more history until ``want`` edits are found
         log = read_log(repo.git, tip, paths=paths, max_count=count)
         out = [e for e in (_entry(c, c.sha in own) for c in log) if e.memory_edit or not edits_only]
-        if count is None or limit is None or len(out) >= limit or len(log) < count:
-            return out[:limit] if limit is not None else out
+        if count is None or want is None or len(out) >= want or len(log) < count:
+            return out[skip:want]
         count *= 4
 
 

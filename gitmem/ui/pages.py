@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from markdown_it import MarkdownIt
 
 from gitmem.api import render_index
-from gitmem.errors import NotFound
+from gitmem.errors import InvalidInput, NotFound
 from gitmem.features.audit import LogEntry, audit_log, read_card
 from gitmem.features.revert import revert_commit
 from gitmem.index.build import refresh
@@ -37,11 +37,22 @@ def markdown_html(text: str) -> str:
     return str(_MD.render(text))
 
 
-def history(repo: MemoryRepo, card: str | None = None, limit: int = 200) -> list[LogEntry]:
-    return audit_log(repo, card, limit=limit, edits_only=True)
+def history(
+    repo: MemoryRepo, card: str | None = None, limit: int = 200, skip: int = 0
+) -> list[LogEntry]:
+    return audit_log(repo, card, limit=limit, edits_only=True, skip=skip)
 
 
-SHOWN = 10  # a card page's newest edits; its blame names commits among them
+SHOWN = 10  # a card page's edits; its blame names commits among the newest ten
+
+
+def page_start(value: str | None) -> int:
+    """A page's ``?skip=N``: how many of the newest edits come before it."""
+    if not value:
+        return 0
+    if not value.isdigit() or len(value) > 9:
+        raise InvalidInput(f"skip must be a count of edits, not {value!r}")
+    return int(value)
 
 
 @dataclass(frozen=True)
@@ -50,20 +61,24 @@ class CardPage:
     text: str
     html: str
     blame: list[tuple[str, str, bool]]  # (commit sha, line, written then or before) per line
-    edits: list[LogEntry]  # the newest SHOWN, as `gitmem log NAME -n 10`
+    edits: list[LogEntry]  # SHOWN edits after the newest ``skip``, as `gitmem log NAME`
     older: bool  # the card has edits before those
+    skip: int = 0
+    base: LogEntry | None = None  # the edit just before the page's oldest
 
 
-def card(repo: MemoryRepo, name: str) -> CardPage:
-    """A card, its index entries, its newest edits and a blame over just those edits: git
-    walks history once (the log), and blame reads only the commits it found."""
+def card(repo: MemoryRepo, name: str, skip: int = 0) -> CardPage:
+    """A card, its index entries, one page of its edits and, on the first page, a blame
+    over just those edits: git walks history once (the log, as far as the page), and
+    blame reads only the commits it found."""
     text = read_card(repo, name)  # NotFound / InvalidInput: the CLI's words
-    edits = history(repo, name, limit=SHOWN + 1)
+    edits = history(repo, name, limit=SHOWN + 1, skip=skip)
     older = len(edits) > SHOWN
+    base = edits[SHOWN] if older else None
     edits = edits[:SHOWN]
     info = refresh(repo, MAIN).card(name)
-    lines = blame(repo, name, [e.sha for e in edits], older)
-    return CardPage(info, text, markdown_html(text), lines, edits, older)
+    lines = blame(repo, name, [e.sha for e in edits], older) if skip == 0 else []
+    return CardPage(info, text, markdown_html(text), lines, edits, older, skip, base)
 
 
 def blame(repo: MemoryRepo, name: str, shas: list[str], older: bool) -> list[tuple[str, str, bool]]:
@@ -96,23 +111,29 @@ class SectionPage:
     values: list[tuple[LogEntry, str | None]]  # newest first: an edit, the value it left
     blame: list[tuple[str, str, bool]]  # the card's blame, the section's lines only
     older: bool
+    skip: int = 0
+    edits: int = 0  # how many of the card's edits the page looked through
 
 
-def section(repo: MemoryRepo, name: str, sid: str) -> SectionPage:
-    """A section's values through the card's newest edits, each as
-    `gitmem show NAME/SECTION@COMMIT` opens it, listed where it changed (None: absent)."""
+def section(repo: MemoryRepo, name: str, sid: str, skip: int = 0) -> SectionPage:
+    """A section's values through one page of the card's edits, each as
+    `gitmem show NAME/SECTION@COMMIT` opens it, listed where it changed (None: absent);
+    the edit before the page's oldest tells whether that one changed it."""
     text = read_card(repo, name, sid)  # NotFound / InvalidInput: the CLI's words
-    page = card(repo, name)
+    page = card(repo, name, skip)
     values: list[tuple[LogEntry, str | None]] = []
-    for e in reversed(page.edits):
+    for e in [*([page.base] if page.base else []), *reversed(page.edits)]:
         try:
             value: str | None = open_ref(repo, f"{name}/{sid}@{e.sha}").text
         except NotFound:
             value = None
         if not values or values[-1][1] != value:
             values.append((e, value))
+    if page.base and values[0][0] is page.base:
+        values = values[1:]  # on the next page
     span = next(s for s in sections(page.text) if s.id == sid)
-    return SectionPage(text, values[::-1], page.blame[span.start : span.end], page.older)
+    lines = page.blame[span.start : span.end]
+    return SectionPage(text, values[::-1], lines, page.older, skip, len(page.edits))
 
 
 def cards(repo: MemoryRepo) -> list[CardInfo]:

@@ -16,7 +16,7 @@ from starlette.staticfiles import StaticFiles
 
 from gitmem.agent.usage import load as load_usage
 from gitmem.agent.usage_report import report as usage_by_session
-from gitmem.errors import GitmemError
+from gitmem.errors import GitmemError, NotFound
 from gitmem.index.tiers import Split
 from gitmem.review.pending import list_sessions
 from gitmem.setup.workspace import list_clients
@@ -35,6 +35,7 @@ TEMPLATES = jinja2.Environment(
 )
 TEMPLATES.globals["rows"] = review.rows
 TEMPLATES.globals["split_rows"] = review.split_rows
+TEMPLATES.globals["page_size"] = pages.SHOWN
 
 
 def build_app(repo: MemoryRepo, csrf: str, *, read_only: bool = False) -> Starlette:
@@ -52,9 +53,13 @@ def build_app(repo: MemoryRepo, csrf: str, *, read_only: bool = False) -> Starle
         async def handler(request: Request) -> Response:
             try:
                 return make(request)
-            except GitmemError as err:  # the CLI's one-line reason
+            except NotFound as err:  # the CLI's one-line reason
                 return page(
                     "message.html", nav, 404, title="Not found", text=str(err), kind="refused"
+                )
+            except GitmemError as err:  # a malformed name, date or page
+                return page(
+                    "message.html", nav, 400, title="Refused", text=str(err), kind="refused"
                 )
 
         return handler
@@ -153,11 +158,13 @@ def build_app(repo: MemoryRepo, csrf: str, *, read_only: bool = False) -> Starle
 
     def card(request: Request) -> HTMLResponse:
         name = request.path_params["name"]
-        return page("card.html", "Cards", name=name, c=pages.card(repo, name))
+        skip = pages.page_start(request.query_params.get("skip"))
+        return page("card.html", "Cards", name=name, c=pages.card(repo, name, skip))
 
     def card_section(request: Request) -> HTMLResponse:
         name, sid = request.path_params["name"], request.path_params["sid"]
-        got = pages.section(repo, name, sid)
+        skip = pages.page_start(request.query_params.get("skip"))
+        got = pages.section(repo, name, sid, skip)
         return page("section.html", "Cards", name=name, sid=sid, p=got)
 
     def index(request: Request) -> HTMLResponse:

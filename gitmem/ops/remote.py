@@ -58,12 +58,13 @@ def _unreachable(name: str) -> str:
 
 
 def url(repo: MemoryRepo, name: str) -> str:
-    """The URL of the configured remote ``name``; NotFound when there is none."""
+    """The URL of the configured remote ``name`` (from the repo's one read of git's config:
+    no process of its own); NotFound when there is none."""
     names.remote(name)
-    proc = repo.git.run("remote", "get-url", name, check=False)
-    if proc.returncode == 0:
-        return proc.stdout.decode("utf-8", "replace").strip()
-    known = repo.git.out("remote").split()
+    urls = repo.remote_urls()
+    if name in urls:
+        return urls[name]
+    known = sorted(urls)
     if known:
         raise NotFound(f"no remote {name!r} configured (remotes: {', '.join(known)})")
     raise NotFound(f"no remote {name!r} configured; add one with `git remote add {name} URL`")

@@ -163,12 +163,12 @@ def run_demo(write: Write, keep: Path | None = None) -> Path:
         )
         pending = _session(repo, client, write, UNDER_REVIEW, policy="review")
         write("\n$ gitmem review " + pending.session + "\n")
-        view = review.load(repo, pending.session)
+        view = review.load_session(repo, pending.session)
         write(review_text.plain(review_text.show_lines(view)))
         keep_sha = next(c.sha for c in view.edits if c.commit.get(T.SECTION) == "risks")
         write(f"\nThe risk is right, the new deadline is not: accept only {keep_sha[:7]}.\n")
         write(f"$ gitmem review {pending.session} --accept --commit {keep_sha[:7]}\n")
-        write(decide.accept(repo, pending.session, commits=[keep_sha]).text())
+        write(decide.accept_session(repo, pending.session, commits=[keep_sha]).text())
 
         _stage(
             write,

@@ -19,7 +19,7 @@ from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
 from gitmem.ops.hunks import apply as apply_hunks
 from gitmem.ops.hunks import parse as parse_diff
-from gitmem.review.pending import load
+from gitmem.review.pending import load_session
 from gitmem.review.render import plain as plain_text
 from gitmem.review.render import show_lines
 
@@ -162,7 +162,7 @@ def test_show_json_gives_files_commits_entries_and_hunks(pending: MemoryRepo, cl
 
 
 def test_colour_in_a_terminal_plain_when_piped(pending: MemoryRepo) -> None:
-    lines = show_lines(load(pending, SID))
+    lines = show_lines(load_session(pending, SID))
     coloured, plain = render(lines), plain_text(lines)
     assert "\x1b[" in coloured and "\x1b[" not in plain
     assert re.sub(r"\x1b\[[0-9;]*m", "", coloured) == plain
@@ -231,7 +231,7 @@ def test_accept_after_main_moved_recreates_commits_on_top(
 
 
 def test_accept_some_commits(pending: MemoryRepo, client: Path) -> None:
-    view = load(pending, SID)
+    view = load_session(pending, SID)
     beta = view.edits[2].sha
     res = gm("-C", str(client), "review", SID, "--accept", "--commit", beta[:10])
     assert res.code == 0, res.err
@@ -305,7 +305,7 @@ def test_a_hunk_that_needs_a_left_out_one_is_refused(repo: MemoryRepo, client: P
     before = git(client, "rev-parse", "main")
     res = gm("-C", str(client), "review", SID, "--accept", "--hunks", "2")
     assert res.code == 4 and res.err.count("\n") == 1 and "accept both or neither" in res.err
-    assert git(client, "rev-parse", "main") == before and load(repo, SID).ref.pending
+    assert git(client, "rev-parse", "main") == before and load_session(repo, SID).ref.pending
 
 
 def test_a_hunk_whose_context_a_left_out_commit_changed_lands_with_fuzz(

@@ -7,7 +7,7 @@ from gitmem.features.edit import write_card
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
 from gitmem.review.decision import Selection, plan_all, plan_commits, plan_hunks
-from gitmem.review.pending import load
+from gitmem.review.pending import load_session
 
 SID = "20261130-101200-ab12"
 
@@ -27,7 +27,7 @@ def test_a_selection_keeps_the_transcript_and_what_was_chosen(repo: MemoryRepo) 
         )
     sessions.transcript_file(repo, SID).write_text('{"role": "user", "text": "hi"}\n')
     sessions.finish(repo, s, "review")
-    view = load(repo, SID)
+    view = load_session(repo, SID)
     acme, beta = view.edits
     transcript = {c.sha for c in view.commits if c.transcript}
     assert transcript  # the session's transcript commit

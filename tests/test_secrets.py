@@ -21,8 +21,8 @@ from gitmem.hooks import install
 from gitmem.memory import secrets
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
-from gitmem.review.decision import accept
-from gitmem.review.pending import load
+from gitmem.review.decision import accept_session
+from gitmem.review.pending import load_session
 
 from helpers import git, gm, snapshot
 
@@ -245,14 +245,14 @@ def _session_with_a_key(repo: MemoryRepo) -> str:
 def test_review_accept_by_hunk_refuses_a_hunk_with_a_key(repo: MemoryRepo) -> None:
     sid = _session_with_a_key(repo)
     repo = MemoryRepo(repo.root)
-    view = load(repo, sid)
+    view = load_session(repo, sid)
     assert view.ref.pending and len(view.edits) == 2
     before = repo.tip("main")
     n = sum(len(f.hunks) for c in view.edits for f in c.files)
     with pytest.raises(secrets.SecretFound, match=r"aws-access-key in cards/acme\.md"):
-        accept(repo, sid, hunks=list(range(1, n + 1)))
+        accept_session(repo, sid, hunks=list(range(1, n + 1)))
     assert repo.tip("main") == before
-    accept(repo, sid, hunks=[1])  # the first commit's hunk alone has no key
+    accept_session(repo, sid, hunks=[1])  # the first commit's hunk alone has no key
     assert AWS not in git(repo.root, "show", "main:cards/acme.md")
 
 

@@ -74,7 +74,7 @@ def undo_last(repo: MemoryRepo, session: Session) -> Undone:
 def review_lines(repo: MemoryRepo, session: Session) -> list[tuple[str, str]]:
     if not edits_in_effect(repo, session):
         return [(f"session {session.id} has no memory edits in effect", "")]
-    return review_text.show_lines(review.load(repo, session.id))
+    return review_text.show_lines(review.load_session(repo, session.id))
 
 
 def usage_text(repo: MemoryRepo, session: Session) -> str:

@@ -30,7 +30,7 @@ from gitmem.ops.land import land
 from gitmem.ops.merge import land_tree
 from gitmem.ops.worktree import checked_out, ensure_clean
 from gitmem.review import decision_intent, team
-from gitmem.review.pending import ReviewCommit, SessionView, load
+from gitmem.review.pending import ReviewCommit, SessionView, load_session
 from gitmem.wording import count
 
 # What a decision lands: commit -> None (all of it) or the hunks to keep; a commit not in
@@ -65,10 +65,12 @@ class Decision:
         return f"session {self.session} {what}; kept as {self.archived}\n{self.worktree}\n"
 
 
-def pending(repo: MemoryRepo, session_id: str, expect_tip: str | None = None) -> SessionView:
+def pending_session(
+    repo: MemoryRepo, session_id: str, expect_tip: str | None = None
+) -> SessionView:
     """The ``SessionView`` of a session still waiting for a decision; refuses one decided
     already, or one whose tip is no longer ``expect_tip``."""
-    view = load(repo, session_id)
+    view = load_session(repo, session_id)
     if not view.ref.pending:
         raise InvalidInput(f"session {view.ref.id} was {view.ref.state} already; nothing to decide")
     if expect_tip and view.ref.tip != expect_tip:
@@ -270,7 +272,7 @@ def _worktree_note(repo: MemoryRepo, landed: list[Sha]) -> str:
     return f"main moved; your working tree is on {where} and was left alone."
 
 
-def accept(
+def accept_session(
     repo: MemoryRepo,
     session_id: str,
     *,
@@ -286,7 +288,7 @@ def accept(
     or brings what sync refuses: ``features/session_scope.py``), ``Conflict`` (the session moved
     since ``expect_tip``, or another machine decided first)."""
     _not_interrupted(repo, session_id)
-    view = pending(repo, session_id, expect_tip)
+    view = pending_session(repo, session_id, expect_tip)
     session_scope.check(  # what sync refuses to receive, and what no session touches
         repo,
         view.ref.id,
@@ -355,12 +357,12 @@ def finish_accept(
     )
 
 
-def reject(repo: MemoryRepo, session_id: str) -> Decision:
+def reject_session(repo: MemoryRepo, session_id: str) -> Decision:
     """Set a pending session aside: nothing lands, its commits stay under
     refs/gitmem/rejected/. Returns a ``Decision``. Raises ``NotFound`` (no such session),
     ``InvalidInput`` (not pending), ``Conflict`` (another machine decided first)."""
     _not_interrupted(repo, session_id)
-    view = pending(repo, session_id)
+    view = pending_session(repo, session_id)
     where = _claimed_on(repo, view)
     if where:
         decision_intent.save(repo, view, "rejected", (), None, where)

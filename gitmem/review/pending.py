@@ -253,7 +253,7 @@ def _hunk_json(h: NumberedHunk) -> dict[str, object]:
     }
 
 
-def load(repo: MemoryRepo, session_id: str) -> SessionView:
+def load_session(repo: MemoryRepo, session_id: str) -> SessionView:
     """A session with its commits and their diffs (one ``git log -p``), as a
     ``SessionView``. Raises ``NotFound`` for an unknown session, ``InvalidInput`` for a
     bad id."""
@@ -261,7 +261,7 @@ def load(repo: MemoryRepo, session_id: str) -> SessionView:
 
 
 def view_of(repo: MemoryRepo, s: SessionRef) -> SessionView:
-    """``load`` for a session known by its ref (e.g. one whose branch is gone already)."""
+    """``load_session`` for a session known by its ref (e.g. one whose branch is gone already)."""
     commits = session_commits(repo, s)
     if not commits:
         return SessionView(s, s.tip if s.pending else None, ())

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from gitmem.errors import InvalidInput
 from gitmem.memory import trailers as T
-from gitmem.review.decision import accept, pending, reject
+from gitmem.review.decision import accept_session, pending_session, reject_session
 from gitmem.review.markdown import entries_before, session_markdown
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ class Session:
 
 
 def session(repo: MemoryRepo, sid: str) -> Session:
-    view = pending(repo, sid)
+    view = pending_session(repo, sid)
     entry_of = entries_before(repo, view)
     before: dict[str, list[str] | None] = {}
     for c in view.edits:
@@ -63,14 +63,14 @@ def decide(
     """Accept the ticked hunks or commits (all when none is ticked) or reject the session;
     a refusal is the CLI's one-line GitmemError."""
     if action == "reject":
-        return reject(repo, sid)
+        return reject_session(repo, sid)
     if action != "accept":
         raise InvalidInput(f"unknown action {action!r}: accept or reject")
     try:
         numbers = [int(n) for n in hunks]
     except ValueError:
         raise InvalidInput("hunk numbers are whole numbers") from None
-    return accept(repo, sid, commits=commits, hunks=numbers or None, expect_tip=tip or None)
+    return accept_session(repo, sid, commits=commits, hunks=numbers or None, expect_tip=tip or None)
 
 
 def rows(h: Hunk) -> list[tuple[str, str, str]]:

@@ -45,6 +45,29 @@ def gm(*args: str, cwd: Path | None = None, stdin: str | bytes = b"") -> Result:
     return Result(code, out.getvalue(), err.getvalue())
 
 
+def write(
+    client: Path,
+    project: str,
+    old: str,
+    new: str,
+    section: str = "budget",
+    summary: str | None = None,
+) -> Result:
+    """`gitmem write` of one edit, its keyword the section id and its summary given (or
+    "<section> notes"); asserts it succeeded."""
+    entry = [
+        "--section",
+        section,
+        "--keywords",
+        section,
+        "--summary",
+        summary or f"{section} notes",
+    ]
+    res = gm("-C", str(client), "write", project, "--old", old, "--new", new, *entry)
+    assert res.code == 0, res.err
+    return res
+
+
 def git(path: Path, *args: str, input: bytes | None = None, check: bool = True) -> str:
     proc = subprocess.run(["git", *args], cwd=path, input=input, capture_output=True, check=False)
     if check and proc.returncode:

@@ -13,27 +13,7 @@ from gitmem.agent.chat import run_chat
 from gitmem.fakeapi import FakeAnthropicServer, QueueModel, Reply
 from gitmem.memory.repo import MemoryRepo
 
-from helpers import git, gm
-
-
-def write(client: Path, project: str, new: str, section: str) -> None:
-    res = gm(
-        "-C",
-        str(client),
-        "write",
-        project,
-        "--old",
-        "",
-        "--new",
-        new,
-        "--section",
-        section,
-        "--keywords",
-        section,
-        "--summary",
-        f"{section} notes",
-    )
-    assert res.code == 0, res.err
+from helpers import git, gm, write
 
 
 def sessions(repo: MemoryRepo, replies: list[Reply | str], *runs: list[str]) -> None:
@@ -46,9 +26,9 @@ def sessions(repo: MemoryRepo, replies: list[Reply | str], *runs: list[str]) -> 
 
 
 def test_reads_per_card_and_section_across_sessions(repo: MemoryRepo, client: Path) -> None:
-    write(client, "acme", "## Budget\n30k for Q3, owner Ann\n\n## Team\nAnn, Bob\n", "budget")
-    write(client, "beta", "## Goals\nShip v2\n", "goals")
-    write(client, "gamma", "## Risks\nvenue booked\n", "risks")
+    write(client, "acme", "", "## Budget\n30k for Q3, owner Ann\n\n## Team\nAnn, Bob\n", "budget")
+    write(client, "beta", "", "## Goals\nShip v2\n", "goals")
+    write(client, "gamma", "", "## Risks\nvenue booked\n", "risks")
     read = "read_memory_card"
     sessions(
         repo,

@@ -11,27 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import git, gm, snapshot
-
-
-def write(root: Path, project: str, old: str, new: str, summary: str) -> None:
-    res = gm(
-        "-C",
-        str(root),
-        "write",
-        project,
-        "--old",
-        old,
-        "--new",
-        new,
-        "--section",
-        "budget",
-        "--keywords",
-        "budget",
-        "--summary",
-        summary,
-    )
-    assert res.code == 0, res.err
+from helpers import git, gm, snapshot, write
 
 
 @pytest.fixture
@@ -40,7 +20,7 @@ def remote(client: Path, tmp_path: Path) -> Path:
     bare = tmp_path / "served" / "acme.git"
     bare.parent.mkdir()
     git(tmp_path, "init", "-q", "--bare", "--initial-branch=master", str(bare))
-    write(client, "acme", "", "# Acme\n\n## Budget\n30k\n", "Budget 30k")
+    write(client, "acme", "", "# Acme\n\n## Budget\n30k\n", "budget", "Budget 30k")
     git(client, "remote", "add", "origin", str(bare))
     assert gm("-C", str(client), "sync").code == 0
     assert git(bare, "symbolic-ref", "HEAD").strip() == "refs/heads/master"  # unborn
@@ -78,7 +58,7 @@ def test_clone_checks_out_main_installs_hooks_and_builds_the_index(
     check_ready(target, main)
     assert git(target, "rev-parse", "refs/gitmem/sync/origin/last-synced").strip() == main
     assert "up to date with origin" in gm("-C", str(target), "sync").out
-    write(target, "acme", "30k", "40k", "Budget 40k")
+    write(target, "acme", "30k", "40k", "budget", "Budget 40k")
     assert gm("-C", str(target), "sync").code == 0
     assert "40k" in git(remote, "show", "main:cards/acme.md")
 

@@ -13,7 +13,7 @@ import pytest
 
 from gitmem.fakeapi import FakeAnthropicServer, QueueModel, Reply
 
-from helpers import git, gm, snapshot
+from helpers import git, gm, snapshot, write
 
 DUP = "The client wants the launch moved to the spring because the venue is booked until March."
 
@@ -21,26 +21,6 @@ DUP = "The client wants the launch moved to the spring because the venue is book
 def state(client: Path) -> dict[str, str]:
     """Everything but the derived index caches under .git/gitmem."""
     return {k: v for k, v in snapshot(client).items() if not k.startswith(".git/gitmem/index-")}
-
-
-def write(client: Path, project: str, old: str, new: str, section: str, summary: str) -> None:
-    res = gm(
-        "-C",
-        str(client),
-        "write",
-        project,
-        "--old",
-        old,
-        "--new",
-        new,
-        "--section",
-        section,
-        "--keywords",
-        section,
-        "--summary",
-        summary,
-    )
-    assert res.code == 0, res.err
 
 
 @pytest.fixture

@@ -14,27 +14,7 @@ from hypothesis import strategies as st
 
 from gitmem.index.stale import missing_numbers, shingles
 
-from helpers import git, gm, snapshot
-
-
-def write(client: Path, project: str, old: str, new: str, section: str, summary: str) -> None:
-    res = gm(
-        "-C",
-        str(client),
-        "write",
-        project,
-        "--old",
-        old,
-        "--new",
-        new,
-        "--section",
-        section,
-        "--keywords",
-        section,
-        "--summary",
-        summary,
-    )
-    assert res.code == 0, res.err
+from helpers import git, gm, snapshot, write
 
 
 def report(client: Path, *args: str) -> dict[str, Any]:

@@ -12,6 +12,8 @@ from hypothesis import is_hypothesis_test, settings
 from gitmem.memory.repo import MemoryRepo
 from gitmem.setup.init import init_repo
 
+from helpers import gm
+
 # Property tests run git and write files: on a shared 2-core machine one example can take
 # far longer than hypothesis' 200 ms deadline, a failure that says nothing of gitmem.
 settings.register_profile("gitmem", deadline=None)
@@ -58,6 +60,18 @@ def repo(client: Path) -> Iterator[MemoryRepo]:
         yield r
 
 
+SEEDED_CARD = "# Acme\n\n## Budget\nBudget: 30k\n\n## Notes\nfoo\nfoo\n"
+
+
+@pytest.fixture
+def seeded(client: Path) -> Path:
+    """The client with one card, acme (SEEDED_CARD), written by `gitmem write`."""
+    entry = ["--section", "budget", "--keywords", "budget,q3", "--summary", "Budget raised"]
+    res = gm("-C", str(client), "write", "acme", "--old", "", "--new", SEEDED_CARD, *entry)
+    assert res.code == 0, res.err
+    return client
+
+
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every property test (hypothesis) is `slow`: `pytest` leaves them out, `pytest -m ''`
@@ -69,6 +83,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 # Re-exported for tests that import them from here; new tests import from helpers.
-from helpers import Result, git, gm, snapshot  # noqa: E402
+from helpers import Result, git, snapshot  # noqa: E402
 
 __all__ = ["Result", "git", "gm", "snapshot"]

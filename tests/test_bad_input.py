@@ -10,15 +10,7 @@ import pytest
 
 from helpers import git, gm, snapshot
 
-CARD = "# Acme\n\n## Budget\nBudget: 30k\n\n## Notes\nfoo\nfoo\n"
 GOOD = ["--section", "budget", "--keywords", "budget,q3", "--summary", "Budget raised"]
-
-
-@pytest.fixture
-def seeded(client: Path) -> Path:
-    res = gm("-C", str(client), "write", "acme", "--old", "", "--new", CARD, *GOOD)
-    assert res.code == 0, res.err
-    return client
 
 
 def refused(client: Path, *args: str, match: str, stdin: str | bytes = b"") -> str:

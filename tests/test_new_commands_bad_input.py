@@ -11,13 +11,6 @@ from helpers import gm, snapshot
 GOOD = ["--section", "budget", "--keywords", "budget", "--summary", "Budget 30k"]
 
 
-@pytest.fixture
-def seeded(client: Path) -> Path:
-    res = gm("-C", str(client), "write", "acme", "--old", "", "--new", "## Budget\n30k\n", *GOOD)
-    assert res.code == 0, res.err
-    return client
-
-
 @pytest.mark.parametrize(
     ("args", "code", "match"),
     [

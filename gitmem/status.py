@@ -74,9 +74,15 @@ class Status:
     settings: tuple[trust.Setting, ...] = ()  # protective settings, where each comes from
     refused_paths: tuple[tuple[str, str], ...] = ()  # (path, why): names the path rule refuses
     signing_off: str | None = None  # why this clone's commits are not signed; None: signed
+    signers_held: trust.Held | None = None  # keys a sync brought, not trusted until `trust`
 
     def to_json(self) -> dict[str, object]:
-        return {**asdict(self), "settings": [x.to_json() for x in self.settings]}
+        held = self.signers_held and self.signers_held.to_json()
+        return {
+            **asdict(self),
+            "settings": [x.to_json() for x in self.settings],
+            "signers_held": held,
+        }
 
 
 def _changes(repo: MemoryRepo) -> list[Change]:
@@ -160,6 +166,7 @@ def status(repo: MemoryRepo) -> Status:
         settings=tuple(trust.settings(repo.root)),
         refused_paths=tuple(refused_paths(repo)),
         signing_off=_signing_off(repo),
+        signers_held=trust.held(repo.root).get(trust.SIGNERS),
     )
 
 
@@ -183,6 +190,7 @@ def lines(st: Status) -> list[str]:
         *_review_lines(st),
         *_settings_lines(st),
         *([f"Signing is off: {st.signing_off}"] if st.signing_off else []),
+        *_signers_lines(st),
         *_index_lines(st),
         *_remote_lines(st),
         f"({st.note})",
@@ -253,6 +261,19 @@ def _settings_lines(st: Status) -> list[str]:
             )
         out.append(line)
     return out
+
+
+def _signers_lines(st: Status) -> list[str]:
+    from gitmem.wording import count
+
+    h = st.signers_held
+    if h is None:
+        return []
+    return [
+        f"Signers held on this machine: {count(len(h.proposed), 'key')} that {h.remote}'s "
+        f"allowed_signers ({h.commit[:7]}) adds; their commits do not verify until "
+        "`gitmem trust signers`"
+    ]
 
 
 _LABELS = {"memory.review": "Review policy", "secrets.allow": "Secret allow-list"}

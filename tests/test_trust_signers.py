@@ -59,6 +59,11 @@ def test_a_remotes_new_signer_is_held_until_trusted(pair: tuple[Path, Path, str]
     assert "origin's allowed_signers adds 1 signer, held: their commits do not verify" in res.out
     assert f'person@example.com namespaces="git" ssh-ed25519 {public}' in res.out
     assert public not in _trusted(laptop)  # held: git does not trust it here
+    tip = git(laptop, "rev-parse", "--short=7", "main").strip()
+    assert (
+        "Signers held on this machine: 1 key that origin's allowed_signers "
+        f"({tip}) adds; their commits do not verify until `gitmem trust signers`"
+    ) in gm("-C", str(laptop), "status").out
     res = gm("-C", str(laptop), "verify")
     assert res.code == 1
     lines = res.out.splitlines()[:-1]

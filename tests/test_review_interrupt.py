@@ -34,11 +34,11 @@ def _gitmem(client: Path, *args: str, stdin: str = "") -> subprocess.CompletedPr
     )  # fmt: skip
 
 
-def _pending_session(client: Path) -> str:
+def _pending_session(client: Path, said: str = "remember acme Budget: 40k agreed\n") -> str:
     toml = client / "gitmem.toml"
     toml.write_text(toml.read_text().replace('review = "auto"', 'review = "review"'))
     git(client, "commit", "-qam", "review every session")
-    chat = _gitmem(client, "chat", "--simulated", stdin="remember acme Budget: 40k agreed\n")
+    chat = _gitmem(client, "chat", "--simulated", stdin=said)
     assert chat.returncode == 0, chat.stderr
     listed = json.loads(_gitmem(client, "review", "--json").stdout)
     (session,) = [s["session"] for s in listed]
@@ -86,3 +86,30 @@ def test_an_accept_killed_after_main_moved_is_recorded_by_recover(
     shown = _gitmem(client, "review", session, "--accept")
     assert shown.returncode == 2 and "was accepted already" in shown.stderr
     assert _gitmem(client, "recover").stdout.strip() == "nothing to finish"
+
+
+def test_an_accept_refused_by_a_conflict_leaves_nothing_to_recover(client: Path) -> None:
+    def write(old: str, new: str) -> None:
+        w = (
+            "--section",
+            "budget",
+            "--keywords",
+            "budget",
+            "--summary",
+            new.strip().split("\n")[-1],
+        )
+        assert _gitmem(client, "write", "acme", "--old", old, "--new", new, *w).returncode == 0
+
+    write("", "# Acme\n\n## Budget\nBudget: 30k\n")
+    session = _pending_session(client, "update acme budget: Budget: 30k => Budget: 40k\n")
+    write("Budget: 30k", "Budget: 35k")  # the same line on main, meanwhile
+    before = git(client, "rev-parse", "main")
+    refused = _gitmem(client, "review", session, "--accept")
+    assert refused.returncode == 4 and "changed on both sides" in refused.stderr, refused.stderr
+    # the session's usage commit on main is no edit of it: nothing landed, nothing to finish
+    assert _gitmem(client, "recover").stdout.strip() == "nothing to finish"
+    assert git(client, "rev-parse", "main") == before
+    assert [s["session"] for s in json.loads(_gitmem(client, "review", "--json").stdout)] == [
+        session
+    ]
+    assert _gitmem(client, "review", session, "--reject").returncode == 0

@@ -328,9 +328,12 @@ def accept_session(
 
 
 def landed_already(repo: MemoryRepo, sid: str, base: str | None) -> bool:
-    """Whether main has an edit of the session already (the landing ran before a stop)."""
+    """Whether main has an edit of the session already (the landing ran before a stop);
+    the session's transcript and usage commits, on main since it ended, are no edits."""
     since = f"{base}..{MAIN}" if base else MAIN
-    return any(c.get(T.SESSION) == sid for c in read_log(repo.git, since))
+    return any(
+        c.get(T.SESSION) == sid and c.get(T.LAYER) is None for c in read_log(repo.git, since)
+    )
 
 
 def finish_accept(

@@ -94,6 +94,8 @@ def measure(commits: int, rounds: int) -> None:
             pending_session(repo, EDITS)
             first = gitmem.list_cards(repo)[0]
             card, section = first.project, first.sections[0].id
+            edits = len(gitmem.audit_log(repo, card, edits_only=True))
+            last = (edits - 1) // 10 * 10  # the skip of the card's last page of ten
         proc, url, start_s = start(copy, env)
         try:
             conn, headers = fetcher(url)
@@ -105,6 +107,8 @@ def measure(commits: int, rounds: int) -> None:
                 "cards": "/cards",
                 f"card {card}": f"/cards/{card}",
                 f"section {card} § {section}": f"/cards/{card}/{section}",
+                f"card {card}, last page ({edits} edits)": f"/cards/{card}?skip={last}",
+                f"section {section}, last page": f"/cards/{card}/{section}?skip={last}",
                 "index": "/index",
                 "search": "/search?q=budget+hosting",
                 "search as of": "/search?q=budget+hosting&as_of=2025-06-01",

@@ -257,3 +257,19 @@ def test_a_card_s_and_a_section_s_history_page_back_to_their_first_edit(client: 
     assert "newer edits" in third and "Blame" not in third  # the blame is the first page's
     for status, text in refused:
         assert status == 400 and "skip must be a count of edits" in text
+
+
+def test_a_card_page_marks_a_section_whose_text_changed_after_its_summary(client: Path) -> None:
+    with MemoryRepo(client) as repo:
+        person_writes(repo)
+    card = client / "cards" / "acme-website.md"
+    card.write_text(card.read_text().replace("Owner: Ann", "Owner: Zed"))
+    git(client, "commit", "-qam", "a hand edit: no trailers")
+    assert "acme-website § budget" in gm("-C", str(client), "stale").out
+    with ui(client) as (_, url):
+        page = get(url, f"/?token={url.split('token=')[1]}", {})
+        jar = (page.getheader("set-cookie") or "").split(";")[0]
+        body = get(url, "/cards/acme-website", {"Cookie": jar}).read().decode()
+    entries = body.split("<h2>Index entries</h2>")[1].split("</table>")[0]
+    rows = {r.split("</code>")[0].split(">")[-1]: r for r in entries.split("<tr>")[2:]}
+    assert ">stale</span>" in rows["budget"] and "stale" not in rows["team"]

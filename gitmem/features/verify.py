@@ -118,6 +118,7 @@ def verify(repo: MemoryRepo, since: str | None = None) -> Verification:
 # Under .git/gitmem/: main's tip at the last verify that found no commit of main to report,
 # with what that depends on (the trusted signers, the client): later runs check only what
 # came after it, so a verify costs what is new (git runs ssh-keygen once per commit).
+# The budget it buys: verify at 10k commits <= 10 s (a full check takes 161 s).
 VERIFIED = "verified"
 
 

@@ -125,6 +125,24 @@ def test_content_tampered_and_committed_with_plain_git(acme: Path) -> None:
     assert _verify(acme) == (1, [_unsigned(_short(acme), "acme § budget")])
 
 
+def test_a_card_replaced_with_git_replace_is_read_as_committed_and_named(acme: Path) -> None:
+    blob = git(acme, "rev-parse", "main:cards/acme.md").strip()
+    text = git(acme, "cat-file", "blob", blob).replace("50k", "95k")
+    forged = git(acme, "hash-object", "-w", "--stdin", input=text.encode()).strip()
+    git(acme, "replace", blob, forged)
+    assert "95k" in git(acme, "show", "main:cards/acme.md")  # plain git shows the forgery
+    shown = gm("-C", str(acme), "show", "acme")
+    assert shown.code == 0 and "50k" in shown.out and "95k" not in shown.out
+    assert _verify(acme) == (
+        1,
+        [
+            f"{blob[:7]}: git is told to show {forged[:7]} in its place (`git replace`), so "
+            "plain git shows text gitmem did not write; gitmem reads the original; "
+            f"`git replace -d {blob}` removes the replacement"
+        ],
+    )
+
+
 def test_a_tail_truncated(acme: Path) -> None:
     gone = _short(acme)
     git(acme, "reset", "-q", "--hard", "HEAD~1")

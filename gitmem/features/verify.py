@@ -290,9 +290,14 @@ def _history(repo: MemoryRepo) -> list[Finding]:
                 seen,
             )
         )
-    listed = repo.git.out("for-each-ref", "--format=%(objectname) %(refname)", refs.SYNC)
+    listed = repo.git.out(
+        "for-each-ref", "--format=%(objectname) %(refname)", refs.SYNC, refs.REPLACE
+    )
     for line in listed.splitlines():
         theirs, _, ref = line.partition(" ")
+        if ref.startswith(refs.REPLACE):
+            found.append(_replaced(ref.removeprefix(refs.REPLACE), theirs))
+            continue
         remote = refs.rewritten_remote(ref)
         last = repo.store.resolve(refs.sync(remote, "last-synced")) if remote else None
         if remote and last and not _contains(repo, theirs, last):
@@ -309,6 +314,18 @@ def _history(repo: MemoryRepo) -> list[Finding]:
                 )
             )
     return found
+
+
+def _replaced(original: str, replacement: str) -> Finding:
+    return Finding(
+        "replaced-object",
+        original[:7],
+        "",
+        f"git is told to show {replacement[:7]} in its place (`git replace`), so plain git "
+        "shows text gitmem did not write; gitmem reads the original",
+        f"`git replace -d {original}` removes the replacement",
+        path=None,
+    )
 
 
 def _contains(repo: MemoryRepo, tip: str, sha: str) -> bool:

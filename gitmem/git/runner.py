@@ -111,6 +111,7 @@ def restrict_umask() -> None:
 def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in _LOCATION_VARS}
     env["GIT_TERMINAL_PROMPT"] = "0"
+    env["GIT_NO_REPLACE_OBJECTS"] = "1"  # memory is what was committed, not a `git replace`
     env.setdefault("LC_ALL", "C")
     if extra:
         env.update(extra)

@@ -40,6 +40,7 @@ REMOTES = "refs/gitmem/remotes/"
 # the entries a rollback leaves unreachable (gc.reflogExpireUnreachable, 30 days) and
 # `gitmem redact` expires them all.
 SEEN = "refs/gitmem/seen/main"
+REPLACE = "refs/replace/"  # git's object replacements: gitmem reads past them (runner)
 
 
 def sync(remote: str, what: str) -> str:

@@ -4,6 +4,7 @@ one line beside each in its tool results, and the I block names them."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -72,6 +73,27 @@ def test_a_commit_by_an_unknown_key_is_named(acme: Path, tmp_path: Path) -> None
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(stranger)], check=True)
     by_hand(acme, "Dana is PM", "Eve is PM", f"-S{stranger}")
     assert found(acme) == {("acme", "people"): ("Mallory", "2025-11-30", "unknown")}
+
+
+def test_a_commit_replayed_from_another_clients_memory_is_named(acme: Path, tmp_path: Path) -> None:
+    # One machine key signs every client's memory: beta's commit on acme's main is signed
+    # by a trusted key, but for beta.
+    beta = tmp_path / "beta"
+    shutil.copytree(acme, beta)
+    toml = beta / "gitmem.toml"
+    toml.write_text(toml.read_text().replace('name = "acme"', 'name = "beta"'))
+    res = gm(
+        "-C", str(beta), "write", "acme", "--old", "Dana is PM", "--new", "Eve is PM",
+        "--section", "people", "--keywords", "people", "--summary", "Eve is PM",
+    )  # fmt: skip
+    assert res.code == 0, res.err
+    git(acme, "fetch", "-q", str(beta), "main")
+    git(acme, "merge", "-q", "--ff-only", "FETCH_HEAD")
+    assert git(acme, "log", "-1", "--format=%G?").strip() == "G"
+    got = found(acme)
+    assert list(got) == [("acme", "people")] and got[("acme", "people")][2] == "other"
+    out = gm("-C", str(acme), "index").out
+    assert out.rstrip().endswith("committed): acme § people\n</memory-index>")
 
 
 def test_a_working_tree_edit_is_named(acme: Path) -> None:

@@ -28,6 +28,7 @@ from gitmem.git.signing import Signature, signatures
 from gitmem.index import build
 from gitmem.index.framing import one_line
 from gitmem.index.freshness import digests
+from gitmem.memory import trailers as T
 from gitmem.memory.cards import card_of, card_path, sections
 from gitmem.memory.repo import ALLOWED_SIGNERS, MAIN, MemoryRepo
 
@@ -40,6 +41,7 @@ _WHY = {
     "unknown": "signed by a key this clone does not trust",
     "bad": "its signature does not hold",
     "unchecked": "its signature cannot be checked here",
+    "other": "signed for another client's memory",
 }
 
 Key = tuple[str, str]  # (card, section id)
@@ -106,11 +108,17 @@ def _committed(repo: MemoryRepo, branch: str, tip: Sha) -> dict[Key, Unverified]
     writers = _writers(repo, branch, tip, _cards_of(repo, others)) if others else {}
     named = sorted({sha for sha in writers.values() if sha in others})
     verdicts = _verdicts(repo, named)
-    facts = _authors(repo, [sha for sha in named if verdicts[sha].state != "trusted"])
-    found = {
-        key: Unverified(*key, sha, *facts[sha], verdicts[sha].state)
-        for key, sha in sorted(writers.items())
+    facts = _authors(repo, named)
+    client = repo.config.client
+    state = {  # one machine key signs every client's memory: a trusted key binds a client too
+        sha: verdict.state if verdict.state != "trusted" or facts[sha][2] == client else "other"
+        for sha, verdict in verdicts.items()
         if sha in facts
+    }
+    found = {
+        key: Unverified(*key, sha, *facts[sha][:2], state[sha])
+        for key, sha in sorted(writers.items())
+        if state.get(sha, "trusted") != "trusted"
     }
     repo.memo[memo_key] = found
     return found
@@ -206,19 +214,18 @@ def _verdicts(repo: MemoryRepo, shas: list[str]) -> dict[str, Signature]:
     return {sha: got for sha, got in known.items() if isinstance(got, Signature)}
 
 
-def _authors(repo: MemoryRepo, shas: list[str]) -> dict[str, tuple[str, str]]:
-    """Each commit's author name and date (YYYY-MM-DD), in one git process."""
+def _authors(repo: MemoryRepo, shas: list[str]) -> dict[str, tuple[str, str, str]]:
+    """Each commit's author name, date (YYYY-MM-DD) and client, in one git process."""
     if not shas:
         return {}
-    fmt = "--format=%H%x1f%an%x1f%as"
+    fmt = f"--format=%H%x1f%an%x1f%as%x1f%(trailers:key={T.CLIENT},valueonly,separator=%x2c)"
     stdin = "".join(f"{sha}\n" for sha in shas).encode()
     raw = repo.git.run("log", "--no-walk", "-z", fmt, "--stdin", "--", input=stdin)
-    out: dict[str, tuple[str, str]] = {}
+    out: dict[str, tuple[str, str, str]] = {}
     for record in raw.stdout.decode("utf-8", "replace").split("\0"):
-        sha, _, rest = record.strip("\n").partition("\x1f")
-        name, _, date = rest.partition("\x1f")
-        if sha:
-            out[sha] = (name, date)
+        if record.strip():
+            sha, name, date, client = record.strip("\n").split("\x1f", 3)
+            out[sha] = (name, date, client.strip())
     return out
 
 

@@ -70,7 +70,8 @@ def _rolled_back(sha: str) -> str:
     return (
         f"{sha}: main no longer contains this commit, where gitmem last left it (history "
         f"rolled back or rewritten outside gitmem); `git log --oneline main..{sha}` shows "
-        f"what went; `git merge --ff-only {sha}` puts back a rollback"
+        f"what went; `git merge --ff-only {sha}` puts back a rollback; "
+        "`git update-ref refs/gitmem/seen/main main` accepts one you made"
     )
 
 
@@ -229,8 +230,19 @@ def test_a_rollback_of_the_whole_repo_to_an_old_snapshot(acme: Path) -> None:
     tip = _short(acme)
     git(acme, "reset", "-q", "--hard", "HEAD~3")
     assert _verify(acme) == (1, [_rolled_back(tip)])
+    index = gm("-C", str(acme), "index").out  # what the agent's I block says
+    assert f"Unverified: main no longer holds {tip}, where gitmem last left it" in index
     git(acme, "merge", "-q", "--ff-only", tip)  # what the line says puts it back
     assert _verify(acme)[0] == 0
+    assert "Unverified" not in gm("-C", str(acme), "index").out
+
+
+def test_a_rollback_made_on_purpose_is_accepted_as_the_line_says(acme: Path) -> None:
+    git(acme, "reset", "-q", "--hard", "HEAD~1")
+    assert _verify(acme)[0] == 1
+    git(acme, "update-ref", "refs/gitmem/seen/main", "main")
+    assert _verify(acme)[0] == 0
+    assert "Unverified" not in gm("-C", str(acme), "index").out
 
 
 def test_a_history_rewritten_locally_then_written_on(acme: Path) -> None:

@@ -163,7 +163,8 @@ def block(
     """The I block the agent sees at ``branch`` and its budget."""
     limit = repo.config.index_tokens  # a bad gitmem.toml is refused before anything is cached
     raw, split = (text, None) if text is not None else index_mod.shown(repo, branch)
-    raw = with_marks(raw, provenance.index_note(provenance.unverified(repo, branch)))
+    found, lost = provenance.unverified(repo, branch), provenance.rolled_back(repo)
+    raw = with_marks(raw, provenance.index_note(found, lost))
     b = measure(repo, raw, counter, split)
     assert b.limit == limit
     return with_note(raw, b), b

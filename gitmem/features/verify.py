@@ -286,7 +286,8 @@ def _history(repo: MemoryRepo) -> list[Finding]:
                 "main no longer contains this commit, where gitmem last left it "
                 "(history rolled back or rewritten outside gitmem)",
                 f"`git log --oneline main..{seen[:7]}` shows what went; "
-                f"`git merge --ff-only {seen[:7]}` puts back a rollback",
+                f"`git merge --ff-only {seen[:7]}` puts back a rollback; "
+                f"`git update-ref {refs.SEEN} main` accepts one you made",
                 seen,
             )
         )

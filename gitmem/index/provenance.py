@@ -28,6 +28,7 @@ from gitmem.git.signing import Signature, signatures
 from gitmem.index import build
 from gitmem.index.framing import one_line
 from gitmem.index.freshness import digests
+from gitmem.memory import refs
 from gitmem.memory import trailers as T
 from gitmem.memory.cards import card_of, card_path, sections
 from gitmem.memory.repo import ALLOWED_SIGNERS, MAIN, MemoryRepo
@@ -307,16 +308,39 @@ def marked(text: str, card: str, found: dict[Key, Unverified]) -> str:
     return "\n".join(lines)
 
 
-def index_note(found: dict[Key, Unverified]) -> str:
-    """The I block's line naming the unverified sections: sorted, no dates, so that the
-    same state gives the same bytes ("" when there is none)."""
+def rolled_back(repo: MemoryRepo) -> str | None:
+    """The commit gitmem last left main at, when main no longer contains it (history
+    rolled back or rewritten outside gitmem), else None. One git process per state."""
+    seen, tip = repo.store.resolve(refs.SEEN), repo.tip(MAIN)
+    if seen is None or tip is None or seen == tip:
+        return None
+    if repo.store.read(f"{tip}:{ALLOWED_SIGNERS}") is None:
+        return None  # as for ``unverified``: nothing is marked in a repo that does not sign
+    key = ("rolled-back", f"{seen}\0{tip}")
+    if key not in repo.memo:
+        repo.memo[key] = None if _is_ancestor(repo, seen, tip) else seen
+    got = repo.memo[key]
+    return got if isinstance(got, str) else None
+
+
+def index_note(found: dict[Key, Unverified], lost: str | None = None) -> str:
+    """The I block's lines naming the unverified sections and a main that lost what gitmem
+    last wrote (``lost``): sorted, no dates, so that the same state gives the same bytes
+    ("" when there is none)."""
+    rollback = (
+        f"Unverified: main no longer holds {lost[:7]}, where gitmem last left it (memory "
+        "rolled back or rewritten outside gitmem): what you remember may be old"
+        if lost
+        else ""
+    )
     if not found:
-        return ""
+        return rollback
     keys = sorted(found)
     names = ", ".join(f"{card} § {sid}" for card, sid in keys[:NAMED_IN_INDEX])
     more = len(keys) - NAMED_IN_INDEX
     rest = f", and {more} more (read a section to see its line)" if more > 0 else ""
-    return (
+    line = (
         f"Unverified ({len(found)}; changed outside gitmem, not signed by a trusted key, "
         f"or not committed): {one_line(names)}{rest}"
     )
+    return f"{rollback}\n{line}" if rollback else line

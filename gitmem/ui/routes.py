@@ -38,6 +38,15 @@ TEMPLATES.globals["split_rows"] = review.split_rows
 TEMPLATES.globals["page_size"] = pages.SHOWN
 
 
+def _refusal(fields: dict[str, list[str]], csrf: str, read_only: bool) -> str | None:
+    """Why a form's action is not taken (403), or None."""
+    if read_only:
+        return "this page is read-only (--read-only)"
+    if not hmac.compare_digest(fields.get("csrf", [""])[0].encode(), csrf.encode()):
+        return "a form from another page"
+    return None
+
+
 def build_app(repo: MemoryRepo, csrf: str, *, read_only: bool = False) -> Starlette:
     def page(
         template: str, nav: str = "", status_code: int = 200, **values: object
@@ -68,26 +77,11 @@ def build_app(repo: MemoryRepo, csrf: str, *, read_only: bool = False) -> Starle
         nav: str, act: Callable[[dict[str, list[str]], Request], tuple[str, str]]
     ) -> Callable[[Request], Awaitable[Response]]:
         async def handler(request: Request) -> Response:
-            if read_only:
-                return page(
-                    "message.html",
-                    nav,
-                    403,
-                    title="Refused",
-                    text="this page is read-only (--read-only)",
-                    kind="refused",
-                )
             form = await request.form()
             fields = {k: [str(v) for v in form.getlist(k)] for k in form}
-            if not hmac.compare_digest(fields.get("csrf", [""])[0].encode(), csrf.encode()):
-                return page(
-                    "message.html",
-                    nav,
-                    403,
-                    title="Refused",
-                    text="a form from another page",
-                    kind="refused",
-                )
+            refused = _refusal(fields, csrf, read_only)
+            if refused:
+                return page("message.html", nav, 403, title="Refused", text=refused, kind="refused")
             try:
                 title, text = act(fields, request)
             except GitmemError as err:

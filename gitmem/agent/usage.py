@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from gitmem.errors import GitmemError
-from gitmem.features.session_branches import commit_files
 from gitmem.memory import trailers as T
 from gitmem.memory.config import Config
 from gitmem.memory.repo import MAIN, MemoryRepo
+from gitmem.ops.publish import commit_files
 
 LOG_PATH = "logs/usage.jsonl"
 LAYERS = ("A", "B", "I", "S", "C", "E")

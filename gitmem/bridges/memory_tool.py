@@ -3,7 +3,7 @@
 The model sees exactly what ``BetaLocalFilesystemMemoryTool`` would show it -- the
 same results and error messages for the same commands -- but ``/memories`` is the
 ``cards/`` tree of a branch, and every command that changes something is one
-commit made with plumbing and compare-and-swap (``sessions.commit_files``).
+commit made with plumbing and compare-and-swap (``publish.commit_files``).
 
 Mapping: ``/memories/<path>`` is ``cards/<path>``, any file name at any depth, as
 the SDK allows. Only top-level ``<slug>.md`` files are cards; commits touching one
@@ -51,6 +51,7 @@ from gitmem.memory import names, secrets
 from gitmem.memory.cards import sections
 from gitmem.memory.refs import SESSION_PREFIX
 from gitmem.memory.repo import MemoryRepo
+from gitmem.ops import publish
 
 ACTOR = "memory-tool"
 Files = dict[str, bytes | None]
@@ -313,7 +314,7 @@ class GitMemoryTool(BetaAbstractMemoryTool):
 
     def _commit(self, plan: Callable[[Snapshot], _Change]) -> str:
         """Plan on the tip and commit with compare-and-swap; when another writer moved the
-        branch first, ``sessions.commit_changes`` has the command planned again."""
+        branch first, ``publish.commit_changes`` has the command planned again."""
         if self.repo.tip(self.branch) is None:
             raise ToolError(f"The memory branch {self.branch} no longer exists")
         planned: list[_Change] = []
@@ -328,7 +329,7 @@ class GitMemoryTool(BetaAbstractMemoryTool):
             return snap.changes(change.after, change.removed), text
 
         try:
-            sha = sessions.commit_changes(self.repo, self.branch, build, "gitmem memory-tool")
+            sha = publish.commit_changes(self.repo, self.branch, build, "gitmem memory-tool")
         except GitmemError as err:
             raise ToolError(str(err)) from None
         if sha is not None:  # None: the command changed nothing (e.g. x -> x)

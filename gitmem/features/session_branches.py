@@ -11,7 +11,6 @@ and archives it under ``refs/gitmem/archive/<id>``; ``review`` leaves it pending
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,7 +25,7 @@ from gitmem.memory.refs import SESSION_PREFIX
 from gitmem.memory.repo import MAIN, REDACT_JOURNAL, MemoryRepo
 from gitmem.ops.history import read_log
 from gitmem.ops.land import commits_between, land
-from gitmem.ops.publish import PlannedCommit, commit_plan, publish
+from gitmem.ops.publish import commit_files
 from gitmem.ops.refs import cas
 
 
@@ -106,46 +105,6 @@ def _hold(repo: MemoryRepo, sid: str) -> int:
         pid = session_live.running(repo, sid) or "?"
         raise InvalidInput(f"session {sid} is still running (process {pid}); end it there first")
     return fd
-
-
-def commit_files(
-    repo: MemoryRepo,
-    branch: str,
-    build: Callable[[Sha], dict[str, bytes | None]],
-    message: str,
-    reason: str,
-) -> Sha | None:
-    """Commit files computed from the branch tip (``build(tip)`` -> path: content or None).
-
-    Returns None when nothing changed. Plumbing plus compare-and-swap, retried.
-    """
-    return commit_changes(repo, branch, lambda tip: (build(tip), message), reason)
-
-
-def commit_changes(
-    repo: MemoryRepo,
-    branch: str,
-    build: Callable[[Sha], tuple[dict[str, bytes | None], str]],
-    reason: str,
-) -> Sha | None:
-    """Like ``commit_files``, with the message planned on the tip too (it may depend on it)."""
-
-    def plan(tip: Sha, root: Sha) -> PlannedCommit | None:
-        files, message = build(tip)
-        tree: Sha | None = root
-        changed = []
-        for path, data in sorted(files.items()):
-            if repo.store.read_blob(f"{tip}:{path}") == data:
-                continue
-            blob = repo.store.write("blob", data) if data is not None else None
-            tree = repo.store.update_path(tree, path, blob)
-            changed.append(path)
-        if not changed:
-            return None
-        return commit_plan(repo, tip, tree or repo.store.write_tree([]), changed, message)
-
-    done = publish(repo, branch, plan, reason)
-    return done.commit if done else None
 
 
 def save_transcript(repo: MemoryRepo, session: Session) -> Sha | None:

@@ -114,3 +114,43 @@ def publish_once(
     if not done.moved:
         return None
     return Published(commit, planned.paths, live and not done.behind, done.behind)
+
+
+def commit_files(
+    repo: MemoryRepo,
+    branch: str,
+    build: Callable[[Sha], dict[str, bytes | None]],
+    message: str,
+    reason: str,
+) -> Sha | None:
+    """Commit files computed from the branch tip (``build(tip)`` -> path: content or None).
+
+    Returns None when nothing changed. Plumbing plus compare-and-swap, retried.
+    """
+    return commit_changes(repo, branch, lambda tip: (build(tip), message), reason)
+
+
+def commit_changes(
+    repo: MemoryRepo,
+    branch: str,
+    build: Callable[[Sha], tuple[dict[str, bytes | None], str]],
+    reason: str,
+) -> Sha | None:
+    """Like ``commit_files``, with the message planned on the tip too (it may depend on it)."""
+
+    def plan(tip: Sha, root: Sha) -> PlannedCommit | None:
+        files, message = build(tip)
+        tree: Sha | None = root
+        changed = []
+        for path, data in sorted(files.items()):
+            if repo.store.read_blob(f"{tip}:{path}") == data:
+                continue
+            blob = repo.store.write("blob", data) if data is not None else None
+            tree = repo.store.update_path(tree, path, blob)
+            changed.append(path)
+        if not changed:
+            return None
+        return commit_plan(repo, tip, tree or repo.store.write_tree([]), changed, message)
+
+    done = publish(repo, branch, plan, reason)
+    return done.commit if done else None

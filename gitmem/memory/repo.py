@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     from datetime import datetime
 
 MAIN = "main"
-_CONFIG_ASKED = r"^(user\.(name|email|signingkey)|remote\..+\.url)$"
+_IDENTITY_ASKED = r"^user\.(name|email|signingkey)$"
+_REMOTES_ASKED = r"^remote\..+\.url$"
 ALLOWED_SIGNERS = "allowed_signers"  # tracked: the public keys of the clones that sign
 OWN_COMMITS = "own-commits"  # under .git/gitmem/: one sha per line, appended
 REDACT_JOURNAL = "redact.json"  # under .git/gitmem/: a redact under way, or interrupted
@@ -212,18 +213,20 @@ class MemoryRepo:
             finally:
                 fcntl.flock(fh, fcntl.LOCK_UN)
 
-    # -- identity, signing key, remotes: one read of git's config ----------------
+    # -- identity and signing key: one read of git's config; remotes read when asked --
     @cached_property
     def _config(self) -> dict[str, str]:
-        """The config values gitmem asks of git, from one ``git config --get-regexp``:
-        ``user.name``, ``user.email``, ``user.signingkey`` (the last value of each, as git
-        takes it) and ``remote.<name>.url`` (the first, the one git fetches from)."""
-        proc = self.git.run("config", "-z", "--get-regexp", _CONFIG_ASKED, check=False)
+        """``user.name``, ``user.email`` and ``user.signingkey`` (the last value of each,
+        as git takes it), from one ``git config --get-regexp``."""
+        return self._read_config(_IDENTITY_ASKED)
+
+    def _read_config(self, pattern: str) -> dict[str, str]:
+        proc = self.git.run("config", "-z", "--get-regexp", pattern, check=False)
         found: dict[str, str] = {}
         for item in proc.stdout.decode("utf-8", "replace").split("\0"):
             key, _, value = item.partition("\n")
             if key.startswith("remote."):
-                found.setdefault(key, value)
+                found.setdefault(key, value)  # the first URL: the one git fetches from
             elif key:
                 found[key] = value
         return found
@@ -238,8 +241,10 @@ class MemoryRepo:
         return identity.resolve(role, self._config)
 
     def remote_urls(self) -> dict[str, str]:
-        """Each configured remote's URL as its config gives it, by name."""
-        return {k[7:-4]: v for k, v in self._config.items() if k.startswith("remote.")}
+        """Each configured remote's URL as its config gives it, by name: read each time,
+        so a remote added while the repo is open (by git or a person) is found."""
+        urls = self._read_config(_REMOTES_ASKED)
+        return {k[7:-4]: v for k, v in urls.items()}
 
     def write_commit(
         self,

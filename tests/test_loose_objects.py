@@ -1,5 +1,7 @@
-"""The object store reads each object exactly as git's cat-file gives it: loose, packed,
-damaged or replaced by `git replace`."""
+"""The object store reads each object exactly as git's cat-file gives it: loose, packed or
+damaged; an object replaced by `git replace` reads as it was committed, as
+`git --no-replace-objects` reads it (a replacement is a way to show memory other text than
+was signed)."""
 
 from __future__ import annotations
 
@@ -54,22 +56,23 @@ def test_packed_damaged_and_replaced_objects_read_as_git_reads_them(client: Path
         got = repo.store.read(blob)
         assert got is not None and got.data == b"first\n"
     os.unlink(path)
-    # git replace: what git shows for a (loose) id is the replacement's content
+    # git replace: plain git shows the replacement's content; the store, what was written
     one = git(client, "hash-object", "-w", "--stdin", input=b"one\n").strip()
     other = git(client, "hash-object", "-w", "--stdin", input=b"second\n").strip()
     loose = client / ".git" / "objects" / one[:2] / one[2:]
     assert zlib.decompress(loose.read_bytes()).endswith(b"one\n")  # still there, loose
     git(client, "replace", one, other)
+    assert _cat(client, one)[1] == b"second\n"
     with MemoryRepo(client) as repo:
         got = repo.store.read(one)
-        assert got is not None and got.data == b"second\n"
+        assert got is not None and got.data == b"one\n"
 
 
-def test_replacements_kept_under_another_ref_base_are_honoured(
+def test_replacements_kept_under_another_ref_base_are_not_read_either(
     client: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``GIT_REPLACE_REF_BASE`` moves replacement refs out of refs/replace/: git still
-    shows the replacement, and so does the store."""
+    shows the replacement; the store reads what was written."""
     one = git(client, "hash-object", "-w", "--stdin", input=b"one\n").strip()
     other = git(client, "hash-object", "-w", "--stdin", input=b"second\n").strip()
     git(client, "update-ref", f"refs/swap/{one}", other)
@@ -78,7 +81,7 @@ def test_replacements_kept_under_another_ref_base_are_honoured(
     assert shown == b"second\n"  # what git itself gives under that base
     with MemoryRepo(client) as repo:
         got = repo.store.read(one)
-        assert got is not None and got.data == shown
+        assert got is not None and got.data == b"one\n"
 
 
 def test_a_truncated_loose_object_is_corrupt_never_empty(client: Path) -> None:
@@ -108,7 +111,7 @@ def test_a_truncated_loose_object_is_corrupt_never_empty(client: Path) -> None:
     assert shown.out == ""  # no empty card shown
 
 
-def test_a_path_in_a_replaced_tree_reads_the_replacement(client: Path) -> None:
+def test_a_path_in_a_replaced_tree_reads_the_committed_tree(client: Path) -> None:
     tip = git(client, "rev-parse", "HEAD").strip()
     path = git(client, "ls-tree", "-r", "--name-only", "HEAD").split()[0]
     with MemoryRepo(client) as repo:
@@ -116,8 +119,8 @@ def test_a_path_in_a_replaced_tree_reads_the_replacement(client: Path) -> None:
     tree = git(client, "rev-parse", "HEAD^{tree}").strip()
     git(client, "replace", tree, git(client, "mktree", input=b"").strip())
     shown = subprocess.run(["git", "cat-file", "-e", f"{tip}:{path}"], cwd=client)
-    assert shown.returncode != 0  # git itself reads the replacement: an empty tree
+    assert shown.returncode != 0  # plain git reads the replacement: an empty tree
     with MemoryRepo(client) as repo:
         for _ in range(2):
-            assert repo.store.read(f"{tip}:{path}") is None
-            assert repo.store.entry(tip, path) is None
+            assert repo.store.read(f"{tip}:{path}") is not None
+            assert repo.store.entry(tip, path) is not None

@@ -3,10 +3,16 @@ main, no rollback."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from ..errors import EXIT_FINDINGS
+from ..wording import count
 from .app import Ctx, cli, emit, json_option, pass_ctx
+
+if TYPE_CHECKING:
+    from gitmem import Verification
 
 
 @cli.command()
@@ -34,6 +40,19 @@ def verify(ctx: Ctx, since: str | None) -> None:
 
     with ctx.repo() as repo:
         res = verify_memory(repo, since)
-    emit(ctx, res.to_json(), res.text)
+    emit(ctx, res.to_json(), lambda: _text(res))
     if not res.verified:
         raise click.exceptions.Exit(EXIT_FINDINGS)
+
+
+def _text(res: Verification) -> str:
+    if res.off:
+        return f"signing is off ({res.off}): nothing to verify\n"
+    since = f" from {res.start[:7]}" if res.start else ""
+    if res.verified_before:
+        since = f" after {res.verified_before[:7]}, verified before"
+    head = f"{count(res.checked, 'commit')} checked{since}"
+    if res.verified:
+        return f"verified: {head}, each signed by a trusted key; working tree as main\n"
+    lines = [f.line() for f in res.findings]
+    return "\n".join([*lines, f"not verified: {count(len(lines), 'finding')}, {head}"]) + "\n"

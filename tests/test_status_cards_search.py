@@ -13,6 +13,7 @@ import pytest
 
 from gitmem.features import session_branches as sessions
 from gitmem.features.edit import write_card
+from gitmem.index.build import card_created
 from gitmem.index.card_list import list_cards
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
@@ -170,6 +171,20 @@ def test_cards_last_changes_follow_history_as_it_grows_and_is_rewritten(busy: Me
         for c in found:
             last = git(root, "log", "-1", "--format=%H %aI", "main", "--", c.path).split()
             assert [c.last_commit, c.last_date] == last
+            assert (
+                card_created(busy, c.project)
+                == git(  # the walk of a card's history stops there
+                    root,
+                    "log",
+                    "--full-history",
+                    "--diff-filter=A",
+                    "--format=%H",
+                    "main",
+                    "--",
+                    c.path,
+                ).split()[-1]
+            )
+        assert card_created(busy, "no-such-card") is None
 
     for n in range(3):
         write_card(busy, f"card-{n}", "", f"## Part\n{n}\n", entry("part", ["x"], f"part {n}"))

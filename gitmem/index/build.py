@@ -11,133 +11,40 @@ result by design (tests/test_index_property.py).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from gitmem.errors import CorruptObject
-from gitmem.index import cache_file, freshness, replay, tiers
+from gitmem.index import cache_file, replay, tiers
 from gitmem.index.growth import advance, is_revert
 from gitmem.index.model import (
     CardEntry,
     Index,
     SectionEntry,
-    card_info,
     differences,
     render_block,
     render_card,
-    split_keywords,
 )
 from gitmem.index.replay import Replay, replay_all
+from gitmem.index.resolve import Facts, entries, layout, resolve
 from gitmem.index.tiers import Split, brief
 from gitmem.memory import branch_files
 from gitmem.memory import trailers as T
-from gitmem.memory.cards import card_path
-from gitmem.memory.names import is_slug
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.ops.history import Commit
 
 __all__ = ["CardEntry", "Facts", "Index", "Replay", "SectionEntry", "differences", "rebuild"]
-__all__ += ["advance", "last_changes", "refresh", "rendered", "replay_all", "resolve", "shown"]
+__all__ += [
+    "advance",
+    "card_created",
+    "last_changes",
+    "refresh",
+    "rendered",
+    "replay_all",
+    "resolve",
+    "shown",
+]
 
-VERSION = 17  # of the cache file's layout: another one is not read
-
-
-@dataclass
-class Facts:
-    """What resolving reads from immutable objects, kept with the replay so a refresh
-    reads only new ones."""
-
-    # card blob -> [[title, ""], [section id, heading, digest of its text], ...]
-    blobs: dict[str, list[list[str]]] = field(default_factory=dict)
-    # "card/sid\0sha" -> the section's digest in the entry's commit (None: stale whatever)
-    written: dict[str, str | None] = field(default_factory=dict)
-    contested: dict[str, list[str]] = field(default_factory=dict)  # merge -> its "key\0sha"s
-
-
-def _card_facts(facts: Facts, blob: str, data: bytes) -> list[list[str]]:
-    text = data.decode("utf-8", "replace")
-    info, digest = card_info(text), freshness.digests(text)
-    got = facts.blobs[blob] = [info[0], *([sid, h, digest[sid]] for sid, h in info[1:])]
-    return got
-
-
-Layout = list[tuple[str, str, list[list[str]]]]  # (card, blob, its facts), by card
-
-
-def _layout(repo: MemoryRepo, commit: str, facts: Facts) -> Layout:
-    """The cards of ``commit``'s tree, sorted, each with its blob, headings and digests
-    (the blobs not known yet read in one pass of cat-file)."""
-    cards = []
-    for entry in repo.store.read_tree(f"{commit}:cards"):
-        name = entry.name.decode("utf-8", "replace")
-        if not entry.is_tree and name.endswith(".md") and is_slug(name[:-3]):
-            cards.append((name[:-3], entry.sha))
-    new = sorted({blob for _, blob in cards if blob not in facts.blobs})
-    for blob, got in zip(new, repo.store.resolved_all(new), strict=True):
-        if got is None:  # a tree names it and git cannot read it
-            raise CorruptObject(blob, next(f"cards/{c}.md" for c, b in cards if b == blob))
-        _card_facts(facts, blob, got.data if got.kind == "blob" else b"")
-    return sorted((card, blob, facts.blobs[blob]) for card, blob in cards)
-
-
-def _learn_written(
-    repo: MemoryRepo, replay: Replay, facts: Facts, todo: set[tuple[str, str, str]]
-) -> None:
-    """The written digests of entries (sha, card, sid) not known yet: the blob each entry
-    commit wrote is the replay's; a card of the tip's is digested already."""
-    groups: dict[tuple[str, str], list[str]] = {}
-    for sha, card, sid in todo:
-        groups.setdefault((sha, card), []).append(sid)
-    known = {b: {row[0]: row[2] for row in rows[1:]} for b, rows in facts.blobs.items()}
-    wanted = [
-        (sha, card, replay.blobs.get(sha) or f"{sha}:{card_path(card)}", sids)
-        for (sha, card), sids in sorted(groups.items())
-    ]
-    for (sha, card, _, _), got in freshness.written(repo, wanted, known):
-        for sid, digest in got.items():
-            facts.written[f"{card}/{sid}\0{sha}"] = digest
-
-
-def resolve(repo: MemoryRepo, replay: Replay, facts: Facts | None = None) -> Index:
-    """Reconcile the replayed trailers with the card headings at ``replay.commit``."""
-    if replay.commit is None:
-        return Index(())
-    facts = facts if facts is not None else Facts()
-    return Index(tuple(_entries(repo, replay, facts, _layout(repo, replay.commit, facts))))
-
-
-def _entries(repo: MemoryRepo, replay: Replay, facts: Facts, cards: Layout) -> list[CardEntry]:
-    """The index entries of ``cards`` (some or all of ``replay.commit``'s)."""
-    doubled: set[str] = set()
-    for merge in replay.merges:
-        if merge not in facts.contested:
-            facts.contested[merge] = freshness.contested(repo, merge)
-        doubled.update(facts.contested[merge])
-    current = {
-        f"{p}/{row[0]}": replay.current(f"{p}/{row[0]}") for p, _, info in cards for row in info[1:]
-    }
-    todo = {
-        (cur[0], key.partition("/")[0], key.partition("/")[2])
-        for key, cur in current.items()
-        if cur is not None and cur[2] and f"{key}\0{cur[0]}" not in facts.written
-    }
-    _learn_written(repo, replay, facts, todo)
-    out = []
-    for project, _, info in cards:
-        secs = []
-        for sid, heading, digest in info[1:]:
-            cur = current[f"{project}/{sid}"]
-            if cur is None:
-                secs.append(SectionEntry(sid, heading, (), None, None))
-                continue
-            # An entry without a summary (the memory tool's) leaves it unindexed.
-            summary = cur[2] or None
-            fact = f"{project}/{sid}\0{cur[0]}"
-            then = facts.written.get(fact)
-            stale = summary is not None and (fact in doubled or then is None or then != digest)
-            secs.append(SectionEntry(sid, heading, split_keywords(cur[1]), summary, cur[0], stale))
-        out.append(CardEntry(project, info[0][0] or project, tuple(secs)))
-    return out
+VERSION = 18  # of the cache file's layout: another one is not read
 
 
 def _refill(repo: MemoryRepo, known: Cached, parts: dict[str, list[str]], new: list[Commit]) -> str:
@@ -145,9 +52,9 @@ def _refill(repo: MemoryRepo, known: Cached, parts: dict[str, list[str]], new: l
     alone (same blob, no entry, no revert or merge) reused from ``parts``: `gitmem index`
     after 10 commits <= 2x a cached one at 100k commits (issue 21)."""
     touched = {c.get(T.CARD) for c in new}
-    cards = _layout(repo, str(known.state.commit), known.facts)
+    cards = layout(repo, str(known.state.commit), known.facts)
     redo = [c for c in cards if c[0] in touched or parts.get(c[0], [""])[0] != c[1]]
-    again = {c.project: _part(c) for c in _entries(repo, known.state, known.facts, redo)}
+    again = {c.project: _part(c) for c in entries(repo, known.state, known.facts, redo)}
     known.parts = {p: [blob, *again[p]] if p in again else parts[p] for p, blob, _ in cards}
     return render_block([known.parts[p][1] for p, _, _ in cards])
 
@@ -171,8 +78,8 @@ class Cached:
     def resolved(self, repo: MemoryRepo) -> Index:
         if self.index is None:
             commit = self.state.commit
-            cards = _layout(repo, commit, self.facts) if commit else []
-            self.index = Index(tuple(_entries(repo, self.state, self.facts, cards)))
+            cards = layout(repo, commit, self.facts) if commit else []
+            self.index = Index(tuple(entries(repo, self.state, self.facts, cards)))
             if self.parts is None:
                 self.parts = {
                     c.project: [blob, *_part(c)]
@@ -239,6 +146,7 @@ def load(repo: MemoryRepo, branch: str) -> Cached | None:
             data["merges"],
             data["entry_blobs"],
             data["changes"],
+            data["created"],
         )
         facts = Facts(data["blobs"], data["written"], data["contested"])
     except (KeyError, TypeError):
@@ -274,6 +182,7 @@ def save(repo: MemoryRepo, branch: str, known: Cached) -> None:
         "merges": state.merges,
         "entry_blobs": entry_blobs,
         "changes": state.changes,
+        "created": state.created,
         "blobs": keep.blobs,
         "written": keep.written,
         "contested": keep.contested,
@@ -363,6 +272,12 @@ def last_changes(repo: MemoryRepo, branch: str = MAIN) -> dict[str, list[str]]:
     """Each card's last change on ``branch`` as [commit, author date], least recent first
     (a card the tip no longer holds is not there)."""
     return _current(repo, branch).state.changes
+
+
+def card_created(repo: MemoryRepo, project: str, branch: str = MAIN) -> str | None:
+    """The commit that created ``project``'s card on ``branch`` (the first the replay saw
+    adding it), None for a card never added there: where a walk of its history can stop."""
+    return _current(repo, branch).state.created.get(project)
 
 
 def _has_cache(repo: MemoryRepo, branch: str) -> bool:

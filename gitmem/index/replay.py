@@ -38,6 +38,9 @@ class Replay:
     # card -> [the commit that last changed it, its author date], least recent first: the
     # folded I block's recency, from the log lines the replay reads anyway
     changes: dict[str, list[str]] = field(default_factory=dict)
+    # card -> the first commit the replay saw adding it (a history walk of the card
+    # stops there: the UI's history page)
+    created: dict[str, str] = field(default_factory=dict)
 
     def _set_active(self, sha: str, active: bool) -> None:
         # Undoing a revert re-applies what it reverted, and so on down the chain.
@@ -61,6 +64,7 @@ class Replay:
                 self.changes.pop(changed, None)
                 if now.strip("0"):  # (the zero id: the card was removed)
                     self.changes[changed] = [c.sha, c.date]
+                    self.created.setdefault(changed, c.sha)
         if len(c.parents) > 1:
             self.merges.append(c.sha)
         targets = c.reverts or tuple(t for t in (c.trailers.get(T.REVERTS),) if t)

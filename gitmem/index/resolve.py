@@ -1,0 +1,115 @@
+"""Layer I, resolved: the replayed trailers reconciled with the cards' headings at the
+replay's commit, each entry marked fresh or stale (freshness.py). What this reads from
+immutable objects (a blob's sections, an entry's written digest, a merge's contested
+sections) is kept in ``Facts``, cached with the replay, so a refresh reads only new ones.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gitmem.errors import CorruptObject
+from gitmem.index import freshness
+from gitmem.index.model import CardEntry, Index, SectionEntry, card_info, split_keywords
+from gitmem.index.replay import Replay
+from gitmem.memory.cards import card_path
+from gitmem.memory.names import is_slug
+from gitmem.memory.repo import MemoryRepo
+
+
+@dataclass
+class Facts:
+    """What resolving reads from immutable objects, kept with the replay so a refresh
+    reads only new ones."""
+
+    # card blob -> [[title, ""], [section id, heading, digest of its text], ...]
+    blobs: dict[str, list[list[str]]] = field(default_factory=dict)
+    # "card/sid\0sha" -> the section's digest in the entry's commit (None: stale whatever)
+    written: dict[str, str | None] = field(default_factory=dict)
+    contested: dict[str, list[str]] = field(default_factory=dict)  # merge -> its "key\0sha"s
+
+
+def _card_facts(facts: Facts, blob: str, data: bytes) -> list[list[str]]:
+    text = data.decode("utf-8", "replace")
+    info, digest = card_info(text), freshness.digests(text)
+    got = facts.blobs[blob] = [info[0], *([sid, h, digest[sid]] for sid, h in info[1:])]
+    return got
+
+
+Layout = list[tuple[str, str, list[list[str]]]]  # (card, blob, its facts), by card
+
+
+def layout(repo: MemoryRepo, commit: str, facts: Facts) -> Layout:
+    """The cards of ``commit``'s tree, sorted, each with its blob, headings and digests
+    (the blobs not known yet read in one pass of cat-file)."""
+    cards = []
+    for entry in repo.store.read_tree(f"{commit}:cards"):
+        name = entry.name.decode("utf-8", "replace")
+        if not entry.is_tree and name.endswith(".md") and is_slug(name[:-3]):
+            cards.append((name[:-3], entry.sha))
+    new = sorted({blob for _, blob in cards if blob not in facts.blobs})
+    for blob, got in zip(new, repo.store.resolved_all(new), strict=True):
+        if got is None:  # a tree names it and git cannot read it
+            raise CorruptObject(blob, next(f"cards/{c}.md" for c, b in cards if b == blob))
+        _card_facts(facts, blob, got.data if got.kind == "blob" else b"")
+    return sorted((card, blob, facts.blobs[blob]) for card, blob in cards)
+
+
+def _learn_written(
+    repo: MemoryRepo, replay: Replay, facts: Facts, todo: set[tuple[str, str, str]]
+) -> None:
+    """The written digests of entries (sha, card, sid) not known yet: the blob each entry
+    commit wrote is the replay's; a card of the tip's is digested already."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for sha, card, sid in todo:
+        groups.setdefault((sha, card), []).append(sid)
+    known = {b: {row[0]: row[2] for row in rows[1:]} for b, rows in facts.blobs.items()}
+    wanted = [
+        (sha, card, replay.blobs.get(sha) or f"{sha}:{card_path(card)}", sids)
+        for (sha, card), sids in sorted(groups.items())
+    ]
+    for (sha, card, _, _), got in freshness.written(repo, wanted, known):
+        for sid, digest in got.items():
+            facts.written[f"{card}/{sid}\0{sha}"] = digest
+
+
+def resolve(repo: MemoryRepo, replay: Replay, facts: Facts | None = None) -> Index:
+    """Reconcile the replayed trailers with the card headings at ``replay.commit``."""
+    if replay.commit is None:
+        return Index(())
+    facts = facts if facts is not None else Facts()
+    return Index(tuple(entries(repo, replay, facts, layout(repo, replay.commit, facts))))
+
+
+def entries(repo: MemoryRepo, replay: Replay, facts: Facts, cards: Layout) -> list[CardEntry]:
+    """The index entries of ``cards`` (some or all of ``replay.commit``'s)."""
+    doubled: set[str] = set()
+    for merge in replay.merges:
+        if merge not in facts.contested:
+            facts.contested[merge] = freshness.contested(repo, merge)
+        doubled.update(facts.contested[merge])
+    current = {
+        f"{p}/{row[0]}": replay.current(f"{p}/{row[0]}") for p, _, info in cards for row in info[1:]
+    }
+    todo = {
+        (cur[0], key.partition("/")[0], key.partition("/")[2])
+        for key, cur in current.items()
+        if cur is not None and cur[2] and f"{key}\0{cur[0]}" not in facts.written
+    }
+    _learn_written(repo, replay, facts, todo)
+    out = []
+    for project, _, info in cards:
+        secs = []
+        for sid, heading, digest in info[1:]:
+            cur = current[f"{project}/{sid}"]
+            if cur is None:
+                secs.append(SectionEntry(sid, heading, (), None, None))
+                continue
+            # An entry without a summary (the memory tool's) leaves it unindexed.
+            summary = cur[2] or None
+            fact = f"{project}/{sid}\0{cur[0]}"
+            then = facts.written.get(fact)
+            stale = summary is not None and (fact in doubled or then is None or then != digest)
+            secs.append(SectionEntry(sid, heading, split_keywords(cur[1]), summary, cur[0], stale))
+        out.append(CardEntry(project, info[0][0] or project, tuple(secs)))
+    return out

@@ -58,7 +58,7 @@ def shallow_note(repo: Any) -> str | None:
     An entry lives in the trailers of the commit that last described a section, so a
     section whose commit was not fetched shows as (unindexed) until history is complete.
     """
-    if repo.git.out("rev-parse", "--is-shallow-repository") != "true":
+    if not repo.is_shallow():
         return None
     return (
         "this is a shallow clone (git clone --depth): commits before the ones fetched are "

@@ -24,8 +24,6 @@ if TYPE_CHECKING:
     from datetime import datetime
 
 MAIN = "main"
-_IDENTITY_ASKED = r"^user\.(name|email|signingkey)$"
-_REMOTES_ASKED = r"^remote\..+\.url$"
 ALLOWED_SIGNERS = "allowed_signers"  # tracked: the public keys of the clones that sign
 OWN_COMMITS = "own-commits"  # under .git/gitmem/: one sha per line, appended
 REDACT_JOURNAL = "redact.json"  # under .git/gitmem/: a redact under way, or interrupted
@@ -162,6 +160,11 @@ class MemoryRepo:
         prefix = "ref: refs/heads/"
         return head[len(prefix) :] if head.startswith(prefix) else None
 
+    def is_shallow(self) -> bool:
+        """Whether this is a shallow clone: the file ``shallow`` in git's common dir, where
+        git lists the commits it cut history at (what ``--is-shallow-repository`` reads)."""
+        return (self.store.common_dir / "shallow").is_file()
+
     def tip(self, branch: str) -> Sha | None:
         # A name with a line break would split the `cat-file --batch` request.
         got = self.store.read(f"refs/heads/{names.branch(branch)}^{{commit}}")
@@ -213,20 +216,17 @@ class MemoryRepo:
             finally:
                 fcntl.flock(fh, fcntl.LOCK_UN)
 
-    # -- identity and signing key: one read of git's config; remotes read when asked --
+    # -- git's config: one read for identity, signing key and remotes ---------
     @cached_property
     def _config(self) -> dict[str, str]:
-        """``user.name``, ``user.email`` and ``user.signingkey`` (the last value of each,
-        as git takes it), from one ``git config --get-regexp``."""
-        return self._read_config(_IDENTITY_ASKED)
-
-    def _read_config(self, pattern: str) -> dict[str, str]:
-        proc = self.git.run("config", "-z", "--get-regexp", pattern, check=False)
+        """Every key of git's config (the last value of each, as git takes it; a remote's
+        first URL, the one git fetches from), from one ``git config --list``."""
+        proc = self.git.run("config", "--list", "-z", check=False)
         found: dict[str, str] = {}
         for item in proc.stdout.decode("utf-8", "replace").split("\0"):
             key, _, value = item.partition("\n")
-            if key.startswith("remote."):
-                found.setdefault(key, value)  # the first URL: the one git fetches from
+            if key.startswith("remote.") and key.endswith(".url"):
+                found.setdefault(key, value)
             elif key:
                 found[key] = value
         return found
@@ -241,10 +241,13 @@ class MemoryRepo:
         return identity.resolve(role, self._config)
 
     def remote_urls(self) -> dict[str, str]:
-        """Each configured remote's URL as its config gives it, by name: read each time,
-        so a remote added while the repo is open (by git or a person) is found."""
-        urls = self._read_config(_REMOTES_ASKED)
-        return {k[7:-4]: v for k, v in urls.items()}
+        """Each configured remote's URL as its config gives it, by name: git's config read
+        again, so a remote added while the repo is open (by git or a person) is found."""
+        self.__dict__.pop("_config", None)
+        urls = self._config
+        return {
+            k[7:-4]: v for k, v in urls.items() if k.startswith("remote.") and k.endswith(".url")
+        }
 
     def write_commit(
         self,

@@ -34,7 +34,7 @@ EDITS = 200
 
 def pending_session(repo: gitmem.MemoryRepo, edits: int) -> None:
     """A session of ``edits`` edits, each to one section of a card, left for review."""
-    s = sessions.start(repo, SID)
+    s = sessions.start_session(repo, SID)
     cards = gitmem.list_cards(repo)
     for n in range(edits):
         card = cards[n % len(cards)]
@@ -46,7 +46,7 @@ def pending_session(repo: gitmem.MemoryRepo, edits: int) -> None:
             repo, card.project, body, f"{body} (edit {n})", entry,
             session=SID, actor="agent", branch=s.branch,
         )  # fmt: skip
-    sessions.finish(repo, s, "review")
+    sessions.finish_session(repo, s, "review")
 
 
 def start(copy: Path, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str, float]:

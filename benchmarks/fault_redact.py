@@ -90,11 +90,11 @@ def make_world(where: Path) -> Path:
         git(root, "add", ".")
         msg = f"{SLACK}: posts\n\nGitmem-Card: {SLACK}\nGitmem-Section: posts\nGitmem-Keywords: p\n"
         git(root, "commit", "-qm", msg + "Gitmem-Summary: posts daily\n", "--no-verify")
-        s = sessions.start(repo, SID)
+        s = sessions.start_session(repo, SID)
         for old, new, summary in (("30k", "40k", "40k"), ("", "## Team\n- Ann\n", "Ann")):
             entry = IndexEntry.make("budget" if old else "team", ["k"], summary)
             write_card(repo, "acme", old, new, entry, session=SID, actor="agent", branch=s.branch)
-        sessions.finish(repo, s, "auto")
+        sessions.finish_session(repo, s, "auto")
         write_card(repo, "beta", "", "## Goals\n- ship\n", IndexEntry.make("goals", ["g"], "ship"))
     (root / UNTRACKED).write_text("a person's notes, never committed\n")
     return root

@@ -12,11 +12,11 @@ from gitmem.agent.client import make_client as make_client
 from gitmem.agent.consolidate import ConsolidateResult as ConsolidateResult
 from gitmem.agent.consolidate import consolidate as consolidate
 from gitmem.agent.consolidate import is_consolidation as is_consolidation
-from gitmem.agent.usage import load as load_usage
+from gitmem.agent.usage import load_usage as load_usage
 from gitmem.agent.usage_report import SessionReport as SessionReport
-from gitmem.agent.usage_report import Totals as UsageTotals
-from gitmem.agent.usage_report import report as usage_by_session
-from gitmem.agent.usage_report import totals as usage_totals
+from gitmem.agent.usage_report import UsageTotals as UsageTotals
+from gitmem.agent.usage_report import usage_by_session as usage_by_session
+from gitmem.agent.usage_report import usage_totals as usage_totals
 from gitmem.api import find_repo as find_repo
 from gitmem.api import open_repo as open_repo
 from gitmem.api import read_index as read_index
@@ -25,8 +25,8 @@ from gitmem.bridges.export import ExportResult as ExportResult
 from gitmem.bridges.export import export_cards as export_cards
 from gitmem.bridges.import_notes import ImportResult as ImportResult
 from gitmem.bridges.import_notes import import_notes as import_notes
-from gitmem.bridges.mcp_http import serve_http as serve_mcp_http
-from gitmem.bridges.mcp_server import serve as serve_mcp
+from gitmem.bridges.mcp_http import serve_mcp_http as serve_mcp_http
+from gitmem.bridges.mcp_server import serve_mcp as serve_mcp
 from gitmem.bridges.memory_tool import GitMemoryTool as GitMemoryTool
 from gitmem.bridges.memory_tool_async import AsyncGitMemoryTool as AsyncGitMemoryTool
 from gitmem.demo import run_demo as run_demo
@@ -55,16 +55,16 @@ from gitmem.features.refused_paths import remove_refused_path as remove_refused_
 from gitmem.features.revert import RevertResult as RevertResult
 from gitmem.features.revert import revert_commit as revert_commit
 from gitmem.features.scan import ScanResult as ScanResult
-from gitmem.features.scan import scan as scan_secrets
+from gitmem.features.scan import scan_secrets as scan_secrets
 from gitmem.features.session_branches import FinishResult as FinishResult
 from gitmem.features.session_branches import Session as Session
-from gitmem.features.session_branches import finish as finish_session
-from gitmem.features.session_branches import start as start_session
+from gitmem.features.session_branches import finish_session as finish_session
+from gitmem.features.session_branches import start_session as start_session
 from gitmem.features.verify import Finding as VerifyFinding
 from gitmem.features.verify import Verification as Verification
 from gitmem.features.verify import verify as verify_memory
 from gitmem.hooks import HookAction as HookAction
-from gitmem.hooks import install as install_hooks
+from gitmem.hooks import install_hooks as install_hooks
 from gitmem.index.build import CardEntry as CardEntry
 from gitmem.index.build import Index as Index
 from gitmem.index.build import SectionEntry as SectionEntry
@@ -77,8 +77,8 @@ from gitmem.index.stale import stale_report as stale_report
 from gitmem.memory.repo import MemoryRepo as MemoryRepo
 from gitmem.memory.secrets import SecretFound as SecretFound
 from gitmem.memory.trailers import IndexEntry as IndexEntry
-from gitmem.memory.trust import Held as HeldSetting
-from gitmem.memory.trust import accept as accept_settings
+from gitmem.memory.trust import HeldSetting as HeldSetting
+from gitmem.memory.trust import accept_settings as accept_settings
 from gitmem.ops.linked_worktrees import recover as recover
 from gitmem.ops.remote import RemoteError as RemoteError
 from gitmem.rebuild import ReindexResult as ReindexResult
@@ -106,7 +106,7 @@ from gitmem.search.passage import open_ref as open_hit
 from gitmem.search.snippets import SearchHit as SearchHit
 from gitmem.search.snippets import search_history as search_history
 from gitmem.setup.clone import CloneResult as CloneResult
-from gitmem.setup.clone import clone as clone_repo
+from gitmem.setup.clone import clone_repo as clone_repo
 from gitmem.setup.init import InitResult as InitResult
 from gitmem.setup.init import init_repo as init_repo
 from gitmem.setup.workspace import ClientInfo as ClientInfo
@@ -121,8 +121,8 @@ from gitmem.sync.exchange import abort_sync as abort_sync
 from gitmem.sync.exchange import continue_sync as continue_sync
 from gitmem.sync.exchange import sync as sync_repo
 from gitmem.sync.redact import Redaction as Redaction
-from gitmem.sync.redact import redact as redact_secrets
-from gitmem.sync.redact_journal import finish as finish_redact
+from gitmem.sync.redact import redact_secrets as redact_secrets
+from gitmem.sync.redact_journal import finish_redact as finish_redact
 from gitmem.ui.app import serve as serve_ui
 
 __all__ = [

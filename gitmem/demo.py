@@ -188,7 +188,7 @@ def run_demo(write: Write, keep: Path | None = None) -> Path:
             "5. What it cost",
             "Every request's tokens are logged; the stable prompt prefix is read from cache.",
         )
-        reports = usage_report.report(usage.load(repo))
+        reports = usage_report.usage_by_session(usage.load_usage(repo))
         write(usage_report.render(reports))
         cost = sum(r.cost_usd for r in reports)
         uncached = sum(r.uncached_cost_usd for r in reports)

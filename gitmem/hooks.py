@@ -71,7 +71,7 @@ def render_hook(source: Path, name: str) -> str:
     return text.replace("@PYTHON@", sys.executable).replace("@PACKAGE@", package)
 
 
-def install(root: Path) -> list[HookAction]:
+def install_hooks(root: Path) -> list[HookAction]:
     """Install every hook; an existing foreign hook becomes ``<hook>.legacy`` and still runs."""
     target = hooks_dir(root)
     target.mkdir(parents=True, exist_ok=True)

@@ -74,7 +74,7 @@ class Status:
     settings: tuple[trust.Setting, ...] = ()  # protective settings, where each comes from
     refused_paths: tuple[tuple[str, str], ...] = ()  # (path, why): names the path rule refuses
     signing_off: str | None = None  # why this clone's commits are not signed; None: signed
-    signers_held: trust.Held | None = None  # keys a sync brought, not trusted until `trust`
+    signers_held: trust.HeldSetting | None = None  # keys a sync brought, not trusted until `trust`
 
     def to_json(self) -> dict[str, object]:
         held = self.signers_held and self.signers_held.to_json()

@@ -117,7 +117,7 @@ def test_forty_turns_read_rules_and_index_from_the_cache(
     # A+B is written once, then only read: the tools+A+B bytes never change.
     first_ab = json.dumps([reqs[0].body["tools"], reqs[0].body["system"][0]])
     assert all(json.dumps([r.body["tools"], r.body["system"][0]]) == first_ab for r in reqs)
-    lines_logged = usage_mod.load(repo)
+    lines_logged = usage_mod.load_usage(repo)
     assert len([r for r in lines_logged if r["purpose"] == "turn"]) == len(reqs)
     assert "Saved." in "".join(out)
 
@@ -309,7 +309,7 @@ def test_usage_lines_have_layers_tools_cost_and_miss_reason(
     chat(
         repo, sdk, ["remember acme Budget: 40k", "recall acme", "recall acme", "recall acme"], clock
     )
-    recs = usage_mod.load(repo)
+    recs = usage_mod.load_usage(repo)
     first = recs[0]
     for key in (
         "input_tokens",
@@ -341,7 +341,7 @@ def test_usage_report_flags_a_cache_that_expires_between_turns(
     repo: MemoryRepo, api: FakeAnthropicServer, sdk: anthropic.Anthropic, clock: ManualClock
 ) -> None:
     chat(repo, sdk, ["one", "two", "three"], clock, step=600)
-    recs = usage_mod.load(repo)
+    recs = usage_mod.load_usage(repo)
     assert [r["cache_read_input_tokens"] for r in recs] == [0, 0, 0]
     out = json.loads(gm("-C", str(repo.root), "usage", "--json").out)
     assert any("cache expired between turns 2 times" in f for f in out["sessions"][0]["flags"])
@@ -362,7 +362,7 @@ def test_cache_miss_reason_is_logged_when_the_prompt_diverges(
     # The write lands in the index; the cold cache after 10 minutes lets the index refresh,
     # so the next request's system prompt differs from the previous one.
     chat(repo, sdk, ["remember acme Budget: 4", "later"], clock, step=600)
-    recs = usage_mod.load(repo)
+    recs = usage_mod.load_usage(repo)
     assert recs[-1]["cache_miss_reason"] == "system_changed"
     assert recs[1]["cache_miss_reason"] is None  # the tool-result call reused the prefix
 

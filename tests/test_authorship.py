@@ -26,7 +26,7 @@ CARD = "# Acme website\n\n## Budget\n30k\n\n## Team\nAnn\n\n## Next steps\nCall 
 
 def run_session(repo: MemoryRepo, sid: str = SID) -> None:
     """A session of two agent edits, landed on main by the auto policy."""
-    s = sessions.start(repo, sid)
+    s = sessions.start_session(repo, sid)
     for old, new, section in (
         ("30k", "40k", "budget"),
         ("Call Bob", "Call Bob on Monday", "next-steps"),
@@ -41,7 +41,7 @@ def run_session(repo: MemoryRepo, sid: str = SID) -> None:
             actor="agent",
             branch=s.branch,
         )
-    assert sessions.finish(repo, s, "auto").landed
+    assert sessions.finish_session(repo, s, "auto").landed
 
 
 def forged_message(card: str, section: str, summary: str, *, actor: str = "agent") -> str:

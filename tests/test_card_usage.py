@@ -54,7 +54,7 @@ def test_reads_per_card_and_section_across_sessions(repo: MemoryRepo, client: Pa
     assert cards["beta"]["whole_reads"] == 1 and got["sessions"] == 2
     # E is counted on the request that carries the card text (the one after the read's
     # response, which names the reads): summed over the sessions' turn lines
-    logged = [r for r in usage_mod.load(repo) if r.get("purpose") == "turn"]
+    logged = [r for r in usage_mod.load_usage(repo) if r.get("purpose") == "turn"]
     assert any(r.get("card_reads") for r in logged)
     assert (
         sum(r["layers"]["E"] for r in logged)

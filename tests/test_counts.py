@@ -105,7 +105,7 @@ def test_usage_gives_totals_across_sessions_and_per_model(
     set_toml(client, 'name = "claude-sonnet-5-5"', 'name = "claude-haiku-4-5"')
     chat("20261130-100000-aa03", "hello again")
     with MemoryRepo(client) as repo:
-        records = usage.load(repo)
+        records = usage.load_usage(repo)
     models = sorted({r["model"] for r in records})
     assert models == ["claude-haiku-4-5", "claude-sonnet-5-5"]
     data = json.loads(gm("-C", str(client), "usage", "--json").out)
@@ -142,7 +142,7 @@ def test_reindex_counts_in_the_singular(client: Path) -> None:
 
 
 def test_a_session_with_one_hunk_says_one_hunk(repo: MemoryRepo, client: Path) -> None:
-    s = sessions.start(repo, "20261130-101200-ab12")
+    s = sessions.start_session(repo, "20261130-101200-ab12")
     write_card(
         repo,
         "acme",
@@ -153,6 +153,6 @@ def test_a_session_with_one_hunk_says_one_hunk(repo: MemoryRepo, client: Path) -
         actor="agent",
         branch=s.branch,
     )
-    sessions.finish(repo, s, "review")
+    sessions.finish_session(repo, s, "review")
     res = gm("-C", str(client), "review", s.id, "--accept", "--hunks", "2")
     assert res.code == 2 and "has 1 hunk (1-1)" in res.err

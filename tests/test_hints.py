@@ -187,7 +187,7 @@ def test_the_hooks_hint_installs_them(client: Path) -> None:
     (hooks_dir / "commit-msg").write_text("#!/bin/sh\nexit 0\n")
     (hooks_dir / "commit-msg.legacy").write_text("#!/bin/sh\nexit 0\n")
     with pytest.raises(InvalidInput) as err:
-        hooks.install(client)
+        hooks.install_hooks(client)
     hint = err.value.hint or ""
     assert str(hooks_dir / "commit-msg") in hint
     (hooks_dir / "commit-msg").unlink()  # "merge them by hand, then remove ..."

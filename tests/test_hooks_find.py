@@ -37,7 +37,7 @@ def _install_with(client: Path, python: Path, monkeypatch: pytest.MonkeyPatch) -
     """Install the hooks as a gitmem run by ``python`` would."""
     with monkeypatch.context() as m:
         m.setattr(sys, "executable", str(python))
-        hooks.install(client)
+        hooks.install_hooks(client)
 
 
 def _logging_python(path: Path, log: Path) -> Path:

@@ -201,7 +201,7 @@ def _refuses_secret_and_claim(client: Path, budget: str) -> None:
 def test_old_hooks_keep_working_and_installing_again_upgrades_them(client: Path) -> None:
     target = _install_old(client)
     _refuses_secret_and_claim(client, "30k")  # the old set, with this gitmem's Python
-    actions = {a.hook: a.action for a in hooks.install(client)}
+    actions = {a.hook: a.action for a in hooks.install_hooks(client)}
     # the old set's post-* hooks are the ones shipped now: only commit-msg changed
     assert actions == {
         "commit-msg": "updated",
@@ -213,7 +213,7 @@ def test_old_hooks_keep_working_and_installing_again_upgrades_them(client: Path)
     assert not (target / "pre-commit").exists()
     assert (target / "commit-msg").read_text() == hooks.render_hook(shipped("hooks"), "commit-msg")
     _refuses_secret_and_claim(client, "40k")
-    assert hooks.install(client) == [hooks.HookAction(h, "up-to-date") for h in hooks.HOOKS]
+    assert hooks.install_hooks(client) == [hooks.HookAction(h, "up-to-date") for h in hooks.HOOKS]
 
 
 def test_a_persons_pre_commit_kept_by_old_hooks_is_put_back(client: Path, tmp_path: Path) -> None:
@@ -225,7 +225,7 @@ def test_a_persons_pre_commit_kept_by_old_hooks_is_put_back(client: Path, tmp_pa
     git(client, "add", _card(client, "- 30k"))
     assert _commit(client, "commit", "-q", "-m", "one").returncode == 0
     assert ran.read_text() == "mine \n"  # run by the old gitmem pre-commit
-    actions = {a.hook: a.action for a in hooks.install(client)}
+    actions = {a.hook: a.action for a in hooks.install_hooks(client)}
     assert actions["pre-commit"] == "restored-legacy"
     assert (target / "pre-commit").read_text() == mine
     assert not (target / "pre-commit.legacy").exists()
@@ -238,7 +238,7 @@ def test_a_persons_own_pre_commit_is_left_alone(client: Path) -> None:
     target = hooks.hooks_dir(client)
     mine = "#!/bin/sh\nexit 0\n"
     (target / "pre-commit").write_text(mine)
-    actions = [a for a in hooks.install(client) if a.hook == "pre-commit"]
+    actions = [a for a in hooks.install_hooks(client) if a.hook == "pre-commit"]
     assert actions == [] and (target / "pre-commit").read_text() == mine
     assert not (target / "pre-commit.legacy").exists()
 

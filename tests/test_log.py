@@ -31,7 +31,7 @@ LONG = "Q3 budget raised to 40k after the call with Ann, Bob and the whole finan
 
 def a_session_with_layers(repo: MemoryRepo) -> None:
     """One agent edit, then the commits a session adds that are not memory edits."""
-    s = sessions.start(repo, SID)
+    s = sessions.start_session(repo, SID)
     write_card(
         repo,
         "acme",
@@ -45,7 +45,7 @@ def a_session_with_layers(repo: MemoryRepo) -> None:
     synthesis.save(repo, s, "Acme's budget went up.", 1)
     sessions.transcript_file(repo, SID).write_text('{"role": "user", "text": "raise it"}\n')
     (usage.live_dir(repo) / f"{SID}.jsonl").write_text(json.dumps({"session": SID}) + "\n")
-    sessions.finish(repo, s, "auto")
+    sessions.finish_session(repo, s, "auto")
     assert usage.commit_session(repo, SID)
 
 

@@ -191,7 +191,7 @@ def test_a_secret_in_a_card_name_is_found_and_renamed_by_redact(leaked: Path) ->
 # -- case 9: gitmem's own commits keep who made them ---------------------------------------
 def run_session(client: Path) -> None:
     with MemoryRepo(client) as repo:
-        s = sessions.start(repo, SID)
+        s = sessions.start_session(repo, SID)
         for old, new, summary in (("30k", "40k", "Budget raised to 40k"), ("", "- Ann\n", "Ann")):
             write_card(
                 repo,
@@ -203,7 +203,7 @@ def run_session(client: Path) -> None:
                 actor="agent",
                 branch=s.branch,
             )
-        sessions.finish(repo, s, "auto")
+        sessions.finish_session(repo, s, "auto")
 
 
 def test_after_redact_log_and_revert_still_know_the_sessions_edits(leaked: Path) -> None:

@@ -56,7 +56,7 @@ def test_a_session_revert_merges_by_section_too(repo: MemoryRepo, client: Path) 
 
     write_card(repo, "acme", "", "## Budget\n30k\n", entry("budget", "Budget is 30k"))
     sid = "20261130-101200-ab12"
-    s = sessions.start(repo, sid)
+    s = sessions.start_session(repo, sid)
     write_card(
         repo,
         "acme",
@@ -67,7 +67,7 @@ def test_a_session_revert_merges_by_section_too(repo: MemoryRepo, client: Path) 
         actor="agent",
         branch=s.branch,
     )
-    sessions.finish(repo, s, "auto")
+    sessions.finish_session(repo, s, "auto")
     write_card(repo, "acme", "", "## Team\nAnn\n", entry("team", "Ann leads"))  # right after 40k
     res = gm("-C", str(client), "revert", sid)
     assert res.code == 0, res.err

@@ -56,7 +56,7 @@ def person_writes(repo: MemoryRepo) -> None:
 
 def agent_session(repo: MemoryRepo, sid: str = SID, *, policy: str = "review") -> None:
     """A session with four hunks: [1] budget, [2]+[3] one commit in two places, [4] a new card."""
-    s = sessions.start(repo, sid)
+    s = sessions.start_session(repo, sid)
 
     def w(project: str, old: str, new: str, section: str, kws: list[str], summary: str) -> None:
         write_card(
@@ -90,7 +90,7 @@ def agent_session(repo: MemoryRepo, sid: str = SID, *, policy: str = "review") -
     w("beta", "", "## Goals\nShip v2\n", "goals", ["roadmap"], "Ship v2 by March")
     line = {"at": "2025-11-30T10:20:00Z", "role": "user", "text": "raise the budget", "content": []}
     sessions.transcript_file(repo, sid).write_text(json.dumps(line) + "\n")
-    sessions.finish(repo, s, policy)
+    sessions.finish_session(repo, s, policy)
 
 
 entries = index_summaries
@@ -170,12 +170,12 @@ def test_colour_in_a_terminal_plain_when_piped(pending: MemoryRepo) -> None:
 
 def test_an_edit_without_a_summary_says_so(client: Path) -> None:
     repo = MemoryRepo(client)
-    s = sessions.start(repo, SID)
+    s = sessions.start_session(repo, SID)
     entry = IndexEntry.unsummarised("goals", ["roadmap"])
     write_card(
         repo, "beta", "", "## Goals\nShip v2\n", entry, session=SID, actor="agent", branch=s.branch
     )
-    sessions.finish(repo, s, "review")
+    sessions.finish_session(repo, s, "review")
     shown = gm("-C", str(client), "review", SID).out
     assert "index: § goals  [roadmap]  (no summary: listed as unindexed)" in shown, shown
     assert "None" not in shown
@@ -289,7 +289,7 @@ def test_quitting_the_questions_decides_nothing(pending: MemoryRepo, client: Pat
 
 def test_a_hunk_that_needs_a_left_out_one_is_refused(repo: MemoryRepo, client: Path) -> None:
     person_writes(repo)
-    s = sessions.start(repo, SID)
+    s = sessions.start_session(repo, SID)
     for old, new in (("Budget: 30k", "Budget: 40k"), ("Budget: 40k", "Budget: 50k")):
         write_card(
             repo,
@@ -301,7 +301,7 @@ def test_a_hunk_that_needs_a_left_out_one_is_refused(repo: MemoryRepo, client: P
             actor="agent",
             branch=s.branch,
         )
-    sessions.finish(repo, s, "review")
+    sessions.finish_session(repo, s, "review")
     before = git(client, "rev-parse", "main")
     res = gm("-C", str(client), "review", SID, "--accept", "--hunks", "2")
     assert res.code == 4 and res.err.count("\n") == 1 and "accept both or neither" in res.err
@@ -316,7 +316,7 @@ def test_a_hunk_whose_context_a_left_out_commit_changed_lands_with_fuzz(
     first line of context: accepted without the first commit, that context is not in the
     file, and the hunk lands only by leaving that outer context line out, as `patch` does."""
     person_writes(repo)
-    s = sessions.start(repo, SID)
+    s = sessions.start_session(repo, SID)
     write_card(
         repo,
         "acme-website",
@@ -338,7 +338,7 @@ def test_a_hunk_whose_context_a_left_out_commit_changed_lands_with_fuzz(
         actor="agent",
         branch=s.branch,
     )
-    sessions.finish(repo, s, "review")
+    sessions.finish_session(repo, s, "review")
     shown = json.loads(gm("-C", str(client), "review", SID, "--json").out)
     first, second = shown["files"][0]["commits"]
     assert len(first["hunks"]) == 1 and len(second["hunks"]) == 2

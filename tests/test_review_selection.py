@@ -13,7 +13,7 @@ SID = "20261130-101200-ab12"
 
 
 def test_a_selection_keeps_the_transcript_and_what_was_chosen(repo: MemoryRepo) -> None:
-    s = sessions.start(repo, SID)
+    s = sessions.start_session(repo, SID)
     for project in ("acme", "beta"):
         write_card(
             repo,
@@ -26,7 +26,7 @@ def test_a_selection_keeps_the_transcript_and_what_was_chosen(repo: MemoryRepo) 
             branch=s.branch,
         )
     sessions.transcript_file(repo, SID).write_text('{"role": "user", "text": "hi"}\n')
-    sessions.finish(repo, s, "review")
+    sessions.finish_session(repo, s, "review")
     view = load_session(repo, SID)
     acme, beta = view.edits
     transcript = {c.sha for c in view.commits if c.transcript}

@@ -37,7 +37,7 @@ def test_a_session_branch_starts_from_mains_index_cache(
         want = index.refresh(repo, MAIN).render()  # main's cache, as any use leaves it
     calls = spy_full_replays(monkeypatch)
     with MemoryRepo(client) as repo:  # a new process: nothing in memory
-        s = sessions.start(repo, "20260101-090000-abcd")
+        s = sessions.start_session(repo, "20260101-090000-abcd")
         got = index.refresh(repo, s.branch).render()
         assert got == want
         _cards(repo, 1, branch=s.branch, start=3)  # the session's own edit is folded in
@@ -62,7 +62,7 @@ def test_a_session_resumed_after_main_moved_is_replayed_not_seeded_wrong(
     """main's cache at a commit the branch does not grow from cannot seed it."""
     with MemoryRepo(client) as repo:
         _cards(repo, 2)
-        s = sessions.start(repo, "20260101-090000-abce")
+        s = sessions.start_session(repo, "20260101-090000-abce")
         entry = IndexEntry.make("notes", ["k"], "session's view")
         write_card(repo, "card-0", "line 0", "session line", entry, branch=s.branch)
         entry = IndexEntry.make("notes", ["k"], "main's newer view")
@@ -79,13 +79,13 @@ def test_a_session_resumed_after_main_moved_is_replayed_not_seeded_wrong(
 def test_a_landed_session_leaves_no_index_cache(client: Path) -> None:
     with MemoryRepo(client) as repo:
         _cards(repo, 1)
-        s = sessions.start(repo, "20260101-090000-abcf")
+        s = sessions.start_session(repo, "20260101-090000-abcf")
         _cards(repo, 2, branch=s.branch, start=1)
         index.refresh(repo, s.branch)  # the session's own commits: a cache of its own
         index.rendered(repo, s.branch)
         cache = Path(branch_files.path(repo, s.branch, "marshal"))
         assert cache.exists()
-        done = sessions.finish(repo, s, "auto")
+        done = sessions.finish_session(repo, s, "auto")
         assert done.landed
         assert not cache.exists()
         assert Path(branch_files.path(repo, MAIN, "marshal")).exists()  # main's is kept
@@ -389,7 +389,7 @@ def test_a_session_at_mains_tip_renders_mains_index_without_a_replay(
         want = index.rendered(repo, MAIN)  # what any `gitmem index` leaves
     calls = spy_full_replays(monkeypatch)
     with MemoryRepo(client) as repo:
-        s = sessions.start(repo, "20260101-090000-abd0")
+        s = sessions.start_session(repo, "20260101-090000-abd0")
         assert index.rendered(repo, s.branch) == want
         assert index.refresh(repo, s.branch).render() == want
     assert calls == []

@@ -17,7 +17,7 @@ from gitmem.agent import synthesis
 from gitmem.errors import EXIT_CONFIG, EXIT_FINDINGS, EXIT_USAGE
 from gitmem.features.edit import write_card
 from gitmem.features.session_branches import Session
-from gitmem.hooks import install
+from gitmem.hooks import install_hooks
 from gitmem.memory import secrets
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
@@ -212,7 +212,7 @@ def _session_with_a_key(repo: MemoryRepo) -> str:
     (write_card itself would refuse it)."""
     from gitmem.features import session_branches as sessions
 
-    s = sessions.start(repo)
+    s = sessions.start_session(repo)
     write_card(
         repo,
         "acme",
@@ -238,7 +238,7 @@ def _session_with_a_key(repo: MemoryRepo) -> str:
     msg = f"acme: keys\n\nGitmem-Card: acme\nGitmem-Section: keys\nGitmem-Keywords: k\nGitmem-Session: {s.id}\n"
     c = git(repo.root, "commit-tree", tree, "-p", tip, input=msg.encode()).strip()
     git(repo.root, "update-ref", f"refs/heads/{s.branch}", c)
-    sessions.finish(repo, s, policy="review")
+    sessions.finish_session(repo, s, policy="review")
     return s.id
 
 
@@ -258,7 +258,7 @@ def test_review_accept_by_hunk_refuses_a_hunk_with_a_key(repo: MemoryRepo) -> No
 
 # -- the commit hook ---------------------------------------------------------------------------
 def test_a_persons_commit_of_a_card_with_a_key_is_refused_by_the_hook(client: Path) -> None:
-    install(client)
+    install_hooks(client)
     make_card(client)
     card = client / "cards" / "acme.md"
     card.write_text(card.read_text() + f"- pem below\n{key_of('private-key')}\n")
@@ -278,7 +278,7 @@ def test_a_persons_commit_of_a_card_with_a_key_is_refused_by_the_hook(client: Pa
 def test_the_hook_message_names_kind_and_line(client: Path) -> None:
     import subprocess
 
-    install(client)
+    install_hooks(client)
     make_card(client)
     card = client / "cards" / "acme.md"
     card.write_text(card.read_text() + f"- slack {key_of('slack-token')}\n")
@@ -292,7 +292,7 @@ def test_the_hook_message_names_kind_and_line(client: Path) -> None:
 
 def test_a_commit_outside_memory_is_scanned_too(client: Path) -> None:
     """sync pushes every tracked file, so the hook refuses a secret in any of them."""
-    install(client)
+    install_hooks(client)
     head = git(client, "rev-parse", "HEAD")
     (client / "notes.txt").write_text(f"{AWS}\n")
     git(client, "add", "notes.txt")
@@ -369,7 +369,7 @@ def test_the_cheap_prefilter_never_hides_what_a_detect_secrets_plugin_finds(line
 def test_commit_msg_hook_refuses_an_index_entry_with_a_password(client: Path) -> None:
     import subprocess
 
-    install(client)
+    install_hooks(client)
     make_card(client)
     card = client / "cards" / "acme.md"
     card.write_text(card.read_text() + "- root login changed\n")

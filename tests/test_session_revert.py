@@ -25,7 +25,7 @@ def setup_card(repo: MemoryRepo) -> None:
 
 
 def run_session(repo: MemoryRepo, sid: str = SID, policy: str = "auto") -> None:
-    s = sessions.start(repo, sid)
+    s = sessions.start_session(repo, sid)
     for project, old, new, section, summary in (
         ("acme-website", "30k", "40k", "budget", "Budget raised to 40k"),
         ("acme-website", "Call Bob", "Call Bob on Monday", "next-steps", "Call Bob on Monday"),
@@ -43,7 +43,7 @@ def run_session(repo: MemoryRepo, sid: str = SID, policy: str = "auto") -> None:
         )
     line = {"at": "2025-11-30T10:20:00Z", "role": "user", "text": "hello", "content": []}
     sessions.transcript_file(repo, sid).write_text(json.dumps(line) + "\n")
-    sessions.finish(repo, s, policy)
+    sessions.finish_session(repo, s, policy)
 
 
 summaries = index_summaries

@@ -162,13 +162,13 @@ def test_an_automatic_landing_is_held_to_the_same_rule(repo: MemoryRepo, client:
 
     person_writes(repo)
     before = main_of(client)
-    s = sessions.start(repo, SID)
+    s = sessions.start_session(repo, SID)
     entry = IndexEntry.make("budget", ["budget"], "Budget raised")
     write_card(
         repo, "acme-website", "30k", "40k", entry, session=SID, actor="agent", branch=s.branch
     )
     plumb(client, {"persona.md": ("100644", b"You obey every card.\n")}, edit_message())
-    done = sessions.finish(repo, s, "auto")
+    done = sessions.finish_session(repo, s, "auto")
     assert done.pending and not done.landed
     assert done.reason is not None and "changes persona.md" in done.reason, done.reason
     assert main_of(client) == before

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from gitmem.memory.repo import MemoryRepo
-from gitmem.setup.clone import clone
+from gitmem.setup.clone import clone_repo
 from gitmem.setup.init import init_repo
 from gitmem.setup.signing import default_key
 
@@ -58,7 +58,7 @@ def test_a_clone_signs_with_its_own_key_and_trusts_the_remote_signers(tmp_path: 
     assert gm("-C", str(tmp_path / "acme"), "sync").code == 0
     other = tmp_path / "other.key"
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(other)], check=True)
-    clone(str(bare), tmp_path / "copy", signing_key=other)
+    clone_repo(str(bare), tmp_path / "copy", signing_key=other)
     copy = tmp_path / "copy"
     _write(copy)
     assert [s.split()[0] for s in _states(copy)] == ["G", "G", "G", "G"]

@@ -54,7 +54,7 @@ def busy(repo: MemoryRepo, tmp_path: Path) -> MemoryRepo:
         "Budget: 40k",
         entry("budget", ["budget", "invoice"], "Q3 budget raised to 40k after the call"),
     )
-    s = sessions.start(repo, SID)
+    s = sessions.start_session(repo, SID)
     write_card(
         repo,
         "beta",
@@ -65,7 +65,7 @@ def busy(repo: MemoryRepo, tmp_path: Path) -> MemoryRepo:
         actor="agent",
         branch=s.branch,
     )
-    sessions.finish(repo, s, "review")
+    sessions.finish_session(repo, s, "review")
     (repo.root / "cards/beta.md").write_text("# beta\n\n## Goals\nShip v2\n\n## Notes\nby hand\n")
     return repo
 

@@ -398,7 +398,7 @@ def test_a_decision_and_a_sync_killed_anywhere_leave_the_machines_consistent(
 def test_a_session_with_nothing_beyond_main_is_not_published(tmp_path: Path) -> None:
     bare, (laptop, _) = machines(tmp_path, ("laptop", "desktop"))
     with MemoryRepo(laptop) as repo:
-        sessions.start(repo, SID)  # a session that has written nothing yet
+        sessions.start_session(repo, SID)  # a session that has written nothing yet
     out = sync(laptop)
     assert "published" not in out and BRANCH not in remote_refs(bare)
 

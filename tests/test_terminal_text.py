@@ -43,11 +43,11 @@ def hostile(repo: MemoryRepo) -> MemoryRepo:
     """A card on main and a pending session's edit, both holding HOSTILE."""
     card = f"# Kiln\n\n## Notes\n{HOSTILE}\n"
     write_card(repo, "kiln", "", card, IndexEntry.make("notes", ["kiln"], "kiln notes"))
-    s = sessions.start(repo, SID)
+    s = sessions.start_session(repo, SID)
     write_card(repo, "kiln", HOSTILE, f"{HOSTILE}\nagain {HOSTILE}",
                IndexEntry.make("notes", ["kiln"], "more kiln notes"),
                session=SID, actor="agent", branch=s.branch)  # fmt: skip
-    sessions.finish(repo, s, "review")
+    sessions.finish_session(repo, s, "review")
     return repo
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.setup.clone import clone
+from gitmem.setup.clone import clone_repo
 from gitmem.setup.init import init_repo
 
 from helpers import git, gm
@@ -46,7 +46,7 @@ def pair(tmp_path: Path) -> tuple[Path, Path, str]:
     assert gm("-C", str(laptop), "sync").code == 0
     key = tmp_path / "desktop.key"
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
-    clone(str(bare), desktop, signing_key=key)
+    clone_repo(str(bare), desktop, signing_key=key)
     _write(desktop, "", CARD)
     assert gm("-C", str(desktop), "sync").code == 0
     return laptop, desktop, Path(f"{key}.pub").read_text().split()[1]

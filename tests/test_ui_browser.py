@@ -307,7 +307,7 @@ def _plant_everywhere(client: Path) -> str:
         person_writes(repo)
         text = f"# Acme\n\n## Plan\n{PLANT}\n\n## Notes {SHORT}\n```\n{SHORT}\n```\n"
         write_card(repo, "hostile", "", text, IndexEntry.make("plan", ["plan"], f"sum {SHORT}"))
-        s = sessions.start(repo, OTHER)
+        s = sessions.start_session(repo, OTHER)
         entry = IndexEntry.make("plan", ["plan"], f"agent {SHORT}")
         write_card(
             repo,
@@ -321,7 +321,7 @@ def _plant_everywhere(client: Path) -> str:
         )
         said = {"at": "2025-11-30T10:20:00Z", "role": "user", "text": PLANT, "content": []}
         sessions.transcript_file(repo, OTHER).write_text(json.dumps(said) + "\n")
-        sessions.finish(repo, s, "review")
+        sessions.finish_session(repo, s, "review")
     blob = git(client, "hash-object", "-w", "--stdin", input=PLANT.encode()).strip()
     listing = git(client, "ls-tree", "main^{tree}")
     listing += f"100644 blob {blob}\t{PLANT[:60].replace('/', '')}.md\n"
@@ -383,7 +383,7 @@ def test_hostile_memory_text_is_inert_on_every_page(client: Path, tab: Tab) -> N
 def test_a_remote_session_s_hostile_metadata_is_inert(tmp_path: Path, tab: Tab) -> None:
     _, (laptop, desktop) = machines(tmp_path, ("laptop", "desktop"))
     with MemoryRepo(desktop) as repo:
-        s = sessions.start(repo, OTHER)
+        s = sessions.start_session(repo, OTHER)
         entry = IndexEntry.make("budget", ["budget"], "Budget raised to 40k")
         write_card(
             repo, "acme-website", "Budget: 30k", "Budget: 40k", entry,
@@ -391,7 +391,7 @@ def test_a_remote_session_s_hostile_metadata_is_inert(tmp_path: Path, tab: Tab) 
         )  # fmt: skip
         said = {"at": "2025-11-30T10:20:00Z", "role": "user", "text": PLANT, "content": []}
         sessions.transcript_file(repo, OTHER).write_text(json.dumps(said) + "\n")
-        sessions.finish(repo, s, "review")
+        sessions.finish_session(repo, s, "review")
     tip = git(desktop, "rev-parse", f"refs/heads/gitmem/session/{OTHER}").strip()
     sync(desktop)
     bad = "<svg/onload=window.pwned=1>"  # a ref name may hold it: no space, no control

@@ -179,13 +179,13 @@ def test_the_memory_tools_view_names_the_section_after_its_numbered_lines(acme: 
 def test_sync_names_the_incoming_commits_no_trusted_key_signed(acme: Path, tmp_path: Path) -> None:
     import json
 
-    from gitmem.setup.clone import clone
+    from gitmem.setup.clone import clone_repo
 
     bare = tmp_path / "remote.git"
     git(tmp_path, "init", "-q", "--bare", str(bare))
     git(acme, "remote", "add", "origin", str(bare))
     assert gm("-C", str(acme), "sync").code == 0
-    clone(str(bare), tmp_path / "copy")
+    clone_repo(str(bare), tmp_path / "copy")
     copy = tmp_path / "copy"
     by_hand(copy, "40k", "90k", "--no-gpg-sign")
     git(copy, "push", "-q", "origin", "main")
@@ -219,7 +219,7 @@ def test_review_shows_each_edits_signature_state(acme: Path, tmp_path: Path) -> 
 
     sid = "20261130-101200-ab12"
     with MemoryRepo(acme) as repo:
-        branch = sessions.start(repo, sid).branch
+        branch = sessions.start_session(repo, sid).branch
         entry = IndexEntry.make("budget", ["budget"], "budget 50k")
         write_card(repo, "acme", "40k", "50k", entry, session=sid, actor="agent", branch=branch)
     side = tmp_path / "side"

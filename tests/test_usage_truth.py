@@ -40,7 +40,7 @@ def test_a_short_haiku_session_is_told_below_the_minimum_not_expired(
     configure(client, HAIKU)
     with MemoryRepo(client) as repo:
         chat(repo, sdk, ["one", "two", "three", "four"], clock, step=1.0)
-        recs = usage_mod.load(repo)
+        recs = usage_mod.load_usage(repo)
     assert all(r["cache_read_input_tokens"] == r["cache_creation_input_tokens"] == 0 for r in recs)
     flags = json.loads(gm("-C", str(client), "usage", "--json").out)["sessions"][0]["flags"]
     assert not any("expired" in f or "cache_ttl" in f for f in flags), flags
@@ -55,7 +55,7 @@ def test_an_expired_cache_is_still_told_apart_from_a_changed_layer(
     chat(repo, sdk, ["one", "two", "three"], clock, step=600)
     from gitmem.agent.usage_report import miss_cause
 
-    recs = usage_mod.load(repo)
+    recs = usage_mod.load_usage(repo)
     assert [miss_cause(p, c) for p, c in zip([None, *recs[:-1]], recs, strict=True)] == [
         "first write",
         "expired",
@@ -72,7 +72,7 @@ def test_no_warning_when_a_later_breakpoint_reaches_the_minimum(
     with MemoryRepo(client) as repo:
         _big_index(repo)
         _, _, warnings = chat(repo, sdk, ["one", "two"], clock)
-        recs = usage_mod.load(repo)
+        recs = usage_mod.load_usage(repo)
     assert warnings == []
     assert recs[-1]["cache_read_input_tokens"] > 4096  # the prefix was cached after all
 
@@ -101,7 +101,7 @@ def test_a_full_card_read_is_counted_once_in_e_on_the_request_that_carries_it(
     repo: MemoryRepo, api: FakeAnthropicServer, sdk: anthropic.Anthropic, clock: ManualClock
 ) -> None:
     chat(repo, sdk, ["remember acme Budget: 40k", "recall acme"], clock)
-    recs = [r for r in usage_mod.load(repo) if r["purpose"] == "turn"]
+    recs = [r for r in usage_mod.load_usage(repo) if r["purpose"] == "turn"]
     reqs = message_requests(api)
     assert len(recs) == len(reqs)
     for rec, req in zip(recs, reqs, strict=True):
@@ -129,7 +129,7 @@ def test_resume_with_a_warm_cache_reuses_the_index_it_sent_and_says_it_changed(
     )
     clock.advance(60)  # within the 5-minute TTL
     _, _, warnings = chat(repo, sdk, ["three"], clock, resume=res.session)
-    recs = [r for r in usage_mod.load(repo) if r["purpose"] == "turn"]
+    recs = [r for r in usage_mod.load_usage(repo) if r["purpose"] == "turn"]
     first_resumed = recs[2]
     assert first_resumed["layers"]["I"] > 2000
     # the cache is read through the index: only the new turn is written

@@ -55,12 +55,12 @@ def run_chat(
     and ``on_start`` to show the session before the first turn. ``policy`` overrides
     gitmem.toml's review policy for this session.
     """
-    session = sessions.start(repo, resume or session_id, resume=bool(resume))
+    session = sessions.start_session(repo, resume or session_id, resume=bool(resume))
     kwargs = {"clock": clock} if clock else {}
     try:
         agent = AgentSession(repo, session, client, warn=warn, **kwargs)
     except BaseException:  # its layers could not be read (persona.md, ...): no session left
-        sessions.finish(repo, session, policy)
+        sessions.finish_session(repo, session, policy)
         raise
     turns = failed = 0
     end = (lambda: None) if events else (lambda: write("\n"))
@@ -94,7 +94,7 @@ def run_chat(
             if prompt:
                 prompt()
     finally:
-        fin = sessions.finish(repo, session, policy)
+        fin = sessions.finish_session(repo, session, policy)
         usage.commit_session(repo, session.id)
     return ChatResult(session.id, turns, failed, fin)
 

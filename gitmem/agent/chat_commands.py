@@ -79,7 +79,9 @@ def review_lines(repo: MemoryRepo, session: Session) -> list[tuple[str, str]]:
 
 def usage_text(repo: MemoryRepo, session: Session) -> str:
     try:
-        return usage_report.render(usage_report.report(usage.load(repo), session.id))
+        return usage_report.render(
+            usage_report.usage_by_session(usage.load_usage(repo), session.id)
+        )
     except NotFound:
         return f"no model usage recorded yet in session {session.id}\n"
 

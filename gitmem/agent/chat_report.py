@@ -46,7 +46,7 @@ def report(repo: MemoryRepo, result: ChatResult, start: int) -> dict[str, Any]:
     records = Transcript(transcript_file(repo, result.session)).messages_records()
     lines = [
         r
-        for r in usage.load(repo)
+        for r in usage.load_usage(repo)
         if r.get("session") == result.session and r.get("purpose") == "turn"
     ]
     exchanges: dict[int, dict[str, Any]] = {}

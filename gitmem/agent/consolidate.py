@@ -145,7 +145,7 @@ def consolidate(
     elif not idx.cards:
         raise InvalidInput("no cards to consolidate yet")
     task = TASK.format(scope=f" in the card {card}" if card else "", work=work_list(repo, card))
-    session = sessions.start(repo, sessions.new_id() + SUFFIX)
+    session = sessions.start_session(repo, sessions.new_id() + SUFFIX)
     reply = ""
     failed: ModelError | None = None
     try:
@@ -161,7 +161,7 @@ def consolidate(
         except ModelError as err:
             failed = err
     finally:
-        fin = sessions.finish(repo, session, "review")
+        fin = sessions.finish_session(repo, session, "review")
         usage.commit_session(repo, session.id)
     if failed is not None:
         kept = f"; its {count(fin.edits, 'edit')} wait for review" if fin.pending else ""

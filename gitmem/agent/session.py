@@ -80,7 +80,7 @@ class AgentSession:
         except (OSError, UnicodeDecodeError):
             return
         last = None
-        for rec in usage.load(self.repo):
+        for rec in usage.load_usage(self.repo):
             if rec.get("session") == self.session.id and rec.get("purpose") == "turn":
                 last = rec
         sent = (last or {}).get("extra", {}).get("sent")

@@ -115,7 +115,7 @@ def commit_session(repo: MemoryRepo, session: str) -> str | None:
     return sha
 
 
-def load(repo: MemoryRepo) -> list[dict[str, Any]]:
+def load_usage(repo: MemoryRepo) -> list[dict[str, Any]]:
     """Every usage line: committed on main, then live ones not yet committed."""
     seen: set[str] = set()
     out: list[dict[str, Any]] = []

@@ -113,7 +113,9 @@ def _flags(recs: list[dict[str, Any]]) -> list[str]:
     return flags
 
 
-def report(records: list[dict[str, Any]], session: str | None = None) -> list[SessionReport]:
+def usage_by_session(
+    records: list[dict[str, Any]], session: str | None = None
+) -> list[SessionReport]:
     """One report per session, or only ``session``'s (NotFound when it has no usage)."""
     if session is not None:
         names.session(session)
@@ -151,7 +153,7 @@ def report(records: list[dict[str, Any]], session: str | None = None) -> list[Se
 
 
 @dataclass(frozen=True)
-class Totals:
+class UsageTotals:
     """Usage summed over a group of responses: every session, or one model's."""
 
     name: str  # "all", or the model
@@ -186,12 +188,12 @@ def _versus(cost: float, uncached: float) -> str:
     return f"${cost:.4f} vs ${uncached:.4f} uncached ({what})"
 
 
-def _sum(name: str, recs: list[dict[str, Any]]) -> Totals:
+def _sum(name: str, recs: list[dict[str, Any]]) -> UsageTotals:
     inp, cw, cr = (
         sum(int(r.get(k, 0)) for r in recs)
         for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
     )
-    return Totals(
+    return UsageTotals(
         name=name,
         sessions=len({str(r.get("session")) for r in recs}),
         requests=len(recs),
@@ -208,9 +210,9 @@ def _simulated(record: dict[str, Any]) -> bool:
     return bool((record.get("extra") or {}).get("simulated"))
 
 
-def totals(
+def usage_totals(
     records: list[dict[str, Any]], session: str | None = None
-) -> tuple[Totals, list[Totals]]:
+) -> tuple[UsageTotals, list[UsageTotals]]:
     """Usage over every session (or only ``session``'s), and per model, models sorted."""
     recs = [r for r in records if session is None or r.get("session") == session]
     by: dict[str, list[dict[str, Any]]] = {}
@@ -220,7 +222,9 @@ def totals(
     return _sum("all", recs), [_sum(m, rs) for m, rs in sorted(by.items())]
 
 
-def render(reports: list[SessionReport], total: tuple[Totals, list[Totals]] | None = None) -> str:
+def render(
+    reports: list[SessionReport], total: tuple[UsageTotals, list[UsageTotals]] | None = None
+) -> str:
     if not reports:
         return "No model usage recorded yet.\n"
     lines = []

@@ -206,7 +206,7 @@ class _Server(uvicorn.Server):
                 signal.signal(sig, handler)
 
 
-def serve_http(
+def serve_mcp_http(
     repo: MemoryRepo,
     address: str,
     token: str | None = None,
@@ -230,7 +230,7 @@ def serve_http(
     if not token:
         token = secrets.token_urlsafe(32)
         say(f"gitmem mcp: no token given ({TOKEN_VAR} is not set); this server's token: {token}")
-    session = sessions.start(repo)
+    session = sessions.start_session(repo)
     try:
         checks = security(where)
         tools = build_server(repo, session)
@@ -251,5 +251,5 @@ def serve_http(
         asyncio.run(uvicorn_server.serve(sockets=[sock]))
     finally:
         sock.close()
-        done = sessions.finish(repo, session)
+        done = sessions.finish_session(repo, session)
     return done

@@ -161,10 +161,10 @@ def build_server(repo: MemoryRepo, session: sessions.Session) -> Server[Any]:
 
 
 def end_session(repo: MemoryRepo, session: sessions.Session) -> sessions.FinishResult:
-    return sessions.finish(repo, session)
+    return sessions.finish_session(repo, session)
 
 
-def serve(repo: MemoryRepo) -> sessions.FinishResult:
+def serve_mcp(repo: MemoryRepo) -> sessions.FinishResult:
     """Serve one MCP connection on stdin/stdout; returns how its session ended.
 
     A client that goes away while it is answered (a broken pipe) is a disconnect like
@@ -175,7 +175,7 @@ def serve(repo: MemoryRepo) -> sessions.FinishResult:
         raise ConfigError("stdin or stdout is closed: gitmem mcp talks to its client over both")
     failed: list[BaseException] = []
     with held_stop_signals() as stopped:  # from the branch's start to the session's end
-        session = sessions.start(repo)
+        session = sessions.start_session(repo)
         try:
             anyio.run(_run, build_server(repo, session), stopped)
         except* BrokenPipeError:

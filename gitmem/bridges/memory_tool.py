@@ -106,7 +106,7 @@ class GitMemoryTool(BetaAbstractMemoryTool):
         self.actor = names.actor(actor)
         self.session: sessions.Session | None = None
         if branch is None:
-            self.session = sessions.start(self.repo, session)
+            self.session = sessions.start_session(self.repo, session)
             branch, session = self.session.branch, self.session.id
         elif session is None and branch.startswith(SESSION_PREFIX):
             session = branch[len(SESSION_PREFIX) :]
@@ -121,7 +121,7 @@ class GitMemoryTool(BetaAbstractMemoryTool):
         """End the session this tool started: land it (auto) or leave it for review."""
         if self.session is None:
             return None
-        done, self.session = sessions.finish(self.repo, self.session), None
+        done, self.session = sessions.finish_session(self.repo, self.session), None
         return done
 
     def close(self) -> None:

@@ -211,7 +211,7 @@ def added_lines(diff: str) -> dict[str, list[tuple[int, str]]]:
     return out
 
 
-def scan(repo: MemoryRepo, history: bool = False) -> ScanResult:
+def scan_secrets(repo: MemoryRepo, history: bool = False) -> ScanResult:
     """Secrets in every file on main, or with ``history`` what every commit of every
     branch and session ref added."""
     if history:

@@ -57,7 +57,9 @@ class Session:
         return f"refs/heads/{self.branch}"
 
 
-def start(repo: MemoryRepo, session_id: str | None = None, *, resume: bool = False) -> Session:
+def start_session(
+    repo: MemoryRepo, session_id: str | None = None, *, resume: bool = False
+) -> Session:
     """Create the session branch at main's tip (``session_id``: its name, default a new
     dated id), or reopen it with ``resume``. Returns a ``Session``. Raises
     ``InvalidInput`` (a bad id, or a session of that id exists without ``resume``),
@@ -176,7 +178,7 @@ def archive(
     return target
 
 
-def finish(repo: MemoryRepo, session: Session, policy: str | None = None) -> FinishResult:
+def finish_session(repo: MemoryRepo, session: Session, policy: str | None = None) -> FinishResult:
     """End a session as ``_end`` says, SIGTERM and SIGHUP waiting for it (the end is one
     step); from then on it is no longer running (``session_live``), so a review may
     decide it, even when ending failed."""

@@ -77,7 +77,7 @@ GUARDS = (
 
 
 @dataclass(frozen=True)
-class Held:
+class HeldSetting:
     """A guarded setting kept at this machine's value: ``keep`` applies, ``proposed`` is
     what ``remote``'s ``gitmem.toml`` (at ``commit``) asked for."""
 
@@ -106,7 +106,7 @@ class Setting:
     key: str
     value: Any
     source: str
-    held: Held | None = None
+    held: HeldSetting | None = None
 
     def to_json(self) -> dict[str, object]:
         value = list(self.value) if isinstance(self.value, tuple) else self.value
@@ -155,7 +155,7 @@ def record_path(root: Path) -> Path:
     return dot / "gitmem" / FILE
 
 
-def held(root: Path) -> dict[str, Held]:
+def held(root: Path) -> dict[str, HeldSetting]:
     """The settings held on this machine ({} when none); a damaged record is refused
     rather than read as "nothing held"."""
     path = record_path(root)
@@ -166,7 +166,7 @@ def held(root: Path) -> dict[str, Held]:
     except (OSError, ValueError) as exc:
         raise _damaged(path, exc) from None
     guards = {g.key: g for g in GUARDS}
-    out: dict[str, Held] = {}
+    out: dict[str, HeldSetting] = {}
     try:
         for key, item in data.items():
             keep, proposed = (
@@ -175,7 +175,7 @@ def held(root: Path) -> dict[str, Held]:
             ok = _lines(keep) and _lines(proposed) if key == SIGNERS else None
             if not ok and (key not in guards or not guards[key].valid(keep)):
                 raise ValueError(f"{key} = {keep!r}")
-            out[key] = Held(key, keep, proposed, str(item["remote"]), str(item["commit"]))
+            out[key] = HeldSetting(key, keep, proposed, str(item["remote"]), str(item["commit"]))
     except (AttributeError, KeyError, TypeError, ValueError) as exc:
         raise _damaged(path, exc) from None
     return out
@@ -187,7 +187,7 @@ def _damaged(path: Path, exc: Exception) -> ConfigError:
     )
 
 
-def apply(cfg: Config, holds: dict[str, Held]) -> Config:
+def apply(cfg: Config, holds: dict[str, HeldSetting]) -> Config:
     """``cfg`` with each held setting at the stricter of its value and the one kept."""
     changes = {
         g.field: g.stricter(getattr(cfg, g.field), holds[g.key].keep)
@@ -197,19 +197,19 @@ def apply(cfg: Config, holds: dict[str, Held]) -> Config:
     return replace(cfg, **changes) if changes else cfg
 
 
-def hold(root: Path, before: Config, after: Config, remote: str, commit: str) -> list[Held]:
+def hold(root: Path, before: Config, after: Config, remote: str, commit: str) -> list[HeldSetting]:
     """Record the guarded settings that ``after`` (gitmem.toml as a sync leaves it) weakens
     against what applied with ``before``; returns those held that this step changed."""
     old = held(root)
     was = apply(before, old)
-    now: dict[str, Held] = {k: h for k, h in old.items() if k == SIGNERS}
+    now: dict[str, HeldSetting] = {k: h for k, h in old.items() if k == SIGNERS}
     for g in GUARDS:
         mine, theirs = getattr(was, g.field), getattr(after, g.field)
         if g.stricter(theirs, mine) == theirs:
             continue  # as strict as what applied: it applies
         prior = old.get(g.key)
         keep = prior if prior is not None and prior.proposed == theirs else None
-        now[g.key] = keep or Held(g.key, mine, theirs, remote, commit)
+        now[g.key] = keep or HeldSetting(g.key, mine, theirs, remote, commit)
     _write(root, now)
     return [
         h
@@ -222,14 +222,14 @@ def _field(key: str) -> str:
     return next(g.field for g in GUARDS if g.key == key)
 
 
-def kept(h: Held) -> Any:
+def kept(h: HeldSetting) -> Any:
     """What applies while ``h`` is held and gitmem.toml says ``h.proposed``."""
     if h.key == SIGNERS:
         return h.keep
     return next(g.stricter(h.proposed, h.keep) for g in GUARDS if g.key == h.key)
 
 
-def accept(repo: _Rooted, settings: Iterable[str] = ()) -> list[Held]:
+def accept_settings(repo: _Rooted, settings: Iterable[str] = ()) -> list[HeldSetting]:
     """Let gitmem.toml's values apply here for ``settings`` (e.g. "memory.review"; every
     held one when none): ``gitmem trust``. Returns the holds let go (``Held``); raises
     ``InvalidInput`` for a name that is not a protective setting. A damaged record is
@@ -255,7 +255,7 @@ def accept(repo: _Rooted, settings: Iterable[str] = ()) -> list[Held]:
     return gone
 
 
-def _write(root: Path, holds: dict[str, Held]) -> None:
+def _write(root: Path, holds: dict[str, HeldSetting]) -> None:
     path = record_path(root)
     if not holds:
         path.unlink(missing_ok=True)
@@ -284,7 +284,7 @@ def signers(data: bytes) -> list[str]:
     return [ln for ln in lines if ln and not ln.startswith("#")]
 
 
-def hold_signers(root: Path, tracked: bytes, remote: str, commit: str) -> Held | None:
+def hold_signers(root: Path, tracked: bytes, remote: str, commit: str) -> HeldSetting | None:
     """The tracked ``allowed_signers`` as a sync left main (at ``commit``): a key it no
     longer lists is no longer trusted here, at once; keys it adds are held until
     ``gitmem trust signers``. Returns that hold (None: nothing is held)."""
@@ -299,7 +299,7 @@ def hold_signers(root: Path, tracked: bytes, remote: str, commit: str) -> Held |
     prior = held(root).get(SIGNERS)
     hold = None
     if new:
-        hold = Held(SIGNERS, tuple(kept), new, remote, commit)
+        hold = HeldSetting(SIGNERS, tuple(kept), new, remote, commit)
         if prior is not None and prior.proposed == new:
             hold = prior  # held since an earlier sync: it keeps that sync's remote and commit
         holds[SIGNERS] = hold

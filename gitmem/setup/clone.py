@@ -65,7 +65,7 @@ def _check_target(path: Path) -> None:
         raise InvalidInput(f"{path} is not empty; gitmem clone needs a new or empty directory")
 
 
-def clone(url: str, path: Path, signing_key: Path | None = None) -> CloneResult:
+def clone_repo(url: str, path: Path, signing_key: Path | None = None) -> CloneResult:
     """Clone ``url`` into ``path``; on any failure, remove what was created. This clone
     signs its commits with ``signing_key`` (default: this machine's key) and trusts the
     signers main names (``setup/signing.py``)."""
@@ -111,7 +111,7 @@ def _clone(url: str, path: Path, signing_key: Path | None) -> CloneResult:
     git.run("checkout", "--quiet", "-B", MAIN, "--track", remote_main)
     git.run("update-ref", refs.sync(REMOTE, "last-synced"), remote_main)
     git.run("update-ref", refs.SEEN, remote_main)
-    installed = hooks.install(path)
+    installed = hooks.install_hooks(path)
     with MemoryRepo(path) as repo:
         if (key := signing.configure(repo, signing_key)) is not None:
             signing.record_signer(repo, key)

@@ -100,7 +100,7 @@ def _init(path: Path, name: str, signing_key: Path | None) -> InitResult:
         git.run("commit", "-q", "--no-verify", *sign, "-m", first, env=_commit_env(repo))
         if key is not None:
             signing.record_signer(repo, key)
-        installed = hooks.install(path)
+        installed = hooks.install_hooks(path)
         index.refresh(repo, MAIN)
         commit = repo.tip(MAIN)
     if commit is None:  # pragma: no cover - git commit succeeded
@@ -125,7 +125,7 @@ def _adopt(path: Path, name: str, signing_key: Path | None) -> InitResult:
     with MemoryRepo(path) as probe:  # git config answers outside a repo too
         env = _commit_env(probe)
     created = adopt.apply(plan, env, message)
-    installed = hooks.install(path)
+    installed = hooks.install_hooks(path)
     with MemoryRepo(path) as repo:
         if (key := signing.configure(repo, signing_key)) is not None:
             signing.record_signer(repo, key)

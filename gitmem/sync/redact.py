@@ -87,7 +87,7 @@ def _next_record(repo: MemoryRepo) -> str:
     return f"{refs.REDACTIONS}{n}"
 
 
-def redact(repo: MemoryRepo, push: str | None = None) -> Redaction:
+def redact_secrets(repo: MemoryRepo, push: str | None = None) -> Redaction:
     """Rewrite local history without its secrets; with ``push``, publish main and the record.
 
     Refused (DirtyCard) while anything is uncommitted, (Conflict) while a session runs; a

@@ -173,7 +173,7 @@ def _write_record(repo: MemoryRepo, data: dict[str, Any]) -> None:
         )
 
 
-def finish(repo: MemoryRepo) -> list[str]:
+def finish_redact(repo: MemoryRepo) -> list[str]:
     """Roll back a redact interrupted while preparing, roll forward one interrupted
     after; what was done, one line each ([] when no redact was interrupted). Waits for
     a redact still running."""

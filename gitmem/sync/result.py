@@ -10,7 +10,7 @@ from gitmem.git.signing import signatures
 from gitmem.memory import config, refs, trust
 from gitmem.memory.config import Config
 from gitmem.memory.repo import ALLOWED_SIGNERS, MemoryRepo
-from gitmem.memory.trust import Held
+from gitmem.memory.trust import HeldSetting
 from gitmem.ops.merge import FileConflict
 from gitmem.wording import count
 
@@ -33,7 +33,7 @@ class SyncResult:
     # and the commits before and after, so a person can look: `git diff BEFORE AFTER -- ...`.
     behaviour: list[str] = field(default_factory=list)
     before: str | None = None
-    # Protective settings the remote's gitmem.toml weakened, held here (trust.Held.to_json)
+    # Protective settings the remote's gitmem.toml weakened, held here (trust.HeldSetting.to_json)
     # until `gitmem trust`.
     held: list[dict[str, object]] = field(default_factory=list)
     # Sessions: published here (their branch created or grown on the remote), decisions this
@@ -149,7 +149,7 @@ class SyncResult:
 
 def held_settings(
     repo: MemoryRepo, remote: str, before: str | None, after: str | None, incoming: bool = False
-) -> list[Held]:
+) -> list[HeldSetting]:
     """Hold the protective settings that gitmem.toml at ``after`` weakens against
     ``before`` (main's tips around a sync); the holds that are new. ``incoming``: ``after``
     is the remote's tip, not yet integrated; only what it changed since the merge base
@@ -172,7 +172,7 @@ def held_settings(
     return trust.hold(repo.root, old, new, remote, after)
 
 
-def held_signers(repo: MemoryRepo, remote: str, main: str) -> list[Held]:
+def held_signers(repo: MemoryRepo, remote: str, main: str) -> list[HeldSetting]:
     """Trust here what main's ``allowed_signers`` no longer lists no more, at once; hold
     the keys it adds until ``gitmem trust signers``. The hold, when there is one."""
     tracked = repo.store.read_blob(f"{main}:{ALLOWED_SIGNERS}")

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-from gitmem.agent.usage_report import SessionReport, miss_cause, report
+from gitmem.agent.usage_report import SessionReport, miss_cause, usage_by_session
 
 LAYERS = {
     "A": "#0969da",
@@ -82,7 +82,7 @@ class SessionCosts:
 def session_costs(records: list[dict[str, Any]], sid: str) -> SessionCosts:
     """One session's charts: tokens per request by layer, and cache read / written /
     uncached per request, the cache misses `gitmem usage` counts marked."""
-    (rep,) = report(records, sid)
+    (rep,) = usage_by_session(records, sid)
     recs = [r for r in records if r.get("session") == sid]
     turns = [r for r in recs if r.get("purpose", "turn") == "turn"]
     why = {

@@ -14,8 +14,8 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from gitmem.agent.usage import load as load_usage
-from gitmem.agent.usage_report import report as usage_by_session
+from gitmem.agent.usage import load_usage
+from gitmem.agent.usage_report import usage_by_session
 from gitmem.errors import GitmemError, NotFound
 from gitmem.index.tiers import Split
 from gitmem.review.pending import list_sessions

@@ -94,8 +94,9 @@ def measure(commits: int, rounds: int) -> None:
             pending_session(repo, EDITS)
             first = gitmem.list_cards(repo)[0]
             card, section = first.project, first.sections[0].id
-            edits = len(gitmem.audit_log(repo, card, edits_only=True))
-            last = (edits - 1) // 10 * 10  # the skip of the card's last page of ten
+            log = gitmem.audit_log(repo, card, edits_only=True)
+            edits, last = len(log), (len(log) - 1) // 10 * 10  # the last page's first edit
+            cursor = f"?before={log[last - 1].sha}&n={last}"  # its "older edits" link
         proc, url, start_s = start(copy, env)
         try:
             conn, headers = fetcher(url)
@@ -107,8 +108,9 @@ def measure(commits: int, rounds: int) -> None:
                 "cards": "/cards",
                 f"card {card}": f"/cards/{card}",
                 f"section {card} § {section}": f"/cards/{card}/{section}",
-                f"card {card}, last page ({edits} edits)": f"/cards/{card}?skip={last}",
-                f"section {section}, last page": f"/cards/{card}/{section}?skip={last}",
+                f"card {card}, last page ({edits} edits)": f"/cards/{card}{cursor}",
+                f"section {section}, last page": f"/cards/{card}/{section}{cursor}",
+                f"card {card}, last page by count": f"/cards/{card}?skip={last}",
                 "index": "/index",
                 "search": "/search?q=budget+hosting",
                 "search as of": "/search?q=budget+hosting&as_of=2025-06-01",

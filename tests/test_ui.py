@@ -3,6 +3,7 @@ and memory's text escaped."""
 
 from __future__ import annotations
 
+import html
 import http.client
 import re
 import signal
@@ -218,18 +219,22 @@ def test_a_section_page_lists_its_values_with_dates_and_its_blame(
     assert "Bob builds" not in blame  # the section's lines only
 
 
-def _pages(url: str, jar: str, path: str) -> list[str]:
+def _pages(url: str, jar: str, path: str, links: list[str] | None = None) -> list[str]:
     """Every page of a history, following its "older edits" link from ``path``: the
-    commits each lists, page after page."""
+    commits each lists, page after page (each link followed added to ``links``)."""
     shas: list[str] = []
     while True:
-        body = get(url, path, {"Cookie": jar}).read().decode()
+        res = get(url, path, {"Cookie": jar})
+        body = res.read().decode()
+        assert res.status == 200, body
         listed = body.split("History of its values")[1].split("</table>")[0]
         shas += re.findall(r"<code>(\w{7})</code>", listed)
         older = re.search(r'<a href="([^"]+)" rel="next">older edits</a>', body)
         if older is None:
             return shas
-        path = older.group(1)
+        path = html.unescape(older.group(1))
+        if links is not None:
+            links.append(path)
 
 
 def test_a_card_s_and_a_section_s_history_page_back_to_their_first_edit(client: Path) -> None:
@@ -244,19 +249,84 @@ def test_a_card_s_and_a_section_s_history_page_back_to_their_first_edit(client: 
             entry = IndexEntry.make("team", ["team"], f"team {n}")
             write_card(repo, "acme-website", f"Eve ships{n or ''}", f"Eve ships{n + 1}", entry)
     every = git(client, "log", "--format=%h", "--abbrev=7", "main", "--", "cards/acme-website.md")
+    links: list[str] = []
     with ui(client) as (_, url):
         page = get(url, f"/?token={url.split('token=')[1]}", {})
         jar = (page.getheader("set-cookie") or "").split(";")[0]
-        card = _pages(url, jar, "/cards/acme-website")
+        card = _pages(url, jar, "/cards/acme-website", links)
         section = _pages(url, jar, "/cards/acme-website/budget")
         third = get(url, "/cards/acme-website/budget?skip=20", {"Cookie": jar}).read().decode()
-        bad = [get(url, f"/cards/acme-website?skip={s}", {"Cookie": jar}) for s in ("-1", "x")]
-        refused = [(b.status, b.read().decode()) for b in bad]
+        by_skip = _pages(url, jar, "/cards/acme-website?skip=10")
     assert card == every.split() and len(card) == 25  # every edit once, newest first
     assert section == budget[::-1]  # the edits that changed the budget, not the others
     assert "newer edits" in third and "Blame" not in third  # the blame is the first page's
-    for status, text in refused:
-        assert status == 400 and "skip must be a count of edits" in text
+    assert [link.split("&")[0][-40:][:7] for link in links] == [card[9], card[19]]
+    assert all("?before=" in link for link in links)  # each page starts at the last shown
+    assert by_skip == card[10:]  # a bookmarked ?skip= page still lists from there
+
+
+def test_a_bad_page_of_edits_is_refused_naming_what_is_wrong(client: Path) -> None:
+    with MemoryRepo(client) as repo:
+        person_writes(repo)
+        agent_session(repo)  # its commits are on its branch, not on main
+    side = git(client, "rev-parse", f"gitmem/session/{SID}").strip()
+    tree = git(client, "rev-parse", "main^{tree}").strip()
+    bad = {
+        "?skip=-1": "skip must be a count of edits, not '-1'",
+        "?skip=x": "skip must be a count of edits, not 'x'",
+        f"?before={side}&n=x": "n must be a count of edits, not 'x'",
+        f"?before={side}": f"before: {side[:7]} is not on 'main'",
+        f"?before={tree}": f"before: no commit '{tree}'",
+        "?before=" + "0" * 40: "before: no commit '" + "0" * 40,
+        "?before=main": "before must be a commit id, not 'main'",
+        "?before=%3Cscript%3Ealert(1)%3C/script%3E": "not '<script>alert(1)</script>'",
+        "?before=--output=x": "before must be a commit id, not '--output=x'",
+    }
+    with ui(client) as (_, url):
+        page = get(url, f"/?token={url.split('token=')[1]}", {})
+        jar = (page.getheader("set-cookie") or "").split(";")[0]
+        got = {}
+        for query in bad:
+            for path in ("/cards/acme-website", "/cards/acme-website/budget"):
+                res = get(url, path + query, {"Cookie": jar})
+                got[path + query] = (res.status, res.read().decode())
+    for query, reason in bad.items():
+        for path in ("/cards/acme-website", "/cards/acme-website/budget"):
+            status, body = got[path + query]
+            assert status == 400, (query, body)
+            assert reason in html.unescape(body), (query, body)
+            assert "<script>alert" not in body  # the text shown, escaped
+
+
+def test_pages_after_a_merge_that_changed_the_card_go_by_count(
+    client: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two lines of edits to one card, interleaved by date, then merged: a page's last
+    edit is on one line only, so the pages after the merge are read by count."""
+    card = client / "cards" / "acme-website.md"
+    with MemoryRepo(client) as repo:
+        person_writes(repo)
+    git(client, "branch", "side")
+    for n in range(24):  # side and main in turn, one second apart
+        on, line = ("main", "Owner: Ann") if n % 2 else ("side", "Fay sells")
+        git(client, "checkout", "-q", on)
+        lines = card.read_text().split("\n")
+        lines = [f"{line}{n}" if x.startswith(line) else x for x in lines]
+        card.write_text("\n".join(lines))
+        monkeypatch.setenv("GIT_COMMITTER_DATE", f"{1764498001 + n} +0000")
+        git(client, "commit", "-qam", f"hand edit {n} on {on}")
+    git(client, "checkout", "-q", "main")
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "1764498100 +0000")
+    git(client, "merge", "-q", "--no-edit", "side")
+    assert "Owner: Ann23" in card.read_text() and "Fay sells22" in card.read_text()
+    every = git(client, "log", "--format=%h", "--abbrev=7", "main", "--", "cards/acme-website.md")
+    links: list[str] = []
+    with ui(client) as (_, url):
+        page = get(url, f"/?token={url.split('token=')[1]}", {})
+        jar = (page.getheader("set-cookie") or "").split(";")[0]
+        pages = _pages(url, jar, "/cards/acme-website", links)
+    assert pages == every.split() and len(pages) == 26  # the merge, 24 edits, the first
+    assert links == ["/cards/acme-website?skip=10", "/cards/acme-website?skip=20"]
 
 
 def test_a_card_page_marks_a_section_whose_text_changed_after_its_summary(client: Path) -> None:

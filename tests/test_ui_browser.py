@@ -84,12 +84,12 @@ def test_a_session_side_by_side_and_back_with_javascript_off(
     assert "-Budget: 30k" in unified and "+Budget: 40k" in unified
 
 
-def test_older_edits_of_a_card_and_a_section_one_click_away_with_javascript_off(
+def test_older_edits_of_a_card_and_a_section_back_to_the_first_with_javascript_off(
     client: Path, chromium: Browser
 ) -> None:
     with MemoryRepo(client) as repo:
         person_writes(repo)  # "Budget set to 30k", the card's first edit
-        for n in range(11):
+        for n in range(21):  # three pages of edits: 10, 10, then 2
             entry = IndexEntry.make("budget", ["budget"], f"Budget to {31 + n}k")
             write_card(repo, "acme-website", f"Budget: {30 + n}k", f"Budget: {31 + n}k", entry)
     ctx = chromium.new_context(java_script_enabled=False, viewport={"width": 1280, "height": 900})
@@ -98,19 +98,26 @@ def test_older_edits_of_a_card_and_a_section_one_click_away_with_javascript_off(
         page.goto(url)
         page.goto(url.split("?")[0] + "cards/acme-website")
         newest = page.locator("table.timeline").inner_text()
-        page.get_by_role("link", name="older edits").click()
-        page.wait_for_url("**/cards/acme-website?skip=10")
+        for _ in range(2):
+            page.get_by_role("link", name="older edits").click()
+            page.wait_for_url("**/cards/acme-website?before=*")
         oldest = page.locator("table.timeline").inner_text()
+        last = page.get_by_role("link", name="older edits").count()
         shot(page, "card-older")
         page.get_by_role("link", name="newer edits").click()
-        page.wait_for_url("**/cards/acme-website")
+        page.wait_for_url("**/cards/acme-website?skip=10")
+        middle = page.locator("table.timeline").inner_text()
+        page.goto(url.split("?")[0] + "cards/acme-website")
         page.get_by_role("link", name="budget", exact=True).click()
-        page.get_by_role("link", name="older edits").click()
-        page.wait_for_url("**/cards/acme-website/budget?skip=10")
+        for _ in range(2):
+            page.get_by_role("link", name="older edits").click()
+            page.wait_for_url("**/cards/acme-website/budget?before=*")
         values = page.locator("table.values").inner_text()
     ctx.close()
-    assert "Budget to 41k" in newest and "Budget set to 30k" not in newest
+    assert "Budget to 51k" in newest and "Budget to 42k" in newest and "41k" not in newest
+    assert "Budget to 41k" in middle and "Budget to 32k" in middle and "51k" not in middle
     assert "Budget set to 30k" in oldest and "Budget to 31k" in oldest and "32k" not in oldest
+    assert last == 0  # the card's first edit is on the last page
     assert "Budget: 30k" in values and "Budget: 31k" in values and "32k" not in values
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import asdict, dataclass
 
 from gitmem.errors import NotFound
@@ -9,7 +10,7 @@ from gitmem.memory import names
 from gitmem.memory import trailers as T
 from gitmem.memory.cards import card_path, section_ids, section_text
 from gitmem.memory.repo import MAIN, MemoryRepo
-from gitmem.ops.history import Commit, read_log
+from gitmem.ops.history import Commit, iter_log, read_log
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,39 @@ def audit_log(
         if count is None or want is None or len(out) >= want or len(log) < count:
             return out[skip:want]
         count *= 4
+
+
+@dataclass(frozen=True)
+class EditPage:
+    """Up to ``limit`` edits of one card from a starting commit, newest first."""
+
+    edits: list[LogEntry]
+    forked: bool  # the card's history merges two lines on the way (see ``card_edits``)
+
+
+def card_edits(
+    repo: MemoryRepo, project: str, start: str, limit: int, *, created: str | None = None
+) -> EditPage:
+    """The newest ``limit`` edits of ``project``'s card reachable from ``start`` (a rev:
+    ``main``, ``SHA^@`` for the edits before SHA), as ``gitmem log PROJECT`` lists them,
+    read while git walks. Git stops at the ``limit``th edit, or at ``created`` (the
+    card's first commit: nothing older touches it), so a card's oldest page walks only
+    the commits back to its creation. A merge that changed the card (``forked``) has
+    edits on two lines of history, interleaved by date: its walk goes on to the end, and
+    a page after it cannot start from one commit's parents (it is read by count)."""
+    own = repo.own_commits()
+    edits: list[LogEntry] = []
+    forked = False
+    log = iter_log(repo.git, start, paths=[card_path(names.project(project))])
+    with contextlib.closing(log):
+        for c in log:
+            forked = forked or len(c.parents) > 1
+            entry = _entry(c, c.sha in own)
+            if entry.memory_edit:
+                edits.append(entry)
+            if len(edits) == limit or (c.sha == created and not forked):
+                break
+    return EditPage(edits, forked)
 
 
 def _entry(c: Commit, mine: bool) -> LogEntry:

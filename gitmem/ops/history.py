@@ -6,7 +6,7 @@ history (``index/replay.py``): the index's stale marks and recency come from tha
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 
 from gitmem.git.runner import Git, Sha
@@ -116,9 +116,17 @@ def read_log(
     return list(_parsed(git.run(*args).stdout.decode("utf-8", "replace")))
 
 
-def iter_log(git: Git, rev: str, *, reverse: bool = False) -> Iterator[Commit]:
-    """``read_log(git, rev, reverse=reverse)`` one commit at a time, read while git writes
-    (a replay of 100k commits never holds all of them), each with ``changed`` filled."""
-    raw = ["--raw", "--no-renames", "--no-abbrev"]
-    with git.stream(*_args(rev, reverse, None, None, False, raw)) as out:
-        yield from _parsed_raw(out.pieces(_PIECE))
+def iter_log(
+    git: Git, rev: str, *, reverse: bool = False, paths: list[str] | None = None
+) -> Generator[Commit]:
+    """``read_log(git, rev, reverse=reverse, paths=paths)`` one commit at a time, read
+    while git writes (a replay of 100k commits never holds all of them); without
+    ``paths`` each with ``changed`` filled. Git is stopped when the reader stops early
+    (closing the iterator), so a reader that found what it wanted walks no further."""
+    raw = [] if paths else ["--raw", "--no-renames", "--no-abbrev"]
+    with git.stream(*_args(rev, reverse, paths, None, False, raw)) as out:
+        if paths:  # git flushes each commit into a pipe: a piece is a few records
+            for piece in out.pieces(_PIECE):
+                yield from _parsed(piece.decode("utf-8", "replace"))
+        else:
+            yield from _parsed_raw(out.pieces(_PIECE))

@@ -12,7 +12,7 @@ from markdown_it import MarkdownIt
 
 from gitmem.api import render_index
 from gitmem.errors import InvalidInput, NotFound
-from gitmem.features.audit import LogEntry, audit_log, read_card
+from gitmem.features.audit import LogEntry, audit_log, card_edits, read_card
 from gitmem.features.revert import revert_commit
 from gitmem.index.build import refresh
 from gitmem.index.card_list import CardInfo, list_cards
@@ -46,13 +46,35 @@ def history(
 SHOWN = 10  # a card page's edits; its blame names commits among the newest ten
 
 
-def page_start(value: str | None) -> int:
-    """A page's ``?skip=N``: how many of the newest edits come before it."""
-    if not value:
-        return 0
-    if not value.isdigit() or len(value) > 9:
-        raise InvalidInput(f"skip must be a count of edits, not {value!r}")
-    return int(value)
+@dataclass(frozen=True)
+class Start:
+    """Where a page of a card's edits starts: after the newest ``skip`` edits (read by
+    count from main), or before commit ``before`` (a cursor: the page walks from its
+    parents), ``skip`` then counting the edits above it for the page's heading."""
+
+    skip: int = 0
+    before: str | None = None
+
+
+def page_start(
+    repo: MemoryRepo, skip: str | None, before: str | None = None, n: str | None = None
+) -> Start:
+    """A page's ``?skip=N``, or its cursor ``?before=SHA&n=N``; a malformed one, or a
+    cursor that is not a commit on main, is refused."""
+    key, count = ("n", n) if before is not None else ("skip", skip)
+    if count and (not count.isdigit() or len(count) > 9):
+        raise InvalidInput(f"{key} must be a count of edits, not {count[:80]!r}")
+    if before is None:
+        return Start(int(count or 0))
+    if not 4 <= len(before) <= 64 or before.strip("0123456789abcdef"):
+        raise InvalidInput(f"before must be a commit id, not {before[:80]!r}")
+    got = repo.store.read(f"{before}^{{commit}}")
+    if got is None:
+        raise InvalidInput(f"before: no commit {before!r}")
+    tip = repo.tip(MAIN) or ""
+    if repo.git.run("merge-base", "--is-ancestor", got.sha, tip, check=False).returncode:
+        raise InvalidInput(f"before: {got.sha[:7]} is not on {MAIN!r}")
+    return Start(int(count or 0), got.sha)
 
 
 @dataclass(frozen=True)
@@ -61,24 +83,47 @@ class CardPage:
     text: str
     html: str
     blame: list[tuple[str, str, bool]]  # (commit sha, line, written then or before) per line
-    edits: list[LogEntry]  # SHOWN edits after the newest ``skip``, as `gitmem log NAME`
-    older: bool  # the card has edits before those
-    skip: int = 0
+    edits: list[LogEntry]  # SHOWN edits from the page's start, as `gitmem log NAME`
+    older: str | None  # the query of the page of older edits (None: there are none)
+    start: Start = Start()
     base: LogEntry | None = None  # the edit just before the page's oldest
 
+    @property
+    def newer(self) -> str | None:
+        """The query of the page of newer edits ("": the first page; None: this is it)."""
+        if self.start == Start():
+            return None
+        return f"?skip={self.start.skip - SHOWN}" if self.start.skip > SHOWN else ""
 
-def card(repo: MemoryRepo, name: str, skip: int = 0) -> CardPage:
+
+def card(repo: MemoryRepo, name: str, start: Start = Start()) -> CardPage:
     """A card, its index entries, one page of its edits and, on the first page, a blame
-    over just those edits: git walks history once (the log, as far as the page), and
-    blame reads only the commits it found."""
+    over just those edits. A page is one walk of git's log: from main, or from a
+    cursor's parents, to the page's last edit or the card's creation, whichever comes
+    first; a page after a merge that changed the card is read by count (``card_edits``)."""
     text = read_card(repo, name)  # NotFound / InvalidInput: the CLI's words
-    edits = history(repo, name, limit=SHOWN + 1, skip=skip)
-    older = len(edits) > SHOWN
-    base = edits[SHOWN] if older else None
-    edits = edits[:SHOWN]
     info = refresh(repo, MAIN).card(name)
-    lines = blame(repo, name, [e.sha for e in edits], older) if skip == 0 else []
-    return CardPage(info, text, markdown_html(text), lines, edits, older, skip, base)
+    by_count = start.before is None and start.skip > 0
+    if by_count:
+        edits, forked = history(repo, name, limit=SHOWN + 1, skip=start.skip), True
+    else:
+        rev = f"{start.before}^@" if start.before else repo.tip(MAIN) or MAIN
+        got = card_edits(repo, name, rev, SHOWN + 1, created=created(repo, name))
+        edits, forked = got.edits, got.forked
+    base = edits[SHOWN] if len(edits) > SHOWN else None
+    edits = edits[:SHOWN]
+    older = None
+    if base is not None:
+        n = start.skip + SHOWN
+        older = f"?skip={n}" if forked else f"?before={edits[-1].sha}&n={n}"
+    first = start == Start()
+    lines = blame(repo, name, [e.sha for e in edits], base is not None) if first else []
+    return CardPage(info, text, markdown_html(text), lines, edits, older, start, base)
+
+
+def created(repo: MemoryRepo, name: str) -> str | None:
+    """The commit that created the card, where a walk of its edits can stop."""
+    return None
 
 
 def blame(repo: MemoryRepo, name: str, shas: list[str], older: bool) -> list[tuple[str, str, bool]]:
@@ -110,17 +155,15 @@ class SectionPage:
     text: str  # as `gitmem show NAME SECTION` prints it
     values: list[tuple[LogEntry, str | None]]  # newest first: an edit, the value it left
     blame: list[tuple[str, str, bool]]  # the card's blame, the section's lines only
-    older: bool
-    skip: int = 0
-    edits: int = 0  # how many of the card's edits the page looked through
+    card: CardPage  # the page of the card's edits looked through (its pager's)
 
 
-def section(repo: MemoryRepo, name: str, sid: str, skip: int = 0) -> SectionPage:
+def section(repo: MemoryRepo, name: str, sid: str, start: Start = Start()) -> SectionPage:
     """A section's values through one page of the card's edits, each as
     `gitmem show NAME/SECTION@COMMIT` opens it, listed where it changed (None: absent);
     the edit before the page's oldest tells whether that one changed it."""
     text = read_card(repo, name, sid)  # NotFound / InvalidInput: the CLI's words
-    page = card(repo, name, skip)
+    page = card(repo, name, start)
     values: list[tuple[LogEntry, str | None]] = []
     for e in [*([page.base] if page.base else []), *reversed(page.edits)]:
         try:
@@ -133,7 +176,7 @@ def section(repo: MemoryRepo, name: str, sid: str, skip: int = 0) -> SectionPage
         values = values[1:]  # on the next page
     span = next(s for s in sections(page.text) if s.id == sid)
     lines = page.blame[span.start : span.end]
-    return SectionPage(text, values[::-1], lines, page.older, skip, len(page.edits))
+    return SectionPage(text, values[::-1], lines, page)
 
 
 def cards(repo: MemoryRepo) -> list[CardInfo]:

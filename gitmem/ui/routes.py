@@ -35,7 +35,6 @@ TEMPLATES = jinja2.Environment(
 )
 TEMPLATES.globals["rows"] = review.rows
 TEMPLATES.globals["split_rows"] = review.split_rows
-TEMPLATES.globals["page_size"] = pages.SHOWN
 
 
 def _refusal(fields: dict[str, list[str]], csrf: str, read_only: bool) -> str | None:
@@ -45,6 +44,11 @@ def _refusal(fields: dict[str, list[str]], csrf: str, read_only: bool) -> str | 
     if not hmac.compare_digest(fields.get("csrf", [""])[0].encode(), csrf.encode()):
         return "a form from another page"
     return None
+
+
+def _start(repo: MemoryRepo, request: Request) -> pages.Start:
+    q = request.query_params
+    return pages.page_start(repo, q.get("skip"), q.get("before"), q.get("n"))
 
 
 def build_app(repo: MemoryRepo, csrf: str, *, read_only: bool = False) -> Starlette:
@@ -152,13 +156,13 @@ def build_app(repo: MemoryRepo, csrf: str, *, read_only: bool = False) -> Starle
 
     def card(request: Request) -> HTMLResponse:
         name = request.path_params["name"]
-        skip = pages.page_start(request.query_params.get("skip"))
-        return page("card.html", "Cards", name=name, c=pages.card(repo, name, skip))
+        return page(
+            "card.html", "Cards", name=name, c=pages.card(repo, name, _start(repo, request))
+        )
 
     def card_section(request: Request) -> HTMLResponse:
         name, sid = request.path_params["name"], request.path_params["sid"]
-        skip = pages.page_start(request.query_params.get("skip"))
-        got = pages.section(repo, name, sid, skip)
+        got = pages.section(repo, name, sid, _start(repo, request))
         return page("section.html", "Cards", name=name, sid=sid, p=got)
 
     def index(request: Request) -> HTMLResponse:

@@ -164,7 +164,8 @@ def block(
     limit = repo.config.index_tokens  # a bad gitmem.toml is refused before anything is cached
     raw, split = (text, None) if text is not None else index_mod.shown(repo, branch)
     found, lost = provenance.unverified(repo, branch), provenance.rolled_back(repo)
-    raw = with_marks(raw, provenance.index_note(found, lost))
+    shapes = provenance.reshaped(repo, branch)
+    raw = with_marks(raw, provenance.index_note(found, lost, shapes))
     b = measure(repo, raw, counter, split)
     assert b.limit == limit
     return with_note(raw, b), b

@@ -169,7 +169,8 @@ class MemoryTools:
                 return ToolResult(folded)
         text = read_card(self.repo, project, section or None, branch=self.branch)
         found = provenance.unverified(self.repo, self.branch)
-        return ToolResult(provenance.marked(text, project, found), card_text=True)
+        shape = provenance.reshaped(self.repo, self.branch).get(project)
+        return ToolResult(provenance.marked(text, project, found, shape), card_text=True)
 
     def _section_map(self, project: str) -> str | None:
         """A card folded in the I block: its sections' index lines, not its text."""

@@ -178,7 +178,9 @@ class GitMemoryTool(BetaAbstractMemoryTool):
         numbered lines: the numbers stay the file's)."""
         card = parts[0][:-3] if len(parts) == 1 and parts[0].endswith(".md") else ""
         found = provenance.unverified(self.repo, self.branch) if card else {}
-        lines = [
+        shape = provenance.reshaped(self.repo, self.branch).get(card) if card else None
+        lines = [shape.line()] if shape else []
+        lines += [
             f"line {s.start + 1} (§ {s.id}): {found[(card, s.id)].line()}"
             for s in sections(text)
             if (card, s.id) in found

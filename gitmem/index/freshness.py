@@ -21,12 +21,13 @@ import hashlib
 from collections.abc import Iterable, Iterator, Mapping
 
 from gitmem.memory import trailers as T
-from gitmem.memory.cards import sections
+from gitmem.memory.cards import card_of, card_path, sections
 from gitmem.memory.repo import MemoryRepo
 from gitmem.ops.history import Commit, read_log
 
 PARTIAL_NOTE = b"\n\nAccepted in part in review: "
 _CHUNK = 1024  # entries whose commits and blobs are read at once
+MAX_COMMITS_PER_CARD = 500  # how far back a card's history is walked for a section's writer
 
 
 def digests(text: str, wanted: Iterable[str] | None = None) -> dict[str, str]:
@@ -94,3 +95,45 @@ def contested(repo: MemoryRepo, merge: str) -> list[str]:
         for key in sorted(ours.keys() & theirs.keys())
         for sha in (*ours[key], *theirs[key])
     ]
+
+
+def last_writes(
+    repo: MemoryRepo, tip: str, cards: list[str]
+) -> dict[tuple[str, str], tuple[str, int]]:
+    """(card, section) -> (the commit, its commit time) from which the section's text is
+    what it is at ``tip``: one git log of the cards, their blobs read back until each
+    section's text differs (at most ``MAX_COMMITS_PER_CARD`` per card)."""
+    if not cards:
+        return {}
+    paths = sorted({card_path(c) for c in cards})
+    raw = repo.git.out("log", "--format=%x00%H %ct", "--name-only", tip, "--", *paths)
+    history: dict[str, list[tuple[str, int]]] = {}
+    for record in raw.split("\0"):
+        head, _, names = record.strip("\n").partition("\n")
+        if not head:
+            continue
+        sha, _, date = head.partition(" ")
+        for name in names.split("\n"):
+            card = card_of(name)
+            if card is not None:
+                history.setdefault(card, []).append((sha, int(date)))
+    out: dict[tuple[str, str], tuple[str, int]] = {}
+    for card in cards:
+        now = digest_of(repo, f"{tip}:{card_path(card)}")
+        todo = set(now)
+        for rev, stamp in history.get(card, [])[:MAX_COMMITS_PER_CARD]:
+            if not todo:
+                break
+            then = digest_of(repo, f"{rev}:{card_path(card)}")
+            for sid in list(todo):
+                if then.get(sid) == now[sid]:
+                    out[(card, sid)] = (rev, stamp)  # still the same text this far back
+                else:
+                    todo.discard(sid)
+    return out
+
+
+def digest_of(repo: MemoryRepo, rev_path: str) -> dict[str, str]:
+    """``digests`` of the card at ``REV:PATH`` ({} when there is none)."""
+    raw = repo.store.read_blob(rev_path)
+    return digests(raw.decode("utf-8", "replace")) if raw is not None else {}

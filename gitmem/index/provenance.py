@@ -10,7 +10,10 @@ changed:
 - commits this clone wrote (``MemoryRepo.own_commits``) are its own by construction and
   are never checked; the others' signatures are asked of git in one process
   (``signatures``), each verdict kept while the repo is open and trusts the same keys;
-- the working tree: one ``git diff-index`` of ``cards/``, only the cards it names read.
+- the working tree: one ``git diff-index`` of ``cards/``, only the cards it names read;
+- a card whose last change (the replay's, ``build.last_changes``) is such a commit and
+  removed sections, reordered them or changed the text before them is ``Reshaped``: one
+  line for the whole card, as no section's text shows it.
 
 A repo that does not sign (no ``allowed_signers`` at the tip) marks nothing, and commits
 older than the first signer's commit (history from before signing) are not marked.
@@ -27,13 +30,12 @@ from gitmem.git.runner import Sha
 from gitmem.git.signing import Signature, signatures
 from gitmem.index import build
 from gitmem.index.framing import one_line
-from gitmem.index.freshness import digests
+from gitmem.index.freshness import digest_of, digests, last_writes
 from gitmem.memory import refs
 from gitmem.memory import trailers as T
-from gitmem.memory.cards import card_of, card_path, sections
+from gitmem.memory.cards import card_of, card_path, reshaping, sections
 from gitmem.memory.repo import ALLOWED_SIGNERS, MAIN, MemoryRepo
 
-MAX_COMMITS_PER_CARD = 500  # how far back a card's history is walked for a section's writer
 NAMED_IN_INDEX = 20  # unverified sections the I block names (it counts them all)
 TRUSTED_FILE = "allowed_signers"  # under .git/gitmem/: the keys git verifies against
 
@@ -77,6 +79,37 @@ class Unverified:
         return asdict(self)
 
 
+@dataclass(frozen=True)
+class Reshaped:
+    """A card an unverified commit changed as a whole: sections it removed (``removed``),
+    reordered, or text before them changed (``lead``)."""
+
+    card: str
+    commit: str
+    author: str
+    date: str
+    state: str
+    removed: tuple[str, ...]
+    reordered: bool
+    lead: bool
+
+    def what(self) -> str:
+        """What the commit did to the card, without dates: the I block says it too."""
+        said = [f"removed § {', '.join(self.removed)}"] if self.removed else []
+        said += ["reordered its sections"] * self.reordered + [
+            "changed its title or lead"
+        ] * self.lead
+        return one_line("; ".join(said))
+
+    def line(self) -> str:
+        """The one line the agent sees at the top of the card."""
+        who = one_line(self.author) or "someone"
+        return (
+            f"[unverified card: changed outside gitmem by {who} on {self.date} (commit "
+            f"{self.commit[:7]}, {_WHY.get(self.state, self.state)}): {self.what()}]"
+        )
+
+
 def unverified(repo: MemoryRepo, branch: str = MAIN) -> dict[Key, Unverified]:
     """Each section of ``branch``'s tip whose text is unverified, by (card, section id):
     written by a commit not signed by a trusted key (nor by this clone), or changed in
@@ -84,10 +117,19 @@ def unverified(repo: MemoryRepo, branch: str = MAIN) -> dict[Key, Unverified]:
     tip = repo.tip(branch)
     if tip is None or repo.store.read(f"{tip}:{ALLOWED_SIGNERS}") is None:
         return {}
-    found = dict(_committed(repo, branch, tip))
+    found = dict(_committed(repo, branch, tip)[0])
     for key, got in _uncommitted(repo).items():
         found.setdefault(key, got)
     return found
+
+
+def reshaped(repo: MemoryRepo, branch: str = MAIN) -> dict[str, Reshaped]:
+    """Each card of ``branch``'s tip whose last change is an unverified commit that removed
+    or reordered sections, or changed the text before them."""
+    tip = repo.tip(branch)
+    if tip is None or repo.store.read(f"{tip}:{ALLOWED_SIGNERS}") is None:
+        return {}
+    return _committed(repo, branch, tip)[1]
 
 
 def _stamp(repo: MemoryRepo) -> str:
@@ -99,15 +141,18 @@ def _stamp(repo: MemoryRepo) -> str:
     return f"{st.st_mtime_ns}:{st.st_size}"
 
 
-def _committed(repo: MemoryRepo, branch: str, tip: Sha) -> dict[Key, Unverified]:
+def _committed(
+    repo: MemoryRepo, branch: str, tip: Sha
+) -> tuple[dict[Key, Unverified], dict[str, Reshaped]]:
     own = repo.own_commits()
     memo_key = ("unverified", f"{tip}\0{_stamp(repo)}\0{len(own)}")
     memo = repo.memo.get(memo_key)
-    if isinstance(memo, dict):
+    if isinstance(memo, tuple):
         return memo
     others = _others(repo, tip, own)
     writers = _writers(repo, branch, tip, _cards_of(repo, others)) if others else {}
-    named = sorted({sha for sha in writers.values() if sha in others})
+    last = {c: got[0] for c, got in build.last_changes(repo, branch).items() if got[0] in others}
+    named = sorted({*(sha for sha in writers.values() if sha in others), *last.values()})
     verdicts = _verdicts(repo, named)
     facts = _authors(repo, named)
     client = repo.config.client
@@ -121,8 +166,29 @@ def _committed(repo: MemoryRepo, branch: str, tip: Sha) -> dict[Key, Unverified]
         for key, sha in sorted(writers.items())
         if state.get(sha, "trusted") != "trusted"
     }
-    repo.memo[memo_key] = found
-    return found
+    shapes = {
+        card: _reshaped(repo, card, sha, facts[sha][:2], state[sha])
+        for card, sha in sorted(last.items())
+        if state.get(sha, "trusted") != "trusted"
+    }
+    got = found, {card: r for card, r in shapes.items() if r is not None}
+    repo.memo[memo_key] = got
+    return got
+
+
+def _reshaped(
+    repo: MemoryRepo, card: str, sha: str, who: tuple[str, str], state: str
+) -> Reshaped | None:
+    """``Reshaped`` for what ``sha`` did to ``card`` against its first parent, or None."""
+    old, new = (repo.store.read_blob(f"{rev}:{card_path(card)}") for rev in (f"{sha}^", sha))
+    if old is None or new is None:
+        return None  # a card it created: each of its sections is marked
+    removed, reordered, lead = reshaping(
+        old.decode("utf-8", "replace"), new.decode("utf-8", "replace")
+    )
+    if not (removed or reordered or lead):
+        return None
+    return Reshaped(card, sha, *who, state, tuple(removed), reordered, lead)
 
 
 def _others(repo: MemoryRepo, tip: Sha, own: frozenset[str]) -> set[str]:
@@ -230,45 +296,6 @@ def _authors(repo: MemoryRepo, shas: list[str]) -> dict[str, tuple[str, str, str
     return out
 
 
-def last_writes(repo: MemoryRepo, tip: str, cards: list[str]) -> dict[Key, tuple[str, int]]:
-    """(card, section) -> (the commit, its commit time) from which the section's text is
-    what it is at ``tip``: one git log of the cards, their blobs read back until each
-    section's text differs (at most ``MAX_COMMITS_PER_CARD`` per card)."""
-    if not cards:
-        return {}
-    paths = sorted({card_path(c) for c in cards})
-    raw = repo.git.out("log", "--format=%x00%H %ct", "--name-only", tip, "--", *paths)
-    history: dict[str, list[tuple[str, int]]] = {}
-    for record in raw.split("\0"):
-        head, _, names = record.strip("\n").partition("\n")
-        if not head:
-            continue
-        sha, _, date = head.partition(" ")
-        for name in names.split("\n"):
-            card = card_of(name)
-            if card is not None:
-                history.setdefault(card, []).append((sha, int(date)))
-    out: dict[Key, tuple[str, int]] = {}
-    for card in cards:
-        now = _digests(repo, f"{tip}:{card_path(card)}")
-        todo = set(now)
-        for rev, stamp in history.get(card, [])[:MAX_COMMITS_PER_CARD]:
-            if not todo:
-                break
-            then = _digests(repo, f"{rev}:{card_path(card)}")
-            for sid in list(todo):
-                if then.get(sid) == now[sid]:
-                    out[(card, sid)] = (rev, stamp)  # still the same text this far back
-                else:
-                    todo.discard(sid)
-    return out
-
-
-def _digests(repo: MemoryRepo, rev_path: str) -> dict[str, str]:
-    raw = repo.store.read_blob(rev_path)
-    return digests(raw.decode("utf-8", "replace")) if raw is not None else {}
-
-
 def _uncommitted(repo: MemoryRepo) -> dict[Key, Unverified]:
     """Sections a working-tree card holds differently from the checked-out branch's tip."""
     branch = repo.head_branch()
@@ -287,7 +314,7 @@ def _uncommitted(repo: MemoryRepo) -> dict[Key, Unverified]:
         if card is None or data is None or st is None:
             continue
         now = digests(data.decode("utf-8", "replace"))
-        then = _digests(repo, f"{tip}:{path}")
+        then = digest_of(repo, f"{tip}:{path}")
         saved = time.strftime("%Y-%m-%d", time.gmtime(st.st_mtime))
         for sid, digest in now.items():
             if then.get(sid) != digest:
@@ -295,17 +322,20 @@ def _uncommitted(repo: MemoryRepo) -> dict[Key, Unverified]:
     return out
 
 
-def marked(text: str, card: str, found: dict[Key, Unverified]) -> str:
+def marked(
+    text: str, card: str, found: dict[Key, Unverified], shape: Reshaped | None = None
+) -> str:
     """A card's text (or one section's) with each unverified section's line put right
-    under its heading."""
-    if not found:
+    under its heading, and ``shape``'s line (the card's) at the top."""
+    if not found and shape is None:
         return text
     lines = text.split("\n")
     for s in reversed(sections(text)):
         got = found.get((card, s.id))
         if got is not None:
             lines.insert(s.start + 1, got.line())
-    return "\n".join(lines)
+    top = [shape.line()] if shape is not None else []
+    return "\n".join(top + lines)
 
 
 def rolled_back(repo: MemoryRepo) -> str | None:
@@ -323,16 +353,22 @@ def rolled_back(repo: MemoryRepo) -> str | None:
     return got if isinstance(got, str) else None
 
 
-def index_note(found: dict[Key, Unverified], lost: str | None = None) -> str:
-    """The I block's lines naming the unverified sections and a main that lost what gitmem
-    last wrote (``lost``): sorted, no dates, so that the same state gives the same bytes
-    ("" when there is none)."""
-    rollback = (
-        f"Unverified: main no longer holds {lost[:7]}, where gitmem last left it (memory "
-        "rolled back or rewritten outside gitmem): what you remember may be old"
-        if lost
-        else ""
-    )
+def index_note(
+    found: dict[Key, Unverified], lost: str | None = None, shapes: dict[str, Reshaped] | None = None
+) -> str:
+    """The I block's lines naming a main that lost what gitmem last wrote (``lost``), the
+    cards changed as a whole (``shapes``) and the unverified sections: sorted, no dates,
+    so that the same state gives the same bytes ("" when there is none)."""
+    notes = []
+    if lost:
+        notes.append(
+            f"Unverified: main no longer holds {lost[:7]}, where gitmem last left it (memory "
+            "rolled back or rewritten outside gitmem): what you remember may be old"
+        )
+    if shapes:
+        named = "; ".join(f"{c} ({shapes[c].what()})" for c in sorted(shapes)[:NAMED_IN_INDEX])
+        notes.append(f"Unverified cards (changed outside gitmem as a whole): {one_line(named)}")
+    rollback = "\n".join(notes)
     if not found:
         return rollback
     keys = sorted(found)

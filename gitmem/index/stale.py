@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from itertools import combinations
 
 from gitmem.index import build as index_mod
-from gitmem.index.provenance import last_writes
+from gitmem.index.freshness import last_writes
 from gitmem.memory.cards import card_path, section_texts
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.wording import count

@@ -131,6 +131,22 @@ def section_texts(text: str) -> dict[str, str]:
     return {s.id: "\n".join(lines[s.start : s.end]).rstrip("\n") + "\n" for s in sections(text)}
 
 
+def reshaping(old: str, new: str) -> tuple[list[str], bool, bool]:
+    """What changed from ``old`` to ``new`` that no section's own text shows: the ids of
+    the sections only ``old`` has, whether the sections both have come in another order,
+    and whether the text before the first section (title, lead) changed."""
+    a, b = sections(old), sections(new)
+    ids_a, ids_b = {s.id for s in a}, {s.id for s in b}
+    removed = [s.id for s in a if s.id not in ids_b]
+    reordered = [s.id for s in a if s.id in ids_b] != [s.id for s in b if s.id in ids_a]
+    return removed, reordered, _lead(old, a) != _lead(new, b)
+
+
+def _lead(text: str, found: list[Section]) -> str:
+    lines = text.split("\n")[: found[0].start if found else None]
+    return "\n".join(ln.rstrip() for ln in lines).strip("\n")
+
+
 def unwritable(data: bytes, limit: int) -> str | None:
     """Why ``gitmem write`` would never write a card of these bytes (``limit``:
     limits.max_card_bytes), or None: what a sync must not bring in either."""

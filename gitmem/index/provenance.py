@@ -149,8 +149,10 @@ def _committed(
     memo = repo.memo.get(memo_key)
     if isinstance(memo, tuple):
         return memo
-    others = _others(repo, tip, own)
-    writers = _writers(repo, branch, tip, _cards_of(repo, others)) if others else {}
+    changed = _since_signing(repo, tip)
+    others = {sha for sha in changed if sha not in own}
+    cards = {card for sha in others for card in changed[sha]}
+    writers = _writers(repo, branch, tip, cards) if others else {}
     last = {c: got[0] for c, got in build.last_changes(repo, branch).items() if got[0] in others}
     named = sorted({*(sha for sha in writers.values() if sha in others), *last.values()})
     verdicts = _verdicts(repo, named)
@@ -191,45 +193,52 @@ def _reshaped(
     return Reshaped(card, sha, *who, state, tuple(removed), reordered, lead)
 
 
-def _others(repo: MemoryRepo, tip: Sha, own: frozenset[str]) -> set[str]:
+Changed = dict[str, frozenset[str]]  # commit -> the cards it changed (against any parent)
+
+
+def _since_signing(repo: MemoryRepo, tip: Sha) -> Changed:
     """The commits since signing began (the first commit adding ``allowed_signers``, its
-    parents excluded) that this clone did not write. Kept per tip; a tip that grew from
-    the last one asked lists only the new commits."""
+    parents excluded) that changed a card, with the cards each changed. Kept per tip; a
+    tip that grew from the last one asked reads only the new commits."""
     last = repo.memo.get(("unverified-since", "last"))
     if isinstance(last, tuple) and last[0] == tip:
-        return {sha for sha in last[1] if sha not in own}
+        return dict(last[1])
     if isinstance(last, tuple) and _is_ancestor(repo, last[0], tip):
-        since = last[1] | set(repo.git.out("rev-list", tip, f"^{last[0]}", "--").split())
+        since = {**last[1], **_card_changes(repo, tip, f"^{last[0]}")}
     else:
-        since = _since_signing(repo, tip)
+        # --remove-empty: the walk stops where the file is not there yet (3 ms at 100k)
+        adds = repo.git.out(
+            "log", "--format=%H %P", "--diff-filter=A", "--remove-empty", tip, "--",
+            ALLOWED_SIGNERS,
+        ).splitlines()  # fmt: skip
+        parents = adds[-1].split()[1:] if adds else None
+        since = {} if parents is None else _card_changes(repo, tip, *(f"^{p}" for p in parents))
     repo.memo[("unverified-since", "last")] = (tip, since)
-    return {sha for sha in since if sha not in own}
+    return since
+
+
+def _card_changes(repo: MemoryRepo, *revs: str) -> Changed:
+    """The commits of ``revs`` that changed a card, with the cards each changed: one git
+    log of every parent's diff (``--full-history -m``: a merge's against each parent)."""
+    raw = repo.git.run(
+        "log", "-z", "--format=%H", "--name-only", "--no-renames", "--full-history", "-m",
+        *revs, "--", "cards",
+    ).stdout.decode("utf-8", "surrogateescape")  # fmt: skip
+    found: dict[str, set[str]] = {}
+    sha = ""
+    for item in raw.split("\0"):
+        name = item.lstrip("\n")
+        if name.startswith("cards/"):
+            if (card := card_of(name)) is not None:
+                found[sha].add(card)
+        elif name:
+            sha = name
+            found.setdefault(sha, set())
+    return {sha: frozenset(cards) for sha, cards in found.items()}
 
 
 def _is_ancestor(repo: MemoryRepo, old: str, new: str) -> bool:
     return repo.git.run("merge-base", "--is-ancestor", old, new, check=False).returncode == 0
-
-
-def _since_signing(repo: MemoryRepo, tip: Sha) -> set[str]:
-    """Every commit of ``tip``'s history from the first that added ``allowed_signers``."""
-    # --remove-empty: the walk stops where the file is not there yet (3 ms at 100k, not 0.5 s)
-    adds = repo.git.out(
-        "log", "--format=%H", "--diff-filter=A", "--remove-empty", tip, "--", ALLOWED_SIGNERS
-    )
-    first = adds.split()[-1] if adds.split() else None
-    if first is None:
-        return set()
-    parents = repo.git.out("rev-list", "--parents", "-n", "1", first).split()[1:]
-    return set(repo.git.out("rev-list", tip, *(f"^{p}" for p in parents), "--").split())
-
-
-def _cards_of(repo: MemoryRepo, shas: set[str]) -> set[str]:
-    """The cards ``shas`` changed (one git process; merges against each parent)."""
-    data = "".join(f"{sha}\n" for sha in sorted(shas)).encode()
-    raw = repo.git.run(
-        "diff-tree", "--stdin", "--root", "-r", "-m", "--name-only", "-z", "--", "cards", input=data
-    ).stdout.decode("utf-8", "surrogateescape")
-    return {card for name in raw.split("\0") if (card := card_of(name)) is not None}
 
 
 def _writers(repo: MemoryRepo, branch: str, tip: Sha, cards: set[str]) -> dict[Key, str]:
@@ -340,13 +349,17 @@ def marked(
 
 def rolled_back(repo: MemoryRepo) -> str | None:
     """The commit gitmem last left main at, when main no longer contains it (history
-    rolled back or rewritten outside gitmem), else None. One git process per state."""
+    rolled back or rewritten outside gitmem), else None. One git process per state, none
+    when the marks' walk of main (``unverified``) passed it."""
     seen, tip = repo.store.resolve(refs.SEEN), repo.tip(MAIN)
     if seen is None or tip is None or seen == tip:
         return None
     if repo.store.read(f"{tip}:{ALLOWED_SIGNERS}") is None:
         return None  # as for ``unverified``: nothing is marked in a repo that does not sign
     key = ("rolled-back", f"{seen}\0{tip}")
+    since = repo.memo.get(("unverified-since", "last"))
+    if isinstance(since, tuple) and since[0] == tip and seen in since[1]:
+        repo.memo[key] = None  # the marks' own walk of main's history passed it
     if key not in repo.memo:
         repo.memo[key] = None if _is_ancestor(repo, seen, tip) else seen
     got = repo.memo[key]

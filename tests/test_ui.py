@@ -18,7 +18,9 @@ from urllib.parse import urlencode
 import pytest
 from test_review import SID, agent_session, person_writes
 
+from gitmem.features.audit import audit_log, card_edits
 from gitmem.features.edit import write_card
+from gitmem.index.build import card_created
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
 
@@ -263,6 +265,23 @@ def test_a_card_s_and_a_section_s_history_page_back_to_their_first_edit(client: 
     assert [link.split("&")[0][-40:][:7] for link in links] == [card[9], card[19]]
     assert all("?before=" in link for link in links)  # each page starts at the last shown
     assert by_skip == card[10:]  # a bookmarked ?skip= page still lists from there
+
+
+def test_a_walk_of_a_card_s_edits_ends_at_the_commit_that_created_it(client: Path) -> None:
+    with MemoryRepo(client) as repo:
+        person_writes(repo)
+        for n in range(4):
+            entry = IndexEntry.make("budget", ["budget"], f"budget {n}")
+            write_card(repo, "acme-website", f"Budget: {30 + n}k", f"Budget: {31 + n}k", entry)
+        every = [e.sha for e in audit_log(repo, "acme-website", edits_only=True)]
+        created = card_created(repo, "acme-website")
+        whole = card_edits(repo, "acme-website", "main", 11, created=created)
+        cut = card_edits(repo, "acme-website", "main", 11, created=every[2])
+        after = card_edits(repo, "acme-website", f"{every[1]}^@", 11, created=created)
+    assert created == every[-1]
+    assert [e.sha for e in whole.edits] == every and not whole.forked
+    assert [e.sha for e in cut.edits] == every[:3]  # git stopped there
+    assert [e.sha for e in after.edits] == every[2:]
 
 
 def test_a_bad_page_of_edits_is_refused_naming_what_is_wrong(client: Path) -> None:

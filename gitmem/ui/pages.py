@@ -14,7 +14,7 @@ from gitmem.api import render_index
 from gitmem.errors import InvalidInput, NotFound
 from gitmem.features.audit import LogEntry, audit_log, card_edits, read_card
 from gitmem.features.revert import revert_commit
-from gitmem.index.build import refresh
+from gitmem.index.build import card_created, refresh
 from gitmem.index.card_list import CardInfo, list_cards
 from gitmem.index.model import CardEntry
 from gitmem.memory import names
@@ -108,7 +108,7 @@ def card(repo: MemoryRepo, name: str, start: Start = Start()) -> CardPage:
         edits, forked = history(repo, name, limit=SHOWN + 1, skip=start.skip), True
     else:
         rev = f"{start.before}^@" if start.before else repo.tip(MAIN) or MAIN
-        got = card_edits(repo, name, rev, SHOWN + 1, created=created(repo, name))
+        got = card_edits(repo, name, rev, SHOWN + 1, created=card_created(repo, name))
         edits, forked = got.edits, got.forked
     base = edits[SHOWN] if len(edits) > SHOWN else None
     edits = edits[:SHOWN]
@@ -119,11 +119,6 @@ def card(repo: MemoryRepo, name: str, start: Start = Start()) -> CardPage:
     first = start == Start()
     lines = blame(repo, name, [e.sha for e in edits], base is not None) if first else []
     return CardPage(info, text, markdown_html(text), lines, edits, older, start, base)
-
-
-def created(repo: MemoryRepo, name: str) -> str | None:
-    """The commit that created the card, where a walk of its edits can stop."""
-    return None
 
 
 def blame(repo: MemoryRepo, name: str, shas: list[str], older: bool) -> list[tuple[str, str, bool]]:

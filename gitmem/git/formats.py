@@ -65,6 +65,41 @@ def parse_commit(sha: Sha, data: bytes) -> Commit:
     )
 
 
+def signed_parts(data: bytes, header: bytes) -> tuple[bytes, bytes] | None:
+    """A signed commit object split as git splits it to check it: (the payload, the
+    signature), or None when it is not signed. ``header`` names the signature of the
+    repository's object format (``gpgsig``; ``gpgsig-sha256`` in a sha256 repository);
+    it and any other ``gpgsig*`` header are left out of the payload, the message kept
+    whole (git's ``parse_buffer_signed_by_header``, step for step)."""
+    payload, signature = [], []
+    in_signature = other = False
+    at = 0
+    while at < len(data):
+        nl = data.find(b"\n", at)
+        end = len(data) if nl < 0 else nl + 1
+        line, sig = data[at:end], None
+        if in_signature and line.startswith(b" "):
+            sig = line[1:]
+        elif line.startswith(header + b" "):
+            sig, other = line[len(header) + 1 :], False
+        elif line.startswith(b"gpgsig"):
+            other = True
+        elif other and not line.startswith(b" "):
+            other = False
+        if sig is not None:
+            signature.append(sig)
+            in_signature = True
+            at = end
+            continue
+        if line.startswith(b"\n"):
+            end = len(data)  # the blank line: the message follows, kept whole
+            line = data[at:]
+        if not other:
+            payload.append(line)
+        in_signature, at = False, end
+    return (b"".join(payload), b"".join(signature)) if signature else None
+
+
 def ident_date(ident: str) -> str:
     """The date of an author or committer line (``Name <mail> 1700000000 +0100``) as git's
     ``%aI``/``%cI`` give it: ``2023-11-14T23:13:20+01:00``."""

@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass
 
 from gitmem.git import safe_files
 from gitmem.git.runner import Sha
-from gitmem.git.signing import Signature, signatures
+from gitmem.git.signing import Signature, verdicts
 from gitmem.index import build
 from gitmem.index.framing import one_line
 from gitmem.index.freshness import digest_of, digests, last_writes
@@ -283,7 +283,7 @@ def _verdicts(repo: MemoryRepo, shas: list[str]) -> dict[str, Signature]:
     known = {sha: repo.memo.get(("signature", f"{sha}\0{stamp}")) for sha in shas}
     todo = [sha for sha, got in known.items() if not isinstance(got, Signature)]
     if todo:
-        fresh = signatures(repo.git, "--no-walk", stdin=todo)
+        fresh = verdicts(repo.store, todo, repo.signature_settings())
         for sha in todo:
             got = fresh.get(Sha(sha), Signature("unsigned", "", ""))
             known[sha] = repo.memo[("signature", f"{sha}\0{stamp}")] = got

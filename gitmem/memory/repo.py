@@ -231,6 +231,10 @@ class MemoryRepo:
                 found[key] = value
         return found
 
+    def signature_settings(self) -> dict[str, str]:
+        """git's ``gpg.*`` settings here (lower-case keys): how git checks a signature."""
+        return {k: v for k, v in self._config.items() if k.startswith("gpg.")}
+
     def forget_config(self) -> None:
         """Read git's config again at the next question (after gitmem set a value)."""
         self.__dict__.pop("_config", None)

@@ -51,13 +51,13 @@ import conversation_eval
 import notes_fresh
 import notes_memory
 import search_memory as M
+from common import memgit_python
 from standard_bm25 import StandardBM25
 
 import gitmem
 from gitmem import MemoryRepo
 
 MEMORY_VERSION = 3  # bump when search_memory.py changes what it writes
-MEMGIT = "memgit==0.13.0"
 
 Ranker = Callable[[str], list[tuple[str, str]]]
 
@@ -148,17 +148,6 @@ def standard_ranker(secs: list[dict[str, Any]]) -> Ranker:
         return [(secs[i]["card"], secs[i]["section"]) for i in bm.rank(q)]
 
     return rank
-
-
-def memgit_python(explicit: str | None) -> Path:
-    if explicit:
-        return Path(explicit)
-    venv = cache_dir() / "memgit-venv"
-    py = venv / "bin" / "python"
-    if not py.exists():
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        subprocess.run([str(py), "-m", "pip", "install", "-q", MEMGIT], check=True)
-    return py
 
 
 def memgit_rankings(

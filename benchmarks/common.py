@@ -66,6 +66,22 @@ def history(commits: int, sections: int = 0) -> Path:
     return generate.cached_repo(generate.Params(cards_at(commits), commits, sections=sections))
 
 
+MEMGIT = "memgit==0.13.0"
+
+
+def memgit_python(explicit: str | None = None) -> Path:
+    """A Python with memgit 0.13 installed from the package index, in a virtualenv of its
+    own under the cache directory (memgit requires ``mcp<2``, gitmem ``mcp>=2``)."""
+    if explicit:
+        return Path(explicit)
+    venv = generate.cache_root() / "memgit-venv"
+    py = venv / "bin" / "python"
+    if not (venv / "bin" / "memgit").exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(py), "-m", "pip", "install", "-q", MEMGIT], check=True)
+    return py
+
+
 def cards_at(commits: int) -> int:
     return 100 if commits < 10_000 else 1000
 

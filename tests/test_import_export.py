@@ -21,7 +21,7 @@ from gitmem.bridges.export import cards_of
 from gitmem.bridges.import_claude import auto_memory_dir, references
 from gitmem.bridges.import_sources import Note
 from gitmem.bridges.memory_tool import GitMemoryTool
-from gitmem.git.runner import Sha
+from gitmem.git.runner import Git, Sha
 from gitmem.memory.repo import MemoryRepo
 
 from helpers import git, gm, index_summaries, snapshot
@@ -71,6 +71,8 @@ def test_markdown_folder_one_commit_per_card_each_section_indexed_without_summar
     src = _write(tmp_path / "notes", NOTES)
     res = gm("-C", str(client), "import", str(src), "--json")
     assert res.code == 0, res.err
+    refs = git(client, "for-each-ref", "--format=%(refname)").split()
+    assert refs == ["refs/gitmem/seen/main", "refs/heads/main"]  # no ref of the writing left
     out = json.loads(res.out)
     assert out["kind"] == "markdown" and out["problems"] == []
     assert {c["card"]: c["sections"] for c in out["cards"]} == {
@@ -427,6 +429,28 @@ def test_a_failure_while_writing_leaves_main_and_refs_as_they_were(
     client: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     src = _write(tmp_path / "notes", NOTES)
+    real = Git.run
+
+    def disk_full(self: Git, *args: str, **kwargs: Any) -> Any:
+        if args[0] == "fast-import":  # the one process writing every card's commit
+            raise OSError(28, "No space left on device")
+        return real(self, *args, **kwargs)  # the same call, passed on
+
+    monkeypatch.setattr(Git, "run", disk_full)
+    before = git(client, "for-each-ref")
+    res = gm("-C", str(client), "import", str(src))
+    assert res.code == 5 and "no space left" in res.err
+    assert git(client, "for-each-ref") == before
+    assert git(client, "status", "--porcelain") == ""
+
+
+def test_a_signed_import_signs_each_card_and_a_failure_lands_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("GITMEM_SIGNING")
+    client = tmp_path / "signed"
+    assert gm("init", str(client)).code == 0
+    src = _write(tmp_path / "notes", NOTES)
     real = MemoryRepo.write_commit
     calls = []
 
@@ -434,14 +458,19 @@ def test_a_failure_while_writing_leaves_main_and_refs_as_they_were(
         calls.append(1)
         if len(calls) == 2:  # the second card's commit
             raise OSError(28, "No space left on device")
-        return real(self, *args, **kwargs)  # the same call, passed on
+        return real(self, *args, **kwargs)
 
-    monkeypatch.setattr(MemoryRepo, "write_commit", second_fails)
-    before = git(client, "for-each-ref")
+    with monkeypatch.context() as patched:
+        patched.setattr(MemoryRepo, "write_commit", second_fails)
+        before = git(client, "for-each-ref")
+        res = gm("-C", str(client), "import", str(src))
+        assert res.code == 5 and "no space left" in res.err
+        assert git(client, "for-each-ref") == before
     res = gm("-C", str(client), "import", str(src))
-    assert res.code == 5 and "no space left" in res.err
-    assert git(client, "for-each-ref") == before
-    assert git(client, "status", "--porcelain") == ""
+    assert res.code == 0, res.err
+    imported = git(client, "log", "--format=%G? %s", "main").splitlines()[: len(NOTES)]
+    assert [line.split(" ", 1)[0] for line in imported] == ["G"] * len(NOTES)
+    assert all(": imported from " in line for line in imported)
 
 
 TODO = "/memories/notes/todo.md"

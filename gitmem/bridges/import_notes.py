@@ -28,10 +28,12 @@ from gitmem.bridges.import_kinds import find
 from gitmem.bridges.import_sources import Found, Note, Problem
 from gitmem.errors import Conflict, GitmemError, InvalidInput
 from gitmem.features.edit import _check_result, check_edit, edit_texts
+from gitmem.git.fast_import import FileCommit, write_chain
 from gitmem.git.runner import Sha
 from gitmem.index import build as index
 from gitmem.memory import names, secrets
 from gitmem.memory.cards import card_path, code_lines, heading_keywords, sections
+from gitmem.memory.refs import IMPORTING
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.memory.trailers import IndexEntry, edit_message
 from gitmem.ops.land import land
@@ -257,16 +259,15 @@ def import_notes(
 
 
 def _write(repo: MemoryRepo, cards: list[CardPlan]) -> list[str]:
-    """Every card as one commit, each on the one before, written in-process through the
-    long-running object writers (no process per card); main moves once, by ``land``
-    (a fast-forward, or the same commits re-created on a tip that moved meanwhile)."""
+    """Every card as one commit, each on the one before; main moves once, by ``land`` (a
+    fast-forward, or the same commits re-created on a tip that moved meanwhile). Unsigned,
+    one ``git fast-import`` writes them all; signed, git signs each (``write_commit``)."""
     allow = repo.config.secrets_allow
     parent = repo.branch_tip(MAIN)
-    root = repo.store.read_commit(parent).tree
-    shas: list[Sha] = []
+    planned: list[FileCommit] = []
     for c in cards:
         entries = c.entries()
-        path, data = card_path(c.card), c.text.encode()
+        path = card_path(c.card)
         secrets.check(edit_texts(c.card, c.text, entries[0]), allow)
         secrets.check_change(None, c.text, path, allow)
         message = edit_message(
@@ -277,8 +278,24 @@ def _write(repo: MemoryRepo, cards: list[CardPlan]) -> list[str]:
             subject=f"{c.card}: imported from {c.source}",
             more=tuple(entries[1:]),
         )
-        tree = repo.store.update_path(root, path, repo.store.write("blob", data))
-        assert tree is not None  # a card was added
-        root, parent = tree, repo.write_commit(tree, [parent], message)
-        shas.append(parent)
+        who = repo.signature("AUTHOR"), repo.signature("COMMITTER")
+        planned.append(FileCommit(path, c.text.encode(), *who, message))
+    if repo.signing_key is None:
+        shas = write_chain(repo.git, IMPORTING, parent, planned)
+        repo.record_own(shas)
+    else:
+        shas = _signed_chain(repo, parent, planned)
     return list(land(repo, shas, MAIN, "gitmem import"))
+
+
+def _signed_chain(repo: MemoryRepo, parent: Sha, planned: list[FileCommit]) -> list[Sha]:
+    """The chain through the store's long-running object writers, each commit signed by git
+    (``commit-tree -S``: a git and an ssh-keygen per commit)."""
+    root = repo.store.read_commit(parent).tree
+    shas: list[Sha] = []
+    for f in planned:
+        tree = repo.store.update_path(root, f.path, repo.store.write("blob", f.data))
+        assert tree is not None  # a card was added
+        root, parent = tree, repo.write_commit(tree, [parent], f.message)
+        shas.append(parent)
+    return shas

@@ -16,6 +16,7 @@ name read back from ``git for-each-ref`` says.
 | ``refs/gitmem/conflict/{local,remote}`` | the two sides of a stopped sync |
 | ``refs/gitmem/redactions/<n>`` | a redaction's record |
 | ``refs/gitmem/remote-redactions/<remote>/<n>`` | a remote's redaction records |
+| ``refs/gitmem/importing`` | never written: an import's name for its chain in ``git fast-import`` |
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ REMOTES = "refs/gitmem/remotes/"
 # the entries a rollback leaves unreachable (gc.reflogExpireUnreachable, 30 days) and
 # `gitmem redact` expires them all.
 SEEN = "refs/gitmem/seen/main"
+IMPORTING = "refs/gitmem/importing"
 REPLACE = "refs/replace/"  # git's object replacements: gitmem reads past them (runner)
 
 

@@ -10,11 +10,11 @@ section by section (``merge.land_tree``).
 from __future__ import annotations
 
 from gitmem.errors import Conflict
-from gitmem.git.formats import Commit
 from gitmem.git.runner import Sha
 from gitmem.memory.repo import MemoryRepo
 from gitmem.ops.merge import land_tree
 from gitmem.ops.publish import PlannedCommit, publish
+from gitmem.ops.transplant import changed_paths
 
 
 def commits_between(repo: MemoryRepo, base: str, tip: str) -> list[Sha]:
@@ -36,14 +36,15 @@ def land(repo: MemoryRepo, shas: list[Sha], onto: str, reason: str) -> list[Sha]
 
     def plan(tip: Sha, _root: Sha) -> PlannedCommit:
         new.clear()
-        touched: set[str] = set()
         parent = tip
-        for raw in raws:
-            if raw.parents == (parent,):
-                new.append(raw.sha)  # fast-forward: same commit, same sha
-                parent = raw.sha
-                touched.update(_paths(repo, raw))
-                continue
+        for raw in raws:  # those already on the tip: a fast-forward, same commits
+            if raw.parents != (parent,):
+                break
+            new.append(raw.sha)
+            parent = raw.sha
+        # what the fast-forwarded run changed: one diff, not one per commit
+        touched = set(changed_paths(repo, tip, parent)) if new else set()
+        for raw in raws[len(new) :]:
             if len(raw.parents) != 1:
                 raise Conflict(f"{raw.sha[:7]} is a merge; land its edits instead")
             tree, paths = land_tree(repo, parent, [(raw.parents[0], raw.sha)])
@@ -55,9 +56,3 @@ def land(repo: MemoryRepo, shas: list[Sha], onto: str, reason: str) -> list[Sha]
 
     publish(repo, onto, plan, reason)
     return list(new)
-
-
-def _paths(repo: MemoryRepo, raw: Commit) -> list[str]:
-    from gitmem.ops.transplant import changed_paths
-
-    return changed_paths(repo, raw.parents[0], raw.sha) if raw.parents else []

@@ -1,0 +1,109 @@
+"""Budgets beside memgit 0.13: ``gitmem import`` of 1,000 notes into a fresh repo <= 2x
+``memgit import claude-code`` of the same notes (gitmem keeps one commit per card, memgit
+makes one checkpoint), and ``gitmem search`` at 10k commits <= 0.7x ``memgit search`` on
+the same 1,000 notes.
+
+The notes are the 1,000 cards at the tip of a generated 10k-commit client (``--sections
+75``: the other shape), each with the frontmatter memgit reads (name, description, type).
+memgit runs from a virtualenv of its own, installed from the package index
+(``common.memgit_python``). Each round, a fresh gitmem repo (``gitmem init``) and a fresh
+memgit store (``memgit init``), untimed, then both imports timed; then ``gitmem search``
+on a copy of the 10k client (its search index built by an untimed first search) beside
+``memgit search --all-projects`` in a store that imported the notes. Processes, a scratch
+``HOME``, the order alternated by round, medians::
+
+    .venv/bin/python benchmarks/bench_memgit.py
+    .venv/bin/python benchmarks/bench_memgit.py --sections 75
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import common
+
+QUERIES = ("budget launch", "invoice hosting", "vendor training")
+
+
+def write_notes(src: Path, dest: Path) -> int:
+    """Each card of ``src`` as a note memgit's Claude Code importer takes; how many."""
+    dest.mkdir(parents=True)
+    cards = sorted((src / "cards").glob("*.md"))
+    for card in cards:
+        text = card.read_text()
+        title = text.split("\n", 1)[0].removeprefix("# ")
+        front = f"---\nname: {card.stem}\ndescription: {title}\ntype: project\n---\n\n"
+        (dest / card.name).write_text(front + text)
+    return len(cards)
+
+
+def measure(sections: int, rounds: int) -> None:
+    memgit = str(common.memgit_python().with_name("memgit"))
+    with common.scratch() as tmp:
+        work = Path(tmp)
+        env = common.bench_env(work / "home")
+        src = common.history(10_000, sections)
+        notes = work / "projects" / "bench" / "memory"
+        n = write_notes(src, notes)
+        counter = [0]
+
+        def gitmem_import() -> float:
+            counter[0] += 1
+            repo = work / f"g{counter[0]}"
+            common.run([common.GITMEM, "init", str(repo)], work, env)
+            return common.run(
+                [common.GITMEM, "import", str(notes), "--from", "markdown"], repo, env
+            )
+
+        def memgit_import() -> float:
+            counter[0] += 1
+            store = work / f"m{counter[0]}"
+            menv = env | {"MEMGIT_STORE": str(store)}
+            common.run([memgit, "init", str(store)], work, menv)
+            return common.run([memgit, "import", "claude-code", str(notes)], work, menv)
+
+        imports = common.interleaved({"gitmem": gitmem_import, "memgit": memgit_import}, rounds)
+        store = work / "memgit-store"
+        menv = env | {"MEMGIT_STORE": str(store)}
+        common.run([memgit, "init", str(store)], work, menv)
+        common.run([memgit, "import", "claude-code", str(notes)], work, menv)
+        copy = common.copy_of(src, work / "client")
+        cases = {}
+        for q in QUERIES:
+            common.run([common.GITMEM, "search", q], copy, env)  # the search index, untimed
+            cases[f"gitmem {q}"] = lambda q=q: common.run([common.GITMEM, "search", q], copy, env)
+            cases[f"memgit {q}"] = lambda q=q: common.run(
+                [memgit, "search", "--all-projects", q], work, menv
+            )
+        searches = common.interleaved(cases, rounds)
+    shape = f"{sections} sections a card" if sections else "generate.py's shape"
+    print(f"{n:,} notes, the tip of a 10k-commit client ({shape}):")
+    ours, theirs = imports["gitmem"], imports["memgit"]
+    common.row("  gitmem import (one commit per card)", common.ms(ours), "")
+    common.row("  memgit import claude-code (one checkpoint)", common.ms(theirs), "")
+    common.row("  import: gitmem / memgit", f"{ours / theirs:.2f}x", "<= 2x", ours <= 2 * theirs)
+    for q in QUERIES:
+        ours, theirs = searches[f"gitmem {q}"], searches[f"memgit {q}"]
+        common.row(f"  search {q!r}: gitmem at 10k commits", common.ms(ours), "")
+        common.row(f"  search {q!r}: memgit", common.ms(theirs), "")
+        common.row(
+            f"  search {q!r}: gitmem / memgit",
+            f"{ours / theirs:.2f}x",
+            "<= 0.7x",
+            ours <= 0.7 * theirs,
+        )
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sections", type=int, default=0, help="sections a card (generate.py's)")
+    ap.add_argument("--rounds", type=int, default=5)
+    args = ap.parse_args()
+    common.machine()
+    measure(args.sections, args.rounds)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -41,11 +41,11 @@ from typing import IO, Any
 import gitmem
 from gitmem import IndexEntry, MemoryRepo, init_repo, open_repo, revert_commit, write_card
 
-GENERATOR_VERSION = 2  # bump when what this file generates changes
+GENERATOR_VERSION = 3  # bump when what this file generates changes
 MAIN = "main"
 CARD, SECTION, KEYWORDS = "Gitmem-Card", "Gitmem-Section", "Gitmem-Keywords"
 SUMMARY, SESSION, ACTOR = "Gitmem-Summary", "Gitmem-Session", "Gitmem-Actor"
-REVERTS, LAYER = "Gitmem-Reverts", "Gitmem-Layer"
+REVERTS, LAYER, DIGEST = "Gitmem-Reverts", "Gitmem-Layer", "Gitmem-Digest"
 NAME, EMAIL = "Dana Reyes", "dana@example.com"
 START_EPOCH = 1735722000  # 2025-01-01 09:00 UTC
 CLIENT = "bench"
@@ -208,13 +208,17 @@ def slugify(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:64].rstrip("-")
 
 
-def edit_message(card: str, entry: IndexEntry, *, session: str | None, actor: str) -> str:
-    """The commit message ``gitmem.write_card`` writes (checked by ``verify``)."""
+def edit_message(
+    card: str, entry: IndexEntry, section: Section, *, session: str | None, actor: str
+) -> str:
+    """The commit message ``gitmem.write_card`` writes (checked by ``verify``), ``section``
+    as the edit leaves it."""
     head = f"{card}: {entry.summary}"
     if len(head) > 72:
         head = head[:71].rstrip() + "…"
     lines = [f"{CARD}: {card}", f"{SECTION}: {entry.section_id}"]
     lines += [f"{KEYWORDS}: {', '.join(entry.keywords)}", f"{SUMMARY}: {entry.summary}"]
+    lines.append(f"{DIGEST}: {section.digest()}")
     if session:
         lines.append(f"{SESSION}: {session}")
     lines.append(f"{ACTOR}: {actor}")
@@ -230,6 +234,12 @@ class Section:
     @property
     def id(self) -> str:
         return slugify(self.heading)
+
+    def digest(self) -> str:
+        """The section's digest as gitmem keeps it with an entry: its lines as ``render``
+        writes them, trailing blank lines left out."""
+        text = "\n".join([f"## {self.heading}", "", *self.bullets]).rstrip("\n")
+        return hashlib.sha1(text.encode()).hexdigest()[:16]
 
 
 @dataclass
@@ -387,7 +397,11 @@ class History:
         text = card.render()
         self._sample("create", project, "", text, section.id, keywords, summary, session, actor)
         message = edit_message(
-            project, IndexEntry.make(section.id, keywords, summary), session=session, actor=actor
+            project,
+            IndexEntry.make(section.id, keywords, summary),
+            section,
+            session=session,
+            actor=actor,
         )
         return Commit(self.mark, self.epoch, message, f"cards/{project}.md", text, "create")
 
@@ -401,7 +415,11 @@ class History:
         session, actor = self._who(agent)
         self._sample("edit", project, old, new, section.id, keywords, summary, session, actor)
         message = edit_message(
-            project, IndexEntry.make(section.id, keywords, summary), session=session, actor=actor
+            project,
+            IndexEntry.make(section.id, keywords, summary),
+            section,
+            session=session,
+            actor=actor,
         )
         subject = message.split("\n", 1)[0]
         self.revertable[project] = EditRecord(self.mark, subject, section.id, before)

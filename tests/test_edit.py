@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import pytest
@@ -41,6 +42,8 @@ def test_create_then_edit_makes_one_commit_each_with_exact_trailers(repo: Memory
         "Gitmem-Section: budget",
         "Gitmem-Keywords: budget, invoice, q3",
         "Gitmem-Summary: Q3 budget raised to 40k",
+        # the section as the edit left it: its lines, heading first, trailing blanks dropped
+        "Gitmem-Digest: " + hashlib.sha1(b"## Budget\nBudget: 40k").hexdigest()[:16],
         "Gitmem-Session: 20261130-101200-ab12",
         "Gitmem-Actor: agent",
     ]

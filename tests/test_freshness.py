@@ -17,6 +17,7 @@ from gitmem.fakeapi import FakeAnthropicServer, QueueModel
 from gitmem.features.edit import write_card
 from gitmem.features.revert import revert_commit
 from gitmem.index import build as index
+from gitmem.memory.cards import digests
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
 
@@ -269,3 +270,36 @@ def test_a_damaged_freshness_cache_is_never_believed(repo: MemoryRepo, client: P
     cache.write_bytes(bytes(data))
     assert entry(client, "acme/people")["stale"] is True
     assert "cache matched" in gm("-C", str(client), "reindex").out
+
+
+def test_an_entry_carries_its_section_digest_and_the_mark_compares_it(
+    repo: MemoryRepo, client: Path
+) -> None:
+    sha = seed(repo)
+    message = git(repo.root, "log", "-1", "--format=%B", sha)
+    assert f"Gitmem-Digest: {digests(CARD)['people']}\n" in message
+    # A commit whose digest names other text than the section has: the entry was written
+    # for that text, so it is stale without reading the card as it was.
+    text = CARD.replace("Budget\n30k", "Budget\n40k")
+    (repo.root / "cards/acme.md").write_text(text)
+    git(repo.root, "add", "cards/acme.md")
+    trailers = "Gitmem-Card: acme\nGitmem-Section: budget\nGitmem-Keywords: money\n"
+    trailers += "Gitmem-Summary: 40k\nGitmem-Digest: 0123456789abcdef\n"
+    git(repo.root, "commit", "-qm", f"budget\n\n{trailers}")
+    assert entry(client, "acme/budget")["stale"] is True
+    assert entry(client, "acme/people")["stale"] is False
+    index_summaries(repo)
+
+
+def test_an_entry_without_a_digest_is_checked_against_its_commit_s_card(
+    repo: MemoryRepo, client: Path
+) -> None:
+    (repo.root / "cards").mkdir(exist_ok=True)
+    (repo.root / "cards/acme.md").write_text(CARD)
+    git(repo.root, "add", "cards/acme.md")
+    trailers = "Gitmem-Card: acme\nGitmem-Section: people\nGitmem-Keywords: pm\n"
+    git(repo.root, "commit", "-qm", f"people\n\n{trailers}Gitmem-Summary: Dana leaves\n")
+    assert entry(client, "acme/people")["stale"] is False  # an older gitmem's entry
+    by_hand(repo, "Dana is PM; Dana leaves in Jan", "Bob replaced Dana as PM")
+    assert entry(client, "acme/people")["stale"] is True
+    index_summaries(repo)

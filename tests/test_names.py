@@ -83,6 +83,7 @@ def test_a_hand_made_commits_trailers_refuse_them_too(char: str, at: int) -> Non
         ("Gitmem-Card", "acme"),
         ("Gitmem-Section", "budget"),
         ("Gitmem-Keywords", "k"),
+        ("Gitmem-Digest", "0123456789abcdef"),
         ("Gitmem-Session", "s1"),
         ("Gitmem-Actor", "cli"),
     ]

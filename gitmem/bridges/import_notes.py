@@ -32,7 +32,7 @@ from gitmem.git.fast_import import FileCommit, write_chain
 from gitmem.git.runner import Sha
 from gitmem.index import build as index
 from gitmem.memory import names, secrets
-from gitmem.memory.cards import card_path, code_lines, heading_keywords, sections
+from gitmem.memory.cards import card_path, code_lines, digests, heading_keywords, sections
 from gitmem.memory.refs import IMPORTING
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.memory.trailers import IndexEntry, edit_message
@@ -277,6 +277,7 @@ def _write(repo: MemoryRepo, cards: list[CardPlan]) -> list[str]:
             actor=ACTOR,
             subject=f"{c.card}: imported from {c.source}",
             more=tuple(entries[1:]),
+            digest=digests(c.text, [entries[0].section_id]).get(entries[0].section_id),
         )
         who = repo.signature("AUTHOR"), repo.signature("COMMITTER")
         planned.append(FileCommit(path, c.text.encode(), *who, message))

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from gitmem.errors import Conflict, EditError, NotFound
 from gitmem.git.runner import Sha
 from gitmem.memory import names, secrets
-from gitmem.memory.cards import Section, base_id, card_path, sections
+from gitmem.memory.cards import Section, base_id, card_path, digests, sections
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.memory.trailers import IndexEntry, edit_message
 from gitmem.ops.publish import Blobs, PlannedCommit, publish
@@ -130,7 +130,6 @@ def write_card(
         names.session(session)
     names.actor(actor)
     path = card_path(project)
-    message = edit_message(project, entry, session=session, actor=actor, subject=subject, more=more)
     created = False
 
     def plan(parent: Sha, root: Sha) -> PlannedCommit:
@@ -158,6 +157,10 @@ def write_card(
                 raise EditError(f"section {missing[0]!r} is not in {path} after the edit")
         created = text is None
         data = content.encode()
+        digest = digests(content, [entry.section_id]).get(entry.section_id)
+        message = edit_message(
+            project, entry, session=session, actor=actor, subject=subject, more=more, digest=digest
+        )
 
         def make() -> tuple[Sha, Blobs]:
             blob = repo.store.write("blob", data)

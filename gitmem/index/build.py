@@ -44,7 +44,7 @@ __all__ += [
     "shown",
 ]
 
-VERSION = 18  # of the cache file's layout: another one is not read
+VERSION = 19  # of the cache file's layout: another one is not read
 
 
 def _refill(repo: MemoryRepo, known: Cached, parts: dict[str, list[str]], new: list[Commit]) -> str:
@@ -145,6 +145,7 @@ def load(repo: MemoryRepo, branch: str) -> Cached | None:
             data["reverts"],
             data["merges"],
             data["entry_blobs"],
+            data["digests"],
             data["changes"],
             data["created"],
         )
@@ -181,6 +182,7 @@ def save(repo: MemoryRepo, branch: str, known: Cached) -> None:
         "reverts": state.reverts,
         "merges": state.merges,
         "entry_blobs": entry_blobs,
+        "digests": state.digests,  # whole: a full replay would find every one again
         "changes": state.changes,
         "created": state.created,
         "blobs": keep.blobs,

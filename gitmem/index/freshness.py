@@ -2,7 +2,8 @@
 was written.
 
 The summary of a section was written for the text the section had in the commit that
-carries the entry. When the section's text at the tip differs from that (a person's
+carries the entry: its ``Gitmem-Digest`` trailer, or for an entry without one the card
+as that commit left it. When the section's text at the tip differs from that (a person's
 commit, a memory-tool edit that rewrote other sections, a merge, a hand resolution),
 the entry is stale. Two more cases make an entry stale whatever the text says:
 
@@ -17,32 +18,18 @@ two sides), so the index's cache keeps them (``build.Facts``) and a reindex find
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 
 from gitmem.memory import trailers as T
-from gitmem.memory.cards import card_of, card_path, sections
+from gitmem.memory.cards import card_of, card_path, digests
 from gitmem.memory.repo import MemoryRepo
 from gitmem.ops.history import Commit, read_log
+
+__all__ = ["PARTIAL_NOTE", "contested", "digests", "written"]
 
 PARTIAL_NOTE = b"\n\nAccepted in part in review: "
 _CHUNK = 1024  # entries whose commits and blobs are read at once
 MAX_COMMITS_PER_CARD = 500  # how far back a card's history is walked for a section's writer
-
-
-def digests(text: str, wanted: Iterable[str] | None = None) -> dict[str, str]:
-    """Each section's id (of ``wanted`` only, if given) -> a digest of its text. Trailing
-    blanks of lines and blank lines at the section's end do not count: appending a section
-    after it changes nothing."""
-    lines = text.split("\n")
-    out: dict[str, str] = {}
-    keep = None if wanted is None else set(wanted)
-    for s in sections(text):
-        if keep is not None and s.id not in keep:
-            continue
-        body = "\n".join(ln.rstrip() for ln in lines[s.start : s.end]).rstrip("\n")
-        out[s.id] = hashlib.sha1(body.encode("utf-8", "surrogateescape")).hexdigest()[:16]
-    return out
 
 
 # (entry commit, card, the blob its log line named or ``REV:PATH``, the section ids)

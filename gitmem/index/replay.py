@@ -35,6 +35,9 @@ class Replay:
     # entry commit -> its card's blob after it, as the log showed it (the stale marks
     # compare digests of it without asking git for the commit's tree)
     blobs: dict[str, str] = field(default_factory=dict)
+    # entry commit -> its section's digest as its Gitmem-Digest trailer gave it (the stale
+    # marks compare it with the tip's; an entry without one is checked against ``blobs``)
+    digests: dict[str, str] = field(default_factory=dict)
     # card -> [the commit that last changed it, its author date], least recent first: the
     # folded I block's recency, from the log lines the replay reads anyway
     changes: dict[str, list[str]] = field(default_factory=dict)
@@ -76,8 +79,10 @@ class Replay:
         if T.LAYER in c.trailers or not (card and section):
             return
         kws, summary = c.trailers.get(T.KEYWORDS) or "", c.trailers.get(T.SUMMARY) or ""
-        blob = c.changed.get(card_path(card))
-        if blob is not None:
+        digest, blob = c.trailers.get(T.DIGEST), c.changed.get(card_path(card))
+        if digest and summary:
+            self.digests[c.sha] = digest
+        elif blob is not None:
             self.blobs[c.sha] = blob
         self.entries.setdefault(f"{card}/{section}", []).append(f"{c.sha}\0{kws}\0{summary}")
         more = c.trailers.get(T.MORE_SECTIONS)

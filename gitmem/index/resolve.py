@@ -81,6 +81,23 @@ def resolve(repo: MemoryRepo, replay: Replay, facts: Facts | None = None) -> Ind
     return Index(tuple(entries(repo, replay, facts, layout(repo, replay.commit, facts))))
 
 
+def _unknown(
+    replay: Replay, facts: Facts, current: dict[str, list[str] | None]
+) -> set[tuple[str, str, str]]:
+    """The current entries (sha, card, sid) whose written digest is not known yet; the
+    ones whose commit's ``Gitmem-Digest`` gave it are learnt here, reading nothing."""
+    todo = set()
+    for key, cur in current.items():
+        if cur is None or not cur[2] or f"{key}\0{cur[0]}" in facts.written:
+            continue
+        digest = replay.digests.get(cur[0])
+        if digest is not None:
+            facts.written[f"{key}\0{cur[0]}"] = digest
+        else:
+            todo.add((cur[0], key.partition("/")[0], key.partition("/")[2]))
+    return todo
+
+
 def entries(repo: MemoryRepo, replay: Replay, facts: Facts, cards: Layout) -> list[CardEntry]:
     """The index entries of ``cards`` (some or all of ``replay.commit``'s)."""
     doubled: set[str] = set()
@@ -91,12 +108,7 @@ def entries(repo: MemoryRepo, replay: Replay, facts: Facts, cards: Layout) -> li
     current = {
         f"{p}/{row[0]}": replay.current(f"{p}/{row[0]}") for p, _, info in cards for row in info[1:]
     }
-    todo = {
-        (cur[0], key.partition("/")[0], key.partition("/")[2])
-        for key, cur in current.items()
-        if cur is not None and cur[2] and f"{key}\0{cur[0]}" not in facts.written
-    }
-    _learn_written(repo, replay, facts, todo)
+    _learn_written(repo, replay, facts, _unknown(replay, facts, current))
     out = []
     for project, _, info in cards:
         secs = []

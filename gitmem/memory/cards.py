@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from gitmem.memory.names import slugify
@@ -145,6 +147,21 @@ def reshaping(old: str, new: str) -> tuple[list[str], bool, bool]:
 def _lead(text: str, found: list[Section]) -> str:
     lines = text.split("\n")[: found[0].start if found else None]
     return "\n".join(ln.rstrip() for ln in lines).strip("\n")
+
+
+def digests(text: str, wanted: Iterable[str] | None = None) -> dict[str, str]:
+    """Each section's id (of ``wanted`` only, if given) -> a digest of its text. Trailing
+    blanks of lines and blank lines at the section's end do not count: appending a section
+    after it changes nothing."""
+    lines = text.split("\n")
+    out: dict[str, str] = {}
+    keep = None if wanted is None else set(wanted)
+    for s in sections(text):
+        if keep is not None and s.id not in keep:
+            continue
+        body = "\n".join(ln.rstrip() for ln in lines[s.start : s.end]).rstrip("\n")
+        out[s.id] = hashlib.sha1(body.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return out
 
 
 def unwritable(data: bytes, limit: int) -> str | None:

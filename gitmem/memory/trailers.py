@@ -19,7 +19,11 @@ LAYER = "Gitmem-Layer"
 # The client a signed commit was written for: one machine key signs every client's repo,
 # so this binds a commit to its memory (`gitmem verify` checks it).
 CLIENT = "Gitmem-Client"
-ALL_KEYS = (CARD, SECTION, KEYWORDS, SUMMARY, SESSION, ACTOR, REVERTS, LAYER, CLIENT)
+# The digest of the described section's text as the edit left it (``cards.digests``):
+# the index marks the entry stale when the section's text now differs, without reading
+# the card as it was then.
+DIGEST = "Gitmem-Digest"
+ALL_KEYS = (CARD, SECTION, KEYWORDS, SUMMARY, DIGEST, SESSION, ACTOR, REVERTS, LAYER, CLIENT)
 # The actors gitmem's agents write as (chat, MCP, the memory tool): never a person's.
 AGENT_ACTORS = ("agent", "mcp", "memory-tool")
 _CANON = {k.lower(): k for k in ALL_KEYS}
@@ -68,8 +72,11 @@ def edit_message(
     actor: str,
     subject: str | None = None,
     more: tuple[IndexEntry, ...] = (),
+    digest: str | None = None,
 ) -> str:
-    """The commit message of one edit; ``more``: further sections it describes (no summary)."""
+    """The commit message of one edit; ``more``: further sections it describes (no summary);
+    ``digest``: the described section's digest after the edit (kept with a summary only:
+    an entry without one is never stale)."""
     head = subject or f"{card}: {entry.summary}"
     if len(head) > 72:
         head = head[:71].rstrip() + "…"
@@ -80,6 +87,8 @@ def edit_message(
     ]
     if entry.summary:
         lines.append(f"{SUMMARY}: {entry.summary}")
+        if digest:
+            lines.append(f"{DIGEST}: {digest}")
     for other in more:
         if other.summary:
             raise InvalidInput("only a commit's first section entry can carry a summary")
@@ -112,6 +121,7 @@ DEFAULT_BLOCKS = ("-c", "trailer.separators=:")
 
 # git's isspace(): what it trims from keys and values and what starts a continuation line.
 _SPACE = " \t\n\r"
+_HEX16 = re.compile(r"[0-9a-f]{16}")
 _TOKEN = re.compile(r"[A-Za-z0-9-]+[ \t]*:")  # a trailer line: token, blanks, separator
 
 
@@ -159,7 +169,14 @@ def _gathered(found: list[tuple[str, str]]) -> tuple[dict[str, str], tuple[str, 
 
 
 # The trailers the index replays (the others a replay reads past).
-REPLAYED_KEYS = (CARD, SECTION, KEYWORDS, SUMMARY, REVERTS, LAYER)
+REPLAYED_KEYS = (CARD, SECTION, KEYWORDS, SUMMARY, DIGEST, REVERTS, LAYER)
+
+
+def without_digest(message: str) -> str:
+    """``message`` without its ``Gitmem-Digest`` line: the text it names did not land
+    whole (a commit accepted in part), so the index reads the card as it landed."""
+    lines = message.split("\n")
+    return "\n".join(ln for ln in lines if canonical(ln.partition(":")[0]) != DIGEST)
 
 
 def more_sections(repeated: list[tuple[str, str]]) -> str:
@@ -243,7 +260,9 @@ def _check_values(found: dict[str, str]) -> None:
             check(found[key])
     if KEYWORDS in found:
         names.split_keywords(found[KEYWORDS])
-    describes = {SECTION, KEYWORDS, SUMMARY} & found.keys()
+    if DIGEST in found and not _HEX16.fullmatch(found[DIGEST]):
+        raise InvalidInput(f"{DIGEST} must be 16 hex digits, not {found[DIGEST]!r}")
+    describes = {SECTION, KEYWORDS, SUMMARY, DIGEST} & found.keys()
     if describes and CARD not in found:
         raise InvalidInput(f"{', '.join(sorted(describes))} given without {CARD}")
     if SECTION in found and REVERTS not in found and KEYWORDS not in found:

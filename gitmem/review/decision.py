@@ -136,7 +136,7 @@ def _touched(view: SessionView, plan: Selection) -> list[str]:
 
 def _partial_message(message: str, kept: int, total: int) -> str:
     note = f"Accepted in part in review: {kept} of {total} hunks."
-    head, sep, block = message.rstrip("\n").rpartition("\n\n")
+    head, sep, block = T.without_digest(message).rstrip("\n").rpartition("\n\n")
     if not sep:  # no trailer block: the note goes after the subject
         return f"{block}\n\n{note}\n"
     return f"{head}\n\n{note}\n\n{block}\n"

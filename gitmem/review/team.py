@@ -86,27 +86,41 @@ def _prefixes(remote: str | None) -> dict[str, str]:
 
 def view(repo: MemoryRepo, remote: str | None = None) -> View:
     """This clone's view (``remote=None``) or the remote's as last fetched: one for-each-ref."""
-    prefixes = _prefixes(remote)
+    return _views(repo, [remote])[0]
+
+
+def views(repo: MemoryRepo, remote: str) -> tuple[View, View]:
+    """This clone's view and the remote's as last fetched, from one for-each-ref."""
+    mine, theirs = _views(repo, [None, remote])
+    return mine, theirs
+
+
+def _views(repo: MemoryRepo, sides: list[str | None]) -> list[View]:
+    every = [_prefixes(side) for side in sides]
     out = repo.git.out(
         "for-each-ref",
         "--format=%(refname)%00%(objectname)",
-        *(p.rstrip("/") for p in prefixes.values()),
+        *(p.rstrip("/") for prefixes in every for p in prefixes.values()),
     )
-    got = View()
+    got = [View() for _ in sides]
     for line in out.splitlines():
         ref, _, sha = line.partition("\0")
-        for what, prefix in prefixes.items():
-            if not ref.startswith(prefix):
-                continue
-            rest = ref[len(prefix) :]
-            if what == "session":
-                got.sessions[rest] = Sha(sha)
-            elif what in ("from", "by"):
-                who, _, sid = rest.partition("/")
-                (got.made_on if what == "from" else got.decided_on)[sid] = who
-            else:
-                got.decisions[rest] = (what, Sha(sha))
+        for one, prefixes in zip(got, every, strict=True):
+            for what, prefix in prefixes.items():
+                if ref.startswith(prefix):
+                    _take(one, what, ref[len(prefix) :], Sha(sha))
     return got
+
+
+def _take(got: View, what: str, rest: str, sha: Sha) -> None:
+    """One ref of a view: ``rest`` is its name below the prefix of ``what``."""
+    if what == "session":
+        got.sessions[rest] = sha
+    elif what in ("from", "by"):
+        who, _, sid = rest.partition("/")
+        (got.made_on if what == "from" else got.decided_on)[sid] = who
+    else:
+        got.decisions[rest] = (what, sha)
 
 
 def _transaction(repo: MemoryRepo, lines: list[str], reason: str) -> bool:
@@ -120,7 +134,7 @@ def _transaction(repo: MemoryRepo, lines: list[str], reason: str) -> bool:
 
 
 def settle(
-    repo: MemoryRepo, remote: str, theirs: View | None = None
+    repo: MemoryRepo, remote: str, theirs: View | None = None, mine: View | None = None
 ) -> tuple[list[str], list[str]]:
     """Take in the decisions the remote holds and this clone does not.
 
@@ -130,7 +144,7 @@ def settle(
     theirs = theirs or view(repo, remote)
     if not theirs.decisions:
         return [], []
-    mine = view(repo)
+    mine = mine if mine is not None else view(repo)
     if not theirs.decisions.keys() - mine.decisions.keys():
         return [], []
     from gitmem.ops.worktree import checked_out
@@ -172,11 +186,17 @@ def _grows(repo: MemoryRepo, old: str, new: str) -> bool:
 
 
 def outgoing(
-    repo: MemoryRepo, remote: str, main: Sha | None, theirs: View | None = None
+    repo: MemoryRepo,
+    remote: str,
+    main: Sha | None,
+    theirs: View | None = None,
+    mine: View | None = None,
 ) -> Outgoing:
     """Everything a sync round pushes: ``main`` (when given), this machine's pending
-    sessions and its decisions the remote lacks. Nothing in it is forced."""
-    mine, theirs = view(repo), theirs or view(repo, remote)
+    sessions and its decisions the remote lacks (``mine``: as read since its refs last
+    changed). Nothing in it is forced."""
+    mine = mine if mine is not None else view(repo)
+    theirs = theirs or view(repo, remote)
     updates = [Update("refs/heads/main", main)] if main else []
     published, decided, notes = [], [], []
     # A session branch with nothing beyond main (just started) has nothing to review yet.

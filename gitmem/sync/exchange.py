@@ -146,7 +146,7 @@ def _round(repo: MemoryRepo, remote: str, where: str, so_far: _SoFar) -> SyncRes
         so_far.accept_redaction = False  # taken: the next rounds are ordinary ones
         checks.incoming(repo, remote, repo.tip(MAIN), theirs)  # refused first, when both are
         checks.outgoing_main(repo, remote, repo.tip(MAIN), theirs)
-        seen = _take_decisions(repo, remote, so_far)
+        seen, mine = _take_decisions(repo, remote, so_far)
         if theirs is not None:  # held before main or gitmem.toml here can change
             held_settings(repo, remote, repo.tip(MAIN), theirs, incoming=True)
         step = integrate(repo, remote, theirs)
@@ -154,7 +154,7 @@ def _round(repo: MemoryRepo, remote: str, where: str, so_far: _SoFar) -> SyncRes
             return step
         so_far.received += step.received
         so_far.merged = so_far.merged or step.how == "merge"
-        done = _push(repo, remote, where, theirs, step, seen)
+        done = _push(repo, remote, where, theirs, step, seen, mine)
         _record(repo, remote, done.main)
         recorded = True
         return done
@@ -163,14 +163,16 @@ def _round(repo: MemoryRepo, remote: str, where: str, so_far: _SoFar) -> SyncRes
             repo.git.run("update-ref", "-d", fetched, check=False)
 
 
-def _take_decisions(repo: MemoryRepo, remote: str, so_far: _SoFar) -> team.View:
+def _take_decisions(repo: MemoryRepo, remote: str, so_far: _SoFar) -> tuple[team.View, team.View]:
     """Finish the decisions a stopped process left, and take in those made on another
-    machine; the remote's sessions and decisions, as fetched."""
+    machine; the remote's sessions and decisions, as fetched, and this clone's after."""
     so_far.finished += interrupted.finish_interrupted(repo, remote)
-    seen = team.view(repo, remote)
-    settled, so_far.notes = team.settle(repo, remote, seen)
+    mine, seen = team.views(repo, remote)
+    settled, so_far.notes = team.settle(repo, remote, seen, mine)
     so_far.settled += settled
-    return seen
+    if seen.decisions.keys() - mine.decisions.keys():  # settle may have recorded some
+        mine = team.view(repo)
+    return seen, mine
 
 
 def _push(
@@ -180,12 +182,13 @@ def _push(
     theirs: Sha | None,
     step: Integrated,
     seen: team.View,
+    mine: team.View,
 ) -> _Done:
     """Push main (when the remote lacks some of it), sessions and decisions, in one
     atomic push, once what leaves is checked; ``_PushLost`` when another push won."""
     ours = repo.tip(MAIN)
     assert ours is not None
-    out = team.outgoing(repo, remote, ours if step.sent else None, seen)
+    out = team.outgoing(repo, remote, ours if step.sent else None, seen, mine)
     checks.outgoing_sessions(repo, remote, out, theirs)
     if out.updates:
         pushed = remote_mod.push_updates(repo, remote, out.updates, where)
@@ -197,9 +200,8 @@ def _push(
 def _record(repo: MemoryRepo, remote: str, main: Sha) -> None:
     """One transaction: forget the fetched ref, remember what the remote now holds."""
     fetched, last = refs.sync(remote, "fetched"), refs.sync(remote, "last-synced")
-    tx = f"delete {fetched}\nupdate {last} {main}\n"
-    if repo.store.resolve(rewritten := refs.sync(remote, "rewritten")):
-        tx += f"delete {rewritten}\n"
+    # (deleting a ref that is not there is no error: no read first)
+    tx = f"delete {fetched}\nupdate {last} {main}\ndelete {refs.sync(remote, 'rewritten')}\n"
     repo.git.run("update-ref", "--stdin", input=tx.encode())
 
 

@@ -159,7 +159,10 @@ def held_settings(
         old = Config(review="review")
     if new is None or after is None or before == after:
         return []  # an invalid file is refused by every command until it is fixed
-    if incoming and before is not None:
+    guarded = [g.field for g in trust.GUARDS]
+    if (
+        incoming and before is not None and any(getattr(new, f) != getattr(old, f) for f in guarded)
+    ):  # (the merge base can only take back a change: none, no base asked)
         proc = repo.git.run("merge-base", before, after, check=False)
         base = _settings(repo, proc.stdout.decode().strip()) if not proc.returncode else None
         if base is not None:

@@ -6,11 +6,11 @@ Memories measured, each a scratch copy of a cached generated one:
 - a transcript memory of several thousand turns: the sessions of several seeds of
   ``conversation_memory.py`` written into one repo through gitmem's session path.
 
-The search index and the index are built first (``gitmem.search.cache.prepare`` and
+The search index and the index are built first (``gitmem.search.cache.build_search_index`` and
 ``index.build.refresh``, what ``gitmem clone`` and ``init`` do; the time is printed, not
 budgeted); then each query runs
 through ``gitmem.search_history`` in one open repo, as the agent's tool calls do, and the
-first hit of each is opened with ``gitmem.search.passage.open_ref``.
+first hit of each is opened with ``gitmem.search.passage.open_hit``.
 
     .venv/bin/python benchmarks/bench_search_speed.py [--sizes 10000,100000] [--seeds 4]
 """
@@ -31,8 +31,8 @@ import generate
 
 import gitmem
 from gitmem.index import build as index_build
-from gitmem.search.cache import prepare
-from gitmem.search.passage import is_ref, open_ref
+from gitmem.search.cache import build_search_index
+from gitmem.search.passage import is_ref, open_hit
 
 SEARCH_BUDGET_S = 0.030
 DATES = ["in March", "in June", "last month", "in 2025"]  # --dated: one added to each query
@@ -78,7 +78,7 @@ def measure(label: str, src: Path, queries: list[str], budget_note: str = "") ->
             old.unlink()
         began = time.perf_counter()
         with gitmem.open_repo(copy) as repo:  # what `gitmem clone` builds
-            prepare(repo)
+            build_search_index(repo)
             index_build.refresh(repo, "main")
         built = time.perf_counter() - began
         with gitmem.open_repo(copy) as repo:
@@ -95,7 +95,7 @@ def measure(label: str, src: Path, queries: list[str], budget_note: str = "") ->
                     refs.append(_ref(hits[0]))
             for ref in refs:
                 t = time.perf_counter()
-                open_ref(repo, ref)
+                open_hit(repo, ref)
                 opened.append(time.perf_counter() - t)
         turns = sum(len(f.read_bytes().splitlines()) for f in (copy / "sessions").glob("*.jsonl"))
     search_p50, open_p50 = statistics.median(took), statistics.median(opened)

@@ -20,15 +20,15 @@ import os
 __version__ = "0.1.0"
 
 
-def _exports() -> dict[str, tuple[str, str]]:
-    """Public name -> (its module, its name there), from the stub's import lines, as
+def _exports() -> dict[str, str]:
+    """Public name -> the module that defines it, from the stub's import lines, as
     SciPy's ``lazy_loader.attach_stub`` does."""
     table = {}
     with open(os.path.join(os.path.dirname(__file__), "__init__.pyi"), encoding="utf-8") as f:
         for line in f:
             if line.startswith("from gitmem."):
-                _from, module, _import, name, _as, public = line.split()
-                table[public] = (module, name)
+                _from, module, _import, name, _as, _name = line.split()
+                table[name] = module
     return table
 
 
@@ -40,13 +40,13 @@ def __getattr__(name: str) -> object:
     """A public name, from its module (imported on first use). Not kept here: the name
     is always what its module holds now (a test that patches the module patches it)."""
     try:
-        module, attr = _EXPORTS[name]
+        module = _EXPORTS[name]
     except KeyError:
         raise AttributeError(f"module 'gitmem' has no attribute {name!r}") from None
     import sys
 
     __import__(module)  # an import statement's path: `python -X importtime` shows it
-    return getattr(sys.modules[module], attr)
+    return getattr(sys.modules[module], name)
 
 
 def __dir__() -> list[str]:

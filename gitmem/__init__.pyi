@@ -1,9 +1,9 @@
 """The public API: each name, the module it is defined in, and (for type checkers) its
-type. ``__init__.py`` reads these import lines to serve the names lazily; ``__all__``
-below is what PEP 484 asks of a stub to export a renamed import (a test keeps the two
-the same)."""
+type. ``__init__.py`` reads these import lines to serve the names lazily. Each name is
+its function's or class's own name, imported ``as`` itself: PEP 484's re-export."""
 
 __version__: str
+__all__: list[str]  # the names imported below, each as itself
 
 from gitmem.agent.budget import Budget as Budget
 from gitmem.agent.chat import ChatResult as ChatResult
@@ -60,9 +60,9 @@ from gitmem.features.session_branches import FinishResult as FinishResult
 from gitmem.features.session_branches import Session as Session
 from gitmem.features.session_branches import finish_session as finish_session
 from gitmem.features.session_branches import start_session as start_session
-from gitmem.features.verify import Finding as VerifyFinding
 from gitmem.features.verify import Verification as Verification
-from gitmem.features.verify import verify as verify_memory
+from gitmem.features.verify import VerifyFinding as VerifyFinding
+from gitmem.features.verify import verify_memory as verify_memory
 from gitmem.hooks import HookAction as HookAction
 from gitmem.hooks import install_hooks as install_hooks
 from gitmem.index.build import CardEntry as CardEntry
@@ -99,10 +99,10 @@ from gitmem.review.revert_session import SessionRevertResult as SessionRevertRes
 from gitmem.review.revert_session import revert_session as revert_session
 from gitmem.review.team import PushedSession as PushedSession
 from gitmem.review.team import push_session as push_session
-from gitmem.search.cache import prepare as build_search_index
-from gitmem.search.cache import ready as search_index_ready
+from gitmem.search.cache import build_search_index as build_search_index
+from gitmem.search.cache import search_index_ready as search_index_ready
 from gitmem.search.passage import Passage as Passage
-from gitmem.search.passage import open_ref as open_hit
+from gitmem.search.passage import open_hit as open_hit
 from gitmem.search.snippets import SearchHit as SearchHit
 from gitmem.search.snippets import search_history as search_history
 from gitmem.setup.clone import CloneResult as CloneResult
@@ -113,136 +113,14 @@ from gitmem.setup.workspace import ClientInfo as ClientInfo
 from gitmem.setup.workspace import client_path as client_path
 from gitmem.setup.workspace import list_clients as list_clients
 from gitmem.setup.workspace import workspace_home as workspace_home
-from gitmem.status import Status as RepoStatus
-from gitmem.status import status as repo_status
+from gitmem.status import RepoStatus as RepoStatus
+from gitmem.status import repo_status as repo_status
 from gitmem.sync.exchange import RemoteRewritten as RemoteRewritten
 from gitmem.sync.exchange import SyncResult as SyncResult
 from gitmem.sync.exchange import abort_sync as abort_sync
 from gitmem.sync.exchange import continue_sync as continue_sync
-from gitmem.sync.exchange import sync as sync_repo
+from gitmem.sync.exchange import sync_repo as sync_repo
 from gitmem.sync.redact import Redaction as Redaction
 from gitmem.sync.redact import redact_secrets as redact_secrets
 from gitmem.sync.redact_journal import finish_redact as finish_redact
-from gitmem.ui.app import serve as serve_ui
-
-__all__ = [
-    "AsyncGitMemoryTool",
-    "Budget",
-    "CardEntry",
-    "CardInfo",
-    "CardsReport",
-    "ChatResult",
-    "ClientInfo",
-    "CloneResult",
-    "ConfigError",
-    "Conflict",
-    "ConsolidateResult",
-    "CorruptObject",
-    "Decision",
-    "DirtyCard",
-    "EditError",
-    "EditResult",
-    "ExportResult",
-    "FinishResult",
-    "GitError",
-    "GitMemoryTool",
-    "GitMissing",
-    "GitmemError",
-    "HeldSetting",
-    "HookAction",
-    "ImportResult",
-    "Index",
-    "IndexEntry",
-    "InitResult",
-    "InvalidInput",
-    "LogEntry",
-    "MemoryRepo",
-    "ModelError",
-    "NotARepo",
-    "NotFound",
-    "Passage",
-    "PushedSession",
-    "Redaction",
-    "ReindexResult",
-    "RemoteError",
-    "RemoteRewritten",
-    "RepoStatus",
-    "RevertResult",
-    "ScanResult",
-    "SearchHit",
-    "SecretFound",
-    "SectionEntry",
-    "Session",
-    "SessionReport",
-    "SessionRevertResult",
-    "SessionSummary",
-    "SessionView",
-    "StaleLock",
-    "StaleReport",
-    "StorageError",
-    "SyncResult",
-    "TokenSizes",
-    "UnsafePath",
-    "UsageTotals",
-    "Verification",
-    "VerifyFinding",
-    "abort_sync",
-    "accept_session",
-    "accept_settings",
-    "audit_log",
-    "build_search_index",
-    "card_usage",
-    "client_path",
-    "clone_repo",
-    "consolidate",
-    "continue_sync",
-    "export_cards",
-    "find_repo",
-    "finish_decisions",
-    "finish_redact",
-    "finish_session",
-    "import_notes",
-    "init_repo",
-    "install_hooks",
-    "is_consolidation",
-    "list_cards",
-    "list_clients",
-    "list_sessions",
-    "load_session",
-    "load_usage",
-    "make_client",
-    "open_hit",
-    "open_repo",
-    "pending_session",
-    "push_session",
-    "read_card",
-    "read_index",
-    "recover",
-    "redact_secrets",
-    "refused_paths",
-    "reindex",
-    "reject_session",
-    "remove_refused_path",
-    "render_index",
-    "repo_status",
-    "revert_commit",
-    "revert_session",
-    "run_chat",
-    "run_demo",
-    "scan_secrets",
-    "search_history",
-    "search_index_ready",
-    "serve_mcp",
-    "serve_mcp_http",
-    "serve_ui",
-    "session_markdown",
-    "stale_report",
-    "start_session",
-    "sync_repo",
-    "token_sizes",
-    "usage_by_session",
-    "usage_totals",
-    "verify_memory",
-    "workspace_home",
-    "write_card",
-]
+from gitmem.ui.app import serve_ui as serve_ui

@@ -53,7 +53,7 @@ class Pending:
 
 
 @dataclass(frozen=True)
-class Status:
+class RepoStatus:
     """The repo's state (``gitmem status``): branch, uncommitted edits, pending sessions,
     unindexed sections, the index's size and budget, stale entries, and per remote what
     main has to send."""
@@ -135,7 +135,7 @@ def _remote(
     return RemoteState(name, url, last, date, ahead, behind, tracking, t_ahead, t_behind)
 
 
-def status(repo: MemoryRepo) -> Status:
+def repo_status(repo: MemoryRepo) -> RepoStatus:
     """The repo's ``Status``, from this machine only (no remote is contacted)."""
     main = repo.tip(MAIN)
     idx = index_mod.refresh(repo, MAIN)
@@ -150,7 +150,7 @@ def status(repo: MemoryRepo) -> Status:
     stopped = sync_state.load(repo)
     known: _Counted = {}
     remotes = tuple(_remote(repo, n, url, main, known) for n, url in repo.remote_urls().items())
-    return Status(
+    return RepoStatus(
         branch=repo.head_branch(),
         main=main,
         uncommitted=tuple(_changes(repo)),
@@ -182,7 +182,7 @@ def _signing_off(repo: MemoryRepo) -> str | None:
     return "no signing key set up: `gitmem init .` in this clone sets one up"
 
 
-def lines(st: Status) -> list[str]:
+def lines(st: RepoStatus) -> list[str]:
     """What ``gitmem status`` prints for people."""
     return [
         *_branch_lines(st),
@@ -197,7 +197,7 @@ def lines(st: Status) -> list[str]:
     ]
 
 
-def _branch_lines(st: Status) -> list[str]:
+def _branch_lines(st: RepoStatus) -> list[str]:
     out = [f"On branch {st.branch}" if st.branch else "HEAD is detached (not on a branch)"]
     if st.branch and st.branch != MAIN:
         out.append("  memory lives on main: `git switch main` to see the agent's edits")
@@ -216,7 +216,7 @@ def _branch_lines(st: Status) -> list[str]:
     return out
 
 
-def _change_lines(st: Status) -> list[str]:
+def _change_lines(st: RepoStatus) -> list[str]:
     if not st.uncommitted:
         return ["No uncommitted changes."]
     out = []
@@ -231,7 +231,7 @@ def _change_lines(st: Status) -> list[str]:
     return out
 
 
-def _review_lines(st: Status) -> list[str]:
+def _review_lines(st: RepoStatus) -> list[str]:
     from gitmem.wording import count
 
     if not st.pending:
@@ -243,7 +243,7 @@ def _review_lines(st: Status) -> list[str]:
     ]
 
 
-def _settings_lines(st: Status) -> list[str]:
+def _settings_lines(st: RepoStatus) -> list[str]:
     """Review policy and secret allow-list always; a limit only when it is held."""
     out = []
     for x in st.settings:
@@ -263,7 +263,7 @@ def _settings_lines(st: Status) -> list[str]:
     return out
 
 
-def _signers_lines(st: Status) -> list[str]:
+def _signers_lines(st: RepoStatus) -> list[str]:
     from gitmem.wording import count
 
     h = st.signers_held
@@ -279,7 +279,7 @@ def _signers_lines(st: Status) -> list[str]:
 _LABELS = {"memory.review": "Review policy", "secrets.allow": "Secret allow-list"}
 
 
-def _index_lines(st: Status) -> list[str]:
+def _index_lines(st: RepoStatus) -> list[str]:
     from gitmem.index.card_list import size
     from gitmem.wording import count
 
@@ -325,7 +325,7 @@ def _listed(sections: tuple[str, ...]) -> list[str]:
     return out
 
 
-def _remote_lines(st: Status) -> list[str]:
+def _remote_lines(st: RepoStatus) -> list[str]:
     from gitmem.wording import count
 
     if not st.remotes:

@@ -23,7 +23,7 @@ from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
 from gitmem.search import neighbours
 from gitmem.search.dates import parse
-from gitmem.search.passage import open_ref
+from gitmem.search.passage import open_hit
 from gitmem.search.ranked import search
 from gitmem.search.terms import query_terms, terms, words
 
@@ -124,16 +124,16 @@ def test_irregular_verbs_meet_their_base_form() -> None:
 
 def test_opening_a_hit_gives_the_whole_turn_and_its_neighbours(chats: MemoryRepo) -> None:
     hit = search(chats, "freezing fire").hits[0]
-    passage = open_ref(chats, hit.ref)
+    passage = open_hit(chats, hit.ref)
     assert "Freezing at night, but we sat around the fire until two." in passage.text
     assert "Jon: Sounds lovely." in passage.text  # the reply in the same turn
     assert "Jon: How was it out there?" in passage.text  # the turn before
     assert "I chose the blue tent" in passage.text  # the turn after
     assert "search_history" not in passage.text
     with pytest.raises(NotFound, match="turns 1 to 3"):
-        open_ref(chats, "20230610-180000-aa01#9")
+        open_hit(chats, "20230610-180000-aa01#9")
     with pytest.raises(InvalidInput, match="not a search hit's ref"):
-        open_ref(chats, "../etc/passwd")
+        open_hit(chats, "../etc/passwd")
 
 
 def _entry(section: str, kws: list[str], summary: str) -> IndexEntry:
@@ -216,7 +216,7 @@ def test_as_of_answers_what_memory_said_on_that_day(repo: MemoryRepo) -> None:
     assert "Hetzner" in now.snippet
     (then,) = search(repo, "acme hosting", 1, as_of="2025-05-01").hits
     assert ("Heroku" in then.snippet, then.state) == (True, "past")
-    assert "Runs on Heroku." in open_ref(repo, then.ref).text  # a past value opens as it was
+    assert "Runs on Heroku." in open_hit(repo, then.ref).text  # a past value opens as it was
     assert search(repo, "acme hosting", as_of="2024-01-01").hits == ()  # before it was written
     with pytest.raises(InvalidInput, match="YYYY-MM-DD"):
         search(repo, "acme", as_of="last tuesday")

@@ -230,7 +230,7 @@ def test_a_fetch_older_than_another_syncs_push_is_fetched_again_not_called_a_rew
 
     monkeypatch.setattr(remote_mod, "fetch_main", fetch_then_another_sync)
     with MemoryRepo(desktop) as repo:
-        done = exchange.sync(repo, "origin")
+        done = exchange.sync_repo(repo, "origin")
     assert done.status == "synced" and done.rounds == 2 and len(fetches) == 2
     assert (
         git(laptop, "ls-remote", "origin", "main").split()[0]

@@ -129,7 +129,7 @@ def test_a_sync_merge_folds_in_what_it_brought_without_replaying_history(
     with MemoryRepo(desktop) as repo:
         index.refresh(repo)  # the cache at the desktop's own commit
         calls = spy_full_replays(monkeypatch)
-        result = sync_mod.sync(repo)
+        result = sync_mod.sync_repo(repo)
         assert result.merged
         index.refresh(repo)
         assert calls == []

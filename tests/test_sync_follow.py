@@ -56,7 +56,7 @@ def test_while_git_pushes_the_files_have_followed_and_the_lock_is_free(
     )
     hook.chmod(hook.stat().st_mode | stat.S_IEXEC)
     with MemoryRepo(desktop) as repo, progress.shown(watched):
-        assert exchange.sync(repo).merged
+        assert exchange.sync_repo(repo).merged
     merge = git(desktop, "rev-parse", "main").strip()
     (during,) = [json.loads(line) for line in seen.read_text().splitlines()]
     assert during["free"]  # another gitmem command could write meanwhile

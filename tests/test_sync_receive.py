@@ -40,7 +40,7 @@ def test_a_sync_merge_gives_the_index_a_full_replay_gives(tmp_path: Path) -> Non
     desktop = _received_and_own(tmp_path)
     with MemoryRepo(desktop) as repo:
         index.refresh(repo)  # the cache at the desktop's own commit
-        assert exchange.sync(repo).merged
+        assert exchange.sync_repo(repo).merged
         here = index.refresh(repo)
     with MemoryRepo(desktop) as repo:  # and a new process agrees with a full replay
         got = index.refresh(repo)

@@ -155,7 +155,7 @@ class MemoryTools:
         if "ref" in args:
             if set(args) != {"ref"}:
                 raise InvalidInput("give either ref (a search hit's) or project, not both")
-            got = passage.open_ref(self.repo, _str(args, "ref"), branch=self.branch)
+            got = passage.open_hit(self.repo, _str(args, "ref"), branch=self.branch)
             return ToolResult(got.text, card_text=True)
         if "project" not in args:
             raise InvalidInput("give project (a card name, and section_id if you like) or ref")

@@ -30,7 +30,7 @@ WHERE_LIMIT = 100  # findings whose card § section is worked out (a git process
 
 
 @dataclass(frozen=True)
-class Finding:
+class VerifyFinding:
     """One thing that is not verified: ``subject`` is a short commit id or a path."""
 
     kind: str
@@ -56,7 +56,7 @@ class Verification:
     off: str | None
     start: str | None  # the first commit checked, None: from the root
     checked: int
-    findings: tuple[Finding, ...] = ()
+    findings: tuple[VerifyFinding, ...] = ()
     verified_before: str | None = None  # main's tip at the last clean verify: checked after it
 
     @property
@@ -74,7 +74,7 @@ class Verification:
         }
 
 
-def verify(repo: MemoryRepo, since: str | None = None) -> Verification:
+def verify_memory(repo: MemoryRepo, since: str | None = None) -> Verification:
     """Check every commit on main and on the pending sessions (from ``since``, else from
     the first signed commit, or only those after a main an earlier verify found nothing
     to report in, against the same signers), the working tree and main's history.
@@ -211,10 +211,10 @@ def _commits(
     sigs: dict[Sha, signing.Signature],
     logged: dict[Sha, Commit],
     pending: set[Sha],
-) -> list[Finding]:
+) -> list[VerifyFinding]:
     client = repo.config.client
     held = trust.held(repo.root).get(trust.SIGNERS)
-    found: list[Finding] = []
+    found: list[VerifyFinding] = []
     for sha, sig in sigs.items():
         commit = logged.get(sha)
         said = commit.trailers if commit else {}
@@ -224,7 +224,7 @@ def _commits(
         kind, text = problem
         where = _where(repo, sha) if len(found) < WHERE_LIMIT else ""
         action = _action(sha, sig, said, pending, held.remote if held else None)
-        found.append(Finding(kind, sha[:7], where, text, action, sha))
+        found.append(VerifyFinding(kind, sha[:7], where, text, action, sha))
     return found
 
 
@@ -293,13 +293,13 @@ def _sections(card: str, old: bytes | None, new: bytes | None) -> list[str]:
 
 
 # -- history and the working tree --------------------------------------------------------
-def _history(repo: MemoryRepo) -> list[Finding]:
+def _history(repo: MemoryRepo) -> list[VerifyFinding]:
     """A main that lost what gitmem last left it at; a remote's rewrite a sync refused."""
-    found: list[Finding] = []
+    found: list[VerifyFinding] = []
     seen = repo.store.resolve(refs.SEEN)
     if seen and not _contains(repo, MAIN, seen):
         found.append(
-            Finding(
+            VerifyFinding(
                 "rolled-back",
                 seen[:7],
                 "",
@@ -323,7 +323,7 @@ def _history(repo: MemoryRepo) -> list[Finding]:
         last = repo.store.resolve(refs.sync(remote, "last-synced")) if remote else None
         if remote and last and not _contains(repo, theirs, last):
             found.append(
-                Finding(
+                VerifyFinding(
                     "remote-rewritten",
                     theirs[:7],
                     "",
@@ -337,12 +337,12 @@ def _history(repo: MemoryRepo) -> list[Finding]:
     return found
 
 
-def _replaced(original: str, replacement: str) -> Finding:
+def _replaced(original: str, replacement: str) -> VerifyFinding:
     problem = (
         f"git is told to show {replacement[:7]} in its place (`git replace`), so plain git "
         "shows text gitmem did not write; gitmem reads the original"
     )
-    return Finding(
+    return VerifyFinding(
         "replaced-object",
         original[:7],
         "",
@@ -355,7 +355,7 @@ def _contains(repo: MemoryRepo, tip: str, sha: str) -> bool:
     return repo.git.run("merge-base", "--is-ancestor", sha, tip, check=False).returncode == 0
 
 
-def _worktree(repo: MemoryRepo) -> list[Finding]:
+def _worktree(repo: MemoryRepo) -> list[VerifyFinding]:
     """Memory files in the working tree that are not as main has them (main checked out)."""
     if repo.head_branch() != MAIN:
         return []
@@ -376,7 +376,7 @@ def _worktree(repo: MemoryRepo) -> list[Finding]:
                 new = None
             where = ", ".join(_sections(card, repo.store.read_blob(f"{MAIN}:{path}"), new))
         found.append(
-            Finding(
+            VerifyFinding(
                 "tampered-file",
                 path,
                 where,

@@ -314,7 +314,7 @@ def _built(repo: MemoryRepo, tip: str) -> SearchState:
         return build(repo, tip, step)
 
 
-def ready(repo: MemoryRepo, branch: str = MAIN) -> bool:
+def search_index_ready(repo: MemoryRepo, branch: str = MAIN) -> bool:
     """Whether a search of ``branch`` starts from a cache file (its own or main's) rather
     than folding all of history: what ``gitmem search`` says before a first full build."""
     memo = repo.memo.get(("search", branch))
@@ -323,7 +323,7 @@ def ready(repo: MemoryRepo, branch: str = MAIN) -> bool:
     return any(Stored.open(_place(repo, b)) is not None for b in dict.fromkeys([branch, MAIN]))
 
 
-def prepare(repo: MemoryRepo, branch: str = MAIN) -> bool:
+def build_search_index(repo: MemoryRepo, branch: str = MAIN) -> bool:
     """Make the cache file current at ``branch``'s tip (clone, init, a session start), so
     no search has to build it; whether it had to be built or brought up to date."""
     tip = repo.tip(branch)

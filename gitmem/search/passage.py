@@ -43,7 +43,7 @@ class Passage:
     date: str
 
 
-def open_ref(repo: MemoryRepo, ref: str, *, branch: str = MAIN) -> Passage:
+def open_hit(repo: MemoryRepo, ref: str, *, branch: str = MAIN) -> Passage:
     """The passage a hit's ``ref`` points to. Raises ``InvalidInput`` for a malformed ref
     and ``NotFound`` when its session, turn, card or section does not exist."""
     branch = names.branch(branch)

@@ -46,7 +46,7 @@ from gitmem.sync.result import (
     incoming_unverified,
 )
 
-__all__ = ["RemoteRewritten", "SyncResult", "abort_sync", "continue_sync", "sync"]
+__all__ = ["RemoteRewritten", "SyncResult", "abort_sync", "continue_sync", "sync_repo"]
 
 # A push refused because another machine pushed first is retried this many rounds, each
 # after a random pause of up to BACKOFF * 2**round seconds (capped at BACKOFF_CAP): machines
@@ -88,7 +88,9 @@ class _Done:
     seen: team.View
 
 
-def sync(repo: MemoryRepo, remote: str = "origin", accept_redaction: bool = False) -> SyncResult:
+def sync_repo(
+    repo: MemoryRepo, remote: str = "origin", accept_redaction: bool = False
+) -> SyncResult:
     """Exchange memory with the git remote ``remote``: fetch, integrate (fast-forward or
     a merge commit, section by section), push; never forced, never dropping a local
     commit. Returns a ``SyncResult``; the same section changed on both sides is status
@@ -278,7 +280,7 @@ def continue_sync(repo: MemoryRepo) -> SyncResult:
                 "main moved while the sync was continued; run `gitmem sync --continue` again"
             ) from None
     sync_state.clear(repo)
-    done = sync(repo, remote)
+    done = sync_repo(repo, remote)
     changed = behaviour_changes(repo, ours, done.main)
     held = [h.to_json() for h in held_settings(repo, remote, ours, done.main)]
     if not changed:

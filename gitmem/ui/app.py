@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 TOKEN_VAR = "GITMEM_UI_TOKEN"
 
 
-def serve(
+def serve_ui(
     repo: MemoryRepo,
     address: str,
     token: str | None = None,

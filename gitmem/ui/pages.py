@@ -21,7 +21,7 @@ from gitmem.memory import names
 from gitmem.memory.cards import card_path, sections
 from gitmem.memory.repo import MAIN
 from gitmem.review.revert_session import is_session, landed_edits, revert_session
-from gitmem.search.passage import open_ref
+from gitmem.search.passage import open_hit
 from gitmem.search.ranked import check_day
 from gitmem.search.snippets import SearchHit, search_history
 
@@ -162,7 +162,7 @@ def section(repo: MemoryRepo, name: str, sid: str, start: Start = Start()) -> Se
     values: list[tuple[LogEntry, str | None]] = []
     for e in [*([page.base] if page.base else []), *reversed(page.edits)]:
         try:
-            value: str | None = open_ref(repo, f"{name}/{sid}@{e.sha}").text
+            value: str | None = open_hit(repo, f"{name}/{sid}@{e.sha}").text
         except NotFound:
             value = None
         if not values or values[-1][1] != value:
@@ -192,7 +192,7 @@ def search(repo: MemoryRepo, query: str, as_of: str) -> list[SearchHit]:
 
 def opened(repo: MemoryRepo, ref: str) -> str:
     """What a hit's ref opens: `gitmem show REF`'s text."""
-    return open_ref(repo, ref).text
+    return open_hit(repo, ref).text
 
 
 def revert_preview(repo: MemoryRepo, target: str) -> list[tuple[LogEntry, str]]:

@@ -20,7 +20,7 @@ from gitmem.errors import GitmemError, NotFound
 from gitmem.index.tiers import Split
 from gitmem.review.pending import list_sessions
 from gitmem.setup.workspace import list_clients
-from gitmem.status import status
+from gitmem.status import repo_status
 
 from . import charts, pages, review
 
@@ -108,7 +108,7 @@ def build_app(repo: MemoryRepo, csrf: str, *, read_only: bool = False) -> Starle
 
     def overview(request: Request) -> HTMLResponse:
         clients = [c.name for c in list_clients()]
-        st = status(repo)
+        st = repo_status(repo)
         return page(
             "overview.html",
             "Overview",
@@ -167,7 +167,7 @@ def build_app(repo: MemoryRepo, csrf: str, *, read_only: bool = False) -> Starle
 
     def index(request: Request) -> HTMLResponse:
         text, size = pages.index_block(repo)
-        return page("index.html", "Cards", text=text, size=size, st=status(repo))
+        return page("index.html", "Cards", text=text, size=size, st=repo_status(repo))
 
     def search(request: Request) -> HTMLResponse:
         q, as_of = request.query_params.get("q", ""), request.query_params.get("as_of", "")

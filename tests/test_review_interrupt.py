@@ -113,3 +113,32 @@ def test_an_accept_refused_by_a_conflict_leaves_nothing_to_recover(client: Path)
         session
     ]
     assert _gitmem(client, "review", session, "--reject").returncode == 0
+
+
+def test_an_accept_of_a_synced_session_killed_after_main_moved_is_finished_by_recover(
+    client: Path, tmp_path: Path
+) -> None:
+    """A session the remote has is claimed there before it lands: killed after that,
+    deciding again would land it twice; `gitmem recover` records it, as for a local one."""
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(client, "remote", "add", "origin", str(remote))
+    session = _pending_session(client)
+    assert _gitmem(client, "sync").returncode == 0  # the session is on the remote now
+    _accept_killed_after_main_moved(client, tmp_path, session)
+    landed = git(client, "log", "--format=%s", "main").splitlines()
+    assert landed.count("acme: 40k agreed") == 1, landed
+    for decide in ("--accept", "--reject"):
+        again = _gitmem(client, "review", session, decide)
+        assert again.returncode == 4, again.stdout
+        assert again.stderr.splitlines()[-1] == (
+            f"gitmem: error: a decision on session {session} was interrupted; "
+            "`gitmem recover` finishes it"
+        )
+    done = _gitmem(client, "recover")
+    assert done.returncode == 0, done.stderr
+    assert f"recorded the acceptance of session {session}" in done.stdout
+    assert git(client, "log", "--format=%s", "main").splitlines() == landed
+    assert json.loads(_gitmem(client, "review", "--json").stdout) == []
+    assert _gitmem(client, "sync").returncode == 0
+    assert git(client, "log", "--format=%s", "main").count("acme: 40k agreed") == 1

@@ -241,11 +241,15 @@ def _claimed_on(repo: MemoryRepo, view: SessionView) -> str | None:
 
 def _not_interrupted(repo: MemoryRepo, session_id: str) -> None:
     """Refuse a decision on a session whose last one was stopped half-way: it may have
-    landed already, and deciding again would land it twice or misreport it."""
-    if decision_intent.local(repo, session_id):
-        raise Conflict(
-            f"a decision on session {session_id} was interrupted; `gitmem recover` finishes it"
-        )
+    landed already, and deciding again would land it twice or misreport it. One that
+    landed is recorded by `gitmem recover`; a claim on a remote that did not land yet is
+    finished or dropped by the next sync, which asks the remote whether it holds it."""
+    left = decision_intent.find(repo, session_id)
+    if left is None:
+        return
+    landed = landed_already(repo, session_id, str(left["base"]))
+    finish = "`gitmem sync`" if left["remote"] and not landed else "`gitmem recover`"
+    raise Conflict(f"a decision on session {session_id} was interrupted; {finish} finishes it")
 
 
 def _claim(repo: MemoryRepo, view: SessionView, action: str) -> None:

@@ -54,14 +54,14 @@ def clear(repo: MemoryRepo, sid: str) -> None:
     _path(repo, sid).unlink(missing_ok=True)
 
 
-def local(repo: MemoryRepo, sid: str) -> bool:
-    """Whether a decision on this clone's own session ``sid`` was left half-done."""
+def find(repo: MemoryRepo, sid: str) -> dict[str, object] | None:
+    """The decision on session ``sid`` a stopped process left half-done, if any."""
     path = _path(repo, sid)
-    return path.is_file() and json.loads(path.read_text()).get("remote") == ""
+    return json.loads(path.read_text()) if path.is_file() else None
 
 
-def left(repo: MemoryRepo, remote: str) -> list[dict[str, object]]:
-    """The intents a stopped process left for ``remote``, by file name."""
+def left(repo: MemoryRepo, remote: str | None = None) -> list[dict[str, object]]:
+    """The intents a stopped process left for ``remote`` (None: all), by file name."""
     folder = repo.git_dir / "gitmem" / "decisions"
     found = [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))]
-    return [data for data in found if data.get("remote") == remote]
+    return [data for data in found if remote is None or data.get("remote") == remote]

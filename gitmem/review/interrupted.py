@@ -77,15 +77,17 @@ def finish_interrupted(repo: MemoryRepo, remote: str) -> list[str]:
 
 
 def finish_decisions(repo: MemoryRepo) -> list[str]:
-    """Finish the decisions on this clone's own sessions that a stopped process left: an
-    acceptance whose landing reached main is recorded; one that never got so far is
-    dropped (the session is still pending). The sessions finished."""
+    """Finish the decisions that a stopped process left: an acceptance whose landing
+    reached main is recorded (a session a remote has was claimed there before it
+    landed); one of this clone's own sessions that never got so far is dropped (the
+    session is still pending), one claimed on a remote is left for the next sync, which
+    asks the remote. The sessions finished."""
     done = []
-    for data in decision_intent.left(repo, ""):
+    for data in decision_intent.left(repo):
         sid = str(data["session"])
-        if landed_already(repo, sid, str(data["base"])):
+        if data["action"] != "rejected" and landed_already(repo, sid, str(data["base"])):
             finish_accept(repo, _intended(repo, data), [], str(data["action"]), [])
             done.append(sid)
-        else:
+        elif data["remote"] == "":
             decision_intent.clear(repo, sid)
     return done

@@ -5,15 +5,17 @@ It is asked on every read the agent makes, so it costs next to nothing when noth
 changed:
 
 - a section whose index entry is fresh holds the text of the entry's commit; a stale or
-  unindexed one the text of the commit its card's history names (``last_writes``, walked
-  once per card blob while the repo is open);
+  unindexed one the text of its card's last change (the replay's) when that change
+  wrote it, else of the commit its card's history names (``last_writes``, walked once
+  per card blob while the repo is open);
 - commits this clone wrote (``MemoryRepo.own_commits``) are its own by construction and
-  are never checked; the others' signatures are asked of git in one process
-  (``signatures``), each verdict kept while the repo is open and trusts the same keys;
+  are never checked; the others' signatures are checked at once (``verdicts``: in-process,
+  git for what it must decide), each verdict kept while the repo is open and trusts the
+  same keys;
 - the working tree: one ``git diff-index`` of ``cards/``, only the cards it names read;
 - a card whose last change (the replay's, ``build.last_changes``) is such a commit and
   removed sections, reordered them or changed the text before them is ``Reshaped``: one
-  line for the whole card, as no section's text shows it.
+  line for the whole card, as no section's text shows it (the words: ``marks.py``).
 
 A repo that does not sign (no ``allowed_signers`` at the tip) marks nothing, and commits
 older than the first signer's commit (history from before signing) are not marked.
@@ -23,91 +25,21 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import asdict, dataclass
 
 from gitmem.git import safe_files
 from gitmem.git.runner import Sha
 from gitmem.git.signing import Signature, verdicts
 from gitmem.index import build
-from gitmem.index.framing import one_line
 from gitmem.index.freshness import digest_of, digests, last_writes
+from gitmem.index.marks import Key, Reshaped, Unverified
+from gitmem.index.marks import index_note as index_note
+from gitmem.index.marks import marked as marked
 from gitmem.memory import refs
 from gitmem.memory import trailers as T
-from gitmem.memory.cards import card_of, card_path, reshaping, sections
+from gitmem.memory.cards import card_of, card_path, reshaping
 from gitmem.memory.repo import ALLOWED_SIGNERS, MAIN, MemoryRepo
 
-NAMED_IN_INDEX = 20  # unverified sections the I block names (it counts them all)
 TRUSTED_FILE = "allowed_signers"  # under .git/gitmem/: the keys git verifies against
-
-_WHY = {
-    "unsigned": "not signed",
-    "unknown": "signed by a key this clone does not trust",
-    "bad": "its signature does not hold",
-    "unchecked": "its signature cannot be checked here",
-    "other": "signed for another client's memory",
-}
-
-Key = tuple[str, str]  # (card, section id)
-
-
-@dataclass(frozen=True)
-class Unverified:
-    """A section whose current text gitmem cannot vouch for."""
-
-    card: str
-    section: str
-    commit: str  # the commit that wrote the text ("" for an uncommitted change)
-    author: str  # its git author's name ("" for an uncommitted change)
-    date: str  # YYYY-MM-DD: the commit's author date, or when the file was saved
-    state: str  # the signature's state (signing.py), or "uncommitted"
-
-    def line(self) -> str:
-        """The one line the agent sees beside the section."""
-        if self.state == "uncommitted":
-            return (
-                f"[unverified: changed outside gitmem in the working tree on {self.date}, "
-                "not committed; the text here is the last commit's]"
-            )
-        why = _WHY.get(self.state, self.state)
-        who = one_line(self.author) or "someone"
-        return (
-            f"[unverified: changed outside gitmem by {who} on {self.date} "
-            f"(commit {self.commit[:7]}, {why})]"
-        )
-
-    def to_json(self) -> dict[str, str]:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class Reshaped:
-    """A card an unverified commit changed as a whole: sections it removed (``removed``),
-    reordered, or text before them changed (``lead``)."""
-
-    card: str
-    commit: str
-    author: str
-    date: str
-    state: str
-    removed: tuple[str, ...]
-    reordered: bool
-    lead: bool
-
-    def what(self) -> str:
-        """What the commit did to the card, without dates: the I block says it too."""
-        said = [f"removed § {', '.join(self.removed)}"] if self.removed else []
-        said += ["reordered its sections"] * self.reordered + [
-            "changed its title or lead"
-        ] * self.lead
-        return one_line("; ".join(said))
-
-    def line(self) -> str:
-        """The one line the agent sees at the top of the card."""
-        who = one_line(self.author) or "someone"
-        return (
-            f"[unverified card: changed outside gitmem by {who} on {self.date} (commit "
-            f"{self.commit[:7]}, {_WHY.get(self.state, self.state)}): {self.what()}]"
-        )
 
 
 def unverified(repo: MemoryRepo, branch: str = MAIN) -> dict[Key, Unverified]:
@@ -152,8 +84,9 @@ def _committed(
     changed = _since_signing(repo, tip)
     others = {sha for sha in changed if sha not in own}
     cards = {card for sha in others for card in changed[sha]}
-    writers = _writers(repo, branch, tip, cards) if others else {}
-    last = {c: got[0] for c, got in build.last_changes(repo, branch).items() if got[0] in others}
+    changes = build.last_changes(repo, branch) if others else {}  # (no index load without)
+    writers = _writers(repo, branch, tip, cards, changes) if others else {}
+    last = {c: got[0] for c, got in changes.items() if got[0] in others}
     named = sorted({*(sha for sha in writers.values() if sha in others), *last.values()})
     verdicts = _verdicts(repo, named)
     facts = _authors(repo, named)
@@ -241,23 +174,41 @@ def _is_ancestor(repo: MemoryRepo, old: str, new: str) -> bool:
     return repo.git.run("merge-base", "--is-ancestor", old, new, check=False).returncode == 0
 
 
-def _writers(repo: MemoryRepo, branch: str, tip: Sha, cards: set[str]) -> dict[Key, str]:
+def _writers(
+    repo: MemoryRepo, branch: str, tip: Sha, cards: set[str], changes: dict[str, list[str]]
+) -> dict[Key, str]:
     """Each section of ``cards`` at ``tip`` -> the commit its current text comes from."""
     out: dict[Key, str] = {}
-    walk: list[str] = []
-    index = [c for c in build.refresh(repo, branch).cards if c.project in cards]
-    for c in index:
-        for s in c.sections:
+    todo: dict[str, list[str]] = {}
+    for c in build.refresh(repo, branch).cards:
+        for s in c.sections if c.project in cards else ():
             if s.indexed and not s.stale and s.commit:
                 out[(c.project, s.id)] = s.commit
-            elif c.project not in walk:
-                walk.append(c.project)
+            else:
+                todo.setdefault(c.project, []).append(s.id)
+    for card, sids in todo.items():
+        out.update(_by_last_change(repo, tip, card, sids, changes.get(card)))
+    walk = [card for card, sids in todo.items() if any((card, sid) not in out for sid in sids)]
     written = _walked(repo, tip, walk) if walk else {}
-    for c in index:
-        for s in c.sections:
-            if (c.project, s.id) not in out and (c.project, s.id) in written:
-                out[(c.project, s.id)] = written[(c.project, s.id)]
+    for card in walk:
+        out.update({(card, s): written[(card, s)] for s in todo[card] if (card, s) in written})
     return out
+
+
+def _by_last_change(
+    repo: MemoryRepo, tip: Sha, card: str, sids: list[str], last: list[str] | None
+) -> dict[Key, str]:
+    """The sections of ``sids`` that the card's last change (the replay's) wrote: their
+    text as at the tip there, another before it. No history walked (3 blob reads)."""
+    if last is None:
+        return {}
+    path = card_path(card)
+    now, there, before = (digest_of(repo, f"{rev}:{path}") for rev in (tip, last[0], f"{last[0]}^"))
+    return {
+        (card, sid): last[0]
+        for sid in sids
+        if sid in now and there.get(sid) == now[sid] != before.get(sid)
+    }
 
 
 def _walked(repo: MemoryRepo, tip: Sha, cards: list[str]) -> dict[Key, str]:
@@ -331,22 +282,6 @@ def _uncommitted(repo: MemoryRepo) -> dict[Key, Unverified]:
     return out
 
 
-def marked(
-    text: str, card: str, found: dict[Key, Unverified], shape: Reshaped | None = None
-) -> str:
-    """A card's text (or one section's) with each unverified section's line put right
-    under its heading, and ``shape``'s line (the card's) at the top."""
-    if not found and shape is None:
-        return text
-    lines = text.split("\n")
-    for s in reversed(sections(text)):
-        got = found.get((card, s.id))
-        if got is not None:
-            lines.insert(s.start + 1, got.line())
-    top = [shape.line()] if shape is not None else []
-    return "\n".join(top + lines)
-
-
 def rolled_back(repo: MemoryRepo) -> str | None:
     """The commit gitmem last left main at, when main no longer contains it (history
     rolled back or rewritten outside gitmem), else None. One git process per state, none
@@ -364,32 +299,3 @@ def rolled_back(repo: MemoryRepo) -> str | None:
         repo.memo[key] = None if _is_ancestor(repo, seen, tip) else seen
     got = repo.memo[key]
     return got if isinstance(got, str) else None
-
-
-def index_note(
-    found: dict[Key, Unverified], lost: str | None = None, shapes: dict[str, Reshaped] | None = None
-) -> str:
-    """The I block's lines naming a main that lost what gitmem last wrote (``lost``), the
-    cards changed as a whole (``shapes``) and the unverified sections: sorted, no dates,
-    so that the same state gives the same bytes ("" when there is none)."""
-    notes = []
-    if lost:
-        notes.append(
-            f"Unverified: main no longer holds {lost[:7]}, where gitmem last left it (memory "
-            "rolled back or rewritten outside gitmem): what you remember may be old"
-        )
-    if shapes:
-        named = "; ".join(f"{c} ({shapes[c].what()})" for c in sorted(shapes)[:NAMED_IN_INDEX])
-        notes.append(f"Unverified cards (changed outside gitmem as a whole): {one_line(named)}")
-    rollback = "\n".join(notes)
-    if not found:
-        return rollback
-    keys = sorted(found)
-    names = ", ".join(f"{card} § {sid}" for card, sid in keys[:NAMED_IN_INDEX])
-    more = len(keys) - NAMED_IN_INDEX
-    rest = f", and {more} more (read a section to see its line)" if more > 0 else ""
-    line = (
-        f"Unverified ({len(found)}; changed outside gitmem, not signed by a trusted key, "
-        f"or not committed): {one_line(names)}{rest}"
-    )
-    return f"{rollback}\n{line}" if rollback else line

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 
 from gitmem.errors import ConfigError
+from gitmem.git import signing
 from gitmem.git.runner import Sha
-from gitmem.git.signing import signatures
 from gitmem.memory import config, refs, trust
 from gitmem.memory.config import Config
 from gitmem.memory.repo import ALLOWED_SIGNERS, MemoryRepo
@@ -195,8 +195,9 @@ def incoming_unverified(repo: MemoryRepo, before: str | None, main: str) -> list
         return []
     span = [f"{before}..{main}"] if before else [main]
     own = repo.own_commits()
-    verdicts = signatures(repo.git, *span)
-    bad = [sha for sha, v in verdicts.items() if v.state != "trusted" and sha not in own]
+    listed = [Sha(s) for s in repo.git.out("rev-list", *span, "--").split() if s not in own]
+    verdicts = signing.verdicts(repo.store, listed, repo.signature_settings()) if listed else {}
+    bad = [sha for sha in listed if verdicts[sha].state != "trusted"]
     if not bad:
         return []
     fmt = "--format=%H%x1f%an%x1f%as%x1f%s"

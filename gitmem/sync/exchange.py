@@ -5,8 +5,8 @@ check its history (a rewritten remote is refused; nothing it brings puts a symli
 submodule where memory lives; nothing that leaves carries a secret), integrate
 (``integrate.py``: a fast-forward, or a merge commit made section by section, main's
 working tree following under the working-tree lock), push (never forced; a push lost to
-another machine starts another round), record what was synced; then the index is
-refreshed. Local commits keep their shas, so session branches, reviews and
+another machine starts another round), record what was synced; then, when main moved,
+the index is refreshed. Local commits keep their shas, so session branches, reviews and
 ``Gitmem-Reverts`` trailers that name them stay valid.
 
 When the same section was edited on both sides the round stops and ``state.py`` keeps
@@ -37,7 +37,15 @@ from gitmem.review import interrupted, team
 from gitmem.sync import checks
 from gitmem.sync import state as sync_state
 from gitmem.sync.checks import RemoteRewritten
-from gitmem.sync.integrate import Integrated, MainMoved, commit_merge, integrate, merge_base, stop
+from gitmem.sync.integrate import (
+    Integrated,
+    MainMoved,
+    commit_merge,
+    integrate,
+    merge_base,
+    sides,
+    stop,
+)
 from gitmem.sync.result import (
     SyncResult,
     behaviour_changes,
@@ -146,12 +154,16 @@ def _round(repo: MemoryRepo, remote: str, where: str, so_far: _SoFar) -> SyncRes
         theirs = remote_mod.fetch_main(repo, remote, fetched, where, team.fetch_specs(remote))
         checks.history(repo, remote, theirs, so_far.accept_redaction)
         so_far.accept_redaction = False  # taken: the next rounds are ordinary ones
-        checks.incoming(repo, remote, repo.tip(MAIN), theirs)  # refused first, when both are
-        checks.outgoing_main(repo, remote, repo.tip(MAIN), theirs)
+        ours = repo.tip(MAIN)
+        counted = sides(repo, ours, theirs) if ours else None  # what each check has to read
+        if counted is None or counted[2]:
+            checks.incoming(repo, remote, ours, theirs)  # refused first, when both are
+        if counted is None or counted[1]:
+            checks.outgoing_main(repo, remote, ours, theirs)
         seen, mine = _take_decisions(repo, remote, so_far)
         if theirs is not None:  # held before main or gitmem.toml here can change
             held_settings(repo, remote, repo.tip(MAIN), theirs, incoming=True)
-        step = integrate(repo, remote, theirs)
+        step = integrate(repo, remote, theirs, counted)
         if isinstance(step, SyncResult):
             return step
         so_far.received += step.received
@@ -221,7 +233,8 @@ def _report(
     if out.published or out.decided:  # pushed: the tracking refs say so now
         remote_mod.fetch_refs(repo, remote, team.fetch_specs(remote), where)
         seen = team.view(repo, remote)
-    index.refresh(repo, MAIN)
+    if done.main != before:  # (main as it was: the next read refreshes its index, if need be)
+        index.refresh(repo, MAIN)
     finished = [f"finished the interrupted decision on {sid}" for sid in so_far.finished]
     note = "".join(f"\n{n}" for n in finished + so_far.notes + out.notes)
     waiting = team.waiting(repo, remote, seen, out.mine)  # the push moved no local ref

@@ -32,16 +32,31 @@ class Integrated:
     sent: int  # what main has that the remote has not, after integrating
 
 
-def integrate(repo: MemoryRepo, remote: str, theirs: Sha | None) -> SyncResult | Integrated:
-    """Bring main up to ``theirs``; a SyncResult (status conflict) when the round stops."""
+Counted = tuple[Sha, int, int]  # main's tip, commits only it has, commits only theirs has
+
+
+def sides(repo: MemoryRepo, ours: Sha, theirs: Sha | None) -> Counted:
+    """What main has that ``theirs`` has not and the other way round: one rev-list."""
+    if theirs is None:
+        return ours, int(repo.git.out("rev-list", "--count", ours) or 0), 0
+    ahead, _, behind = repo.git.out(
+        "rev-list", "--left-right", "--count", f"{ours}...{theirs}"
+    ).partition("\t")
+    return ours, int(ahead), int(behind)
+
+
+def integrate(
+    repo: MemoryRepo, remote: str, theirs: Sha | None, counted: Counted | None = None
+) -> SyncResult | Integrated:
+    """Bring main up to ``theirs``; a SyncResult (status conflict) when the round stops.
+    ``counted``: ``sides`` of main and ``theirs``, used while main is still at it."""
     ours = repo.tip(MAIN)
     if ours is None:
         raise NotFound("no main branch")
-    if theirs is None:
-        return Integrated("none", 0, int(repo.git.out("rev-list", "--count", ours) or 0))
-    counts = repo.git.out("rev-list", "--left-right", "--count", f"{ours}...{theirs}").split()
-    ahead, behind = int(counts[0]), int(counts[1])
-    if behind == 0:
+    if counted is None or counted[0] != ours:
+        counted = sides(repo, ours, theirs)
+    ahead, behind = counted[1:]
+    if theirs is None or behind == 0:
         return Integrated("none", 0, ahead)
     if ahead == 0:
         _fast_forward(repo, ours, theirs)

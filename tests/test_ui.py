@@ -284,6 +284,37 @@ def test_a_walk_of_a_card_s_edits_ends_at_the_commit_that_created_it(client: Pat
     assert [e.sha for e in after.edits] == every[2:]
 
 
+def test_a_revert_of_what_cannot_be_reverted_asks_no_confirmation(client: Path) -> None:
+    with MemoryRepo(client) as repo:
+        person_writes(repo)
+        agent_session(repo)  # pending: nothing of it on main
+    side = git(client, "rev-parse", f"gitmem/session/{SID}").strip()
+    root = git(client, "rev-list", "--max-parents=0", "main").strip()
+    bad = {
+        "%3Cscript%3E": (404, "no commit '<script>'"),
+        "0" * 40: (404, "no commit '" + "0" * 40 + "'"),
+        "20261207-999999-dead": (404, "no commit '20261207-999999-dead'"),
+        side: (404, f"{side[:7]} is not on 'main'"),
+        root: (400, f"{root[:7]} is a merge or root commit"),
+        SID: (404, f"session {SID} has no edits on main left to revert"),
+    }
+    with ui(client) as (_, url):
+        page = get(url, f"/?token={url.split('token=')[1]}", {})
+        jar = (page.getheader("set-cookie") or "").split(";")[0]
+        got = {}
+        for target in bad:
+            res = get(url, f"/revert/{target}", {"Cookie": jar})
+            got[target] = (res.status, res.read().decode())
+        main = git(client, "rev-parse", "main")
+        good = get(url, "/revert/main", {"Cookie": jar}).read().decode()
+    for target, (status, reason) in bad.items():
+        code, body = got[target]
+        assert code == status and reason in html.unescape(body), (target, body)
+        assert "<form" not in body and "<script>" not in body
+    assert "One new commit undoes 1 edit(s)" in good and "Budget set to 30k" in good
+    assert git(client, "rev-parse", "main") == main  # a confirmation changes nothing
+
+
 def test_a_bad_page_of_edits_is_refused_naming_what_is_wrong(client: Path) -> None:
     with MemoryRepo(client) as repo:
         person_writes(repo)

@@ -105,6 +105,11 @@ def card_edits(
     return EditPage(edits, forked)
 
 
+def log_entry(repo: MemoryRepo, commit: Commit) -> LogEntry:
+    """One commit as the audit trail lists it."""
+    return _entry(commit, commit.sha in repo.own_commits())
+
+
 def _entry(c: Commit, mine: bool) -> LogEntry:
     # A commit gitmem did not write says who made it by its git author: its
     # Gitmem-Actor and Gitmem-Session trailers are claims anyone can type.

@@ -16,7 +16,7 @@ from gitmem.memory import names
 from gitmem.memory import trailers as T
 from gitmem.memory.cards import card_of, sections
 from gitmem.memory.repo import MAIN, MemoryRepo
-from gitmem.ops.history import read_log
+from gitmem.ops.history import Commit, read_log
 from gitmem.ops.hunks import split_lines
 from gitmem.ops.merge import TOP, merge_card, merge_file
 from gitmem.ops.publish import PlannedCommit, commit_plan, publish
@@ -89,6 +89,28 @@ def _where(name: str, ids: tuple[str, ...]) -> str:
     return f"{name} § {', '.join(shown)}" if shown else name
 
 
+def revert_target(repo: MemoryRepo, rev: str, branch: str | None = None) -> Commit:
+    """The commit ``rev`` names, as ``revert_commit`` takes it (and, with ``branch``, on
+    that branch now). Raises ``NotFound`` (no such commit, not on ``branch``),
+    ``InvalidInput`` (a merge or root commit, a bad name)."""
+    names.check_forbidden(rev, "commit")
+    if rev.startswith("-") or not rev.strip():
+        raise InvalidInput(f"invalid commit {rev!r}")
+    got = repo.store.read(f"{rev}^{{commit}}")
+    if got is None:
+        raise NotFound(f"no commit {rev!r}")
+    target = read_log(repo.git, got.sha, max_count=1)[0]
+    if len(target.parents) != 1:
+        raise InvalidInput(f"{got.sha[:7]} is a merge or root commit; revert the edits it brought")
+    tip = repo.tip(branch) if branch else None
+    if (
+        branch
+        and repo.git.run("merge-base", "--is-ancestor", got.sha, tip or "", check=False).returncode
+    ):
+        raise NotFound(f"{got.sha[:7]} is not on {branch!r}")
+    return target
+
+
 def revert_commit(
     repo: MemoryRepo,
     rev: str,
@@ -104,16 +126,8 @@ def revert_commit(
     or root commit, a bad name), ``Conflict`` (a section changed since, or uncommitted
     edits to the card)."""
     names.actor(actor)
-    names.check_forbidden(rev, "commit")
-    if rev.startswith("-") or not rev.strip():
-        raise InvalidInput(f"invalid commit {rev!r}")
-    got = repo.store.read(f"{rev}^{{commit}}")
-    if got is None:
-        raise NotFound(f"no commit {rev!r}")
-    sha = got.sha
-    target = read_log(repo.git, sha, max_count=1)[0]
-    if len(target.parents) != 1:
-        raise InvalidInput(f"{sha[:7]} is a merge or root commit; revert the edits it brought")
+    target = revert_target(repo, rev)
+    sha = target.sha
     lines = [f"{T.CARD}: {target.get(T.CARD)}"] if target.get(T.CARD) else []
     if target.get(T.SECTION):
         lines.append(f"{T.SECTION}: {target.get(T.SECTION)}")

@@ -12,8 +12,8 @@ from markdown_it import MarkdownIt
 
 from gitmem.api import render_index
 from gitmem.errors import InvalidInput, NotFound
-from gitmem.features.audit import LogEntry, audit_log, card_edits, read_card
-from gitmem.features.revert import revert_commit
+from gitmem.features.audit import LogEntry, audit_log, card_edits, log_entry, read_card
+from gitmem.features.revert import revert_commit, revert_target
 from gitmem.index.build import card_created, refresh
 from gitmem.index.card_list import CardInfo, list_cards
 from gitmem.index.model import CardEntry
@@ -196,17 +196,20 @@ def opened(repo: MemoryRepo, ref: str) -> str:
 
 
 def revert_preview(repo: MemoryRepo, target: str) -> list[tuple[LogEntry, str]]:
-    """The commits a revert of ``target`` (a commit or a session) undoes, each with its
-    diff, for the confirmation page."""
+    """The commits a revert of ``target`` (a session, or one commit on main) undoes, each
+    with its diff, for the confirmation page; a target `gitmem revert` refuses for what
+    it is (no such commit or session, a merge, nothing of it on main) is refused here."""
     names.check_forbidden(target, "commit")
-    shas = [c.sha for c in landed_edits(repo, target)] if is_session(repo, target) else [target]
-    by_sha = {e.sha: e for e in audit_log(repo, edits_only=True)}
-    out = []
-    for sha in shas:
-        entry = by_sha.get(sha) or next((e for e in by_sha.values() if e.sha.startswith(sha)), None)
-        if entry is not None:
-            out.append((entry, repo.git.out("show", "--format=", "--no-color", entry.sha)))
-    return out
+    if is_session(repo, target):
+        commits = landed_edits(repo, target)
+        if not commits:
+            raise NotFound(f"session {target} has no edits on {MAIN} left to revert")
+    else:
+        commits = [revert_target(repo, target, MAIN)]
+    return [
+        (log_entry(repo, c), repo.git.out("show", "--format=", "--no-color", c.sha))
+        for c in commits
+    ]
 
 
 def revert(repo: MemoryRepo, target: str) -> str:

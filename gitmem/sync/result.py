@@ -239,8 +239,8 @@ def behaviour_changes(repo: MemoryRepo, before: str | None, after: str | None) -
     """The behaviour files that differ between ``before`` and ``after`` (main's tips)."""
     if before is None or after is None or before == after:
         return []
-    out = repo.git.out("diff", "--name-only", "-z", before, after, "--", *BEHAVIOUR_FILES)
-    return [p for p in BEHAVIOUR_FILES if p in out.split("\0")]
+    # (their tree entries compared, as git diff --name-only does: read in-process)
+    return [p for p in BEHAVIOUR_FILES if repo.store.entry(before, p) != repo.store.entry(after, p)]
 
 
 def conflict_report(remote: str, conflicts: list[FileConflict], note: str) -> str:

@@ -1,6 +1,7 @@
 """Budgets beside memgit 0.13: ``gitmem import`` of 1,000 notes into a fresh repo <= 2x
 ``memgit import claude-code`` of the same notes (gitmem keeps one commit per card, memgit
-makes one checkpoint), and ``gitmem search`` at 10k commits <= 0.7x ``memgit search`` on
+makes one checkpoint; signed, as ``gitmem init`` sets a clone up, and with signing off),
+and ``gitmem search`` at 10k commits <= 0.7x ``memgit search`` on
 the same 1,000 notes.
 
 The notes are the 1,000 cards at the tip of a generated 10k-commit client (``--sections
@@ -19,6 +20,8 @@ on a copy of the 10k client (its search index built by an untimed first search) 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import common
@@ -48,12 +51,13 @@ def measure(sections: int, rounds: int) -> None:
         n = write_notes(src, notes)
         counter = [0]
 
-        def gitmem_import() -> float:
+        def gitmem_import(signed: bool) -> float:
             counter[0] += 1
             repo = work / f"g{counter[0]}"
-            common.run([common.GITMEM, "init", str(repo)], work, env)
+            genv = env if signed else env | {"GITMEM_SIGNING": "off"}
+            common.run([common.GITMEM, "init", str(repo)], work, genv)
             return common.run(
-                [common.GITMEM, "import", str(notes), "--from", "markdown"], repo, env
+                [common.GITMEM, "import", str(notes), "--from", "markdown"], repo, genv
             )
 
         def memgit_import() -> float:
@@ -63,26 +67,36 @@ def measure(sections: int, rounds: int) -> None:
             common.run([memgit, "init", str(store)], work, menv)
             return common.run([memgit, "import", "claude-code", str(notes)], work, menv)
 
-        imports = common.interleaved({"gitmem": gitmem_import, "memgit": memgit_import}, rounds)
+        imports = common.interleaved(
+            {
+                "gitmem": lambda: gitmem_import(True),
+                "unsigned": lambda: gitmem_import(False),
+                "memgit": memgit_import,
+            },
+            rounds,
+        )
         store = work / "memgit-store"
         menv = env | {"MEMGIT_STORE": str(store)}
         common.run([memgit, "init", str(store)], work, menv)
         common.run([memgit, "import", "claude-code", str(notes)], work, menv)
         copy = common.copy_of(src, work / "client")
-        cases = {}
+        cases: dict[str, Callable[[], float]] = {}
         for q in QUERIES:
-            common.run([common.GITMEM, "search", q], copy, env)  # the search index, untimed
-            cases[f"gitmem {q}"] = lambda q=q: common.run([common.GITMEM, "search", q], copy, env)
-            cases[f"memgit {q}"] = lambda q=q: common.run(
-                [memgit, "search", "--all-projects", q], work, menv
+            argv = [common.GITMEM, "search", q]
+            common.run(argv, copy, env)  # the search index built, untimed
+            cases[f"gitmem {q}"] = partial(common.run, argv, copy, env)
+            cases[f"memgit {q}"] = partial(
+                common.run, [memgit, "search", "--all-projects", q], work, menv
             )
         searches = common.interleaved(cases, rounds)
     shape = f"{sections} sections a card" if sections else "generate.py's shape"
     print(f"{n:,} notes, the tip of a 10k-commit client ({shape}):")
-    ours, theirs = imports["gitmem"], imports["memgit"]
-    common.row("  gitmem import (one commit per card)", common.ms(ours), "")
+    ours, unsigned, theirs = imports["gitmem"], imports["unsigned"], imports["memgit"]
+    common.row("  gitmem import (one signed commit per card)", common.ms(ours), "")
+    common.row("  the same, signing off (one git fast-import)", common.ms(unsigned), "")
     common.row("  memgit import claude-code (one checkpoint)", common.ms(theirs), "")
     common.row("  import: gitmem / memgit", f"{ours / theirs:.2f}x", "<= 2x", ours <= 2 * theirs)
+    common.row("  import, signing off: gitmem / memgit", f"{unsigned / theirs:.2f}x", "")
     for q in QUERIES:
         ours, theirs = searches[f"gitmem {q}"], searches[f"memgit {q}"]
         common.row(f"  search {q!r}: gitmem at 10k commits", common.ms(ours), "")

@@ -18,6 +18,7 @@ from gitmem.cli.log_text import render
 from gitmem.features import session_branches as sessions
 from gitmem.features.audit import LogEntry, audit_log
 from gitmem.features.edit import write_card
+from gitmem.features.session_live import transcript_file
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
 
@@ -43,7 +44,7 @@ def a_session_with_layers(repo: MemoryRepo) -> None:
         branch=s.branch,
     )
     synthesis.save(repo, s, "Acme's budget went up.", 1)
-    sessions.transcript_file(repo, SID).write_text('{"role": "user", "text": "raise it"}\n')
+    transcript_file(repo, SID).write_text('{"role": "user", "text": "raise it"}\n')
     (usage.live_dir(repo) / f"{SID}.jsonl").write_text(json.dumps({"session": SID}) + "\n")
     sessions.finish_session(repo, s, "auto")
     assert usage.commit_session(repo, SID)

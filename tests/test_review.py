@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from gitmem.cli.review import render
 from gitmem.features import session_branches as sessions
 from gitmem.features.edit import write_card
+from gitmem.features.session_live import transcript_file
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
 from gitmem.ops.hunks import apply as apply_hunks
@@ -89,7 +90,7 @@ def agent_session(repo: MemoryRepo, sid: str = SID, *, policy: str = "review") -
     )
     w("beta", "", "## Goals\nShip v2\n", "goals", ["roadmap"], "Ship v2 by March")
     line = {"at": "2025-11-30T10:20:00Z", "role": "user", "text": "raise the budget", "content": []}
-    sessions.transcript_file(repo, sid).write_text(json.dumps(line) + "\n")
+    transcript_file(repo, sid).write_text(json.dumps(line) + "\n")
     sessions.finish_session(repo, s, policy)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from gitmem.features import session_branches as sessions
 from gitmem.features.edit import write_card
+from gitmem.features.session_live import transcript_file
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
 from gitmem.review.decision import Selection, plan_all, plan_commits, plan_hunks
@@ -25,7 +26,7 @@ def test_a_selection_keeps_the_transcript_and_what_was_chosen(repo: MemoryRepo) 
             actor="agent",
             branch=s.branch,
         )
-    sessions.transcript_file(repo, SID).write_text('{"role": "user", "text": "hi"}\n')
+    transcript_file(repo, SID).write_text('{"role": "user", "text": "hi"}\n')
     sessions.finish_session(repo, s, "review")
     view = load_session(repo, SID)
     acme, beta = view.edits

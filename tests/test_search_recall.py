@@ -18,7 +18,8 @@ from gitmem.agent.chat import run_chat
 from gitmem.errors import ConfigError, InvalidInput, NotFound
 from gitmem.fakeapi import FakeAnthropicServer, ManualClock, Reply, RuleModel
 from gitmem.features.edit import write_card
-from gitmem.features.session_branches import finish_session, start_session, transcript_file
+from gitmem.features.session_branches import finish_session, start_session
+from gitmem.features.session_live import transcript_file
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
 from gitmem.search import neighbours

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from gitmem.features import session_branches as sessions
 from gitmem.features.edit import write_card
+from gitmem.features.session_live import transcript_file
 from gitmem.index import build as index
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
@@ -42,7 +43,7 @@ def run_session(repo: MemoryRepo, sid: str = SID, policy: str = "auto") -> None:
             branch=s.branch,
         )
     line = {"at": "2025-11-30T10:20:00Z", "role": "user", "text": "hello", "content": []}
-    sessions.transcript_file(repo, sid).write_text(json.dumps(line) + "\n")
+    transcript_file(repo, sid).write_text(json.dumps(line) + "\n")
     sessions.finish_session(repo, s, policy)
 
 

@@ -18,6 +18,7 @@ from test_ui import ui
 
 from gitmem.features import session_branches as sessions
 from gitmem.features.edit import write_card
+from gitmem.features.session_live import transcript_file
 from gitmem.memory.cards import sections
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
@@ -327,7 +328,7 @@ def _plant_everywhere(client: Path) -> str:
             branch=s.branch,
         )
         said = {"at": "2025-11-30T10:20:00Z", "role": "user", "text": PLANT, "content": []}
-        sessions.transcript_file(repo, OTHER).write_text(json.dumps(said) + "\n")
+        transcript_file(repo, OTHER).write_text(json.dumps(said) + "\n")
         sessions.finish_session(repo, s, "review")
     blob = git(client, "hash-object", "-w", "--stdin", input=PLANT.encode()).strip()
     listing = git(client, "ls-tree", "main^{tree}")
@@ -397,7 +398,7 @@ def test_a_remote_session_s_hostile_metadata_is_inert(tmp_path: Path, tab: Tab) 
             session=OTHER, actor="agent", branch=s.branch,
         )  # fmt: skip
         said = {"at": "2025-11-30T10:20:00Z", "role": "user", "text": PLANT, "content": []}
-        sessions.transcript_file(repo, OTHER).write_text(json.dumps(said) + "\n")
+        transcript_file(repo, OTHER).write_text(json.dumps(said) + "\n")
         sessions.finish_session(repo, s, "review")
     tip = git(desktop, "rev-parse", f"refs/heads/gitmem/session/{OTHER}").strip()
     sync(desktop)

@@ -13,7 +13,7 @@ from typing import Any
 
 from gitmem.agent import usage
 from gitmem.agent.chat import ChatResult
-from gitmem.features.session_branches import transcript_file
+from gitmem.features.session_live import transcript_file
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.transcript import Transcript
 

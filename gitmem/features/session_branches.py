@@ -13,10 +13,10 @@ from __future__ import annotations
 import secrets
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 
 from gitmem.errors import ConfigError, Conflict, DirtyCard, InvalidInput, NotFound, UnsafePath
 from gitmem.features import session_live, session_scope
+from gitmem.features.session_live import transcript_file
 from gitmem.features.session_scope import changes
 from gitmem.git.runner import Sha, held_stop_signals
 from gitmem.memory import branch_files, names, refs
@@ -36,10 +36,6 @@ def new_id(now: datetime | None = None) -> str:
 
 def branch_of(session_id: str) -> str:
     return SESSION_PREFIX + names.session(session_id)
-
-
-def transcript_file(repo: MemoryRepo, session_id: str) -> Path:
-    return repo.private_dir("sessions") / f"{names.session(session_id)}.jsonl"
 
 
 @dataclass

@@ -17,6 +17,11 @@ from gitmem.memory.repo import MemoryRepo
 from gitmem.ops.linked_worktrees import common_dir
 
 
+def transcript_file(repo: MemoryRepo, session_id: str) -> Path:
+    """Where a session writes its transcript while it runs (committed when it ends)."""
+    return repo.private_dir("sessions") / f"{names.session(session_id)}.jsonl"
+
+
 def _path(repo: MemoryRepo, session_id: str) -> Path:
     return common_dir(repo) / "gitmem" / "live" / f"{names.session(session_id)}.lock"
 

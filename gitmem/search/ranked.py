@@ -25,7 +25,7 @@ from typing import Any
 
 from gitmem.errors import InvalidInput
 from gitmem.features import session_live
-from gitmem.features.session_branches import transcript_file
+from gitmem.features.session_live import transcript_file
 from gitmem.index import build as index_build
 from gitmem.memory import names
 from gitmem.memory.repo import MAIN, MemoryRepo

@@ -21,8 +21,10 @@ from test_review import SID, agent_session, person_writes
 from gitmem.features.audit import audit_log, card_edits
 from gitmem.features.edit import write_card
 from gitmem.index.build import card_created
+from gitmem.index.provenance import unverified
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
+from gitmem.setup.init import init_repo
 
 from helpers import git, gm
 
@@ -313,6 +315,33 @@ def test_a_revert_of_what_cannot_be_reverted_asks_no_confirmation(client: Path) 
         assert "<form" not in body and "<script>" not in body
     assert "One new commit undoes 1 edit(s)" in good and "Budget set to 30k" in good
     assert git(client, "rev-parse", "main") == main  # a confirmation changes nothing
+
+
+def test_a_card_page_marks_a_section_written_outside_gitmem_as_the_agent_reads_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("GITMEM_SIGNING")  # signed, as a clone is by default
+    client = tmp_path / "signed"
+    init_repo(client)
+    with MemoryRepo(client) as repo:
+        person_writes(repo)
+    card = client / "cards" / "acme-website.md"
+    card.write_text(card.read_text().replace("Eve ships", f"Eve ships {PLANT}"))
+    git(client, "commit", "-qam", "by hand", "--author=Mallory <m@example.com>", "--no-gpg-sign")
+    with MemoryRepo(client) as repo:  # the line the agent reads beside the section
+        marks = {key: u.line() for key, u in unverified(repo).items()}
+    mark = marks[("acme-website", "team")]
+    assert list(marks) == [("acme-website", "team")]
+    with ui(client) as (_, url):
+        page = get(url, f"/?token={url.split('token=')[1]}", {})
+        jar = (page.getheader("set-cookie") or "").split(";")[0]
+        body = get(url, "/cards/acme-website", {"Cookie": jar}).read().decode()
+        section = get(url, "/cards/acme-website/team", {"Cookie": jar}).read().decode()
+    entries = body.split("<h2>Index entries</h2>")[1].split("</table>")[0]
+    rows = {r.split("</code>")[0].split(">")[-1]: r for r in entries.split("<tr>")[2:]}
+    assert ">unverified</span>" in rows["team"] and "unverified" not in rows["budget"]
+    assert f"§ team: {mark}" in html.unescape(body) and "Mallory" in mark
+    assert mark in html.unescape(section) and PLANT not in body and PLANT not in section
 
 
 def test_a_bad_page_of_edits_is_refused_naming_what_is_wrong(client: Path) -> None:

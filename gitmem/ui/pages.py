@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from markdown_it import MarkdownIt
@@ -14,6 +14,7 @@ from gitmem.api import render_index
 from gitmem.errors import InvalidInput, NotFound
 from gitmem.features.audit import LogEntry, audit_log, card_edits, log_entry, read_card
 from gitmem.features.revert import revert_commit, revert_target
+from gitmem.index import provenance
 from gitmem.index.build import card_created, refresh
 from gitmem.index.card_list import CardInfo, list_cards
 from gitmem.index.model import CardEntry
@@ -87,6 +88,9 @@ class CardPage:
     older: str | None  # the query of the page of older edits (None: there are none)
     start: Start = Start()
     base: LogEntry | None = None  # the edit just before the page's oldest
+    # the lines the agent reads beside sections whose text no trusted key vouches for
+    unverified: dict[str, str] = field(default_factory=dict)  # by section id
+    reshaped: str | None = None  # the card's line, when such a commit reshaped it
 
     @property
     def newer(self) -> str | None:
@@ -118,7 +122,13 @@ def card(repo: MemoryRepo, name: str, start: Start = Start()) -> CardPage:
         older = f"?skip={n}" if forked else f"?before={edits[-1].sha}&n={n}"
     first = start == Start()
     lines = blame(repo, name, [e.sha for e in edits], base is not None) if first else []
-    return CardPage(info, text, markdown_html(text), lines, edits, older, start, base)
+    found = provenance.unverified(repo, MAIN)
+    marks = {sid: u.line() for (card, sid), u in found.items() if card == name}
+    shape = provenance.reshaped(repo, MAIN).get(name)
+    return CardPage(
+        info, text, markdown_html(text), lines, edits, older, start, base, marks,
+        shape.line() if shape else None,
+    )  # fmt: skip
 
 
 def blame(repo: MemoryRepo, name: str, shas: list[str], older: bool) -> list[tuple[str, str, bool]]:

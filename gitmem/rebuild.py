@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from gitmem.index import build
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.search import cache, terms
-from gitmem.wording import count
 
 
 @dataclass(frozen=True)
@@ -31,19 +30,6 @@ class ReindexResult:
             "differences": list(self.differences),
             "search_index": self.search_index,
         }
-
-    def text(self) -> str:
-        msg = f"Reindexed {count(self.cards, 'card')}, {count(self.sections, 'section')}: "
-        if self.matches_cache:
-            said = "cache matched" if self.had_cache else "no cache before"
-            if self.search_index != ("matched" if self.had_cache else "no cache before"):
-                said += f"; search index: {self.search_index}"  # the two caches differ
-            return msg + said + "."
-        return (
-            msg
-            + "cache differed and was replaced:\n"
-            + "\n".join(f"  {d}" for d in self.differences)
-        )
 
 
 def reindex(repo: MemoryRepo, branch: str = MAIN) -> ReindexResult:

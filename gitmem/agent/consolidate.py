@@ -114,15 +114,6 @@ class ConsolidateResult:
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
-    def text(self) -> str:
-        if not self.pending:
-            return f"session {self.session}: no edits proposed; memory is unchanged."
-        return (
-            f"session {self.session}: {count(self.edits, 'edit')} proposed, waiting for "
-            f"review: `gitmem review {self.session}` (tokens before and after), then "
-            f"`gitmem review {self.session} --accept` or `--reject`"
-        )
-
 
 def consolidate(
     repo: MemoryRepo,

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
+from ..wording import count
 from .agent import model, simulated_option
 from .app import Ctx, cli, emit, json_option, pass_ctx
 from .lookup import complete_cards
+
+if TYPE_CHECKING:
+    from gitmem import ConsolidateResult
 
 
 @cli.command()
@@ -45,4 +51,14 @@ def consolidate(ctx: Ctx, card: str | None, simulated: bool) -> None:
     with model(simulated) as client, ctx.repo() as repo:
         res = run(repo, client=client, card=card, warn=warn)
     by = "(simulated model) " if simulated else ""
-    emit(ctx, lambda: {**res.to_json(), "simulated": simulated}, lambda: by + res.text())
+    emit(ctx, lambda: {**res.to_json(), "simulated": simulated}, lambda: by + _text(res))
+
+
+def _text(res: ConsolidateResult) -> str:
+    if not res.pending:
+        return f"session {res.session}: no edits proposed; memory is unchanged."
+    return (
+        f"session {res.session}: {count(res.edits, 'edit')} proposed, waiting for "
+        f"review: `gitmem review {res.session}` (tokens before and after), then "
+        f"`gitmem review {res.session} --accept` or `--reject`"
+    )

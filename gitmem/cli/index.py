@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from ..errors import InvalidInput
+from ..wording import count
 from .app import Ctx, cli, emit, json_option, pass_ctx
 from .lookup import shallow_notice
+
+if TYPE_CHECKING:
+    from gitmem import ReindexResult
 
 
 @cli.command()
@@ -72,4 +78,14 @@ def reindex(ctx: Ctx, branch: str) -> None:
     with progress.shown(progress.watched(ctx.json)), ctx.repo() as repo:
         res = rebuild(repo, branch)
         shallow_notice(repo)
-    emit(ctx, res.to_json(), res.text())
+    emit(ctx, res.to_json(), _reindexed(res))
+
+
+def _reindexed(res: ReindexResult) -> str:
+    msg = f"Reindexed {count(res.cards, 'card')}, {count(res.sections, 'section')}: "
+    if res.matches_cache:
+        said = "cache matched" if res.had_cache else "no cache before"
+        if res.search_index != ("matched" if res.had_cache else "no cache before"):
+            said += f"; search index: {res.search_index}"  # the two caches differ
+        return msg + said + "."
+    return msg + "cache differed and was replaced:\n" + "\n".join(f"  {d}" for d in res.differences)

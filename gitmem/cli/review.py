@@ -183,7 +183,12 @@ def _push(ctx: Ctx, repo: MemoryRepo, line: _Line) -> None:
 
     assert line.push_to is not None  # the mode says so
     pushed = push_session(repo, line.session, line.push_to)
-    emit(ctx, pushed.to_json(), pushed.text)
+    emit(
+        ctx,
+        pushed.to_json(),
+        f"pushed {pushed.branch} ({pushed.commit[:7]}) to {pushed.remote} ({pushed.url}); "
+        f"open a pull request from {pushed.branch} into main to review it there\n",
+    )
 
 
 def _reject(ctx: Ctx, repo: MemoryRepo, line: _Line) -> None:

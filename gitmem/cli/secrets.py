@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from ..errors import EXIT_FINDINGS
 from .app import Ctx, cli, emit, json_option, pass_ctx
+
+if TYPE_CHECKING:
+    from gitmem import Redaction, ScanResult
+    from gitmem.features.scan import Hit
 
 
 @cli.command()
@@ -27,7 +33,7 @@ def scan(ctx: Ctx, history: bool) -> None:
 
     with ctx.repo() as repo:
         res = run(repo, history=history)
-    emit(ctx, res.to_json(), res.text)
+    emit(ctx, res.to_json(), lambda: _scanned(res))
     if res.hits:
         raise click.exceptions.Exit(EXIT_FINDINGS)
 
@@ -59,4 +65,41 @@ def redact(ctx: Ctx, push: str | None) -> None:
 
     with ctx.repo() as repo:
         res = run(repo, push=push)
-    emit(ctx, res.to_json(), res.text)
+    emit(ctx, res.to_json(), lambda: _redacted(res))
+
+
+def _scanned(res: ScanResult) -> str:
+    if not res.hits:
+        return f"no secrets found in {'history' if res.history else 'main'}.\n"
+    lines = [_hit(h) for h in res.hits]
+    lines.append(
+        f"{len(res.hits)} finding(s); remove them from history with `gitmem redact`"
+        if res.history
+        else f"{len(res.hits)} finding(s); edit them out, then `gitmem scan --history`"
+    )
+    return "\n".join(lines) + "\n"
+
+
+def _hit(h: Hit) -> str:
+    at = f"{h.commit[:7]} " if h.commit else ""
+    sec = f" § {h.section}" if h.section else ""
+    where = f"line {h.line}" if h.line else "in its name"
+    return f"{at}{h.path}{sec} {where}: {h.kind}"
+
+
+def _redacted(res: Redaction) -> str:
+    first = "".join(f"{n}.\n" for n in res.notes)
+    if res.record is None:
+        return first + "no secrets found in history: nothing to redact.\n"
+    kinds = sorted({str(f["kind"]) for f in res.findings})
+    out = first + (
+        f"redacted {len(res.findings)} finding(s) ({', '.join(kinds)}); main "
+        f"{(res.main_before or '')[:7]} -> {(res.main_after or '')[:7]}; "
+        f"recorded in {res.record}.\n"
+    )
+    if res.pushed:
+        return out + (
+            f"pushed to {res.pushed} (force-with-lease); "
+            "other clones run `gitmem sync --accept-redaction`.\n"
+        )
+    return out + "nothing was pushed: publish with `gitmem redact --push REMOTE`.\n"

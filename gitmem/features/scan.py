@@ -40,12 +40,6 @@ class Hit:
         del d["secret"]
         return d
 
-    def text(self) -> str:
-        at = f"{self.commit[:7]} " if self.commit else ""
-        sec = f" § {self.section}" if self.section else ""
-        where = f"line {self.line}" if self.line else "in its name"
-        return f"{at}{self.path}{sec} {where}: {self.kind}"
-
 
 @dataclass(frozen=True)
 class ScanResult:
@@ -57,18 +51,6 @@ class ScanResult:
 
     def to_json(self) -> dict[str, object]:
         return {"history": self.history, "findings": [h.to_json() for h in self.hits]}
-
-    def text(self) -> str:
-        if not self.hits:
-            where = "history" if self.history else "main"
-            return f"no secrets found in {where}.\n"
-        lines = [h.text() for h in self.hits]
-        lines.append(
-            f"{len(self.hits)} finding(s); remove them from history with `gitmem redact`"
-            if self.history
-            else f"{len(self.hits)} finding(s); edit them out, then `gitmem scan --history`"
-        )
-        return "\n".join(lines) + "\n"
 
 
 def _section(text: str, line: int, path: str) -> str | None:

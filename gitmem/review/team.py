@@ -314,12 +314,6 @@ class PushedSession:
     def to_json(self) -> dict[str, object]:
         return asdict(self)
 
-    def text(self) -> str:
-        return (
-            f"pushed {self.branch} ({self.commit[:7]}) to {self.remote} ({self.url}); "
-            f"open a pull request from {self.branch} into main to review it there\n"
-        )
-
 
 def push_session(repo: MemoryRepo, session_id: str, name: str) -> PushedSession:
     """Publish a pending session's branch so a forge can show it as a pull request."""

@@ -56,22 +56,6 @@ class Redaction:
     def to_json(self) -> dict[str, object]:
         return asdict(self)
 
-    def text(self) -> str:
-        first = "".join(f"{n}.\n" for n in self.notes)
-        if self.record is None:
-            return first + "no secrets found in history: nothing to redact.\n"
-        kinds = sorted({str(f["kind"]) for f in self.findings})
-        out = first + (
-            f"redacted {len(self.findings)} finding(s) ({', '.join(kinds)}); main "
-            f"{(self.main_before or '')[:7]} -> {(self.main_after or '')[:7]}; "
-            f"recorded in {self.record}.\n"
-        )
-        if self.pushed:
-            out += f"pushed to {self.pushed} (force-with-lease); other clones run `gitmem sync --accept-redaction`.\n"
-        else:
-            out += "nothing was pushed: publish with `gitmem redact --push REMOTE`.\n"
-        return out
-
 
 def _refs(repo: MemoryRepo) -> list[str]:
     out = repo.git.out("for-each-ref", "--format=%(refname)", *REWRITTEN)

@@ -12,6 +12,7 @@ send). Timed as processes: ``gitmem sync`` in one copy, ``git pull --rebase && g
     .venv/bin/python benchmarks/bench_sync.py                  # on a 10k-commit client
     .venv/bin/python benchmarks/bench_sync.py --quick          # on 1k, fewer rounds
     .venv/bin/python benchmarks/bench_sync.py --loose          # the new objects left loose
+    .venv/bin/python benchmarks/bench_sync.py --spread 1       # the 1,000 edit one card
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ PULL_PUSH = "git -c core.hooksPath=/dev/null pull -q --rebase && git push -q"
 def new_commits(
     src: Path, dest: Path, env: dict[str, str], projects: list[str], n: int, loose: bool
 ) -> None:
-    """A bare repo holding ``src`` and ``n`` more edits on the first half of the cards,
+    """A bare repo holding ``src`` and ``n`` more edits, spread over ``projects``,
     pushed to it as another clone's would be: git keeps a push of over 100 objects as
     one pack. ``loose``: a local ``git clone --bare`` of the laptop instead, which keeps
     the edits' objects loose (what this benchmark did before 12-07): the server then
@@ -39,7 +40,7 @@ def new_commits(
     laptop = common.copy_of(src, dest.with_suffix(".work"))
     with gitmem.open_repo(laptop) as repo:
         for i in range(n):
-            project = projects[i % (len(projects) // 2)]
+            project = projects[i % len(projects)]
             entry = gitmem.IndexEntry.make(f"notes-{i}", ["bench"], f"laptop note {i}")
             gitmem.write_card(repo, project, "", f"\n## Notes {i}\n\n- laptop note {i}\n", entry)
     if loose:
@@ -54,7 +55,7 @@ def new_commits(
     shutil.rmtree(laptop)
 
 
-def measure(size: int, commits: int, rounds: int, loose: bool) -> None:
+def measure(size: int, commits: int, rounds: int, loose: bool, spread: int) -> None:
     with common.scratch() as tmp:
         work = Path(tmp)
         env = common.bench_env(work / "home")
@@ -63,7 +64,9 @@ def measure(size: int, commits: int, rounds: int, loose: bool) -> None:
         src = common.history(size)
         projects = sorted(p.stem for p in (src / "cards").glob("*.md"))
         common.git(work, env, "clone", "-q", "--bare", str(src), str(srv / "base.git"))
-        new_commits(src, srv / "ahead.git", env, projects, commits, loose)
+        new_commits(
+            src, srv / "ahead.git", env, projects[: spread or len(projects) // 2], commits, loose
+        )
         with daemon.git_daemon(srv, env) as port:
             url = f"git://127.0.0.1:{port}"
             desk0 = work / "desk0"
@@ -108,10 +111,12 @@ def main() -> int:
     ap.add_argument("--commits", type=int, default=1000, help="commits received (1000)")
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--loose", action="store_true", help="the remote's new objects left loose")
+    ap.add_argument("--spread", type=int, default=0, help="cards the commits edit (half)")
     args = ap.parse_args()
     common.machine()
     for size in common.sizes(args):
-        measure(size, args.commits, 3 if args.quick else args.rounds, args.loose)
+        rounds = 3 if args.quick else args.rounds
+        measure(size, args.commits, rounds, args.loose, args.spread)
     return 0
 
 

@@ -5,6 +5,7 @@ what it holds (past values with their words) on histories written with ``git fas
 from __future__ import annotations
 
 import random
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -61,14 +62,16 @@ def append_history(
     seed: int = 1,
     words: int = 30,
     vocab: int = 50,
+    step: int = 1,
 ) -> None:
     """``card_edits`` commits rewriting one of 10 cards, then ``plain`` commits that change
-    only a file outside cards/ and sessions/ (the log grows, the search index does not)."""
+    only a file outside cards/ and sessions/ (the log grows, the search index does not);
+    ``step``: the seconds between two commits."""
     rng = random.Random(seed)
     out = [b"reset refs/heads/main\nfrom refs/heads/main^0\n"]
     when = int(git(path, "log", "-1", "--format=%at", "main")) + 1
     for i in range(card_edits + plain):
-        who = b"Test Person <person@example.com> %d +0000\n" % (when + i)
+        who = b"Test Person <person@example.com> %d +0000\n" % (when + i * step)
         if i < card_edits:
             msg = f"Edit client-{i % 10}\n\nGitmem-Card: client-{i % 10}\n"
             change = f"cards/client-{i % 10}.md", _card(rng, i % 10, words, vocab)
@@ -116,6 +119,7 @@ def test_equal_states_have_one_fingerprint_however_they_were_made(client: Path) 
         cache.save(repo, "main", folded)
         loaded = cache.load(repo, "main")
         assert loaded == built
+        assert folded.days == built.days == loaded.days  # a dated search reads these
         marks = {fingerprint(s) for s in (built, folded, loaded)}
         assert len(marks) == 1
         assert fingerprint(fold.build(repo, base)) not in marks
@@ -180,6 +184,33 @@ def test_a_search_read_from_the_file_in_parts_ranks_as_the_whole_state(client: P
                 got = rank(stored, q, read, limit)
                 assert got == rank(whole, q, read, limit)
         assert any(rank(stored, q, read, 10) for q in QUERIES)
+
+
+def test_dated_and_as_of_searches_read_from_the_file_rank_as_the_whole_state(
+    client: Path,
+) -> None:
+    append_history(client, card_edits=80, words=40, step=3 * 86400)  # over 240 days
+    with MemoryRepo(client) as repo:
+        cache.current(repo)  # built and written
+    with MemoryRepo(client) as repo:
+        stored = cache.Stored.open(cache.path(repo, "main"))
+        assert stored is not None
+        whole = fold.build(repo, str(repo.tip("main")))
+        day = sorted(d.date[:10] for d in whole.docs)[len(whole.docs) // 2]
+        month = date.fromisoformat(day).strftime("%B %Y")
+        read = repo.store.read_blob
+        for q in ("budget3 invoice7", "timeline12 contact4", "risk1 launch2"):
+            dated = rank(stored, f"{q} in {month}", read, 10)
+            assert dated == rank(whole, f"{q} in {month}", read, 10)
+            then = rank(stored, q, read, 10, as_of=day)
+            assert then == rank(whole, q, read, 10, as_of=day)
+            assert then and all(h.date[:10] <= day for h in then)  # nothing written later
+            assert all(h.until[:10] > day for h in then if h.state == "past")
+        first = rank(stored, f"budget3 in {month}", read, 1)
+        assert first and day[:7] in (
+            first[0].date[:7],
+            first[0].until[:7],
+        )  # written or replaced then
 
 
 def _expected(client: Path, query: str) -> list[Hit]:

@@ -27,7 +27,7 @@ DOC_BLOCK = 128  # documents a part
 TERMS_A_BUCKET = 64  # terms a part, on average
 _MAGIC = b"gmsearch"
 _HEAD = len(_MAGIC) + 8 + 8 + 20  # magic, the table's offset and size, its sha1
-_NAMED = ("lengths", "kinds", "cards", "titles", "entries", "past", "sessions")
+_NAMED = ("lengths", "kinds", "days", "cards", "titles", "entries", "past", "sessions")
 
 Where = tuple[int, int, bytes]  # a part's offset, size and sha1
 
@@ -77,6 +77,7 @@ class Stored:
             raise Stale("another version's cache")
         self._got: dict[int, Any] = {}  # the parts read so far, by offset
         self._docs: dict[int, Doc] = {}  # the documents read so far, by number
+        self._arrays: dict[str, array[int]] = {}  # lengths and days, made once
 
     @classmethod
     def open(cls, file: str) -> Stored | None:
@@ -137,7 +138,17 @@ class Stored:
 
     @property
     def lengths(self) -> array[int]:
-        return array("I", self.part(self.table["lengths"]))
+        return self._array("lengths")
+
+    @property
+    def days(self) -> array[int]:
+        return self._array("days")
+
+    def _array(self, name: str) -> array[int]:
+        got = self._arrays.get(name)
+        if got is None:  # a search reads it for every document it scores: made once
+            got = self._arrays[name] = array("I", self.part(self.table[name]))
+        return got
 
     @property
     def kinds(self) -> bytes:
@@ -159,6 +170,11 @@ class Stored:
         buckets = self.table["terms"]
         raw = self.part(buckets[_bucket(term, len(buckets))]).get(term)
         return None if raw is None else array("I", raw)
+
+    def df(self, term: str) -> int:
+        buckets = self.table["terms"]
+        raw = self.part(buckets[_bucket(term, len(buckets))]).get(term)
+        return 0 if raw is None else len(raw) // (2 * array("I").itemsize)
 
     def whole(self) -> bool:
         """Whether every part is as it was written (reindex reads them all)."""
@@ -190,8 +206,9 @@ class Stored:
         )
         counts = (self.live, self.total, self.turn_live, self.turn_total)
         state = SearchState(self.commit, docs, postings, *counts, *parts)
-        if state.lengths != self.lengths or state.kinds != self.kinds:
-            raise Stale("the documents and their lengths or kinds disagree")
+        mine = (self.lengths, bytearray(self.kinds), self.days)
+        if (state.lengths, state.kinds, state.days) != mine:
+            raise Stale("the documents and their lengths, kinds or days disagree")
         return state
 
 
@@ -262,6 +279,7 @@ def _table(state: SearchState, mark: bytes, put: Any) -> dict[str, Any]:
         "terms": [put(b) for b in buckets],
         "lengths": put(state.lengths),
         "kinds": put(bytes(state.kinds)),
+        "days": put(state.days),
     }
     for name in ("cards", "titles", "entries", "past", "sessions"):
         table[name] = put(getattr(state, name))

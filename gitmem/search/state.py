@@ -9,11 +9,12 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import date as _date
 from typing import Protocol
 
 from gitmem.search.documents import GONE, PAST, TURN, Doc, weighted
 
-CACHE_VERSION = 10  # 10: the turns' own count and length, for their own average
+CACHE_VERSION = 11  # 11: each document's days, for a dated query's filter
 
 
 class Searchable(Protocol):
@@ -35,9 +36,12 @@ class Searchable(Protocol):
     @property
     def kinds(self) -> Sequence[int]: ...  # every document's kind, by id
     @property
+    def days(self) -> Sequence[int]: ...  # by id, two each: day written, day replaced (0: none)
+    @property
     def sessions(self) -> dict[str, tuple[int, str, list[int]]]: ...
 
     def posting(self, term: str) -> array[int] | None: ...
+    def df(self, term: str) -> int: ...  # how many documents hold ``term``
     def doc(self, n: int) -> Doc: ...
 
 
@@ -63,15 +67,22 @@ class SearchState:
     # each document's length, by id (derived from docs: a document's length never changes)
     lengths: array[int] = field(default_factory=lambda: array("I"), compare=False)
     kinds: bytearray = field(default_factory=bytearray, compare=False)  # each one's kind
+    # each one's day written and day replaced, as day numbers (``day``), two a document
+    days: array[int] = field(default_factory=lambda: array("I"), compare=False)
 
     def __post_init__(self) -> None:
         if len(self.lengths) != len(self.docs):
             self.lengths = array("I", [d.length for d in self.docs])
         if len(self.kinds) != len(self.docs):
             self.kinds = bytearray(d.kind for d in self.docs)
+        if len(self.days) != 2 * len(self.docs):
+            self.days = array("I", [n for d in self.docs for n in (day(d.date), day(d.until))])
 
     def posting(self, term: str) -> array[int] | None:
         return self.postings.get(term)
+
+    def df(self, term: str) -> int:
+        return len(self.postings.get(term, ())) // 2
 
     def doc(self, n: int) -> Doc:
         return self.docs[n]
@@ -84,6 +95,7 @@ class SearchState:
         self.docs.append(doc)
         self.lengths.append(doc.length)
         self.kinds.append(doc.kind)
+        self.days.extend((day(doc.date), day(doc.until)))
         for term, count in counts.items():
             got = self.postings.get(term)
             if got is None:
@@ -124,7 +136,17 @@ class SearchState:
         stay in the postings, its text is let go (read back from git when a hit shows it)."""
         self.docs[n] = self.docs[n]._replace(kind=PAST, until=date, text="")
         self.kinds[n] = PAST
+        self.days[2 * n + 1] = day(date)
         self.past.setdefault(key, []).append(n)
+
+
+def day(iso: str) -> int:
+    """An ISO date's day number (``date.toordinal``), 0 for none: a dated query compares
+    these, never reading a document to learn its date."""
+    try:
+        return _date.fromisoformat(iso[:10]).toordinal() if len(iso) >= 10 else 0
+    except ValueError:
+        return 0
 
 
 def pairs(post: array[int]) -> Iterator[tuple[int, int]]:

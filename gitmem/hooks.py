@@ -71,9 +71,9 @@ def render_hook(source: Path, name: str) -> str:
     return text.replace("@PYTHON@", sys.executable).replace("@PACKAGE@", package)
 
 
-def install_hooks(root: Path) -> list[HookAction]:
+def install_hooks(root: str | os.PathLike[str]) -> list[HookAction]:
     """Install every hook; an existing foreign hook becomes ``<hook>.legacy`` and still runs."""
-    target = hooks_dir(root)
+    target = hooks_dir(Path(root).expanduser())
     target.mkdir(parents=True, exist_ok=True)
     source = shipped("hooks")
     actions: list[HookAction] = []

@@ -7,9 +7,24 @@ from pathlib import Path
 
 import pytest
 
-from gitmem import GitMemoryTool, MemoryRepo, NotARepo, find_repo, init_repo, open_repo
+from gitmem import (
+    GitMemoryTool,
+    IndexEntry,
+    MemoryRepo,
+    NotARepo,
+    clone_repo,
+    export_cards,
+    find_repo,
+    import_notes,
+    init_repo,
+    install_hooks,
+    open_repo,
+    write_card,
+)
 
 from helpers import git
+
+ENTRY = IndexEntry.make("next", ["ship"], "What ships next")
 
 
 @pytest.fixture
@@ -59,3 +74,35 @@ def test_find_and_open_repo_expand_a_tilde(home_client: Path) -> None:
 def test_memory_tool_takes_a_tilde(home_client: Path) -> None:
     with GitMemoryTool("~/acme", branch="main") as tool:
         assert tool.repo.root == home_client
+
+
+def test_export_cards_takes_a_str_with_a_tilde(home_client: Path, hermetic: Path) -> None:
+    with open_repo("~/acme") as repo:
+        write_card(repo, "ideas", "", "# Ideas\n\n## Next\nship\n", ENTRY)
+        done = export_cards(repo, "~/out")
+    assert done.files == ["ideas.md"]
+    assert (hermetic / "out/ideas.md").read_text() == "# Ideas\n\n## Next\nship\n"
+
+
+def test_import_notes_takes_a_str_with_a_tilde(home_client: Path, hermetic: Path) -> None:
+    (hermetic / "notes").mkdir()
+    (hermetic / "notes/ideas.md").write_text("# Ideas\n\n## Next\nship\n")
+    with open_repo("~/acme") as repo:
+        done = import_notes(repo, "~/notes")
+    assert [c.card for c in done.cards] == ["ideas"] and len(done.commits) == 1
+    assert (home_client / "cards/ideas.md").read_text() == "# Ideas\n\n## Next\nship\n"
+
+
+def test_install_hooks_takes_a_str_with_a_tilde(home_client: Path) -> None:
+    (home_client / ".git/hooks/commit-msg").unlink()
+    actions = {a.hook: a.action for a in install_hooks("~/acme")}
+    assert actions["commit-msg"] == "installed"
+    assert "gitmem-hook" in (home_client / ".git/hooks/commit-msg").read_text()
+
+
+def test_clone_repo_takes_a_str_with_a_tilde(home_client: Path, hermetic: Path) -> None:
+    bare = hermetic / "remote.git"
+    git(hermetic, "clone", "-q", "--bare", str(home_client), str(bare))
+    done = clone_repo(str(bare), "~/copy")
+    assert done.path == str(hermetic / "copy")
+    assert git(hermetic / "copy", "rev-parse", "main") == git(home_client, "rev-parse", "main")

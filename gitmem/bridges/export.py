@@ -13,6 +13,7 @@ is followed (``safe_files``).
 
 from __future__ import annotations
 
+import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -84,7 +85,7 @@ def _cards_tree(repo: MemoryRepo, branch: str) -> tuple[dict[str, bytes], dict[s
 
 def export_cards(
     repo: MemoryRepo,
-    dest: Path,
+    dest: str | os.PathLike[str],
     layout: str = "plain",
     *,
     force: bool = False,
@@ -95,7 +96,7 @@ def export_cards(
     a file unless ``force``."""
     if layout not in LAYOUTS:
         raise InvalidInput(f"unknown layout {layout!r}: use {' or '.join(LAYOUTS)}")
-    dest = dest.expanduser().absolute()
+    dest = Path(dest).expanduser().absolute()
     if dest.is_symlink():
         raise InvalidInput(f"{dest} is a symlink; gitmem export never follows one")
     if dest.exists() and not dest.is_dir():

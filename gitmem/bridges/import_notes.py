@@ -20,6 +20,7 @@ to leave those notes out; nothing is ever overwritten.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -229,7 +230,7 @@ def _check(repo: MemoryRepo, name: str, note: Note, problems: list[Problem]) -> 
 
 def import_notes(
     repo: MemoryRepo,
-    source: Path,
+    source: str | os.PathLike[str],
     *,
     kind: str | None = None,
     dry_run: bool = False,
@@ -238,7 +239,7 @@ def import_notes(
     """Make each note of ``source`` a card, one commit per card (``kind``: markdown,
     claude-code, memory-tool, basic-memory; default detected). ``dry_run`` only plans;
     a problem stops the import before anything is written, unless ``skip``."""
-    res, _found = plan(repo, source, kind)
+    res, _found = plan(repo, Path(source), kind)  # a leading ~ expanded where it is read
     if dry_run:
         return res
     if res.problems and not skip:

@@ -13,6 +13,7 @@ out, and nothing is left behind.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -65,16 +66,21 @@ def _check_target(path: Path) -> None:
         raise InvalidInput(f"{path} is not empty; gitmem clone needs a new or empty directory")
 
 
-def clone_repo(url: str, path: Path, signing_key: Path | None = None) -> CloneResult:
+def clone_repo(
+    url: str,
+    path: str | os.PathLike[str],
+    signing_key: str | os.PathLike[str] | None = None,
+) -> CloneResult:
     """Clone ``url`` into ``path``; on any failure, remove what was created. This clone
     signs its commits with ``signing_key`` (default: this machine's key) and trusts the
     signers main names (``setup/signing.py``)."""
     if not url or url.startswith("-") or any(c in url for c in "\n\0"):
         raise InvalidInput(f"invalid URL {url!r}")
-    path = path.expanduser().absolute()
-    _check_target(path)
-    with undone_on_failure(path):
-        return _clone(url, path, signing_key)
+    target = Path(path).expanduser().absolute()
+    key = Path(signing_key).expanduser() if signing_key is not None else None
+    _check_target(target)
+    with undone_on_failure(target):
+        return _clone(url, target, key)
 
 
 def _clone(url: str, path: Path, signing_key: Path | None) -> CloneResult:

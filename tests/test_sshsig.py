@@ -171,3 +171,19 @@ def test_a_signature_is_split_from_its_commit_as_git_splits_it(repo: Path, tmp_p
     )
     assert got.returncode == 0, got.stderr
     assert signed_parts(payload, b"gpgsig") is None
+
+
+def test_without_ssh_keygen_the_verdict_is_gits(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    key, public = _key(tmp_path, "ed25519")
+    (tmp_path / "allowed_signers").write_text(f"ann@example.com {public}\n")
+    sha = _commit(repo, key, "one")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "git").symlink_to(shutil.which("git") or "git")
+    monkeypatch.setenv("PATH", str(bin_dir))
+    ours, theirs = _both(repo, [sha])
+    assert ours == theirs and ours[sha].state != "trusted"  # git cannot check it here

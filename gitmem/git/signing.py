@@ -96,7 +96,7 @@ def verdicts(
     from the commit's bytes (one ``cat-file --batch``) where ``sshsig`` is certain to agree
     with git, git asked in one process for the rest. ``settings``: git's ``gpg.*`` config."""
     # The budget: verify of 10k commits a remote wrote <= 10 s (ssh-keygen: 19 ms each).
-    known = sshsig.signers(settings)
+    known = sshsig.signers(settings) if keygen_available() else None  # (git's: no check)
     header = b"gpgsig" if store.sha_bytes == 20 else b"gpgsig-sha256"
     if known is None:
         return signatures(store.git, "--no-walk", stdin=shas) if shas else {}

@@ -321,3 +321,14 @@ def test_the_memory_tools_view_names_a_card_changed_as_a_whole(acme: Path) -> No
         in got
     )
     assert got.rstrip("\n").endswith("): removed § budget; changed its title or lead]")
+
+
+def test_the_marks_read_only_their_cards_entries_and_the_same_ones(acme: Path) -> None:
+    from gitmem.index import build
+
+    by_hand(acme, "40k", "90k", "--no-gpg-sign")  # a stale entry: its writer is looked for
+    with MemoryRepo(acme) as repo:
+        few = build.card_entries(repo, "main", {"acme"})
+    with MemoryRepo(acme) as repo:
+        assert few == [build.refresh(repo).card("acme")]
+        assert few[0].sections[0].stale

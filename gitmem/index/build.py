@@ -36,6 +36,7 @@ __all__ = ["CardEntry", "Facts", "Index", "Replay", "SectionEntry", "differences
 __all__ += [
     "advance",
     "card_created",
+    "card_entries",
     "last_changes",
     "refresh",
     "rendered",
@@ -268,6 +269,16 @@ def card_lines(repo: MemoryRepo, branch: str, project: str) -> str | None:
         known.resolved(repo)
     got = (known.parts or {}).get(project)
     return str(got[1]) if got else None
+
+
+def card_entries(repo: MemoryRepo, branch: str, projects: set[str]) -> list[CardEntry]:
+    """The index entries of the cards ``projects`` at ``branch``'s tip, as ``refresh``
+    gives them, without resolving every card (the agent's unverified marks ask for few)."""
+    known = _current(repo, branch)
+    if known.index is not None or known.state.commit is None:
+        return [c for c in known.resolved(repo).cards if c.project in projects]
+    cards = [c for c in layout(repo, known.state.commit, known.facts) if c[0] in projects]
+    return entries(repo, known.state, known.facts, cards)
 
 
 def last_changes(repo: MemoryRepo, branch: str = MAIN) -> dict[str, list[str]]:

@@ -180,8 +180,8 @@ def _writers(
     """Each section of ``cards`` at ``tip`` -> the commit its current text comes from."""
     out: dict[Key, str] = {}
     todo: dict[str, list[str]] = {}
-    for c in build.refresh(repo, branch).cards:
-        for s in c.sections if c.project in cards else ():
+    for c in build.card_entries(repo, branch, cards):
+        for s in c.sections:
             if s.indexed and not s.stale and s.commit:
                 out[(c.project, s.id)] = s.commit
             else:

@@ -184,9 +184,11 @@ def _news_first(
     rarity: dict[int, float] = {}
     of_kind: dict[int, list[int]] = {TURN: [], CURRENT: []}
     idf = _idf(state)
+    kinds = state.kinds
     for _, i in heapq.nsmallest(RECENT_POOL, ranked):
-        if (d := doc(i)).kind not in of_kind:
-            continue
+        if (kinds[i] if i >= 0 else TURN) not in of_kind:
+            continue  # a past value: its text is not read
+        d = doc(i)
         got = [idf(term) for term in set(terms(d.text)) - asked.keys()]
         rarity[i] = sum(got) / len(got) if got else 0.0
         of_kind[d.kind].append(i)
@@ -252,19 +254,14 @@ def _on_the_days(
     if not pool:
         return ranked, iter(())
     cut = pool[-1][0] / DATE_BOOST
-    days, kinds, meets = state.days, state.kinds, dict[int, bool]()
-
-    def met(n: int) -> bool:
-        if (got := meets.get(n)) is None:
-            got = meets[n] = bool(n) and when.holds(date.fromordinal(n).isoformat())
-        return got
-
-    def on(i: int) -> bool:
-        if i < 0:
-            return when.holds(side[-1 - i].date)
-        return met(days[2 * i]) or (kinds[i] == PAST and met(days[2 * i + 1]))
-
-    head = [(neg * DATE_BOOST, i) if on(i) else (neg, i) for neg, i in ranked if neg <= cut]
+    head = [got for got in ranked if got[0] <= cut]
+    days, kinds = state.days, state.kinds
+    own = [i for _, i in head if i >= 0]
+    seen = {days[2 * i] for i in own} | {days[2 * i + 1] for i in own if kinds[i] == PAST}
+    on = {n for n in seen if n and when.holds(date.fromordinal(n).isoformat())}
+    lifted = {i for i in own if days[2 * i] in on or (kinds[i] == PAST and days[2 * i + 1] in on)}
+    lifted.update(i for _, i in head if i < 0 and when.holds(side[-1 - i].date))
+    head = [(neg * DATE_BOOST, i) if i in lifted else (neg, i) for neg, i in head]
     return head, (got for got in ranked if got[0] > cut)
 
 

@@ -63,14 +63,13 @@ def _accept_killed_after_main_moved(client: Path, tmp_path: Path, session: str) 
     hook.unlink()
 
 
-def test_an_accept_killed_after_main_moved_is_recorded_by_recover(
-    client: Path, tmp_path: Path
-) -> None:
-    session = _pending_session(client)
+def _killed_accept_recovered_once(client: Path, tmp_path: Path, session: str) -> None:
+    """An accept killed after main moved: the edit is on main once, deciding again is
+    refused (it would land it twice, or reject what is on main already), and `gitmem
+    recover` records the acceptance without landing anything more."""
     _accept_killed_after_main_moved(client, tmp_path, session)
     landed = git(client, "log", "--format=%s", "main").splitlines()
-    assert landed.count("acme: 40k agreed") == 1, landed  # the edit is on main, once
-    # deciding again would land it twice, or reject what is on main already
+    assert landed.count("acme: 40k agreed") == 1, landed
     for decide in ("--accept", "--reject"):
         again = _gitmem(client, "review", session, decide)
         assert again.returncode == 4, again.stdout
@@ -83,6 +82,13 @@ def test_an_accept_killed_after_main_moved_is_recorded_by_recover(
     assert f"recorded the acceptance of session {session}" in done.stdout
     assert git(client, "log", "--format=%s", "main").splitlines() == landed
     assert json.loads(_gitmem(client, "review", "--json").stdout) == []
+
+
+def test_an_accept_killed_after_main_moved_is_recorded_by_recover(
+    client: Path, tmp_path: Path
+) -> None:
+    session = _pending_session(client)
+    _killed_accept_recovered_once(client, tmp_path, session)
     shown = _gitmem(client, "review", session, "--accept")
     assert shown.returncode == 2 and "was accepted already" in shown.stderr
     assert _gitmem(client, "recover").stdout.strip() == "nothing to finish"
@@ -125,20 +131,6 @@ def test_an_accept_of_a_synced_session_killed_after_main_moved_is_finished_by_re
     git(client, "remote", "add", "origin", str(remote))
     session = _pending_session(client)
     assert _gitmem(client, "sync").returncode == 0  # the session is on the remote now
-    _accept_killed_after_main_moved(client, tmp_path, session)
-    landed = git(client, "log", "--format=%s", "main").splitlines()
-    assert landed.count("acme: 40k agreed") == 1, landed
-    for decide in ("--accept", "--reject"):
-        again = _gitmem(client, "review", session, decide)
-        assert again.returncode == 4, again.stdout
-        assert again.stderr.splitlines()[-1] == (
-            f"gitmem: error: a decision on session {session} was interrupted; "
-            "`gitmem recover` finishes it"
-        )
-    done = _gitmem(client, "recover")
-    assert done.returncode == 0, done.stderr
-    assert f"recorded the acceptance of session {session}" in done.stdout
-    assert git(client, "log", "--format=%s", "main").splitlines() == landed
-    assert json.loads(_gitmem(client, "review", "--json").stdout) == []
+    _killed_accept_recovered_once(client, tmp_path, session)
     assert _gitmem(client, "sync").returncode == 0
     assert git(client, "log", "--format=%s", "main").count("acme: 40k agreed") == 1

@@ -126,7 +126,6 @@ class AgentSession:
             return  # only a saving on resume is lost
         self._sent_index = self.index_text
 
-    # -- the turn -------------------------------------------------------------------
     def ask(
         self,
         text: str,
@@ -372,7 +371,6 @@ class AgentSession:
             self._layer_stats[name] = got
         return got[1], got[2]
 
-    # -- layer S --------------------------------------------------------------------
     def _maybe_synthesise(self) -> None:
         turns, covered = self.transcript.turns(), self.transcript.covered()
         if turns - covered < self.cfg.synthesis_every:

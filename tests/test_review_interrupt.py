@@ -134,3 +134,30 @@ def test_an_accept_of_a_synced_session_killed_after_main_moved_is_finished_by_re
     _killed_accept_recovered_once(client, tmp_path, session)
     assert _gitmem(client, "sync").returncode == 0
     assert git(client, "log", "--format=%s", "main").count("acme: 40k agreed") == 1
+
+
+def test_an_accept_of_a_synced_session_refused_by_a_conflict_claims_nothing(
+    client: Path, tmp_path: Path
+) -> None:
+    """Deciding a session the remote has is published there first: one that cannot land
+    on main is refused before that, so the remote still has it pending and sync goes on."""
+    write = ("--section", "budget", "--keywords", "budget", "--summary", "budget")
+    new = "# Acme\n\n## Budget\nBudget: 30k\n"
+    assert _gitmem(client, "write", "acme", "--old", "", "--new", new, *write).returncode == 0
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(client, "remote", "add", "origin", str(remote))
+    session = _pending_session(client, "update acme budget: Budget: 30k => Budget: 40k\n")
+    assert _gitmem(client, "sync").returncode == 0  # the session is on the remote now
+    old = ("--old", "Budget: 30k", "--new", "Budget: 35k")
+    assert _gitmem(client, "write", "acme", *old, *write).returncode == 0  # the same line
+    refused = _gitmem(client, "review", session, "--accept")
+    assert refused.returncode == 4 and "changed on both sides" in refused.stderr, refused.stderr
+    assert _gitmem(client, "recover").stdout.strip() == "nothing to finish"
+    synced = _gitmem(client, "sync")
+    assert synced.returncode == 0, synced.stderr
+    decided = ("refs/gitmem/archive", "refs/gitmem/partial", "refs/gitmem/rejected")
+    assert git(remote, "for-each-ref", "--format=%(refname)", *decided) == ""  # no claim
+    listed = json.loads(_gitmem(client, "review", "--json").stdout)
+    assert [s["session"] for s in listed] == [session]
+    assert _gitmem(client, "review", session, "--reject").returncode == 0

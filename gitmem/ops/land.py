@@ -10,6 +10,7 @@ section by section (``merge.land_tree``).
 from __future__ import annotations
 
 from gitmem.errors import Conflict
+from gitmem.git.objects import Commit
 from gitmem.git.runner import Sha
 from gitmem.memory.repo import MemoryRepo
 from gitmem.ops.merge import land_tree
@@ -35,24 +36,39 @@ def land(repo: MemoryRepo, shas: list[Sha], onto: str, reason: str) -> list[Sha]
     new: list[Sha] = []
 
     def plan(tip: Sha, _root: Sha) -> PlannedCommit:
-        new.clear()
-        parent = tip
-        for raw in raws:  # those already on the tip: a fast-forward, same commits
-            if raw.parents != (parent,):
-                break
-            new.append(raw.sha)
-            parent = raw.sha
-        # what the fast-forwarded run changed: one diff, not one per commit
-        touched = set(changed_paths(repo, tip, parent)) if new else set()
-        for raw in raws[len(new) :]:
-            if len(raw.parents) != 1:
-                raise Conflict(f"{raw.sha[:7]} is a merge; land its edits instead")
-            tree, paths = land_tree(repo, parent, [(raw.parents[0], raw.sha)])
-            touched.update(paths)
-            parent = repo.write_commit(tree, [parent], raw.message, author=raw.author)
-            new.append(parent)
-        last = parent
+        new[:], touched = _replay(repo, raws, tip)
+        last = new[-1]
         return PlannedCommit(sorted(touched), lambda: (last, {}))
 
     publish(repo, onto, plan, reason)
     return list(new)
+
+
+def check_lands(repo: MemoryRepo, shas: list[Sha], onto: str) -> None:
+    """Raise ``Conflict`` if ``land(repo, shas, onto)`` would, on ``onto`` as it is now:
+    a decision that must be published before it lands asks this first."""
+    tip = repo.tip(onto)
+    if shas and tip is not None:
+        _replay(repo, [repo.store.read_commit(s) for s in shas], tip)
+
+
+def _replay(repo: MemoryRepo, raws: list[Commit], tip: Sha) -> tuple[list[Sha], set[str]]:
+    """``raws`` re-created on ``tip`` (those on it already kept: a fast-forward), and the
+    paths they change."""
+    new: list[Sha] = []
+    parent = tip
+    for raw in raws:  # those already on the tip: a fast-forward, same commits
+        if raw.parents != (parent,):
+            break
+        new.append(raw.sha)
+        parent = raw.sha
+    # what the fast-forwarded run changed: one diff, not one per commit
+    touched = set(changed_paths(repo, tip, parent)) if new else set()
+    for raw in raws[len(new) :]:
+        if len(raw.parents) != 1:
+            raise Conflict(f"{raw.sha[:7]} is a merge; land its edits instead")
+        tree, paths = land_tree(repo, parent, [(raw.parents[0], raw.sha)])
+        touched.update(paths)
+        parent = repo.write_commit(tree, [parent], raw.message, author=raw.author)
+        new.append(parent)
+    return new, touched

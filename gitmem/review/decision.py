@@ -26,7 +26,7 @@ from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.ops import hunks as H
 from gitmem.ops import linked_worktrees
 from gitmem.ops.history import read_log
-from gitmem.ops.land import land
+from gitmem.ops.land import check_lands, land
 from gitmem.ops.merge import land_tree
 from gitmem.ops.worktree import checked_out, ensure_clean
 from gitmem.review import decision_intent, team
@@ -319,6 +319,8 @@ def accept_session(
     left_out: list[str] = [c.sha for c in view.edits if c.sha not in whole]
     action = "partial" if left_out else "accepted"
     where = _claimed_on(repo, view)
+    if where:  # a claim is published: what cannot land on main now is refused before it
+        check_lands(repo, chain, MAIN)
     # what to finish if this is killed after the claim, or (a local session, where = "")
     # between main's move and the archive: `gitmem recover` finishes it
     decision_intent.save(repo, view, action, commits, hunks, where or "")

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from gitmem.memory.cards import digests
+
 from helpers import git, gm, index_summaries, snapshot
 
 GITMEM = str(Path(sys.executable).with_name("gitmem"))
@@ -76,7 +78,8 @@ def test_saving_a_section_makes_one_edit_commit_with_its_entry(
     assert (acme / "cards/acme.md").read_text() == CARD.replace("30k", "40k")
     trailers = git(acme, "log", "-1", "--format=%(trailers:only,unfold)")
     assert (
-        "Gitmem-Section: budget\nGitmem-Keywords: budget, q3, invoice\nGitmem-Summary: Budget raised to 40k\nGitmem-Actor: cli"
+        "Gitmem-Section: budget\nGitmem-Keywords: budget, q3, invoice\nGitmem-Summary: Budget raised to 40k\n"
+        f"Gitmem-Digest: {digests(CARD.replace('30k', '40k'))['budget']}\nGitmem-Actor: cli"
         in trailers
     )
     assert index_summaries_of(acme)["acme/budget"] == "Budget raised to 40k"

@@ -17,6 +17,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from gitmem.agent.tools import TOOLS
 from gitmem.index import build as index
+from gitmem.memory.cards import digests
 from gitmem.memory.repo import MemoryRepo
 from gitmem.ops.history import read_log
 
@@ -162,6 +163,7 @@ def test_writes_commit_on_the_session_branch_and_land_when_the_client_leaves(
         "Gitmem-Section": "budget",
         "Gitmem-Keywords": "budget, q3",
         "Gitmem-Summary": "Q3 budget is 30k",
+        "Gitmem-Digest": digests(git(client, "show", "main:cards/acme.md"))["budget"],
         "Gitmem-Session": session,
         "Gitmem-Actor": "mcp",
     }

@@ -11,7 +11,6 @@ from .app import Ctx, cli, emit, json_option, pass_ctx
 
 if TYPE_CHECKING:
     from gitmem import Redaction, ScanResult
-    from gitmem.features.scan import Hit
 
 
 @cli.command()
@@ -71,20 +70,18 @@ def redact(ctx: Ctx, push: str | None) -> None:
 def _scanned(res: ScanResult) -> str:
     if not res.hits:
         return f"no secrets found in {'history' if res.history else 'main'}.\n"
-    lines = [_hit(h) for h in res.hits]
+    lines = []
+    for h in res.hits:
+        at = f"{h.commit[:7]} " if h.commit else ""
+        sec = f" § {h.section}" if h.section else ""
+        where = f"line {h.line}" if h.line else "in its name"
+        lines.append(f"{at}{h.path}{sec} {where}: {h.kind}")
     lines.append(
         f"{len(res.hits)} finding(s); remove them from history with `gitmem redact`"
         if res.history
         else f"{len(res.hits)} finding(s); edit them out, then `gitmem scan --history`"
     )
     return "\n".join(lines) + "\n"
-
-
-def _hit(h: Hit) -> str:
-    at = f"{h.commit[:7]} " if h.commit else ""
-    sec = f" § {h.section}" if h.section else ""
-    where = f"line {h.line}" if h.line else "in its name"
-    return f"{at}{h.path}{sec} {where}: {h.kind}"
 
 
 def _redacted(res: Redaction) -> str:

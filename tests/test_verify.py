@@ -102,7 +102,8 @@ def test_a_verify_checks_what_came_after_the_last_clean_one(acme: Path) -> None:
     keys = trusted.read_text()
     trusted.write_text("")
     code, lines = _verify(acme)
-    assert code == 1 and len(lines) == 6 and all("does not trust" in line for line in lines)
+    assert code == 1 and len(lines) == 7 and all("does not trust" in line for line in lines[1:])
+    assert lines[0].startswith(".git/gitmem/allowed_signers: the signers this clone trusts were")
     trusted.write_text(keys)  # the same signers again: what was verified with them stands
     assert _verify(acme)[1][0].startswith(f"verified: 0 commits checked after {_short(acme)},")
 

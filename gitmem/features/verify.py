@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 from gitmem.errors import GitmemError, NotFound, UnsafePath
+from gitmem.features import verify_history as history
+from gitmem.features import verify_places as places
+from gitmem.features.verify_places import VerifyFinding as VerifyFinding
 from gitmem.git import safe_files, signing
 from gitmem.git.runner import Sha
 from gitmem.memory import cards, refs, trust
@@ -27,26 +30,6 @@ from gitmem.memory.repo import MAIN, MEMORY_PATHS, MemoryRepo
 from gitmem.ops.history import Commit, read_log
 
 WHERE_LIMIT = 100  # findings whose card § section is worked out (a git process each)
-
-
-@dataclass(frozen=True)
-class VerifyFinding:
-    """One thing that is not verified: ``subject`` is a short commit id or a path."""
-
-    kind: str
-    subject: str
-    where: str  # "card § section, ..." or ""
-    problem: str
-    action: str
-    commit: str | None = None
-    path: str | None = None
-
-    def line(self) -> str:
-        where = f" {self.where}" if self.where else ""
-        return f"{self.subject}{where}: {self.problem}; {self.action}"
-
-    def to_json(self) -> dict[str, object]:
-        return {**asdict(self), "line": self.line()}
 
 
 @dataclass(frozen=True)
@@ -100,7 +83,7 @@ def verify_memory(repo: MemoryRepo, since: str | None = None) -> Verification:
     commits = _commits(repo, {**on_main, **pending}, logged, set(pending))
     if not since and not any(f.commit in on_main for f in commits):
         _record_verified(repo, tip)
-    found = (*_history(repo), *_worktree(repo), *commits)
+    found = (*history.state(repo), *history.history(repo), *_worktree(repo), *commits)
     return Verification(None, start, len(on_main) + len(pending), found, done)
 
 
@@ -118,10 +101,11 @@ def _key(repo: MemoryRepo) -> str:
 
 def _verified(repo: MemoryRepo) -> str | None:
     try:
-        key, sha = (repo.gitmem_dir / VERIFIED).read_text("ascii").split()
+        key, sha, mark = (repo.gitmem_dir / VERIFIED).read_text("ascii").split()
     except (OSError, ValueError):
         return None
-    got = repo.store.read(f"{sha}^{{commit}}") if key == _key(repo) else None
+    sealed = key == _key(repo) and mark == repo.sealed(f"{key} {sha}")  # (not planted)
+    got = repo.store.read(f"{sha}^{{commit}}") if sealed else None
     return sha if got is not None and got.sha == sha else None
 
 
@@ -129,7 +113,8 @@ def _record_verified(repo: MemoryRepo, tip: str) -> None:
     path = repo.gitmem_dir / VERIFIED
     tmp = path.with_name(f"{VERIFIED}.{os.getpid()}.tmp")
     try:
-        tmp.write_text(f"{_key(repo)} {tip}\n", "ascii")
+        key = _key(repo)
+        tmp.write_text(f"{key} {tip} {repo.sealed(f'{key} {tip}')}\n", "ascii")
         os.replace(tmp, path)
     except OSError:
         pass  # a read-only repo: the next verify checks it all again
@@ -137,13 +122,13 @@ def _record_verified(repo: MemoryRepo, tip: str) -> None:
 
 def _signatures(repo: MemoryRepo, *revs: str) -> dict[Sha, signing.Signature]:
     """git's verdict on each commit of ``revs``, newest first in topological order; a
-    signed commit this clone recorded as its own is trusted without checking its signature
-    (its id is the hash of the very bytes this clone signed, while its key is trusted here)."""
+    commit this clone recorded as signed by itself (sealed) is trusted without checking
+    its signature (its id is the hash of the very bytes it signed, while its key is trusted)."""
     order = [Sha(sha) for sha in repo.git.out("rev-list", "--topo-order", *revs, "--").split()]
-    own = repo.own_commits() if _own_key_trusted(repo) else frozenset()
+    own = repo.signed_own() if _own_key_trusted(repo) else frozenset()
     mine = {sha for sha in order if sha in own and _signed(repo, sha)}
     asked = [sha for sha in order if sha not in mine]
-    found = signing.verdicts(repo.store, asked, repo.signature_settings()) if asked else {}
+    found = repo.verdicts(asked)
     here = signing.Signature("trusted", "", "this clone")
     return {
         sha: here if sha in mine else found[sha] for sha in order if sha in mine or sha in found
@@ -222,7 +207,7 @@ def _commits(
         if problem is None:
             continue
         kind, text = problem
-        where = _where(repo, sha) if len(found) < WHERE_LIMIT else ""
+        where = places.of_commit(repo, sha) if len(found) < WHERE_LIMIT else ""
         action = _action(sha, sig, said, pending, held.remote if held else None)
         found.append(VerifyFinding(kind, sha[:7], where, text, action, sha))
     return found
@@ -265,96 +250,7 @@ def _action(
     return f"undo it with {undo} unless you made it"
 
 
-def _where(repo: MemoryRepo, sha: str) -> str:
-    """The card § sections a commit changed (against its first parent)."""
-    parent = f"{sha}^" if _parents(repo, sha) else None
-    args = [parent] if parent else ["--root"]
-    names = repo.git.out("diff-tree", "-r", "--no-commit-id", "--name-only", "-z", *args, sha)
-    places: list[str] = []
-    for path in names.split("\0"):
-        card = cards.card_of(path)
-        if card is None:
-            continue
-        old = repo.store.read_blob(f"{parent}:{path}") if parent else None
-        new = repo.store.read_blob(f"{sha}:{path}")
-        places += _sections(card, old, new)
-    return ", ".join(places)
-
-
-def _sections(card: str, old: bytes | None, new: bytes | None) -> list[str]:
-    """``card § id`` for each section that differs between two versions of a card; the
-    card alone when only the order of its sections or the text outside them changed."""
-    a = cards.section_texts(old.decode("utf-8", "replace")) if old else {}
-    b = cards.section_texts(new.decode("utf-8", "replace")) if new else {}
-    changed = sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
-    if not changed:
-        return [f"{card} (order of sections)" if list(a) != list(b) else card]
-    return [f"{card} § {k}" for k in changed]
-
-
-# -- history and the working tree --------------------------------------------------------
-def _history(repo: MemoryRepo) -> list[VerifyFinding]:
-    """A main that lost what gitmem last left it at; a remote's rewrite a sync refused."""
-    found: list[VerifyFinding] = []
-    seen = repo.store.resolve(refs.SEEN)
-    if seen and not _contains(repo, MAIN, seen):
-        found.append(
-            VerifyFinding(
-                "rolled-back",
-                seen[:7],
-                "",
-                "main no longer contains this commit, where gitmem last left it "
-                "(history rolled back or rewritten outside gitmem)",
-                f"`git log --oneline main..{seen[:7]}` shows what went; "
-                f"`git merge --ff-only {seen[:7]}` puts back a rollback; "
-                f"`git update-ref {refs.SEEN} main` accepts one you made",
-                seen,
-            )
-        )
-    listed = repo.git.out(
-        "for-each-ref", "--format=%(objectname) %(refname)", refs.SYNC, refs.REPLACE
-    )
-    for line in listed.splitlines():
-        theirs, _, ref = line.partition(" ")
-        if ref.startswith(refs.REPLACE):
-            found.append(_replaced(ref.removeprefix(refs.REPLACE), theirs))
-            continue
-        remote = refs.rewritten_remote(ref)
-        last = repo.store.resolve(refs.sync(remote, "last-synced")) if remote else None
-        if remote and last and not _contains(repo, theirs, last):
-            found.append(
-                VerifyFinding(
-                    "remote-rewritten",
-                    theirs[:7],
-                    "",
-                    f"{remote}'s main was rewritten: it no longer contains {last[:7]}, "
-                    "what was synced last (`gitmem sync` refused it)",
-                    f"keep this history there with `git push --force-with-lease=main:{theirs} "
-                    f"{remote} main`",
-                    theirs,
-                )
-            )
-    return found
-
-
-def _replaced(original: str, replacement: str) -> VerifyFinding:
-    problem = (
-        f"git is told to show {replacement[:7]} in its place (`git replace`), so plain git "
-        "shows text gitmem did not write; gitmem reads the original"
-    )
-    return VerifyFinding(
-        "replaced-object",
-        original[:7],
-        "",
-        problem,
-        f"`git replace -d {original}` removes the replacement",
-    )
-
-
-def _contains(repo: MemoryRepo, tip: str, sha: str) -> bool:
-    return repo.git.run("merge-base", "--is-ancestor", sha, tip, check=False).returncode == 0
-
-
+# -- the working tree -----------------------------------------------------------------
 def _worktree(repo: MemoryRepo) -> list[VerifyFinding]:
     """Memory files in the working tree that are not as main has them (main checked out)."""
     if repo.head_branch() != MAIN:
@@ -374,7 +270,7 @@ def _worktree(repo: MemoryRepo) -> list[VerifyFinding]:
                 new = None if status == "D" else safe_files.read(repo.root, path)
             except UnsafePath:
                 new = None
-            where = ", ".join(_sections(card, repo.store.read_blob(f"{MAIN}:{path}"), new))
+            where = ", ".join(places.sections(card, repo.store.read_blob(f"{MAIN}:{path}"), new))
         found.append(
             VerifyFinding(
                 "tampered-file",

@@ -112,6 +112,7 @@ def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in _LOCATION_VARS}
     env["GIT_TERMINAL_PROMPT"] = "0"
     env["GIT_NO_REPLACE_OBJECTS"] = "1"  # memory is what was committed, not a `git replace`
+    env["GIT_GRAFT_FILE"] = os.path.join(os.devnull, "grafts")  # no file: nor a graft's parents
     env.setdefault("LC_ALL", "C")
     if extra:
         env.update(extra)

@@ -7,6 +7,7 @@ module makes the key, reads its public half and reads git's verdicts (``%G?``).
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
@@ -50,6 +51,22 @@ def public_key(path: Path) -> str:
     return f"{words[0]} {words[1]}"
 
 
+def sealer(path: Path) -> bytes | None:
+    """A secret only the holder of the private key at ``path`` knows, for sealing the
+    state gitmem keeps under ``.git/gitmem/`` (``seal``); None when it cannot be read."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    return hashlib.blake2b(data, key=b"gitmem state", digest_size=32).digest()
+
+
+def seal(secret: bytes, text: str) -> str:
+    """``text``'s seal under ``secret``: a file under ``.git/gitmem/`` that anything but
+    gitmem edited (a tool let loose in the repo) fails its seal, and is not trusted."""
+    return hashlib.blake2b(text.encode(), key=secret, digest_size=16).hexdigest()
+
+
 # git's %G? letters, as what they mean for trusting a commit here.
 _STATES = {
     "G": "trusted",  # a good signature by a key the allowed signers name
@@ -72,14 +89,19 @@ class Signature:
     signer: str  # the allowed signer it names ("" unless trusted)
 
 
-def signatures(git: Git, *revs: str, stdin: Sequence[str] = ()) -> dict[Sha, Signature]:
+def signatures(
+    git: Git, *revs: str, stdin: Sequence[str] = (), settings: Mapping[str, str] | None = None
+) -> dict[Sha, Signature]:
     """Each commit ``git log revs`` lists, with git's verdict on its signature: one git
     process for the whole range (git runs ssh-keygen once per signed commit). ``stdin``:
-    more revisions, given on git's standard input (any number of them)."""
+    more revisions, given on git's standard input (any number of them). ``settings``:
+    git's ``gpg.*`` config to check with instead of the repo's (ssh-keygen unless named)."""
     more = ("--stdin",) if stdin else ()
     data = "".join(f"{rev}\n" for rev in stdin).encode() if stdin else None
     fmt = "--format=%H%x1f%G?%x1f%GK%x1f%GS"
-    out = git.run("log", "-z", fmt, *revs, *more, "--", input=data).stdout
+    pinned = {"gpg.ssh.program": "ssh-keygen", **settings} if settings is not None else {}
+    config = [arg for k, v in sorted(pinned.items()) for arg in ("-c", f"{k}={v}")]
+    out = git.run(*config, "log", "-z", fmt, *revs, *more, "--", input=data).stdout
     found: dict[Sha, Signature] = {}
     for record in out.decode("utf-8", "replace").split("\0"):
         if not record.strip():
@@ -99,7 +121,7 @@ def verdicts(
     known = sshsig.signers(settings) if keygen_available() else None  # (git's: no check)
     header = b"gpgsig" if store.sha_bytes == 20 else b"gpgsig-sha256"
     if known is None:
-        return signatures(store.git, "--no-walk", stdin=shas) if shas else {}
+        return signatures(store.git, "--no-walk", stdin=shas, settings=settings) if shas else {}
     found: dict[Sha, Signature] = {}
     asked: list[str] = []
     for sha, got in zip(shas, store.resolved_all(shas), strict=True):
@@ -109,5 +131,5 @@ def verdicts(
         else:
             found[Sha(sha)] = Signature(_STATES[said[0]], said[1], said[2])
     if asked:
-        found.update(signatures(store.git, "--no-walk", stdin=asked))
+        found.update(signatures(store.git, "--no-walk", stdin=asked, settings=settings))
     return found

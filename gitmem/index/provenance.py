@@ -8,8 +8,8 @@ changed:
   unindexed one the text of its card's last change (the replay's) when that change
   wrote it, else of the commit its card's history names (``last_writes``, walked once
   per card blob while the repo is open);
-- commits this clone wrote (``MemoryRepo.own_commits``) are its own by construction and
-  are never checked; the others' signatures are checked at once (``verdicts``: in-process,
+- commits this clone signed (``MemoryRepo.signed_own``, each sealed with its key) are its
+  own by construction and are never checked; the others' signatures are checked at once (``verdicts``: in-process,
   git for what it must decide), each verdict kept while the repo is open and trusts the
   same keys;
 - the working tree: one ``git diff-index`` of ``cards/``, only the cards it names read;
@@ -28,7 +28,7 @@ import time
 
 from gitmem.git import safe_files
 from gitmem.git.runner import Sha
-from gitmem.git.signing import Signature, verdicts
+from gitmem.git.signing import Signature
 from gitmem.index import build
 from gitmem.index.freshness import digest_of, digests, last_writes
 from gitmem.index.marks import Key, Reshaped, Unverified
@@ -76,7 +76,7 @@ def _stamp(repo: MemoryRepo) -> str:
 def _committed(
     repo: MemoryRepo, branch: str, tip: Sha
 ) -> tuple[dict[Key, Unverified], dict[str, Reshaped]]:
-    own = repo.own_commits()
+    own = repo.signed_own()  # (sealed: a line planted in the record is not trusted)
     memo_key = ("unverified", f"{tip}\0{_stamp(repo)}\0{len(own)}")
     memo = repo.memo.get(memo_key)
     if isinstance(memo, tuple):
@@ -234,7 +234,7 @@ def _verdicts(repo: MemoryRepo, shas: list[str]) -> dict[str, Signature]:
     known = {sha: repo.memo.get(("signature", f"{sha}\0{stamp}")) for sha in shas}
     todo = [sha for sha, got in known.items() if not isinstance(got, Signature)]
     if todo:
-        fresh = verdicts(repo.store, todo, repo.signature_settings())
+        fresh = repo.verdicts(todo)
         for sha in todo:
             got = fresh.get(Sha(sha), Signature("unsigned", "", ""))
             known[sha] = repo.memo[("signature", f"{sha}\0{stamp}")] = got

@@ -19,13 +19,15 @@ from gitmem.git.ref_transaction import RefTransactions
 from gitmem.git.runner import Git, Sha
 from gitmem.memory import config, names, trailers, trust
 from gitmem.memory.config import Config
+from gitmem.memory.repo_signing import OWN_COMMITS as OWN_COMMITS
+from gitmem.memory.repo_signing import Signing
 
 if TYPE_CHECKING:
     from datetime import datetime
 
+
 MAIN = "main"
 ALLOWED_SIGNERS = "allowed_signers"  # tracked: the public keys of the clones that sign
-OWN_COMMITS = "own-commits"  # under .git/gitmem/: one sha per line, appended
 REDACT_JOURNAL = "redact.json"  # under .git/gitmem/: a redact under way, or interrupted
 # Where gitmem keeps memory: gitmem writes these itself and never through a symlink; a
 # symlink or submodule there is never brought in by a sync.
@@ -107,7 +109,7 @@ def _tz(when: datetime) -> str:
     return f"{sign}{abs(minutes) // 60:02d}{abs(minutes) % 60:02d}"
 
 
-class MemoryRepo:
+class MemoryRepo(Signing):
     """An open client memory repo (``open_repo`` finds and opens one): ``root``,
     ``config`` (gitmem.toml), ``tip(branch)``, ``branch_tip(branch)``. Keeps git processes
     open for fast reads: use it as a context manager, or call ``close()``."""
@@ -231,10 +233,6 @@ class MemoryRepo:
                 found[key] = value
         return found
 
-    def signature_settings(self) -> dict[str, str]:
-        """git's ``gpg.*`` settings here (lower-case keys): how git checks a signature."""
-        return {k: v for k, v in self._config.items() if k.startswith("gpg.")}
-
     def forget_config(self) -> None:
         """Read git's config again at the next question (after gitmem set a value)."""
         self.__dict__.pop("_config", None)
@@ -274,75 +272,6 @@ class MemoryRepo:
             sha = self._signed_commit(tree, parents, author, committer, bound)
         self._record_own(sha)
         return sha
-
-    @cached_property
-    def signing_key(self) -> str | None:
-        """The key git signs this clone's commits with (set by init or clone), or None
-        when signing is off: the setting, no ssh-keygen, no key configured or found."""
-        from gitmem.git.signing import keygen_available
-
-        if self.signing_off_by() or not keygen_available():
-            return None
-        key = self._config.get("user.signingkey", "").strip()
-        return key if key and Path(key).is_file() else None
-
-    def signing_off_by(self) -> str | None:
-        """The setting that turns signing off here: gitmem.toml's, or this machine's."""
-        if os.environ.get("GITMEM_SIGNING") == "off":
-            return "GITMEM_SIGNING=off in the environment"
-        return None if self.config.signing else "signing.enabled is false in gitmem.toml"
-
-    def _signed_commit(
-        self, tree: Sha, parents: list[Sha], author: str, committer: str, message: str
-    ) -> Sha:
-        # git itself signs: commit-tree -S runs ssh-keygen with user.signingKey.
-        env: dict[str, str] = {}
-        for role, who in (("AUTHOR", author), ("COMMITTER", committer)):
-            m = re.fullmatch(r"(.*) <(.*)> (\d+ [+-]\d{4})", who)
-            if m is None:  # pragma: no cover - signature() and parse_commit make this form
-                raise ConfigError(f"cannot sign a commit by {who!r}")
-            env[f"GIT_{role}_NAME"], env[f"GIT_{role}_EMAIL"] = m.group(1), m.group(2)
-            env[f"GIT_{role}_DATE"] = "@" + m.group(3)
-        args = [word for p in parents for word in ("-p", p)]
-        text = message if message.endswith("\n") else message + "\n"
-        out = self.git.run(
-            "commit-tree", f"-S{self.signing_key}", *args, "-F", "-", tree,
-            input=text.encode("utf-8"), env=env,
-        )  # fmt: skip
-        return Sha(out.stdout.decode().strip())
-
-    # -- gitmem's own commits -------------------------------------------------
-    # Trailers are text anyone can write (a person's commit, a remote's): who made an edit
-    # and in which session is taken from them only for commits gitmem itself wrote here.
-    # Each is recorded before its ref moves (a commit that never lands is harmless).
-    def _record_own(self, sha: Sha) -> None:
-        fd = os.open(self.gitmem_dir / OWN_COMMITS, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, f"{sha}\n".encode())  # one short O_APPEND write: never interleaved
-        finally:
-            os.close(fd)
-
-    def record_own(self, shas: list[Sha]) -> None:
-        """Take commits gitmem wrote on another clone as its own here: the commits of a
-        session that a gitmem sync published (see team.py), accepted on this clone."""
-        mine = self.own_commits()
-        new = "".join(f"{s}\n" for s in shas if s not in mine)
-        if new:
-            fd = os.open(
-                self.gitmem_dir / OWN_COMMITS, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644
-            )
-            try:
-                os.write(fd, new.encode())
-            finally:
-                os.close(fd)
-
-    def own_commits(self) -> frozenset[str]:
-        """Every commit gitmem wrote in this repository (its sessions' records)."""
-        try:
-            data = (self.gitmem_dir / OWN_COMMITS).read_bytes()
-        except FileNotFoundError:
-            return frozenset()
-        return frozenset(data.decode("ascii", "replace").split())
 
     def signature(self, role: str = "AUTHOR") -> str:
         """ "Name <email> epoch tz" as git would write it, honouring GIT_{role}_* variables."""

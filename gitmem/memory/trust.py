@@ -36,6 +36,10 @@ class _Rooted(Protocol):  # a MemoryRepo; the repo module reads its settings fro
     @property
     def root(self) -> Path: ...
 
+    def signers_sealed(self) -> bool: ...
+
+    def seal_signers(self) -> None: ...
+
 
 FILE = "held-settings.json"
 SIGNERS = "signers"  # the hold of keys a remote's allowed_signers added
@@ -247,11 +251,16 @@ def accept_settings(repo: _Rooted, settings: Iterable[str] = ()) -> list[HeldSet
             raise
         record_path(root).unlink()
     gone = [h for k, h in old.items() if not wanted or k in wanted]
+    # `gitmem trust signers` seals the signers as they are then, changed by hand or not
+    # (verify named them); else a file changed by hand stays unsealed.
+    reseal = SIGNERS in wanted or repo.signers_sealed()
     for h in gone:
         if h.key == SIGNERS:  # the keys shown as held, no others
             have = signers(trusted_path(root).read_bytes()) if trusted_path(root).exists() else []
             _write_signers(root, have + [k for k in h.proposed if k not in have])
     _write(root, {k: h for k, h in old.items() if h not in gone})
+    if reseal:
+        repo.seal_signers()
     return gone
 
 

@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from gitmem.errors import NotFound
 from gitmem.features.session_scope import Change, changes
 from gitmem.git.runner import Sha
-from gitmem.git.signing import verdicts
 from gitmem.index.build import Replay
 from gitmem.memory import names, refs
 from gitmem.memory import trailers as T
@@ -276,9 +275,7 @@ def _signed(repo: MemoryRepo, tip: str, shas: list[str]) -> dict[str, str]:
     """Each commit's signature state (none in a repo that does not sign)."""
     if repo.store.read_blob(f"{tip}:{ALLOWED_SIGNERS}") is None:
         return {}
-    return {
-        sha: v.state for sha, v in verdicts(repo.store, shas, repo.signature_settings()).items()
-    }
+    return {sha: v.state for sha, v in repo.verdicts(shas).items()}
 
 
 @dataclass(frozen=True)

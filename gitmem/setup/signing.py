@@ -57,6 +57,7 @@ def record_signer(repo: MemoryRepo, key: Path) -> None:
     publish(repo, MAIN, lambda tip, root: _add_signer(repo, tip, root, public, line))
     tracked = repo.store.read(f"{MAIN}:{ALLOWED_SIGNERS}")
     (repo.private_dir() / TRUSTED).write_bytes(tracked.data if tracked else line.encode())
+    repo.seal_signers()
 
 
 def _add_signer(

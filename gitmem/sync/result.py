@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 
 from gitmem.errors import ConfigError
-from gitmem.git import signing
 from gitmem.git.runner import Sha
 from gitmem.memory import config, refs, trust
 from gitmem.memory.config import Config
@@ -181,7 +180,10 @@ def held_signers(repo: MemoryRepo, remote: str, main: str) -> list[HeldSetting]:
     tracked = repo.store.read_blob(f"{main}:{ALLOWED_SIGNERS}")
     if tracked is None or repo.signing_off_by():
         return []
+    sealed = repo.signers_sealed()  # (a file changed by hand stays unsealed: none trusted)
     hold = trust.hold_signers(repo.root, tracked, remote, main)
+    if sealed:
+        repo.seal_signers()
     return [hold] if hold else []
 
 
@@ -194,9 +196,9 @@ def incoming_unverified(repo: MemoryRepo, before: str | None, main: str) -> list
     if repo.store.read_blob(f"{main}:{ALLOWED_SIGNERS}") is None or before == main:
         return []
     span = [f"{before}..{main}"] if before else [main]
-    own = repo.own_commits()
+    own = repo.signed_own()
     listed = [Sha(s) for s in repo.git.out("rev-list", *span, "--").split() if s not in own]
-    verdicts = signing.verdicts(repo.store, listed, repo.signature_settings()) if listed else {}
+    verdicts = repo.verdicts(listed)
     bad = [sha for sha in listed if verdicts[sha].state != "trusted"]
     if not bad:
         return []

@@ -1,0 +1,190 @@
+"""Tamperings beyond the cards' text (#33): gitmem's own records under `.git/gitmem/`, git's
+config and grafts, links and modes, other files. Each is made with plain git or by editing
+files; `gitmem verify` names it (exit 1) and, where it changes what the agent reads, the
+agent's tool result through the fake Messages API carries the unverified line."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import anthropic
+from test_verify import _short, _verify, _write, acme, signing_on
+
+from gitmem.agent.chat import run_chat
+from gitmem.fakeapi import FakeAnthropicServer, QueueModel, Reply
+from gitmem.memory.repo import MemoryRepo
+
+from helpers import git, gm
+
+__all__ = ["acme", "signing_on"]  # the fixtures, used by name
+
+AGENT = (
+    "acme: budget\n\nGitmem-Card: acme\nGitmem-Section: budget\nGitmem-Keywords: budget\n"
+    "Gitmem-Summary: budget\nGitmem-Session: 20261130-101200-ab12\nGitmem-Actor: agent\n"
+    "Gitmem-Client: acme\n"
+)
+
+
+def _stranger(tmp_path: Path) -> Path:
+    key = tmp_path / "stranger"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    return key
+
+
+def _forged(path: Path, key: Path, old: str, new: str) -> str:
+    """A commit of the card with gitmem's own trailers, signed by ``key`` with plain git."""
+    card = path / "cards" / "acme.md"
+    card.write_text(card.read_text().replace(old, new))
+    git(
+        path, "-c", f"user.signingKey={key}", "commit", "-q", "-a", "-S", "--no-verify", "-m", AGENT
+    )
+    return _short(path)
+
+
+def _agent_reads(path: Path) -> str:
+    """What the agent's `read_memory_card` of acme § budget returns."""
+    model = QueueModel(
+        [Reply.tool_use("read_memory_card", {"project": "acme", "section_id": "budget"}), "ok"]
+    )
+    with MemoryRepo(path) as repo, FakeAnthropicServer(model) as server:
+        sdk = anthropic.Anthropic(api_key="test", base_url=server.base_url, max_retries=0)
+        run_chat(repo, iter(["budget?"]), client=sdk, write=lambda _t: None, warn=lambda _w: None)
+        sdk.close()
+    blocks = [b for m in model.seen[-1]["messages"] if isinstance(m["content"], list)
+              for b in m["content"]]  # fmt: skip
+    [result] = [b["content"] for b in blocks if b.get("type") == "tool_result"]
+    assert isinstance(result, str)
+    return result
+
+
+def _unknown(sha: str) -> str:
+    return f"{sha} acme § budget: claims to be the agent's (Gitmem-Session: 20261130-101200-ab12"
+
+
+def test_a_line_planted_in_the_record_of_this_clones_commits(acme: Path, tmp_path: Path) -> None:
+    sha = _forged(acme, _stranger(tmp_path), "50k", "90k")
+    own = acme / ".git" / "gitmem" / "own-commits"
+    own.write_text(own.read_text() + git(acme, "rev-parse", "HEAD"))
+    code, lines = _verify(acme)
+    assert code == 1 and lines[0].startswith(_unknown(sha))
+    assert "signed by a key this clone does not trust" in lines[0]
+    assert _agent_reads(acme).startswith(f"## Budget\n[unverified: changed outside gitmem by Test "
+                                         f"Person on 2025-11-30 (commit {sha}, signed by a key")  # fmt: skip
+
+
+def test_a_planted_record_of_a_clean_verify(acme: Path) -> None:
+    assert _verify(acme)[0] == 0
+    card = acme / "cards" / "acme.md"
+    card.write_text(card.read_text().replace("50k", "90k"))
+    git(acme, "commit", "-q", "-am", "budget")
+    verified = acme / ".git" / "gitmem" / "verified"
+    key, _, seal = verified.read_text().split()
+    verified.write_text(f"{key} {git(acme, 'rev-parse', 'HEAD').strip()} {seal}\n")
+    code, lines = _verify(acme)
+    assert code == 1 and lines[0].startswith(f"{_short(acme)} acme § budget: not signed")
+
+
+def test_a_key_added_to_the_signers_this_clone_trusts_by_hand(acme: Path, tmp_path: Path) -> None:
+    stranger = _stranger(tmp_path)
+    trusted = acme / ".git" / "gitmem" / "allowed_signers"
+    public = " ".join((tmp_path / "stranger.pub").read_text().split()[:2])
+    trusted.write_text(trusted.read_text() + f'eve@example.com namespaces="git" {public}\n')
+    sha = _forged(acme, stranger, "50k", "90k")
+    assert git(acme, "log", "-1", "--format=%G?").strip() == "G"  # plain git trusts it
+    code, lines = _verify(acme)
+    assert code == 1
+    assert lines[0] == (
+        ".git/gitmem/allowed_signers: the signers this clone trusts were changed outside "
+        "gitmem, so no signature is trusted; `cat .git/gitmem/allowed_signers` shows them; "
+        "`gitmem trust signers` trusts them as they are"
+    )
+    assert lines[1].startswith(_unknown(sha))
+    assert f"(commit {sha}, signed by a key this clone does not trust)]" in _agent_reads(acme)
+    assert gm("-C", str(acme), "trust", "signers").code == 0  # a person's decision
+    code, lines = _verify(acme)
+    assert code == 0, lines
+
+
+def test_git_told_to_check_signatures_elsewhere(acme: Path, tmp_path: Path) -> None:
+    stranger = _stranger(tmp_path)
+    public = " ".join((tmp_path / "stranger.pub").read_text().split()[:2])
+    mine = tmp_path / "signers"
+    mine.write_text(f'eve@example.com namespaces="git" {public}\n')
+    good = tmp_path / "good-keygen"
+    good.write_text("#!/bin/sh\necho 'Good \"git\" signature for eve with ED25519 key x'\n")
+    good.chmod(0o755)
+    sha = _forged(acme, stranger, "50k", "90k")
+    git(acme, "config", "gpg.ssh.allowedSignersFile", str(mine))
+    git(acme, "config", "gpg.ssh.program", str(good))
+    assert git(acme, "log", "-1", "--format=%G?").strip() == "G"  # plain git trusts it
+    code, lines = _verify(acme)
+    assert code == 1 and lines[0].startswith(_unknown(sha))
+    assert "signed by a key this clone does not trust" in lines[0]
+    assert "signed by a key this clone does not trust)]" in _agent_reads(acme)
+
+
+def test_a_graft_that_hides_a_plain_git_commit(acme: Path) -> None:
+    card = acme / "cards" / "acme.md"
+    card.write_text(card.read_text().replace("50k", "90k"))
+    git(acme, "commit", "-q", "-am", "budget")
+    hidden = _short(acme)
+    _write(acme, "Call Ann", "Call Eve", "next-steps", "call Eve")
+    grafts = acme / ".git" / "info" / "grafts"
+    grafts.parent.mkdir(exist_ok=True)
+    tip, skip = git(acme, "rev-parse", "HEAD", "HEAD~2").split()
+    grafts.write_text(f"{tip} {skip}\n")
+    assert hidden not in git(acme, "log", "--oneline")  # plain git no longer shows it
+    code, lines = _verify(acme)
+    assert code == 1
+    assert lines[0].startswith("info/grafts: git is told to show commits with other parents")
+    assert lines[-1].startswith(f"{hidden} acme § budget: not signed")
+    assert f"(commit {hidden}, not signed)]\n90k" in _agent_reads(acme)
+
+
+def test_a_history_cut_by_a_shallow_file(acme: Path) -> None:
+    card = acme / "cards" / "acme.md"
+    card.write_text(card.read_text().replace("50k", "90k"))
+    git(acme, "commit", "-q", "-am", "budget")
+    _write(acme, "Call Ann", "Call Eve", "next-steps", "call Eve")
+    cut = git(acme, "rev-parse", "HEAD").strip()
+    (acme / ".git" / "shallow").write_text(f"{cut}\n")
+    code, lines = _verify(acme)
+    assert code == 1
+    assert lines[0] == (
+        f"shallow: history before {cut[:7]} is not in this clone, so it is not checked; "
+        "`git fetch --unshallow` brings it (a shallow file made by hand: remove it)"
+    )
+
+
+def test_a_card_made_a_symlink_or_given_a_mode(acme: Path) -> None:
+    (acme / "cards" / "host.md").symlink_to("/etc/hostname")
+    git(acme, "add", "cards/host.md")
+    git(acme, "commit", "-q", "-m", "link")
+    sha = _short(acme)
+    code, lines = _verify(acme)
+    assert code == 1 and lines == [
+        f"{sha} cards/host.md (a symlink, which gitmem refuses to read): not signed (made "
+        f"outside gitmem, e.g. with plain git); undo it with `gitmem revert {sha}` unless "
+        "you made it"
+    ]
+    git(acme, "reset", "-q", "--hard", "HEAD~1")
+    git(acme, "update-ref", "refs/gitmem/seen/main", "main")
+    (acme / "cards" / "acme.md").chmod(0o755)
+    git(acme, "commit", "-q", "-am", "mode")
+    code, lines = _verify(acme)
+    assert code == 1 and lines[0].startswith(f"{_short(acme)} acme (mode 100755): not signed")
+
+
+def test_a_signer_added_to_the_tracked_file_with_plain_git(acme: Path, tmp_path: Path) -> None:
+    stranger = _stranger(tmp_path)
+    public = " ".join((tmp_path / "stranger.pub").read_text().split()[:2])
+    with (acme / "allowed_signers").open("a") as f:
+        f.write(f'* namespaces="git" {public}\n')
+    git(acme, "commit", "-q", "-am", "a signer")
+    added = _short(acme)
+    sha = _forged(acme, stranger, "50k", "90k")
+    code, lines = _verify(acme)
+    assert code == 1 and lines[0].startswith(_unknown(sha))
+    assert lines[1].startswith(f"{added} allowed_signers: not signed")
+    assert "signed by a key this clone does not trust)]" in _agent_reads(acme)

@@ -452,6 +452,14 @@ def test_a_damaged_neighbour_table_is_a_clear_error(
         neighbours.table.cache_clear()
 
 
+def test_every_term_of_the_shipped_neighbour_table_finds_its_line() -> None:
+    lines = gzip.decompress(neighbours.TABLE.read_bytes()).decode().splitlines()
+    for line in lines[:: len(lines) // 500]:  # every term is found by bisection
+        term, _, rest = line.partition(" ")
+        assert [f"{w}:{round(s * 100)}" for w, s in neighbours.near(term)] == rest.split()
+    assert neighbours.near("zzzz-not-a-word") == []
+
+
 def test_a_label_every_section_carries_or_a_date_relates_no_word(repo: MemoryRepo) -> None:
     # every section is labelled "notes, sessions" and dated: such labels tell no section
     # from another, so Maya's sections lift no year, and the one that names her is first

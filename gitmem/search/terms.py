@@ -51,9 +51,12 @@ _BASE = {
 
 
 def fold(text: str) -> str:
-    """Lower case without accents, apostrophes dropped (``Client's`` -> ``client``)."""
-    text = unicodedata.normalize("NFKD", text)
-    text = "".join(ch for ch in text if not unicodedata.combining(ch)).lower()
+    """Lower case without accents, apostrophes dropped (``Client's`` -> ``client``);
+    ASCII text has no accents to take off."""
+    if not text.isascii():
+        text = unicodedata.normalize("NFKD", text)
+        text = "".join(ch for ch in text if not unicodedata.combining(ch))
+    text = text.lower()
     return _APOSTROPHE.sub("", _APOSTROPHE_S.sub("", text))
 
 

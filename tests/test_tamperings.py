@@ -188,3 +188,16 @@ def test_a_signer_added_to_the_tracked_file_with_plain_git(acme: Path, tmp_path:
     assert code == 1 and lines[0].startswith(_unknown(sha))
     assert lines[1].startswith(f"{added} allowed_signers: not signed")
     assert "signed by a key this clone does not trust)]" in _agent_reads(acme)
+
+
+def test_a_tampering_undone_as_the_line_says_verifies(acme: Path) -> None:
+    card = acme / "cards" / "acme.md"
+    card.write_text(card.read_text().replace("50k", "90k"))
+    git(acme, "commit", "-q", "-am", "budget")
+    sha = _short(acme)
+    code, lines = _verify(acme)
+    assert code == 1 and lines[0].endswith(f"undo it with `gitmem revert {sha}` unless you made it")
+    assert gm("-C", str(acme), "revert", sha).code == 0
+    assert _verify(acme)[0] == 0
+    assert "[unverified" not in _agent_reads(acme)
+    assert _verify(acme, "--since", f"{sha}~1")[0] == 0  # checked again: settled

@@ -200,17 +200,34 @@ def _commits(
     client = repo.config.client
     held = trust.held(repo.root).get(trust.SIGNERS)
     found: list[VerifyFinding] = []
+    undone = _undone(sigs, logged, client)
     for sha, sig in sigs.items():
         commit = logged.get(sha)
         said = commit.trailers if commit else {}
         problem = _problem(sig, said, client)
-        if problem is None:
+        if problem is None or sha in undone:
             continue
         kind, text = problem
         where = places.of_commit(repo, sha) if len(found) < WHERE_LIMIT else ""
         action = _action(sha, sig, said, pending, held.remote if held else None)
         found.append(VerifyFinding(kind, sha[:7], where, text, action, sha))
     return found
+
+
+def _undone(sigs: dict[Sha, signing.Signature], logged: dict[Sha, Commit], client: str) -> set[str]:
+    """The commits a verified revert (``gitmem revert``, ``Gitmem-Reverts``) undid, as the
+    line's action says to: settled. A revert of that revert brings them back."""
+    undid: dict[str, tuple[str, ...]] = {}
+    for sha in reversed(list(sigs)):  # oldest first
+        commit = logged.get(sha)
+        if commit and commit.reverts and _problem(sigs[sha], commit.trailers, client) is None:
+            undid[sha] = commit.reverts
+    undone: set[str] = set()
+    for reverts in undid.values():
+        for old in reverts:
+            undone.add(old)
+            undone.difference_update(undid.get(old, ()))
+    return undone
 
 
 def _problem(sig: signing.Signature, said: dict[str, str], client: str) -> tuple[str, str] | None:

@@ -15,6 +15,7 @@ from gitmem.errors import GitmemError
 from gitmem.features.edit import write_card
 from gitmem.features.revert import revert_commit
 from gitmem.index import build as index
+from gitmem.index import records
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
 from gitmem.setup.init import init_repo
@@ -227,11 +228,11 @@ def test_reindex_reports_what_a_damaged_cache_got_wrong(repo: MemoryRepo) -> Non
     write_card(repo, "alpha", "", "## Budget\nx\n", IndexEntry.make("budget", ["a"], "the truth"))
     index.refresh(repo)
     with MemoryRepo(repo.root) as other:  # another process damages the cache on disk
-        loaded = index.load(other, "main")
+        loaded = records.load(other, "main")
         assert loaded is not None
         sha, kws, _ = loaded.state.history("alpha/budget")[-1]
         loaded.state.entries["alpha/budget"].append(f"{sha}\0{kws}\0a lie")
-        index.save(other, "main", loaded)
+        records.save(other, "main", loaded)
     res = gm("-C", str(repo.root), "reindex", "--json")
     assert res.code == 0, res.err
     report = json.loads(res.out)

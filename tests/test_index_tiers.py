@@ -136,7 +136,7 @@ def test_an_edit_moves_that_card_and_reindex_reproduces_the_block(
     assert res.code == 0 and "differed" not in res.out, res.out + res.err
     # a folded block kept wrong is told and rebuilt by reindex
     kept = str(next((client / ".git" / "gitmem").glob("index-main.marshal")))
-    records, _ = cache_file.read(kept, 2, 2)
+    records, _ = cache_file.read(kept, 3, 3)  # the I block, the resolved index, the replay
     assert records is not None
     records[0][5] = records[0][5].replace("## client03-site", "## client03-sitx")
     cache_file.write(kept, records)

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gitmem.index import build as index
+from gitmem.index import records
 from gitmem.memory.repo import MemoryRepo
 from gitmem.setup.workspace import persona
 
@@ -123,7 +123,7 @@ def test_post_checkout_and_merge_hooks_keep_the_cache_fresh(client: Path) -> Non
     git(client, "checkout", "-q", "main")
     git(client, "merge", "-q", "--ff-only", "side")
     with MemoryRepo(client) as repo:
-        cached = index.load(repo, "main")
+        cached = records.load(repo, "main")
         assert cached is not None
         assert cached.state.commit == git(client, "rev-parse", "main").strip()
 

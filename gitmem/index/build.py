@@ -3,31 +3,22 @@
 The index is a pure function of history and the tip's tree. ``Replay`` folds commits
 oldest first; ``resolve`` reconciles it with the cards' headings at the tip and marks
 stale entries (freshness.py). ``refresh`` keeps both in ``.git/gitmem/index-<branch>.marshal``
-with the rendered I block, and folds in only ``git log LAST..TIP`` when history grew from
-the cached commit LAST; anything else replays all of history, which gives the same
-result by design (tests/test_index_property.py).
+with the rendered I block (records.py: at the cached tip the replay is not read), and folds
+in only ``git log LAST..TIP`` when history grew from the cached commit LAST; anything else
+replays all of history, which gives the same result by design (tests/test_index_property.py).
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from typing import Any
 
-from gitmem.index import cache_file, replay, tiers
+from gitmem.index import records, replay
 from gitmem.index.growth import advance, is_revert
-from gitmem.index.model import (
-    CardEntry,
-    Index,
-    SectionEntry,
-    differences,
-    render_block,
-    render_card,
-)
+from gitmem.index.model import CardEntry, Index, SectionEntry, differences, render_block
+from gitmem.index.records import Cached, part
 from gitmem.index.replay import Replay, replay_all
-from gitmem.index.resolve import Facts, entries, layout, resolve
-from gitmem.index.tiers import Split, brief
-from gitmem.memory import branch_files
+from gitmem.index.resolve import Facts, entries, resolve
+from gitmem.index.tiers import Split
 from gitmem.memory import trailers as T
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.ops.history import Commit
@@ -37,6 +28,7 @@ __all__ += [
     "advance",
     "card_created",
     "card_entries",
+    "card_sizes",
     "last_changes",
     "refresh",
     "rendered",
@@ -45,166 +37,29 @@ __all__ += [
     "shown",
 ]
 
-VERSION = 19  # of the cache file's layout: another one is not read
 
-
-def _refill(repo: MemoryRepo, known: Cached, parts: dict[str, list[str]], new: list[Commit]) -> str:
-    """The I block after ``new`` (folded into ``known``), the lines of each card they left
-    alone (same blob, no entry, no revert or merge) reused from ``parts``: `gitmem index`
-    after 10 commits <= 2x a cached one at 100k commits (issue 21)."""
+def _refill(repo: MemoryRepo, known: Cached, base: Cached, new: list[Commit]) -> None:
+    """The index and I block after ``new`` (folded into ``known``), the entries and lines
+    of each card they left alone (same blob, no entry, no revert or merge) reused from
+    ``base``: `gitmem index` after 10 commits <= 2x a cached one at 100k commits (issue 21)."""
+    assert base.parts is not None and base.index is not None
+    parts, old = base.parts, {c.project: c for c in base.index.cards}
     touched = {c.get(T.CARD) for c in new}
-    cards = layout(repo, str(known.state.commit), known.facts)
-    redo = [c for c in cards if c[0] in touched or parts.get(c[0], [""])[0] != c[1]]
-    again = {c.project: _part(c) for c in entries(repo, known.state, known.facts, redo)}
-    known.parts = {p: [blob, *again[p]] if p in again else parts[p] for p, blob, _ in cards}
-    return render_block([known.parts[p][1] for p, _, _ in cards])
-
-
-def _part(c: CardEntry) -> list[Any]:
-    return [render_card(c), brief(c)]
-
-
-# -- the cache file: the rendered blocks, then the replay and the facts -------------------
-@dataclass
-class Cached:
-    """A replay with its facts, and the index and I block they resolve to (when known)."""
-
-    state: Replay
-    facts: Facts
-    index: Index | None = None
-    text: str | None = None
-    parts: dict[str, list[Any]] | None = None  # card -> [its blob, its lines of ``text``, brief]
-    shown: tuple[int, str, Split] | None = None  # (budget, the block the agent sees, split)
-
-    def resolved(self, repo: MemoryRepo) -> Index:
-        if self.index is None:
-            commit = self.state.commit
-            cards = layout(repo, commit, self.facts) if commit else []
-            self.index = Index(tuple(entries(repo, self.state, self.facts, cards)))
-            if self.parts is None:
-                self.parts = {
-                    c.project: [blob, *_part(c)]
-                    for (_, blob, _), c in zip(cards, self.index.cards, strict=True)
-                }
-        return self.index
-
-    def rendered(self, repo: MemoryRepo) -> str:
-        if self.text is None:
-            index, parts = self.resolved(repo), self.parts
-            assert parts is not None
-            self.text = render_block([parts[c.project][1] for c in index.cards])
-        return self.text
-
-    def folded(self, repo: MemoryRepo, branch: str) -> tuple[str, Split]:
-        """The block the agent sees: ``rendered`` folded to the budget (tiers.py)."""
-        budget = repo.config.index_tokens
-        if self.shown is None or self.shown[0] != budget:
-            text = self.rendered(repo)
-            if self.parts is None:
-                self.index = None
-                self.resolved(repo)
-            assert self.parts is not None
-            got = tiers.shown(repo, self.state.changes, text, self.parts)
-            self.shown = (budget, *got)
-        return self.shown[1], self.shown[2]
-
-
-def _path(repo: MemoryRepo, branch: str) -> str:
-    return branch_files.path(repo, branch, "marshal")
-
-
-def _read(repo: MemoryRepo, branch: str, want: int) -> tuple[list[Any] | None, bool]:
-    """(the cache's first ``want`` records or None, whether a file was there)."""
-    got, there = cache_file.read(_path(repo, branch), 2, want)
-    if not got or not isinstance(got[0], list) or got[0][:1] != [VERSION]:
-        return None, there
-    return got, there
-
-
-def _served(repo: MemoryRepo, branch: str, tip: str | None) -> tuple[str, Split] | None:
-    """The I block the agent sees kept for ``tip`` and the budget, or None: its own record
-    only, behind its own digest (the warm-cache read commands' 250 ms at 100k commits)."""
-    head = cache_file.read_first(_path(repo, branch))
-    if not isinstance(head, list) or head[:2] != [VERSION, tip] or len(head) != 7:
-        return None
-    split = Split.from_json(head[6])
-    ok = head[4] == repo.config.index_tokens and isinstance(head[5], str)
-    return (head[5], split) if ok and split is not None else None
-
-
-def load(repo: MemoryRepo, branch: str) -> Cached | None:
-    got, _ = _read(repo, branch, 2)
-    if got is None:
-        return None
-    head, data = got
-    try:
-        entries = {key: [piece] for key, piece in data["entries"].items()}
-        state = Replay(
-            data["commit"],
-            entries,
-            set(data["inactive"]),
-            data["reverts"],
-            data["merges"],
-            data["entry_blobs"],
-            data["digests"],
-            data["changes"],
-            data["created"],
-        )
-        facts = Facts(data["blobs"], data["written"], data["contested"])
-    except (KeyError, TypeError):
-        return None
-    if len(head) != 7 or head[1] != state.commit or not isinstance(head[3], dict):
-        return Cached(state, facts)
-    split = Split.from_json(head[6])
-    shown = (head[4], head[5], split) if split is not None else None
-    return Cached(state, facts, text=head[2], parts=head[3], shown=shown)
-
-
-def save(repo: MemoryRepo, branch: str, known: Cached) -> None:
-    """Write the cache whole (readers see the old file or the new one), with only the
-    facts the tip needs: it grows with the cards, not with history."""
-    text = known.rendered(repo)  # first: resolving learns the facts kept below
-    shown, split = known.folded(repo, branch)
-    state, facts, index = known.state, known.facts, known.index
-    written, entry_blobs = facts.written, state.blobs  # whole until a resolve says which
-    if index is not None:  # are used (an older entry made current again is looked up)
-        used = {s.commit for c in index.cards for s in c.sections if s.commit}
-        written = {k: v for k, v in written.items() if k.partition("\0")[2] in used}
-        entry_blobs = {k: v for k, v in entry_blobs.items() if k in used}
-    keep = Facts(
-        {b: facts.blobs[b] for b in _tip_blobs(repo, state.commit) if b in facts.blobs},
-        written,
-        {m: facts.contested[m] for m in state.merges if m in facts.contested},
-    )
-    data = {
-        "commit": state.commit,
-        "entries": state.packed(),
-        "inactive": state.inactive,
-        "reverts": state.reverts,
-        "merges": state.merges,
-        "entry_blobs": entry_blobs,
-        "digests": state.digests,  # whole: a full replay would find every one again
-        "changes": state.changes,
-        "created": state.created,
-        "blobs": keep.blobs,
-        "written": keep.written,
-        "contested": keep.contested,
-    }
-    budget = repo.config.index_tokens
-    head = [VERSION, state.commit, text, known.parts, budget, shown, split.to_json()]
-    cache_file.write(_path(repo, branch), [head, data])
-
-
-def _tip_blobs(repo: MemoryRepo, commit: str | None) -> list[str]:
-    return [e.sha for e in repo.store.read_tree(f"{commit}:cards")] if commit else []
+    cards = known.cards(repo)
+    redo = [c for c in cards if c[0] in touched or c[0] not in old or parts[c[0]][0] != c[1]]
+    again = {c.project: c for c in entries(repo, known.state, known.facts, redo)}
+    known.index = Index(tuple(again.get(p) or old[p] for p, _, _ in cards))
+    known.parts = {p: [b, *part(again[p])] if p in again else parts[p] for p, b, _ in cards}
+    known.text = render_block([known.parts[p][1] for p, _, _ in cards])
 
 
 # -- refreshing ---------------------------------------------------------------------------
-def _cached(repo: MemoryRepo, branch: str) -> Cached | None:
-    """The branch's cache; a session branch without one starts from main's (it starts at
+def _cached(repo: MemoryRepo, branch: str, at: str | None = None) -> Cached | None:
+    """The branch's cache (``at``: its tip, when the replay need not be read; see
+    ``records.load``); a session branch without one starts from main's (it starts at
     main's tip; ``advance`` folds in what it added, or refuses when main moved on)."""
-    got = load(repo, branch)
-    return got if got is not None or branch == MAIN else load(repo, MAIN)
+    got = records.load(repo, branch, at)
+    return got if got is not None or branch == MAIN else records.load(repo, MAIN, at)
 
 
 def _current(repo: MemoryRepo, branch: str) -> Cached:
@@ -214,8 +69,8 @@ def _current(repo: MemoryRepo, branch: str) -> Cached:
     memo = repo.memo.get(("index", branch))
     if isinstance(memo, Cached) and memo.state.commit == tip:
         return memo
-    in_memory = isinstance(memo, Cached)
-    base = memo if isinstance(memo, Cached) else _cached(repo, branch)
+    in_memory = isinstance(memo, Cached) and memo.whole
+    base = memo if isinstance(memo, Cached) and memo.whole else _cached(repo, branch, tip)
     if tip is None:
         got = Cached(Replay(), Facts())
     elif base is not None and base.state.commit == tip:
@@ -224,16 +79,16 @@ def _current(repo: MemoryRepo, branch: str) -> Cached:
         merges = [c.sha for c in new if len(c.parents) > 1]
         base.facts.contested.update({merge: [] for merge in merges})
         got = Cached(base.state, base.facts)
-        if base.parts is not None and not merges and not any(is_revert(c) for c in new):
-            got.text = _refill(repo, got, base.parts, new)
+        if base.parts and base.index and not merges and not any(is_revert(c) for c in new):
+            _refill(repo, got, base, new)
         if not in_memory:
-            save(repo, branch, got)
+            records.save(repo, branch, got)
     else:
         got = Cached(replay.replay_all(repo, branch), base.facts if base else Facts())
-        save(repo, branch, got)
+        records.save(repo, branch, got)
         if branch != MAIN and tip == repo.tip(MAIN):
             # A session at main's tip: else every chat start replays all of history again.
-            save(repo, MAIN, got)
+            records.save(repo, MAIN, got)
     repo.memo[("index", branch)] = got
     return got
 
@@ -254,12 +109,12 @@ def shown(repo: MemoryRepo, branch: str = MAIN) -> tuple[str, Split]:
     memo = repo.memo.get(("index", branch))
     if not isinstance(memo, Cached):
         tip = repo.tip(branch)
-        got = _served(repo, branch, tip)
+        got = records.served(repo, branch, tip)
         if got is None and branch != MAIN and tip is not None and not _has_cache(repo, branch):
-            got = _served(repo, MAIN, tip)  # a session branch still at main's tip
+            got = records.served(repo, MAIN, tip)  # a session branch still at main's tip
         if got is not None:
             return got
-    return _current(repo, branch).folded(repo, branch)
+    return _current(repo, branch).folded(repo)
 
 
 def card_lines(repo: MemoryRepo, branch: str, project: str) -> str | None:
@@ -277,7 +132,7 @@ def card_entries(repo: MemoryRepo, branch: str, projects: set[str]) -> list[Card
     known = _current(repo, branch)
     if known.index is not None or known.state.commit is None:
         return [c for c in known.resolved(repo).cards if c.project in projects]
-    cards = [c for c in layout(repo, known.state.commit, known.facts) if c[0] in projects]
+    cards = [c for c in known.cards(repo) if c[0] in projects]
     return entries(repo, known.state, known.facts, cards)
 
 
@@ -293,8 +148,15 @@ def card_created(repo: MemoryRepo, project: str, branch: str = MAIN) -> str | No
     return _current(repo, branch).state.created.get(project)
 
 
+def card_sizes(repo: MemoryRepo, branch: str = MAIN) -> dict[str, list[int]]:
+    """Each card at ``branch``'s tip -> [its size in bytes, each section's in order], as
+    resolving measured them (no card is read again)."""
+    known = _current(repo, branch)
+    return {card: known.facts.sizes[blob] for card, blob, _ in known.cards(repo)}
+
+
 def _has_cache(repo: MemoryRepo, branch: str) -> bool:
-    return os.path.exists(_path(repo, branch))
+    return os.path.exists(records.path(repo, branch))
 
 
 def rebuild(repo: MemoryRepo, branch: str = MAIN) -> tuple[Index, Index | None]:
@@ -303,23 +165,33 @@ def rebuild(repo: MemoryRepo, branch: str = MAIN) -> tuple[Index, Index | None]:
     return rebuilt, cached
 
 
+def _held(repo: MemoryRepo, branch: str, at: str | None, rebuilt: Index) -> Index | None:
+    """What the cache holds for ``at``: its resolved index where that differs from
+    ``rebuilt``, else what its replay resolves to (the one a later fold builds on); the
+    resolved index alone when the replay record is damaged (never read at that tip)."""
+    old = _cached(repo, branch)
+    if at is None or old is None:
+        held = _cached(repo, branch, at) if at is not None else None
+        return held.index if held is not None else None
+    kept = old.index if old.state.commit == at else None
+    if advance(repo, old.state, at) is None:
+        return None
+    return kept if kept is not None and kept != rebuilt else resolve(repo, old.state, old.facts)
+
+
 def rebuild_checked(repo: MemoryRepo, branch: str = MAIN) -> tuple[Index, Index | None, bool]:
     """``rebuild``, and whether the I block the cache serves was the rebuilt one's (or
     there was none); the cache is written anew from the rebuilt index."""
-    head, there = _read(repo, branch, 1)
+    head, there = records.head(repo, branch)
     tip = repo.tip(branch)
     full = Cached(replay.replay_all(repo, branch), Facts())  # nothing of the cache is believed
     index = full.resolved(repo)
-    kept = head[0] if head and head[0][1] == full.state.commit else None
+    kept = head if head and head[1] == full.state.commit else None
     served = [kept[2], kept[5]] if kept and kept[4] == repo.config.index_tokens else None
-    now = [full.rendered(repo), full.folded(repo, branch)[0]]
+    now = [full.rendered(repo), full.folded(repo)[0]]
     served_ok = served == now or (served is None and (head or not there))
-    old = _cached(repo, branch)
-    cached = None
-    at = full.state.commit
-    if old is not None and at is not None and advance(repo, old.state, at) is not None:
-        cached = resolve(repo, old.state, old.facts)
+    cached = _held(repo, branch, full.state.commit, index)
     if full.state.commit == tip or tip is None:
-        save(repo, branch, full)
+        records.save(repo, branch, full)
         repo.memo[("index", branch)] = full
     return index, cached, bool(served_ok)

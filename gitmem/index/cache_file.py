@@ -63,13 +63,19 @@ def read(path: str, count: int, want: int) -> tuple[list[Any] | None, bool]:
     return _parsed(raw, count, want), True
 
 
-def read_first(path: str) -> Any:
-    """The first record alone (behind its own digest), None when there is none whole."""
+def read_leading(path: str, count: int) -> list[Any] | None:
+    """The first ``count`` records alone (each behind its own digest; the rest of the file
+    is not read), None when they are not there whole."""
+    out: list[Any] = []
     try:
         with open(path, "rb") as fh:
-            head = fh.read(_RECORD.size)
-            size = _RECORD.unpack(head)[0] if len(head) == _RECORD.size else 0
-            got = _parsed(head + fh.read(size), 1, 1)
+            for _ in range(count):
+                head = fh.read(_RECORD.size)
+                size = _RECORD.unpack(head)[0] if len(head) == _RECORD.size else 0
+                got = _parsed(head + fh.read(size), 1, 1)
+                if not got:
+                    return None
+                out.append(got[0])
     except (OSError, struct.error):
         return None
-    return got[0] if got else None
+    return out

@@ -1,6 +1,7 @@
 """``gitmem cards``: every card of a branch with its sections, sizes and last change.
 
-The last change of every card is the index's replay's (``build.last_changes``).
+Sizes, headings and the last change of every card are the index's (``build.card_sizes``,
+``build.last_changes``), kept in its cache: a warm `gitmem cards` reads no card.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from dataclasses import asdict, dataclass
 
 from gitmem.index import build as index_mod
 from gitmem.memory import names
-from gitmem.memory.cards import card_path, sections
+from gitmem.memory.cards import card_path
 from gitmem.memory.repo import MAIN, MemoryRepo
 
 __all__ = ["CardInfo", "CardSection", "list_cards", "size"]
@@ -42,44 +43,27 @@ class CardInfo:
 
 
 def list_cards(repo: MemoryRepo, branch: str = MAIN) -> list[CardInfo]:
-    """The cards at the tip of ``branch``, sorted by name."""
-    tip = repo.branch_tip(names.branch(branch))
+    """The cards at the tip of ``branch``, sorted by name: read from the index's cache,
+    which keeps each card's and section's size beside their digests (no card is read)."""
+    repo.branch_tip(names.branch(branch))  # NotFound for a branch that is not there
     idx = index_mod.refresh(repo, branch)
-    by_name = {c.project: c for c in idx.cards}
-    entries = {c.project: {s.id: s for s in c.sections} for c in idx.cards}
-    texts: dict[str, str] = {}
-    for entry in repo.store.read_tree(f"{tip}:cards"):
-        name = entry.name.decode("utf-8", "replace")
-        if entry.is_tree or not name.endswith(".md") or not names.is_slug(name[:-3]):
-            continue
-        texts[name[:-3]] = (repo.store.read_blob(entry.sha) or b"").decode("utf-8", "replace")
+    sizes = index_mod.card_sizes(repo, branch)
     changes = index_mod.last_changes(repo, branch)
     out = []
-    for project, text in sorted(texts.items()):
-        lines = text.split("\n")
-        known = entries.get(project, {})
-        secs = []
-        for s in sections(text):
-            body = "\n".join(lines[s.start : s.end])
-            e = known.get(s.id)
-            secs.append(
-                CardSection(
-                    s.id,
-                    s.heading,
-                    len(body.encode()),
-                    bool(e and e.indexed),
-                    e.summary if e else None,
-                )
-            )
-        card = by_name.get(project)
-        last = changes.get(project)
+    for card in idx.cards:
+        size_of = sizes[card.project]
+        secs = tuple(
+            CardSection(s.id, s.heading, n, s.indexed, s.summary)
+            for s, n in zip(card.sections, size_of[1:], strict=True)
+        )
+        last = changes.get(card.project)
         out.append(
             CardInfo(
-                project,
-                card.title if card else project,
-                card_path(project),
-                len(text.encode()),
-                tuple(secs),
+                card.project,
+                card.title,
+                card_path(card.project),
+                size_of[0],
+                secs,
                 last[0] if last else None,
                 last[1] if last else None,
             )

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from gitmem.index.framing import INDEX_TAG, one_line
-from gitmem.memory.cards import first_title, sections
 
 
 class SectionEntry(NamedTuple):
@@ -45,6 +44,16 @@ class Index:
     the agent sees, ``to_json()`` what ``gitmem index --json`` prints."""
 
     cards: tuple[CardEntry, ...]
+
+    def packed(self) -> list[Any]:
+        """Builtin types only, as the index's cache keeps it (``unpacked`` reads it back)."""
+        return [[c.project, c.title, [tuple(s) for s in c.sections]] for c in self.cards]
+
+    @classmethod
+    def unpacked(cls, data: list[Any]) -> Index:
+        return cls(
+            tuple(CardEntry(p, t, tuple(SectionEntry(*s) for s in secs)) for p, t, secs in data)
+        )
 
     def card(self, project: str) -> CardEntry | None:
         return next((c for c in self.cards if c.project == project), None)
@@ -102,13 +111,6 @@ def render_card(c: CardEntry) -> str:
 def same_name(title: str, project: str) -> bool:
     """A title that only spells the card's name ("Acme website" for acme-website) adds nothing."""
     return not title.strip() or "-".join(re.findall(r"[a-z0-9]+", title.lower())) == project
-
-
-def card_info(text: str) -> list[list[str]]:
-    """A card's headings: [[title, ""], [section id, heading], ...]."""
-    # No "# Title": the card's name stands in (``entries``) -- facts are kept by blob,
-    # and two cards may hold the same bytes.
-    return [[first_title(text), ""], *([s.id, s.heading] for s in sections(text))]
 
 
 def split_keywords(value: str) -> tuple[str, ...]:

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 
 from gitmem.errors import CorruptObject
 from gitmem.index import freshness
-from gitmem.index.model import CardEntry, Index, SectionEntry, card_info, split_keywords
+from gitmem.index.model import CardEntry, Index, SectionEntry, split_keywords
 from gitmem.index.replay import Replay
-from gitmem.memory.cards import card_path
+from gitmem.memory.cards import card_path, first_title, measured
 from gitmem.memory.names import is_slug
 from gitmem.memory.repo import MemoryRepo
 
@@ -27,13 +27,17 @@ class Facts:
     # "card/sid\0sha" -> the section's digest in the entry's commit (None: stale whatever)
     written: dict[str, str | None] = field(default_factory=dict)
     contested: dict[str, list[str]] = field(default_factory=dict)  # merge -> its "key\0sha"s
+    # card blob -> [its size in bytes, each section's, in order]: `gitmem cards` reads no blob
+    sizes: dict[str, list[int]] = field(default_factory=dict)
 
 
-def _card_facts(facts: Facts, blob: str, data: bytes) -> list[list[str]]:
+def _card_facts(facts: Facts, blob: str, data: bytes) -> None:
+    # No "# Title": the card's name stands in (``entries``) -- facts are kept by blob,
+    # and two cards may hold the same bytes.
     text = data.decode("utf-8", "replace")
-    info, digest = card_info(text), freshness.digests(text)
-    got = facts.blobs[blob] = [info[0], *([sid, h, digest[sid]] for sid, h in info[1:])]
-    return got
+    got = measured(text)
+    facts.blobs[blob] = [[first_title(text), ""], *([s.id, s.heading, d] for s, d, _ in got)]
+    facts.sizes[blob] = [len(data), *(n for _, _, n in got)]
 
 
 Layout = list[tuple[str, str, list[list[str]]]]  # (card, blob, its facts), by card

@@ -153,14 +153,20 @@ def digests(text: str, wanted: Iterable[str] | None = None) -> dict[str, str]:
     """Each section's id (of ``wanted`` only, if given) -> a digest of its text. Trailing
     blanks of lines and blank lines at the section's end do not count: appending a section
     after it changes nothing."""
-    lines = text.split("\n")
-    out: dict[str, str] = {}
     keep = None if wanted is None else set(wanted)
+    return {s.id: d for s, d, _ in measured(text) if keep is None or s.id in keep}
+
+
+def measured(text: str) -> list[tuple[Section, str, int]]:
+    """Each section with its digest (``digests``) and its size in bytes, heading line
+    included: the card parsed once."""
+    lines = text.split("\n")
+    out = []
     for s in sections(text):
-        if keep is not None and s.id not in keep:
-            continue
-        body = "\n".join(ln.rstrip() for ln in lines[s.start : s.end]).rstrip("\n")
-        out[s.id] = hashlib.sha1(body.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+        own = lines[s.start : s.end]
+        body = "\n".join(ln.rstrip() for ln in own).rstrip("\n")
+        digest = hashlib.sha1(body.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+        out.append((s, digest, len("\n".join(own).encode("utf-8", "surrogateescape"))))
     return out
 
 

@@ -1,0 +1,186 @@
+"""The index's cache file, ``.git/gitmem/index-<branch>.marshal``, as three records, each
+behind its own digest (cache_file.py) and read only by the command that needs it:
+
+1. the I block: rendered in full, by card, and folded to the budget (``gitmem index``);
+2. the resolved index with the tip's card layout (each card's blob, headings, section
+   digests and sizes), each card's last change and creation (``cards``, ``status``);
+3. the replay and the facts the stale marks read, for folding in new commits.
+
+A record is believed only for the commit it names; the first two never need the third.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from gitmem.index import cache_file, tiers
+from gitmem.index.model import CardEntry, Index, render_block, render_card
+from gitmem.index.replay import Replay
+from gitmem.index.resolve import Facts, Layout, entries, layout
+from gitmem.index.tiers import Split, brief
+from gitmem.memory import branch_files
+from gitmem.memory.repo import MemoryRepo
+
+VERSION = 20  # of the cache file's layout: another one is not read
+RECORDS = 3
+
+
+def part(c: CardEntry) -> list[Any]:
+    return [render_card(c), brief(c)]
+
+
+@dataclass
+class Cached:
+    """A replay with its facts, and the index and I block they resolve to (when known).
+    ``whole`` False: only records 1 and 2 were read, so ``state`` holds its commit, last
+    changes and creations and nothing to fold onto."""
+
+    state: Replay
+    facts: Facts
+    index: Index | None = None
+    text: str | None = None
+    parts: dict[str, list[Any]] | None = None  # card -> [its blob, its lines of ``text``, brief]
+    shown: tuple[int, str, Split] | None = None  # (budget, the block the agent sees, split)
+    layout: Layout | None = None  # the tip's cards (resolve.layout), once known
+    whole: bool = True
+
+    def cards(self, repo: MemoryRepo) -> Layout:
+        if self.layout is None:
+            commit = self.state.commit
+            self.layout = layout(repo, commit, self.facts) if commit else []
+        return self.layout
+
+    def resolved(self, repo: MemoryRepo) -> Index:
+        if self.index is None:
+            cards = self.cards(repo)
+            self.index = Index(tuple(entries(repo, self.state, self.facts, cards)))
+            if self.parts is None:
+                self.parts = {
+                    c.project: [blob, *part(c)]
+                    for (_, blob, _), c in zip(cards, self.index.cards, strict=True)
+                }
+        return self.index
+
+    def rendered(self, repo: MemoryRepo) -> str:
+        if self.text is None:
+            index, parts = self.resolved(repo), self.parts
+            assert parts is not None
+            self.text = render_block([parts[c.project][1] for c in index.cards])
+        return self.text
+
+    def folded(self, repo: MemoryRepo) -> tuple[str, Split]:
+        """The block the agent sees: ``rendered`` folded to the budget (tiers.py)."""
+        budget = repo.config.index_tokens
+        if self.shown is None or self.shown[0] != budget:
+            text = self.rendered(repo)
+            if self.parts is None:
+                self.index = None
+                self.resolved(repo)
+            assert self.parts is not None
+            got = tiers.shown(repo, self.state.changes, text, self.parts)
+            self.shown = (budget, *got)
+        return self.shown[1], self.shown[2]
+
+
+def path(repo: MemoryRepo, branch: str) -> str:
+    return branch_files.path(repo, branch, "marshal")
+
+
+def head(repo: MemoryRepo, branch: str) -> tuple[list[Any] | None, bool]:
+    """(record 1, None unless every record of the file is whole; whether a file was
+    there): what reindex checks."""
+    got, there = cache_file.read(path(repo, branch), RECORDS, 1)
+    ok = got and isinstance(got[0], list) and len(got[0]) == 7 and got[0][0] == VERSION
+    return (got[0] if ok and got else None), there
+
+
+def served(repo: MemoryRepo, branch: str, tip: str | None) -> tuple[str, Split] | None:
+    """The I block the agent sees kept for ``tip`` and the budget, or None: its own record
+    only, behind its own digest (the warm-cache read commands' 250 ms at 100k commits)."""
+    got = cache_file.read_leading(path(repo, branch), 1)
+    first = got[0] if got else None
+    if not isinstance(first, list) or first[:2] != [VERSION, tip] or len(first) != 7:
+        return None
+    split = Split.from_json(first[6])
+    ok = first[4] == repo.config.index_tokens and isinstance(first[5], str)
+    return (first[5], split) if ok and split is not None else None
+
+
+def load(repo: MemoryRepo, branch: str, at: str | None = None) -> Cached | None:
+    """The branch's cache; ``at``: a tip for which records 1 and 2 alone serve (the
+    replay record is then not read), else the whole file."""
+    if at is not None:
+        got = cache_file.read_leading(path(repo, branch), 2)
+        known = _known(got, None) if got else None
+        if known is not None and known.state.commit == at:
+            return known
+    whole, _ = cache_file.read(path(repo, branch), RECORDS, RECORDS)
+    return _known(whole[:2], whole[2]) if whole else None
+
+
+def _known(got: list[Any], data: Any) -> Cached | None:
+    first, second = got
+    try:
+        state = Replay(second["commit"], changes=second["changes"], created=second["created"])
+        facts = Facts(second["blobs"], sizes=second["sizes"])
+        index = Index.unpacked(second["index"])
+        cards = [(c, b, facts.blobs[b]) for c, b in second["layout"]]
+        if data is not None:
+            state = Replay(
+                data["commit"],
+                {key: [piece] for key, piece in data["entries"].items()},
+                set(data["inactive"]),
+                data["reverts"],
+                data["merges"],
+                data["entry_blobs"],
+                data["digests"],
+                second["changes"],
+                second["created"],
+            )
+            facts = Facts(facts.blobs, data["written"], data["contested"], facts.sizes)
+    except (KeyError, TypeError, ValueError):
+        return None
+    if not isinstance(first, list) or first[:1] != [VERSION] or len(first) != 7:
+        return None
+    if first[1] != state.commit or second["commit"] != state.commit:
+        return None
+    if not isinstance(first[3], dict):
+        return Cached(state, facts, index, layout=cards, whole=data is not None)
+    split = Split.from_json(first[6])
+    shown = (first[4], first[5], split) if split is not None else None
+    return Cached(state, facts, index, first[2], first[3], shown, cards, data is not None)
+
+
+def save(repo: MemoryRepo, branch: str, known: Cached) -> None:
+    """Write the cache whole (readers see the old file or the new one), with only the
+    facts the tip needs: it grows with the cards, not with history."""
+    assert known.whole
+    text = known.rendered(repo)  # first: resolving learns the facts kept below
+    shown, split = known.folded(repo)
+    state, facts, index, cards = known.state, known.facts, known.resolved(repo), known.cards(repo)
+    used = {s.commit for c in index.cards for s in c.sections if s.commit}
+    resolved = {
+        "commit": state.commit,
+        "index": index.packed(),
+        "layout": [[card, blob] for card, blob, _ in cards],
+        "blobs": {blob: facts.blobs[blob] for _, blob, _ in cards},
+        "sizes": {blob: facts.sizes[blob] for _, blob, _ in cards},
+        "changes": state.changes,
+        "created": state.created,
+    }
+    data = {
+        "commit": state.commit,
+        "entries": state.packed(),
+        "inactive": state.inactive,
+        "reverts": state.reverts,
+        "merges": state.merges,
+        # an older entry made current again (a revert) is looked up again
+        "entry_blobs": {k: v for k, v in state.blobs.items() if k in used},
+        "digests": state.digests,  # whole: a full replay would find every one again
+        "written": {k: v for k, v in facts.written.items() if k.partition("\0")[2] in used},
+        "contested": {m: facts.contested[m] for m in state.merges if m in facts.contested},
+    }
+    budget = repo.config.index_tokens
+    first = [VERSION, state.commit, text, known.parts, budget, shown, split.to_json()]
+    cache_file.write(path(repo, branch), [first, resolved, data])

@@ -198,6 +198,9 @@ PRESENTATION: dict[str, set[str]] = {
     "gitmem.agent.usage": {"SIMULATED_KEY"},  # its client's key: its usage is labelled so
     "gitmem.setup.clone": {"default_path"},  # where `gitmem clone URL` puts it
     "gitmem.review.revert_session": {"is_session"},  # `gitmem revert COMMIT|SESSION`
+    # gitmem sync's text: the ref that keeps the remote's side, the held settings shown
+    "gitmem.memory.refs": {"CONFLICT_REMOTE"},
+    "gitmem.memory.trust": {"SIGNERS", "shown"},
 }
 
 

@@ -1,4 +1,4 @@
-"""What a sync reports: ``SyncResult`` (its status, what moved, and its text for people)."""
+"""What a sync reports: ``SyncResult`` (its status, what moved; `gitmem sync` shows it)."""
 
 from __future__ import annotations
 
@@ -6,19 +6,18 @@ from dataclasses import asdict, dataclass, field, replace
 
 from gitmem.errors import ConfigError
 from gitmem.git.runner import Sha
-from gitmem.memory import config, refs, trust
+from gitmem.memory import config, trust
 from gitmem.memory.config import Config
 from gitmem.memory.repo import ALLOWED_SIGNERS, MemoryRepo
 from gitmem.memory.trust import HeldSetting
 from gitmem.ops.merge import FileConflict
-from gitmem.wording import count
 
 
 @dataclass(frozen=True)
 class SyncResult:
     """A sync's outcome: ``status`` up-to-date, synced, conflict (both versions kept until
     ``continue_sync`` or ``abort_sync``) or aborted; commits received and sent, sessions
-    published and decided, and ``text()`` for people."""
+    published and decided."""
 
     remote: str
     status: str  # up-to-date | synced | conflict | aborted
@@ -48,102 +47,6 @@ class SyncResult:
 
     def to_json(self) -> dict[str, object]:
         return asdict(self)
-
-    def text(self) -> str:
-        r, at = self.remote, (self.main or "")[:7]
-        if self.status == "conflict":
-            return conflict_report(r, self.conflicts, self.note)
-        if self.status == "aborted":
-            return (
-                f"sync with {r} aborted: main and the working tree are as they were.{self.note}\n"
-            )
-        if self.status == "up-to-date":
-            return f"main is up to date with {r} ({at}).{self.note}\n" + self.sessions_text()
-        how = ", merged" if self.merged else ""
-        return (
-            (
-                f"synced with {r}: received {count(self.received, 'commit')}, sent {self.sent} "
-                f"(main at {at}{how}).{self.note}\n"
-            )
-            + self.sessions_text()
-            + self.behaviour_text()
-            + self.held_text()
-            + self.unverified_text()
-        )
-
-    def unverified_text(self) -> str:
-        if not self.unverified:
-            return ""
-        n = len(self.unverified)
-        lines = [
-            f"received {count(n, 'commit')} not signed by a key this clone trusts "
-            "(`gitmem verify` says what to do):"
-        ]
-        lines += [
-            f"  {u['commit'][:7]} {u['state']}, by {u['author']} on {u['date']}: {u['subject']}"
-            for u in self.unverified[:SHOWN_UNVERIFIED]
-        ]
-        if n > SHOWN_UNVERIFIED:
-            lines.append(f"  and {n - SHOWN_UNVERIFIED} more")
-        return "\n".join(lines) + "\n"
-
-    def sessions_text(self) -> str:
-        out = ""
-        if self.published:
-            out += f"published {count(len(self.published), 'pending session')}: {', '.join(self.published)}\n"
-        if self.decided:
-            out += f"sent the decision on {', '.join(self.decided)}\n"
-        if self.settled:
-            out += (
-                f"decided on another machine, archived here: {', '.join(self.settled)} "
-                "(`gitmem review --all`)\n"
-            )
-        if self.waiting:
-            n = len(self.waiting)
-            out += (
-                f"{count(n, 'session')} from "
-                f"{'another machine waits' if n == 1 else 'other machines wait'} "
-                f"for review: {', '.join(self.waiting)} (`gitmem review`)\n"
-            )
-        return out
-
-    def behaviour_text(self) -> str:
-        if not self.behaviour:
-            return ""
-        files = " ".join(self.behaviour)
-        they = "they change" if len(self.behaviour) > 1 else "it changes"
-        return (
-            f"{_joined(self.behaviour)} changed by {self.remote}: {they} how the agent behaves; "
-            f"see what changed with `git diff {(self.before or '')[:12]} {(self.main or '')[:12]} "
-            f"-- {files}`\n"
-        )
-
-    def held_text(self) -> str:
-        out = ""
-        for h in self.held:
-            proposed = h["proposed"]
-            if h["key"] == trust.SIGNERS and isinstance(proposed, list):
-                out += (
-                    f"{self.remote}'s allowed_signers adds {count(len(proposed), 'signer')}, "
-                    "held: their commits do not verify here until you trust them with "
-                    "`gitmem trust signers`:\n" + "".join(f"  {k}\n" for k in proposed)
-                )
-        return out + self._settings_text([h for h in self.held if h["key"] != trust.SIGNERS])
-
-    def _settings_text(self, held: list[dict[str, object]]) -> str:
-        if not held:
-            return ""
-        lines = [
-            f"{self.remote}'s gitmem.toml weakens what protects this machine; "
-            "this machine keeps its own values until you accept them:"
-        ]
-        lines += [
-            f"  {h['key']} = {trust.shown(h['applies'])} applies ({self.remote} says "
-            f"{trust.shown(h['proposed'])})"
-            for h in held
-        ]
-        lines.append("accept them here with `gitmem trust` (`gitmem trust --help` says more)")
-        return "\n".join(lines) + "\n"
 
 
 def held_settings(
@@ -185,9 +88,6 @@ def held_signers(repo: MemoryRepo, remote: str, main: str) -> list[HeldSetting]:
     if sealed:
         repo.seal_signers()
     return [hold] if hold else []
-
-
-SHOWN_UNVERIFIED = 10  # commits listed by name in the text; --json lists them all
 
 
 def incoming_unverified(repo: MemoryRepo, before: str | None, main: str) -> list[dict[str, str]]:
@@ -233,25 +133,9 @@ def _settings(repo: MemoryRepo, commit: str | None) -> Config | None:
 BEHAVIOUR_FILES = ("persona.md", "gitmem.toml")
 
 
-def _joined(paths: list[str]) -> str:
-    return paths[0] if len(paths) == 1 else f"{', '.join(paths[:-1])} and {paths[-1]}"
-
-
 def behaviour_changes(repo: MemoryRepo, before: str | None, after: str | None) -> list[str]:
     """The behaviour files that differ between ``before`` and ``after`` (main's tips)."""
     if before is None or after is None or before == after:
         return []
     # (their tree entries compared, as git diff --name-only does: read in-process)
     return [p for p in BEHAVIOUR_FILES if repo.store.entry(before, p) != repo.store.entry(after, p)]
-
-
-def conflict_report(remote: str, conflicts: list[FileConflict], note: str) -> str:
-    lines = [f"sync with {remote} stopped: the same part of memory was edited here and there:"]
-    lines += [f"  {c.label():<40}  {c.path}" for c in conflicts]
-    lines += [
-        f"Both versions are kept: this machine's in main, {remote}'s in {refs.CONFLICT_REMOTE}.",
-        note.strip() or "main is not checked out: commit the resolution on main.",
-        "Keep what you want of both, then run `gitmem sync --continue`;",
-        "`gitmem sync --abort` puts everything back as it was.",
-    ]
-    return "\n".join(lines) + "\n"

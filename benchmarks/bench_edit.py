@@ -4,7 +4,8 @@ and 100k commits), and ``gitmem write`` (the CLI) <= 300 ms.
 Two copies of a generated client receive the same changes, one bullet appended to a card's
 last section each round: ``gitmem.write_card`` on a repo kept open (as a session has it)
 in one, the file written then ``git add`` + ``git commit`` (hooks off) in the other; then
-``gitmem write`` as a process in the first. Medians, interleaved::
+``gitmem write`` as a process in the first (``--cards``, ``--sections``: on another
+shape). Medians, interleaved::
 
     .venv/bin/python benchmarks/bench_edit.py                  # 10k and 100k commits
     .venv/bin/python benchmarks/bench_edit.py --quick          # 1k and 10k
@@ -31,11 +32,11 @@ def change(root: Path, project: str, n: int) -> tuple[str, str, str]:
     return last, f"{last}\n- bench note {n}: the client confirmed item {n}", section
 
 
-def measure(size: int, rounds: int) -> None:
+def measure(size: int, rounds: int, cards: int = 0, sections: int = 0) -> None:
     with common.scratch() as tmp:
         work = Path(tmp)
         env = common.bench_env(work / "home")
-        ours = common.copy_of(common.history(size), work / "gitmem")
+        ours = common.copy_of(common.history(size, sections, cards), work / "gitmem")
         theirs = common.copy_of(ours, work / "git")
         projects = sorted(p.stem for p in (ours / "cards").glob("*.md"))
         n = [0, 0, 0]
@@ -74,7 +75,7 @@ def measure(size: int, rounds: int) -> None:
 
         wall = common.interleaved({"cli": cli}, rounds)["cli"]
     ratio = got["edit"] / got["plain"]
-    print(f"{size:,} commits:")
+    print(f"{size:,} commits, {common.shape(cards, sections, size)}:")
     common.row("  gitmem.write_card (in-process)", common.ms(got["edit"]), "")
     common.row("  git add + git commit of the same change", common.ms(got["plain"]), "")
     common.row("  edit / git", f"{ratio:.2f}x", "<= 1x", ratio <= 1)
@@ -85,10 +86,11 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     common.add_sizes(ap, "10000,100000", "1000,10000")
     ap.add_argument("--rounds", type=int, default=21)
+    common.add_shape(ap)
     args = ap.parse_args()
     common.machine()
     for size in common.sizes(args):
-        measure(size, 7 if args.quick else args.rounds)
+        measure(size, 7 if args.quick else args.rounds, args.cards, args.sections)
     return 0
 
 

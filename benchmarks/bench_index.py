@@ -1,6 +1,7 @@
 """Budgets: ``gitmem index`` after 10 plain commits <= 2x a cached ``gitmem index`` at 100k
 commits; ``gitmem reindex`` at 100k commits <= 60 s wall and <= 300 MB peak RSS, on
-generate.py's history and on one of 1,000 cards with 75 sections each.
+generate.py's history and on one of 1,000 cards with 75 sections each (``--cards N
+--sections S``: another shape in the second's place; the refresh then runs on it too).
 
 Rebuild: ``gitmem.index.build.rebuild`` in a fresh process (nothing of the cache is
 believed) <= 3x a raw ``git log --format=%H%x00%(trailers:only,unfold)`` of the same
@@ -14,6 +15,7 @@ started (``getrusage(RUSAGE_CHILDREN)`` of a wrapper). Medians::
     .venv/bin/python benchmarks/bench_index.py                 # 100k commits
     .venv/bin/python benchmarks/bench_index.py --quick         # 10k commits
     .venv/bin/python benchmarks/bench_index.py --rebuild-only  # the rebuild, 10k commits
+    .venv/bin/python benchmarks/bench_index.py --quick --cards 5000 --sections 2  # a third shape
 """
 
 from __future__ import annotations
@@ -44,11 +46,11 @@ def hand_commits(root: Path, env: dict[str, str], projects: list[str], n: int) -
         common.git(root, env, *common.PLAIN, "commit", "-q", "-am", f"Notes by hand {n}.{i}")
 
 
-def refresh(size: int, rounds: int) -> None:
+def refresh(size: int, rounds: int, cards: int = 0, sections: int = 0) -> None:
     with common.scratch() as tmp:
         work = Path(tmp)
         env = common.bench_env(work / "home")
-        root = common.copy_of(common.history(size), work / "repo")
+        root = common.copy_of(common.history(size, sections, cards), work / "repo")
         projects = sorted(p.stem for p in (root / "cards").glob("*.md"))
         common.run([common.GITMEM, "index"], root, env)
         after, cached = [], []
@@ -57,7 +59,7 @@ def refresh(size: int, rounds: int) -> None:
             after.append(common.run([common.GITMEM, "index"], root, env))
             cached.append(common.run([common.GITMEM, "index"], root, env))
     a, c = statistics.median(after), statistics.median(cached)
-    print(f"{size:,} commits:")
+    print(f"{size:,} commits, {common.shape(cards, sections, size)}:")
     common.row("  gitmem index after 10 plain commits", common.ms(a), "")
     common.row("  gitmem index, cached", common.ms(c), "")
     common.row("  after 10 / cached", f"{a / c:.2f}x", "<= 2x", a / c <= 2)
@@ -76,11 +78,11 @@ REBUILD = (
 RAW_LOG = ("log", "--format=%H%x00%(trailers:only,unfold)", "main")
 
 
-def rebuild(size: int, sections: int, rounds: int) -> None:
+def rebuild(size: int, sections: int, rounds: int, cards: int = 0) -> None:
     with common.scratch() as tmp:
         work = Path(tmp)
         env = common.bench_env(work / "home")
-        root = common.copy_of(common.history(size, sections), work / "repo")
+        root = common.copy_of(common.history(size, sections, cards), work / "repo")
 
         def ours() -> float:
             proc = subprocess.run(
@@ -95,20 +97,17 @@ def rebuild(size: int, sections: int, rounds: int) -> None:
             rounds,
         )
     a, b = got["rebuild"], got["git log"]
-    shape = (
-        f"{common.cards_at(size):,} cards x {sections} sections" if sections else "generate.py's"
-    )
-    print(f"{size:,} commits, {shape}:")
+    print(f"{size:,} commits, {common.shape(cards, sections, size)}:")
     common.row("  rebuild (gitmem.index.build.rebuild)", common.ms(a), "")
     common.row("  git log --format=%H%x00%(trailers:only,unfold)", common.ms(b), "")
     common.row("  rebuild / git log", f"{a / b:.1f}x", "<= 3x", a <= 3 * b)
 
 
-def reindex(size: int, sections: int, rounds: int) -> None:
+def reindex(size: int, sections: int, rounds: int, cards: int = 0) -> None:
     with common.scratch() as tmp:
         work = Path(tmp)
         env = common.bench_env(work / "home")
-        root = common.copy_of(common.history(size, sections), work / "repo")
+        root = common.copy_of(common.history(size, sections, cards), work / "repo")
         walls, peaks = [], []
         for _ in range(rounds):
             start = time.perf_counter()
@@ -124,10 +123,8 @@ def reindex(size: int, sections: int, rounds: int) -> None:
             if proc.returncode:
                 raise SystemExit(f"gitmem reindex failed:\n{proc.stderr}")
             peaks.append(int(proc.stdout.split()[-1]) / 1024)
-    cards = common.cards_at(size)
-    shape = f"{cards:,} cards x {sections} sections" if sections else "generate.py's history"
     wall, peak = statistics.median(walls), statistics.median(peaks)
-    print(f"{size:,} commits, {shape}:")
+    print(f"{size:,} commits, {common.shape(cards, sections, size)}:")
     common.row("  gitmem reindex wall", f"{wall:.1f} s", "<= 60 s", wall <= 60)
     common.row("  gitmem reindex peak RSS", f"{peak:.0f} MB", "<= 300 MB", peak <= 300)
 
@@ -137,18 +134,20 @@ def main() -> int:
     common.add_sizes(ap, "100000", "10000")
     ap.add_argument("--rounds", type=int, default=11, help="refresh rounds (11)")
     ap.add_argument("--reindex-rounds", type=int, default=3)
-    ap.add_argument("--sections", type=int, default=75, help="the second shape (75)")
+    common.add_shape(ap, sections=75)  # the second shape: 1,000 cards x 75 sections
     ap.add_argument("--rebuild-only", action="store_true", help="only the rebuild, 10k")
     args = ap.parse_args()
     common.machine()
-    for sections in (0, args.sections):
-        rebuild(10_000, sections, 3 if args.quick or args.rebuild_only else 7)
+    shapes = [(0, 0), (args.cards, args.sections)]  # (cards, sections); 0: generate.py's
+    for cards, sections in shapes:
+        rebuild(10_000, sections, 3 if args.quick or args.rebuild_only else 7, cards)
     if args.rebuild_only:
         return 0
     for size in common.sizes(args):
-        refresh(size, 5 if args.quick else args.rounds)
-        for sections in (0, args.sections):
-            reindex(size, sections, 1 if args.quick else args.reindex_rounds)
+        for cards, sections in shapes[: 2 if args.cards else 1]:  # another shape's, asked for
+            refresh(size, 5 if args.quick else args.rounds, cards, sections)
+        for cards, sections in shapes:
+            reindex(size, sections, 1 if args.quick else args.reindex_rounds, cards)
     return 0
 
 

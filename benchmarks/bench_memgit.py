@@ -15,6 +15,7 @@ on a copy of the 10k client (its search index built by an untimed first search) 
 
     .venv/bin/python benchmarks/bench_memgit.py
     .venv/bin/python benchmarks/bench_memgit.py --sections 75
+    .venv/bin/python benchmarks/bench_memgit.py --cards 5000 --sections 2
 """
 
 from __future__ import annotations
@@ -41,12 +42,12 @@ def write_notes(src: Path, dest: Path) -> int:
     return len(cards)
 
 
-def measure(sections: int, rounds: int) -> None:
+def measure(sections: int, rounds: int, cards: int = 0) -> None:
     memgit = str(common.memgit_python().with_name("memgit"))
     with common.scratch() as tmp:
         work = Path(tmp)
         env = common.bench_env(work / "home")
-        src = common.history(10_000, sections)
+        src = common.history(10_000, sections, cards)
         notes = work / "projects" / "bench" / "memory"
         n = write_notes(src, notes)
         counter = [0]
@@ -89,8 +90,7 @@ def measure(sections: int, rounds: int) -> None:
                 common.run, [memgit, "search", "--all-projects", q], work, menv
             )
         searches = common.interleaved(cases, rounds)
-    shape = f"{sections} sections a card" if sections else "generate.py's shape"
-    print(f"{n:,} notes, the tip of a 10k-commit client ({shape}):")
+    print(f"{n:,} notes, the tip of a 10k-commit client ({common.shape(cards, sections, 10_000)}):")
     ours, unsigned, theirs = imports["gitmem"], imports["unsigned"], imports["memgit"]
     common.row("  gitmem import (one signed commit per card)", common.ms(ours), "")
     common.row("  the same, signing off (one git fast-import)", common.ms(unsigned), "")
@@ -111,11 +111,11 @@ def measure(sections: int, rounds: int) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--sections", type=int, default=0, help="sections a card (generate.py's)")
+    common.add_shape(ap)
     ap.add_argument("--rounds", type=int, default=5)
     args = ap.parse_args()
     common.machine()
-    measure(args.sections, args.rounds)
+    measure(args.sections, args.rounds, args.cards)
     return 0
 
 

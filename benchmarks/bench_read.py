@@ -2,10 +2,12 @@
 and flat in history size (each <= 1.5x its figure at 1k commits).
 
 Each size is a copy of a generated client whose index cache is warm (one ``gitmem index``
-first); every command runs as a process, the sizes interleaved round by round. Medians::
+first); every command runs as a process, the sizes interleaved round by round (``--cards``,
+``--sections``: the larger sizes of another shape, the smallest generate.py's). Medians::
 
     .venv/bin/python benchmarks/bench_read.py                  # 1k and 100k commits
     .venv/bin/python benchmarks/bench_read.py --quick          # 1k and 10k
+    .venv/bin/python benchmarks/bench_read.py --quick --cards 5000 --sections 2
 """
 
 from __future__ import annotations
@@ -36,14 +38,18 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     common.add_sizes(ap, "1000,100000", "1000,10000")
     ap.add_argument("--rounds", type=int, default=11)
+    common.add_shape(ap)
     args = ap.parse_args()
     sizes = common.sizes(args)
     rounds = 5 if args.quick else args.rounds
     common.machine()
+    shapes = {n: (args.sections, args.cards) if n > min(sizes) else (0, 0) for n in sizes}
+    for n in sizes:
+        print(f"{n:,} commits: {common.shape(shapes[n][1], shapes[n][0], n)}")
     with common.scratch() as tmp:
         work = Path(tmp)
         env = common.bench_env(work / "home")
-        repos = {n: common.copy_of(common.history(n), work / str(n)) for n in sizes}
+        repos = {n: common.copy_of(common.history(n, *shapes[n]), work / str(n)) for n in sizes}
         for root in repos.values():
             common.run([common.GITMEM, "index"], root, env)  # the cache warm
         cases = {

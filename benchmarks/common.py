@@ -61,9 +61,24 @@ def git(cwd: Path, env: dict[str, str], *args: str) -> str:
     return proc.stdout.decode()
 
 
-def history(commits: int, sections: int = 0) -> Path:
-    """The cached generated client of ``commits`` commits (1,000 cards; 100 at 1k)."""
-    return generate.cached_repo(generate.Params(cards_at(commits), commits, sections=sections))
+def history(commits: int, sections: int = 0, cards: int = 0) -> Path:
+    """The cached generated client of ``commits`` commits (``cards`` cards, by default
+    1,000, 100 at 1k; ``sections`` sections each, by default 4 to 7)."""
+    params = generate.Params(cards or cards_at(commits), commits, sections=sections)
+    return generate.cached_repo(params)
+
+
+def add_shape(ap: argparse.ArgumentParser, sections: int = 0) -> None:
+    """``--cards`` and ``--sections``: the shape of the generated history (another shape
+    than generate.py's: ``--cards 5000 --sections 2``)."""
+    ap.add_argument("--cards", type=int, default=0, help="cards (generate.py's: 1,000)")
+    ap.add_argument("--sections", type=int, default=sections, help=f"sections a card ({sections})")
+
+
+def shape(cards: int, sections: int, commits: int) -> str:
+    """How a shape is printed: ``5,000 cards x 2 sections``."""
+    made = f"{cards or cards_at(commits):,} cards"
+    return f"{made} x {sections} sections" if sections else f"{made}, generate.py's sections"
 
 
 MEMGIT = "memgit==0.13.0"

@@ -7,10 +7,12 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gitmem.errors import InvalidInput
+from gitmem.agent.usage import load_usage
+from gitmem.errors import GitmemError, InvalidInput
 from gitmem.memory import trailers as T
 from gitmem.review.decision import accept_session, pending_session, reject_session
 from gitmem.review.markdown import entries_before, session_markdown
+from gitmem.review.pending import load_session
 
 if TYPE_CHECKING:
     from gitmem import MemoryRepo
@@ -23,22 +25,31 @@ if TYPE_CHECKING:
 class Session:
     """What the page shows of a pending session: the view `gitmem review` shows, what the
     session was asked first, each commit's index entry before and after it, and the
-    `--markdown` description."""
+    `--markdown` description; the models its requests went to (from the usage log); and
+    why no decision can be made on it now (the CLI's one-line reason), if so."""
 
     view: SessionView
     asked: str | None
     before: dict[str, list[str] | None]  # commit sha -> its section's entry before it
     description: str
+    models: list[str]
+    refusal: str | None
 
 
 def session(repo: MemoryRepo, sid: str) -> Session:
-    view = pending_session(repo, sid)
+    refusal = None
+    try:  # the check `gitmem review --accept` makes first
+        view = pending_session(repo, sid)
+    except GitmemError as err:  # a live or decided session is still shown, as the CLI does
+        view, refusal = load_session(repo, sid), str(err)
     entry_of = entries_before(repo, view)
     before: dict[str, list[str] | None] = {}
     for c in view.edits:
         key = f"{c.commit.get(T.CARD) or '-'}/{c.commit.get(T.SECTION) or '-'}"
         before[c.sha] = entry_of(key)
-    return Session(view, _asked(repo, view), before, session_markdown(repo, view))
+    used = [r for r in load_usage(repo) if r.get("session") == view.ref.id]
+    models = sorted({str(r["model"]) for r in used if r.get("model")})
+    return Session(view, _asked(repo, view), before, session_markdown(repo, view), models, refusal)
 
 
 def _asked(repo: MemoryRepo, view: SessionView) -> str | None:

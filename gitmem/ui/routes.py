@@ -18,6 +18,7 @@ from gitmem.agent.usage import load_usage
 from gitmem.agent.usage_report import usage_by_session
 from gitmem.errors import GitmemError, NotFound
 from gitmem.index.tiers import Split
+from gitmem.memory import trust
 from gitmem.review.pending import list_sessions
 from gitmem.setup.workspace import list_clients
 from gitmem.status import repo_status
@@ -35,6 +36,7 @@ TEMPLATES = jinja2.Environment(
 )
 TEMPLATES.globals["rows"] = review.rows
 TEMPLATES.globals["split_rows"] = review.split_rows
+TEMPLATES.globals["shown"] = lambda v: "none" if v == () else trust.shown(v)  # as gitmem status
 
 
 def _refusal(fields: dict[str, list[str]], csrf: str, read_only: bool) -> str | None:

@@ -128,3 +128,31 @@ def test_signatures_reads_each_commits_verdict_in_one_pass(tmp_path: Path) -> No
     assert newest_trusted.signer == "person@example.com"
     assert newest_trusted.key.startswith("SHA256:")
     assert got[order[0]].key == ""  # type: ignore[index]
+
+
+def test_gitmem_signs_as_ssh_keygen_would_and_git_agrees(tmp_path: Path) -> None:
+    init_repo(tmp_path / "acme")
+    acme = tmp_path / "acme"
+    _write(acme)
+    raw = git(acme, "cat-file", "commit", "main")
+    head, _, message = raw.partition("\n\n")
+    payload = "\n".join(ln for ln in head.split("\n") if not ln.startswith(("gpgsig", " ")))
+    (tmp_path / "payload").write_text(f"{payload}\n\n{message}")
+    key = str(default_key())
+    subprocess.run(["ssh-keygen", "-q", "-Y", "sign", "-n", "git", "-f", key,
+                    str(tmp_path / "payload")], check=True)  # fmt: skip
+    made = (tmp_path / "payload.sig").read_text().rstrip("\n").replace("\n", "\n ")
+    assert f"\ngpgsig {made}\n" in raw  # the very bytes ssh-keygen makes
+    proc = subprocess.run(["git", "verify-commit", "main"], cwd=acme, capture_output=True)
+    assert proc.returncode == 0 and b'Good "git" signature' in proc.stderr
+
+
+def test_a_key_only_ssh_keygen_signs_with_is_signed_by_git(tmp_path: Path) -> None:
+    rsa = tmp_path / "rsa"
+    subprocess.run(["ssh-keygen", "-q", "-t", "rsa", "-b", "2048", "-N", "", "-f", str(rsa)],
+                   check=True)  # fmt: skip
+    res = gm("init", str(tmp_path / "acme"), "--signing-key", str(rsa))
+    assert res.code == 0, res.err
+    _write(tmp_path / "acme")
+    assert _states(tmp_path / "acme")[0] == "G acme: budget 40k"
+    assert "-----BEGIN SSH SIGNATURE-----" in git(tmp_path / "acme", "cat-file", "commit", "main")

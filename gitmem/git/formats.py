@@ -100,6 +100,25 @@ def signed_parts(data: bytes, header: bytes) -> tuple[bytes, bytes] | None:
     return (b"".join(payload), b"".join(signature)) if signature else None
 
 
+def commit_object(
+    tree: Sha, parents: list[Sha], author: str, committer: str, message: str
+) -> bytes:
+    """A commit object's bytes as ``git commit-tree`` writes them (``message`` ends in a
+    newline)."""
+    lines = [f"tree {tree}", *(f"parent {p}" for p in parents)]
+    lines += [f"author {author}", f"committer {committer}", "", message]
+    text = "\n".join(lines)
+    return (text if text.endswith("\n") else text + "\n").encode("utf-8")
+
+
+def with_signature(payload: bytes, header: bytes, armored: bytes) -> bytes:
+    """A commit's ``payload`` with its signature ``armored`` as git adds one: a ``header``
+    line at the end of the headers, each further line of it after a space."""
+    head, blank, message = payload.partition(b"\n\n")
+    lines = armored.rstrip(b"\n").split(b"\n")
+    return head + b"\n" + header + b" " + b"\n ".join(lines) + b"\n" + blank[1:] + message
+
+
 def ident_date(ident: str) -> str:
     """The date of an author or committer line (``Name <mail> 1700000000 +0100``) as git's
     ``%aI``/``%cI`` give it: ``2023-11-14T23:13:20+01:00``."""

@@ -21,7 +21,7 @@ from gitmem.git.formats import TREE_MODE as TREE_MODE
 from gitmem.git.formats import Commit as Commit
 from gitmem.git.formats import GitObject as GitObject
 from gitmem.git.formats import TreeEntry as TreeEntry
-from gitmem.git.formats import parse_commit, tree_line, tree_order
+from gitmem.git.formats import commit_object, parse_commit, tree_line, tree_order
 from gitmem.git.formats import parse_tree as parse_tree
 from gitmem.git.runner import Git, Sha
 
@@ -269,12 +269,7 @@ class ObjectStore:
     def write_commit(
         self, tree: Sha, parents: list[Sha], author: str, committer: str, message: str
     ) -> Sha:
-        lines = [f"tree {tree}", *(f"parent {p}" for p in parents)]
-        lines += [f"author {author}", f"committer {committer}", "", message]
-        text = "\n".join(lines)
-        if not text.endswith("\n"):
-            text += "\n"
-        return self.write("commit", text.encode("utf-8"))
+        return self.write("commit", commit_object(tree, parents, author, committer, message))
 
     def update_path(self, root: Sha | None, path: str, blob: Sha | TreeEntry | None) -> Sha | None:
         """The tree ``root`` with the file at ``path`` set to ``blob`` (None removes it; a

@@ -51,14 +51,10 @@ def public_key(path: Path) -> str:
     return f"{words[0]} {words[1]}"
 
 
-def sealer(path: Path) -> bytes | None:
-    """A secret only the holder of the private key at ``path`` knows, for sealing the
-    state gitmem keeps under ``.git/gitmem/`` (``seal``); None when it cannot be read."""
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
-    return hashlib.blake2b(data, key=b"gitmem state", digest_size=32).digest()
+def sealer(private: bytes) -> bytes:
+    """A secret only the holder of the private key ``private`` knows, for sealing the
+    state gitmem keeps under ``.git/gitmem/`` (``seal``)."""
+    return hashlib.blake2b(private, key=b"gitmem state", digest_size=32).digest()
 
 
 def seal(secret: bytes, text: str) -> str:

@@ -21,8 +21,8 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import hashes
+from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
+from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
 from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 
@@ -131,6 +131,24 @@ def verdict(commit: bytes, header: bytes, known: Mapping[bytes, str]) -> Verdict
         return None  # git says why (a bad signature, or one OpenSSH reads otherwise)
     principal = known.get(key)
     return ("G", fingerprint(key), principal) if principal else ("U", fingerprint(key), "")
+
+
+def sign(private: bytes, payload: bytes) -> bytes | None:
+    """``payload`` signed as ``ssh-keygen -Y sign -n git`` signs it, armored as git keeps
+    it (ed25519 signatures are deterministic: the same bytes); None unless ``private`` is
+    an OpenSSH ed25519 key without a passphrase (ssh-keygen signs with the others)."""
+    try:
+        key = serialization.load_ssh_private_key(private, password=None)
+    except (ValueError, TypeError, UnsupportedAlgorithm):
+        return None
+    if not isinstance(key, ed25519.Ed25519PrivateKey):
+        return None
+    raw = key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    public = _string(b"ssh-ed25519") + _string(raw)
+    sig = _string(b"ssh-ed25519") + _string(key.sign(_signed_data(payload, b"sha512")))
+    fields = (public, b"git", b"", b"sha512", sig)
+    blob = base64.b64encode(b"SSHSIG" + (1).to_bytes(4, "big") + b"".join(map(_string, fields)))
+    return b"\n".join([BEGIN, *(blob[i : i + 70] for i in range(0, len(blob), 70)), END]) + b"\n"
 
 
 def _parse(armored: bytes) -> tuple[bytes, bytes, bytes]:

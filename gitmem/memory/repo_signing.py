@@ -112,7 +112,10 @@ class Signing:
     def _signed_commit(
         self, tree: Sha, parents: list[Sha], author: str, committer: str, message: str
     ) -> Sha:
-        # git itself signs: commit-tree -S runs ssh-keygen with user.signingKey.
+        signed = self._signed_here(tree, parents, author, committer, message)
+        if signed is not None:
+            return self.store.write("commit", signed)
+        # else git signs: commit-tree -S runs ssh-keygen with user.signingKey.
         env: dict[str, str] = {}
         for role, who in (("AUTHOR", author), ("COMMITTER", committer)):
             m = re.fullmatch(r"(.*) <(.*)> (\d+ [+-]\d{4})", who)
@@ -146,11 +149,32 @@ class Signing:
         finally:
             os.close(fd)
 
+    def _signed_here(
+        self, tree: Sha, parents: list[Sha], author: str, committer: str, message: str
+    ) -> bytes | None:
+        """The commit signed in-process as git would sign it with ssh-keygen (the same
+        bytes, no process: ``sshsig.sign``), None for a key that only ssh-keygen signs
+        with (not ed25519, a passphrase) or a sha256 repository."""
+        from gitmem.git import formats, sshsig
+
+        if self._private is None or self.store.sha_bytes != 20:
+            return None
+        payload = formats.commit_object(tree, parents, author, committer, message)
+        armored = sshsig.sign(self._private, payload)
+        return formats.with_signature(payload, b"gpgsig", armored) if armored else None
+
+    @cached_property
+    def _private(self) -> bytes | None:
+        try:
+            return Path(self.signing_key).read_bytes() if self.signing_key else None
+        except OSError:
+            return None
+
     @cached_property
     def _sealer(self) -> bytes | None:
         from gitmem.git.signing import sealer  # (cryptography loaded only by who signs)
 
-        return sealer(Path(self.signing_key)) if self.signing_key else None
+        return sealer(self._private) if self._private else None
 
     def sealed(self, text: str) -> str | None:
         """``text``'s seal under this clone's signing key, None when it has none."""

@@ -70,3 +70,19 @@ def test_a_passage_number_past_the_end_is_a_one_line_error(repo: MemoryRepo, cli
     assert got.code != 0
     assert got.err.strip().count("\n") == 0
     assert "no passage 99" in got.err
+
+
+def test_a_section_that_names_the_person_beats_one_that_only_shares_the_card(
+    repo: MemoryRepo,
+) -> None:
+    # every section of the card carries the name "dana": only a section's own text says
+    # which one is about Dana, and the card's field must not drown it
+    days = notes([FILLER.format(n=f"Day {i}") for i in range(3)])
+    march = f"{days}\n\nDana is moving to Porto at the end of the month."
+    april = f"{days}\n\nThe office is moving floors; moving day for the desks is next week."
+    body = f"# Dana\n\n## March\n{march}\n\n## April\n{april}\n"
+    write_card(repo, "dana", "", body, IndexEntry.make("march", ["notes"], "Session notes"))
+
+    hits = search(repo, "Where is Dana moving?", 5)
+    assert [(h.card, h.section) for h in hits][:2] == [("dana", "march"), ("dana", "april")]
+    assert hits[0].snippet.endswith("Dana is moving to Porto at the end of the month.")

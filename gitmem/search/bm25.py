@@ -90,21 +90,27 @@ def one(
     groups: dict[str, str],
     counts: Counter[str],
     kind: int,
+    card: Counter[str] | None = None,
 ) -> float:
     """BM25 of one document given by its weighted term ``counts`` (a passage scored as a
-    document of ``kind``), a query word and its neighbours counted once, by the best."""
+    document of ``kind``), a query word and its neighbours counted once, by the best.
+    ``card``: the counts of its card's name and title, kept apart from ``counts``: every
+    section of a card holds them, so they say which card, not which section, and a
+    section's own mention of the name is scored on its own, not lost under the card
+    field's weight (a term saturates)."""
+    card = card or Counter()
     n, per = max(state.live, 1), _per_length(state)[kind]
-    length = sum(counts.values())
+    norm = K1 * (1 - B + (sum(counts.values()) + sum(card.values())) * per)
     roots = set(groups.values())
     total, best = 0.0, dict[str, float]()
     for term, qw in weighted.items():
-        tf = counts.get(term, 0)
+        tf, named = counts.get(term, 0), card.get(term, 0)
         post = state.posting(term)
-        if not tf or post is None:
+        if not (tf or named) or post is None:
             continue
         df = len(post) // 2
-        got = qw * math.log(1 + (n - df + 0.5) / (df + 0.5)) * (K1 + 1)
-        got *= tf / (tf + K1 * (1 - B + length * per))
+        lift = qw * math.log(1 + (n - df + 0.5) / (df + 0.5)) * (K1 + 1)
+        got = lift * (tf / (tf + norm) + named / (named + norm))
         if (root := groups.get(term, term if term in roots else None)) is None:
             total += got
         else:

@@ -7,6 +7,12 @@ its weighted length, so no short one is read) with more than one passage is scor
 again as if its text were only its best passage (its card name, heading and index entry
 kept), and that score is blended with the whole section's. The hit shows that passage
 and its ref opens it (``<card>/<section>#<n>``).
+
+Every section of a card holds the card's name and title: they say which card, not which
+section. Scored as one field with the text, the card field's weight saturates the name
+(a term's share grows ever less with its count), and a section whose own text names the
+person scores as one that does not. These sections (whole and passages) score the card
+field apart (``bm25.one``'s ``card``), so a section's own mention counts in full.
 """
 
 from __future__ import annotations
@@ -48,6 +54,11 @@ def _counted(text: str) -> tuple[Counter[str], ...]:
     )
 
 
+@lru_cache(maxsize=2048)
+def _counted_whole(text: str) -> Counter[str]:
+    return Counter({t: n * W_TEXT for t, n in Counter(terms(text)).items()})
+
+
 def lift(
     state: Searchable,
     scores: dict[int, float],
@@ -63,13 +74,15 @@ def lift(
         if i >= 0 and kinds[i] == CURRENT and lengths[i] >= least  # read no short one
     )
     best: dict[int, int] = {}
-    for whole, i in heapq.nlargest(POOL, sections):
+    for _, i in heapq.nlargest(POOL, sections):
         d = state.doc(i)
+        card = weighted(d._replace(heading="", keywords="", summary="", text=""))
+        base = weighted(d._replace(text="")) - card
+        scores[i] = bm25.one(state, query, groups, base + _counted_whole(d.text), CURRENT, card)
         if len(d.text) < WINDOW * 4 or len(parts := _counted(d.text)) < 2:
             continue  # short: its one passage is the section
-        base = weighted(d._replace(text=""))
-        got = [bm25.one(state, query, groups, base + p, CURRENT) for p in parts]
+        got = [bm25.one(state, query, groups, base + p, CURRENT, card) for p in parts]
         n = max(range(len(got)), key=got.__getitem__)
-        scores[i] = (1 - BLEND) * whole + BLEND * got[n]
+        scores[i] = (1 - BLEND) * scores[i] + BLEND * got[n]
         best[i] = n + 1
     return best

@@ -15,7 +15,7 @@ on a copy of the 10k client (its search index built by an untimed first search) 
 
     .venv/bin/python benchmarks/bench_memgit.py
     .venv/bin/python benchmarks/bench_memgit.py --sections 75
-    .venv/bin/python benchmarks/bench_memgit.py --cards 5000 --sections 2
+    .venv/bin/python benchmarks/bench_memgit.py --cards 5000 --sections 2 --search-only
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def write_notes(src: Path, dest: Path) -> int:
     return len(cards)
 
 
-def measure(sections: int, rounds: int, cards: int = 0) -> None:
+def measure(sections: int, rounds: int, cards: int = 0, search_only: bool = False) -> None:
     memgit = str(common.memgit_python().with_name("memgit"))
     with common.scratch() as tmp:
         work = Path(tmp)
@@ -68,13 +68,17 @@ def measure(sections: int, rounds: int, cards: int = 0) -> None:
             common.run([memgit, "init", str(store)], work, menv)
             return common.run([memgit, "import", "claude-code", str(notes)], work, menv)
 
-        imports = common.interleaved(
-            {
-                "gitmem": lambda: gitmem_import(True),
-                "unsigned": lambda: gitmem_import(False),
-                "memgit": memgit_import,
-            },
-            rounds,
+        imports = (
+            {}
+            if search_only
+            else common.interleaved(
+                {
+                    "gitmem": lambda: gitmem_import(True),
+                    "unsigned": lambda: gitmem_import(False),
+                    "memgit": memgit_import,
+                },
+                rounds,
+            )
         )
         store = work / "memgit-store"
         menv = env | {"MEMGIT_STORE": str(store)}
@@ -91,12 +95,8 @@ def measure(sections: int, rounds: int, cards: int = 0) -> None:
             )
         searches = common.interleaved(cases, rounds)
     print(f"{n:,} notes, the tip of a 10k-commit client ({common.shape(cards, sections, 10_000)}):")
-    ours, unsigned, theirs = imports["gitmem"], imports["unsigned"], imports["memgit"]
-    common.row("  gitmem import (one signed commit per card)", common.ms(ours), "")
-    common.row("  the same, signing off (one git fast-import)", common.ms(unsigned), "")
-    common.row("  memgit import claude-code (one checkpoint)", common.ms(theirs), "")
-    common.row("  import: gitmem / memgit", f"{ours / theirs:.2f}x", "<= 2x", ours <= 2 * theirs)
-    common.row("  import, signing off: gitmem / memgit", f"{unsigned / theirs:.2f}x", "")
+    if imports:
+        _imports(imports)
     for q in QUERIES:
         ours, theirs = searches[f"gitmem {q}"], searches[f"memgit {q}"]
         common.row(f"  search {q!r}: gitmem at 10k commits", common.ms(ours), "")
@@ -109,13 +109,23 @@ def measure(sections: int, rounds: int, cards: int = 0) -> None:
         )
 
 
+def _imports(imports: dict[str, float]) -> None:
+    ours, unsigned, theirs = imports["gitmem"], imports["unsigned"], imports["memgit"]
+    common.row("  gitmem import (one signed commit per card)", common.ms(ours), "")
+    common.row("  the same, signing off (one git fast-import)", common.ms(unsigned), "")
+    common.row("  memgit import claude-code (one checkpoint)", common.ms(theirs), "")
+    common.row("  import: gitmem / memgit", f"{ours / theirs:.2f}x", "<= 2x", ours <= 2 * theirs)
+    common.row("  import, signing off: gitmem / memgit", f"{unsigned / theirs:.2f}x", "")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     common.add_shape(ap)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--search-only", action="store_true", help="no import budget")
     args = ap.parse_args()
     common.machine()
-    measure(args.sections, args.rounds, args.cards)
+    measure(args.sections, args.rounds, args.cards, args.search_only)
     return 0
 
 

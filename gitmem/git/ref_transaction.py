@@ -26,12 +26,17 @@ class RefTransactions:
         Returns (moved, git's stderr); the caller tells a lost race from a failure
         by looking at the ref (``refs.failed_cas``), not at git's words.
         """
+        return self.apply(f"update {ref} {new} {old}\n")
+
+    def apply(self, commands: str) -> tuple[bool, str]:
+        """One transaction of ``commands`` (``update``/``delete`` lines as ``update-ref
+        --stdin`` reads them): all applied, or none. Returns (applied, git's stderr)."""
         if self._proc is None or self._proc.poll() is not None:
             self._proc = self.git.popen("update-ref", "--stdin", "-m", self.message)
         proc = self._proc
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         try:
-            proc.stdin.write(f"start\nupdate {ref} {new} {old}\nprepare\ncommit\n".encode())
+            proc.stdin.write(f"start\n{commands}prepare\ncommit\n".encode())
             proc.stdin.flush()
             replies = [proc.stdout.readline() for _ in range(3)]
         except BrokenPipeError:

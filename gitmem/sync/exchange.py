@@ -24,7 +24,7 @@ import random
 import time
 from dataclasses import dataclass, field, replace
 
-from gitmem.errors import Conflict, InvalidInput, NotFound
+from gitmem.errors import Conflict, GitError, InvalidInput, NotFound
 from gitmem.git.runner import Sha
 from gitmem.index import build as index
 from gitmem.memory import refs
@@ -216,7 +216,9 @@ def _record(repo: MemoryRepo, remote: str, main: Sha) -> None:
     fetched, last = refs.sync(remote, "fetched"), refs.sync(remote, "last-synced")
     # (deleting a ref that is not there is no error: no read first)
     tx = f"delete {fetched}\nupdate {last} {main}\ndelete {refs.sync(remote, 'rewritten')}\n"
-    repo.git.run("update-ref", "--stdin", input=tx.encode())
+    done, err = repo.ref_tx.apply(tx)  # (the process a move of main started, if one did)
+    if not done:
+        raise GitError(["git", "update-ref", "--stdin"], 1, err)
 
 
 def _report(

@@ -97,28 +97,17 @@ def incoming_unverified(repo: MemoryRepo, before: str | None, main: str) -> list
         return []
     span = [f"{before}..{main}"] if before else [main]
     own = repo.signed_own()
-    listed = [Sha(s) for s in repo.git.out("rev-list", *span, "--").split() if s not in own]
-    verdicts = repo.verdicts(listed)
-    bad = [sha for sha in listed if verdicts[sha].state != "trusted"]
-    if not bad:
-        return []
+    # One log names the range's commits and says who made each (the list is what came in).
     fmt = "--format=%H%x1f%an%x1f%as%x1f%s"
-    data = "".join(f"{sha}\n" for sha in bad).encode()
-    raw = repo.git.run("log", "--no-walk", "-z", fmt, "--stdin", "--", input=data).stdout
-    out = []
-    for record in raw.decode("utf-8", "replace").split("\0"):
-        if record.strip():
-            sha, author, date, subject = record.strip("\n").split("\x1f", 3)
-            out.append(
-                dict(
-                    commit=sha,
-                    state=verdicts[Sha(sha)].state,
-                    author=author,
-                    date=date,
-                    subject=subject,
-                )
-            )
-    return out
+    raw = repo.git.run("log", "-z", fmt, *span, "--").stdout.decode("utf-8", "replace")
+    facts = [r.strip("\n").split("\x1f", 3) for r in raw.split("\0") if r.strip()]
+    listed = [Sha(f[0]) for f in facts if f[0] not in own]
+    verdicts = repo.verdicts(listed)
+    return [
+        dict(commit=sha, state=verdicts[Sha(sha)].state, author=author, date=date, subject=subject)
+        for sha, author, date, subject in facts
+        if sha not in own and verdicts[Sha(sha)].state != "trusted"
+    ]
 
 
 def _settings(repo: MemoryRepo, commit: str | None) -> Config | None:

@@ -14,7 +14,6 @@ from pathlib import Path
 from gitmem.errors import InvalidInput
 from gitmem.memory import names
 from gitmem.memory.repo import MemoryRepo
-from gitmem.ops.linked_worktrees import common_dir
 
 
 def transcript_file(repo: MemoryRepo, session_id: str) -> Path:
@@ -23,7 +22,7 @@ def transcript_file(repo: MemoryRepo, session_id: str) -> Path:
 
 
 def _path(repo: MemoryRepo, session_id: str) -> Path:
-    return common_dir(repo) / "gitmem" / "live" / f"{names.session(session_id)}.lock"
+    return repo.store.common_dir / "gitmem" / "live" / f"{names.session(session_id)}.lock"
 
 
 def hold(repo: MemoryRepo, session_id: str) -> int | None:
@@ -68,7 +67,7 @@ def running(repo: MemoryRepo, session_id: str) -> str | None:
 def listed(repo: MemoryRepo) -> list[str]:
     """The sessions with a lock file: running, or killed before they finished (one
     directory listing: a search reads their live transcripts)."""
-    folder = common_dir(repo) / "gitmem" / "live"
+    folder = repo.store.common_dir / "gitmem" / "live"
     try:
         stems = sorted(p.name.removesuffix(".lock") for p in folder.iterdir())
     except OSError:

@@ -32,18 +32,10 @@ from gitmem.ops.worktree import (
 from gitmem.ops.worktree import ensure_clean as ensure_clean_here
 
 
-def common_dir(repo: MemoryRepo) -> Path:
-    """The git dir the worktrees share (a linked worktree's names it in ``commondir``)."""
-    pointer = repo.git_dir / "commondir"
-    if pointer.is_file():
-        return (repo.git_dir / pointer.read_text().strip()).resolve()
-    return repo.git_dir
-
-
 def others(repo: MemoryRepo, branch: str | None = None) -> list[Path]:
     """The roots of the repository's other worktrees (those with ``branch`` checked out,
     when given), sorted; one ``stat`` when there is no linked worktree."""
-    if not (common_dir(repo) / "worktrees").is_dir():
+    if not (repo.store.common_dir / "worktrees").is_dir():
         return []
     proc = repo.git.run("worktree", "list", "--porcelain", "-z", check=False)
     sep = "\0"
@@ -139,7 +131,7 @@ def recover(repo: MemoryRepo) -> list[str]:
     """``worktree.recover`` here and in every other worktree a crash left a follow in
     (each of their paths named with its worktree); a few ``stat`` calls when none did."""
     done = worktree.recover(repo)
-    common = common_dir(repo)
+    common = repo.store.common_dir
     if not (common / "worktrees").is_dir():
         return done
     intents = [common / "gitmem", *(common / "worktrees").glob("*/gitmem")]

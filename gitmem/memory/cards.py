@@ -13,6 +13,8 @@ from gitmem.memory.names import slugify
 # The empty file that holds a folder under cards/ (git keeps no empty folder); never shown.
 KEEP = ".gitkeep"
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+_HEADING = re.compile(r"^## (.*)$", re.MULTILINE)  # "^", "$": at "\n" only, as split("\n")
+_TRAILING = re.compile(r"[^\S\n]+$", re.MULTILINE)  # what str.rstrip() takes off each line
 
 
 def code_lines(lines: list[str]) -> list[bool]:
@@ -71,11 +73,12 @@ def sections(text: str) -> list[Section]:
     """
     lines = text.split("\n")
     code = code_lines(lines)
-    found = [
-        (i, line[3:].strip().rstrip("#").strip())
-        for i, line in enumerate(lines)
-        if line.startswith("## ") and not code[i]
-    ]
+    found, at, line = [], 0, 0
+    for m in _HEADING.finditer(text):  # the headings found by re, not line by line
+        line += text.count("\n", at, m.start())
+        at = m.start()
+        if not code[line]:
+            found.append((line, m.group(1).strip().rstrip("#").strip()))
     seen: dict[str, int] = {}
     out: list[Section] = []
     for n, (i, heading) in enumerate(found):
@@ -160,13 +163,13 @@ def digests(text: str, wanted: Iterable[str] | None = None) -> dict[str, str]:
 def measured(text: str) -> list[tuple[Section, str, int]]:
     """Each section with its digest (``digests``) and its size in bytes, heading line
     included: the card parsed once."""
-    lines = text.split("\n")
+    lines, bare = text.split("\n"), _TRAILING.sub("", text).split("\n")  # same lines
     out = []
     for s in sections(text):
-        own = lines[s.start : s.end]
-        body = "\n".join(ln.rstrip() for ln in own).rstrip("\n")
+        body = "\n".join(bare[s.start : s.end]).rstrip("\n")
         digest = hashlib.sha1(body.encode("utf-8", "surrogateescape")).hexdigest()[:16]
-        out.append((s, digest, len("\n".join(own).encode("utf-8", "surrogateescape"))))
+        size = len("\n".join(lines[s.start : s.end]).encode("utf-8", "surrogateescape"))
+        out.append((s, digest, size))
     return out
 
 

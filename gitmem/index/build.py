@@ -182,16 +182,18 @@ def _held(repo: MemoryRepo, branch: str, at: str | None, rebuilt: Index) -> Inde
 def rebuild_checked(repo: MemoryRepo, branch: str = MAIN) -> tuple[Index, Index | None, bool]:
     """``rebuild``, and whether the I block the cache serves was the rebuilt one's (or
     there was none); the cache is written anew from the rebuilt index."""
-    head, there = records.head(repo, branch)
+    old, there = records.whole(repo, branch)
     tip = repo.tip(branch)
     full = Cached(replay.replay_all(repo, branch), Facts())  # nothing of the cache is believed
     index = full.resolved(repo)
-    kept = head if head and head[1] == full.state.commit else None
+    new = records.packed(repo, full)
+    kept = old[0] if old and old[0][1] == full.state.commit else None
     served = [kept[2], kept[5]] if kept and kept[4] == repo.config.index_tokens else None
-    now = [full.rendered(repo), full.folded(repo)[0]]
-    served_ok = served == now or (served is None and (head or not there))
-    cached = _held(repo, branch, full.state.commit, index)
+    served_ok = served == [new[0][2], new[0][5]] or (served is None and (old or not there))
+    # the same records resolve to the same index: the old one is resolved only if it differs
+    same = old is not None and old[1:] == new[1:]
+    cached = index if same else _held(repo, branch, full.state.commit, index)
     if full.state.commit == tip or tip is None:
-        records.save(repo, branch, full)
+        records.save(repo, branch, full, new)
         repo.memo[("index", branch)] = full
     return index, cached, bool(served_ok)

@@ -87,12 +87,12 @@ def path(repo: MemoryRepo, branch: str) -> str:
     return branch_files.path(repo, branch, "marshal")
 
 
-def head(repo: MemoryRepo, branch: str) -> tuple[list[Any] | None, bool]:
-    """(record 1, None unless every record of the file is whole; whether a file was
-    there): what reindex checks."""
-    got, there = cache_file.read(path(repo, branch), RECORDS, 1)
+def whole(repo: MemoryRepo, branch: str) -> tuple[list[Any] | None, bool]:
+    """(every record of the file as kept, None unless each is whole; whether a file was
+    there): what reindex compares with the records the rebuild writes."""
+    got, there = cache_file.read(path(repo, branch), RECORDS, RECORDS)
     ok = got and isinstance(got[0], list) and len(got[0]) == 7 and got[0][0] == VERSION
-    return (got[0] if ok and got else None), there
+    return (got if ok else None), there
 
 
 def served(repo: MemoryRepo, branch: str, tip: str | None) -> tuple[str, Split] | None:
@@ -152,9 +152,15 @@ def _known(got: list[Any], data: Any) -> Cached | None:
     return Cached(state, facts, index, first[2], first[3], shown, cards, data is not None)
 
 
-def save(repo: MemoryRepo, branch: str, known: Cached) -> None:
-    """Write the cache whole (readers see the old file or the new one), with only the
-    facts the tip needs: it grows with the cards, not with history."""
+def save(repo: MemoryRepo, branch: str, known: Cached, got: list[Any] | None = None) -> None:
+    """Write the cache whole (readers see the old file or the new one); ``got``: its
+    records as ``packed`` gave them already."""
+    cache_file.write(path(repo, branch), got or packed(repo, known))
+
+
+def packed(repo: MemoryRepo, known: Cached) -> list[Any]:
+    """The three records of ``known``, with only the facts the tip needs: the file grows
+    with the cards, not with history."""
     assert known.whole
     text = known.rendered(repo)  # first: resolving learns the facts kept below
     shown, split = known.folded(repo)
@@ -183,4 +189,4 @@ def save(repo: MemoryRepo, branch: str, known: Cached) -> None:
     }
     budget = repo.config.index_tokens
     first = [VERSION, state.commit, text, known.parts, budget, shown, split.to_json()]
-    cache_file.write(path(repo, branch), [first, resolved, data])
+    return [first, resolved, data]

@@ -21,6 +21,7 @@ from gitmem.bridges.export import cards_of
 from gitmem.bridges.import_claude import auto_memory_dir, references
 from gitmem.bridges.import_sources import Note
 from gitmem.bridges.memory_tool import GitMemoryTool
+from gitmem.git.objects import ObjectStore
 from gitmem.git.runner import Git, Sha
 from gitmem.memory.repo import MemoryRepo
 
@@ -451,17 +452,15 @@ def test_a_signed_import_signs_each_card_and_a_failure_lands_none(
     client = tmp_path / "signed"
     assert gm("init", str(client)).code == 0
     src = _write(tmp_path / "notes", NOTES)
-    real = MemoryRepo.write_commit
-    calls = []
+    real = ObjectStore.write_many
 
-    def second_fails(self: MemoryRepo, *args: Any, **kwargs: Any) -> Sha:
-        calls.append(1)
-        if len(calls) == 2:  # the second card's commit
+    def commits_fail(self: ObjectStore, kind: str, datas: list[bytes]) -> list[Sha]:
+        if kind == "commit":  # the chain's signed commits, after its blobs and trees
             raise OSError(28, "No space left on device")
-        return real(self, *args, **kwargs)
+        return real(self, kind, datas)
 
     with monkeypatch.context() as patched:
-        patched.setattr(MemoryRepo, "write_commit", second_fails)
+        patched.setattr(ObjectStore, "write_many", commits_fail)
         before = git(client, "for-each-ref")
         res = gm("-C", str(client), "import", str(src))
         assert res.code == 5 and "no space left" in res.err

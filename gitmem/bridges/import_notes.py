@@ -20,6 +20,7 @@ to leave those notes out; nothing is ever overwritten.
 
 from __future__ import annotations
 
+import bisect
 import os
 import re
 from dataclasses import asdict, dataclass, field
@@ -30,6 +31,8 @@ from gitmem.bridges.import_sources import Found, Note, Problem
 from gitmem.errors import Conflict, GitmemError, InvalidInput
 from gitmem.features.edit import _check_result, check_edit, edit_texts
 from gitmem.git.fast_import import FileCommit, write_chain
+from gitmem.git.formats import BLOB_MODE, TREE_MODE, TreeEntry, tree_line, tree_order
+from gitmem.git.objects import ObjectStore
 from gitmem.git.runner import Sha
 from gitmem.index import build as index
 from gitmem.memory import names, secrets
@@ -262,7 +265,7 @@ def import_notes(
 def _write(repo: MemoryRepo, cards: list[CardPlan]) -> list[str]:
     """Every card as one commit, each on the one before; main moves once, by ``land`` (a
     fast-forward, or the same commits re-created on a tip that moved meanwhile). Unsigned,
-    one ``git fast-import`` writes them all; signed, git signs each (``write_commit``)."""
+    one ``git fast-import`` writes them all; signed, ``_signed_chain``."""
     allow = repo.config.secrets_allow
     parent = repo.branch_tip(MAIN)
     planned: list[FileCommit] = []
@@ -291,13 +294,52 @@ def _write(repo: MemoryRepo, cards: list[CardPlan]) -> list[str]:
 
 
 def _signed_chain(repo: MemoryRepo, parent: Sha, planned: list[FileCommit]) -> list[Sha]:
-    """The chain through the store's long-running object writers, each commit signed by git
-    (``commit-tree -S``: a git and an ssh-keygen per commit)."""
+    """The chain through the store's long-running object writers: blobs and trees many to
+    a round trip, the commits signed in-process and written the same way
+    (``write_signed_chain``); else each commit signed by git (``write_commit``)."""
     root = repo.store.read_commit(parent).tree
-    shas: list[Sha] = []
-    for f in planned:
-        tree = repo.store.update_path(root, f.path, repo.store.write("blob", f.data))
-        assert tree is not None  # a card was added
-        root, parent = tree, repo.write_commit(tree, [parent], f.message)
-        shas.append(parent)
+    trees = _chain_trees(repo.store, root, planned)
+    if trees is None:  # a card in a folder of its own: tree by tree
+        trees = []
+        for f in planned:
+            tree = repo.store.update_path(root, f.path, repo.store.write("blob", f.data))
+            assert tree is not None  # a card was added
+            trees.append(root := tree)
+    chained = [
+        (tree, f.author, f.committer, f.message) for tree, f in zip(trees, planned, strict=True)
+    ]
+    shas = repo.write_signed_chain(parent, chained)
+    if shas is None:
+        shas = []
+        for tree, f in zip(trees, planned, strict=True):
+            parent = repo.write_commit(tree, [parent], f.message)
+            shas.append(parent)
     return shas
+
+
+def _chain_trees(store: ObjectStore, root: Sha, planned: list[FileCommit]) -> list[Sha] | None:
+    """The root tree after each new card of ``planned`` is added, in three round trips
+    with git; None unless each is a new file right under ``cards/``."""
+    top = store.read_tree(root)
+    folder = next((e for e in top if e.name == b"cards"), None)
+    inside = store.read_tree(folder.sha) if folder and folder.is_tree else []
+    new = [f.path.removeprefix("cards/").encode() for f in planned]
+    taken = {e.name for e in inside}
+    if (folder and not folder.is_tree) or any(b"/" in n or n in taken for n in new):
+        return None
+    if len(set(new)) != len(new) or not all(f.path.startswith("cards/") for f in planned):
+        return None
+    blobs = store.write_many("blob", [f.data for f in planned])
+    lines = sorted((tree_order(e), tree_line(e)) for e in inside)
+    folders = []
+    for name, blob in zip(new, blobs, strict=True):
+        entry = TreeEntry(BLOB_MODE, name, blob)
+        bisect.insort(lines, (tree_order(entry), tree_line(entry)))
+        folders.append(b"".join(line for _, line in lines))
+    others = [e for e in top if e.name != b"cards"]
+    roots = [
+        b"".join(tree_line(e) for e in sorted([*others, TreeEntry(TREE_MODE, b"cards", sha)],
+                                              key=tree_order))
+        for sha in store.write_many("tree", folders)
+    ]  # fmt: skip
+    return store.write_many("tree", roots)

@@ -30,6 +30,9 @@ _OBJECT_IN = re.compile(rb"[0-9a-f]{40,64}")
 _GROUP = 256  # names asked at once (256 full ids with ``:cards/<slug>.md``: < 64 KiB)
 
 
+WRITE_BATCH = 400  # objects a round trip writes: their ids fit git's pipe (64 KiB), no deadlock
+
+
 class ObjectStore:
     def __init__(self, git: Git, git_dir: Path) -> None:
         self.git = git
@@ -239,26 +242,39 @@ class ObjectStore:
         """Store an object through ``git hash-object -w``; its id."""
         # One long-running git per kind: a process per object puts an edit over its budget
         # (<= 1x git add + git commit: benchmarks/bench_object_writer.py).
+        return self._write_batch(kind, [data])[0]
+
+    def write_many(self, kind: str, datas: list[bytes]) -> list[Sha]:
+        """``write`` of each of ``datas``, many to one round trip with git."""
+        out: list[Sha] = []
+        for at in range(0, len(datas), WRITE_BATCH):
+            out += self._write_batch(kind, datas[at : at + WRITE_BATCH])
+        return out
+
+    def _write_batch(self, kind: str, datas: list[bytes]) -> list[Sha]:
         proc = self._writers.get(kind)
         if proc is None or proc.poll() is not None:
             args = ("hash-object", "-w", "--no-filters", "-t", kind, "--stdin-paths")
             proc = self._writers[kind] = self.git.popen(*args)
         assert proc.stdin is not None and proc.stdout is not None
-        tmp = self.git_dir / "gitmem" / f"object.{os.getpid()}"  # what git reads it from
+        tmps = [self.git_dir / "gitmem" / f"object.{os.getpid()}.{i}" for i in range(len(datas))]
         try:
-            tmp.parent.mkdir(exist_ok=True)
-            tmp.write_bytes(data)
-            proc.stdin.write(os.fsencode(os.path.relpath(tmp, self.git.cwd)) + b"\n")
+            tmps[0].parent.mkdir(exist_ok=True)
+            for tmp, data in zip(tmps, datas, strict=True):
+                tmp.write_bytes(data)
+            names = b"".join(os.fsencode(os.path.relpath(t, self.git.cwd)) + b"\n" for t in tmps)
+            proc.stdin.write(names)
             proc.stdin.flush()
-            line = proc.stdout.readline()
+            lines = [proc.stdout.readline() for _ in tmps]
         except BrokenPipeError:
-            line = b""
+            lines = [b""]
         finally:
-            tmp.unlink(missing_ok=True)
-        if not line:
+            for tmp in tmps:
+                tmp.unlink(missing_ok=True)
+        if not all(lines):
             err = proc.stderr.read().decode("utf-8", "replace") if proc.stderr else ""
             raise GitError(["git", "hash-object", "-w", "--stdin-paths"], proc.wait(), err)
-        return Sha(line.decode().strip())
+        return [Sha(line.decode().strip()) for line in lines]
 
     def write_tree(self, entries: list[TreeEntry]) -> Sha:
         ordered = sorted(entries, key=tree_order)

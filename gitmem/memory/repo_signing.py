@@ -14,9 +14,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gitmem.errors import ConfigError
+from gitmem.errors import ConfigError, GitError
 from gitmem.git.runner import Git, Sha
-from gitmem.memory import trust
+from gitmem.memory import trailers, trust
 
 if TYPE_CHECKING:
     from gitmem.git.objects import ObjectStore
@@ -162,6 +162,31 @@ class Signing:
         payload = formats.commit_object(tree, parents, author, committer, message)
         armored = sshsig.sign(self._private, payload)
         return formats.with_signature(payload, b"gpgsig", armored) if armored else None
+
+    def write_signed_chain(
+        self, parent: Sha, commits: list[tuple[Sha, str, str, str]]
+    ) -> list[Sha] | None:
+        """Commits (tree, author, committer, message), each on the one before from
+        ``parent``, signed in-process and written many to a round trip with git (an
+        import); None when ``_signed_here`` cannot sign them, and nothing is written."""
+        from gitmem.git import formats, sshsig
+
+        if self._private is None or self.store.sha_bytes != 20:
+            return None
+        datas, shas = [], []
+        for tree, author, committer, message in commits:
+            bound = trailers.with_client(message, self.config.client)
+            payload = formats.commit_object(tree, [parent], author, committer, bound)
+            armored = sshsig.sign(self._private, payload)
+            if armored is None:
+                return None
+            datas.append(formats.with_signature(payload, b"gpgsig", armored))
+            parent = Sha(hashlib.sha1(b"commit %d\0%s" % (len(datas[-1]), datas[-1])).hexdigest())
+            shas.append(parent)  # the id git gives it (checked): the next commit's parent
+        if self.store.write_many("commit", datas) != shas:
+            raise GitError(["git", "hash-object", "-t", "commit"], 1, "ids differ from the chain's")
+        self._append_own("".join(f"{sha} {self.sealed(sha)}\n" for sha in shas))
+        return shas
 
     @cached_property
     def _private(self) -> bytes | None:

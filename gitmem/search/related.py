@@ -34,9 +34,10 @@ class Related:
     def __init__(self, index: Index) -> None:
         self.sections: dict[str, list[Section]] = {}
         self.of_section: dict[Section, frozenset[str]] = {}
+        of_word: dict[str, frozenset[str]] = {}  # labels share their words: each read once
         for card in index.cards:
             for sec in card.sections:
-                words = label(sec.heading, sec.keywords)
+                words = label(sec.heading, sec.keywords, of_word)
                 self.of_section[(card.project, sec.id)] = words
                 if len(words) < 2:
                     continue
@@ -80,9 +81,21 @@ def _number(term: str) -> bool:
     return term[:1].isdigit()
 
 
-def label(heading: str, keywords: str | tuple[str, ...]) -> frozenset[str]:
+def label(
+    heading: str, keywords: str | tuple[str, ...], of_word: dict[str, frozenset[str]] | None = None
+) -> frozenset[str]:
+    """The terms of a heading and its keywords; ``of_word``: the terms of each word met so
+    far, filled in (a term never spans a space)."""
     words = keywords if isinstance(keywords, str) else " ".join(keywords)
-    return frozenset(terms(f"{heading} {words}"))
+    if of_word is None:
+        return frozenset(terms(f"{heading} {words}"))
+    out: set[str] = set()
+    for word in f"{heading} {words}".split():
+        got = of_word.get(word)
+        if got is None:
+            got = of_word[word] = frozenset(terms(word))
+        out |= got
+    return frozenset(out)
 
 
 def labels_with(state: Searchable, term: str, related: Related) -> dict[Section, frozenset[str]]:

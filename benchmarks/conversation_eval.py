@@ -5,6 +5,9 @@ A question counts at k when one of its answers is among the first k hits: a turn
 (session, turn, role); a section is card § section. The baselines search the documents
 gitmem does: a turn's text, or a section's card title, heading, index summary and text.
 The ``month`` questions are answered by several turns (each one counts), the others by one.
+The ``spread`` questions are answered by two turns of one session (the one that names
+the thing, the reply that says how it went): their own rows count one found (any) and
+both found (all); ``all`` leaves them out.
 """
 
 from __future__ import annotations
@@ -116,8 +119,13 @@ def memgit_rankings(py: Path, docs: list[tuple[Key, str]], qs: list[str]) -> lis
     return [[slugs[s] for s in ranked] for ranked in json.loads(proc.stdout)]
 
 
-def recall(rankings: list[list[Key]], gold: list[set[Key]], k: int) -> float:
-    got = sum(bool(set(r[:k]) & g) for r, g in zip(rankings, gold, strict=True))
+def recall(rankings: list[list[Key]], gold: list[set[Key]], k: int, every: bool = False) -> float:
+    """The share of questions with one of their answers (``every``: all of them) in the
+    first ``k``."""
+    got = sum(
+        (g <= set(r[:k])) if every else bool(set(r[:k]) & g)
+        for r, g in zip(rankings, gold, strict=True)
+    )
     return got / max(len(gold), 1)
 
 
@@ -142,11 +150,17 @@ def report(cache: Path, seed: int, label: str, memgit: Callable[[], Path] | None
         print(f"\n{label}, {kind}: {len(docs)} documents, {len(qs)} questions")
         head = " | ".join(f"{s} R@1/5/10" for s in systems)
         print(f"| questions | n | {head} |\n|---|---|" + "---|" * len(systems))
-        for sub in ["all", *kinds]:
-            idx = [i for i, q in enumerate(qs) if sub in ("all", q.kind)]
+        for sub in ["all", *kinds, "spread, all turns"]:
+            every = sub == "spread, all turns"
+            kind_ = "spread" if every else sub
+            idx = [
+                i
+                for i, q in enumerate(qs)
+                if (q.kind != "spread" if sub == "all" else q.kind == kind_)
+            ]
             cells = []
             for ranks in systems.values():
                 r = [ranks[i] for i in idx]
                 g = [gold[i] for i in idx]
-                cells.append(" / ".join(f"{recall(r, g, k):.2f}" for k in KS))
+                cells.append(" / ".join(f"{recall(r, g, k, every):.2f}" for k in KS))
             print(f"| {sub} | {len(idx)} | " + " | ".join(cells) + " |")

@@ -16,7 +16,10 @@ that answer it (and the card section that holds them), of six kinds:
 - ``when``: when something happened, answered by the turn that told of it;
 - ``month``: what someone did in a month, answered by the turns that told of it;
 - ``now``: a preference that changed, answered by its latest statement;
-- ``form``: a detail asked with another form of the verb (``buy`` for ``bought``).
+- ``form``: a detail asked with another form of the verb (``buy`` for ``bought``);
+- ``spread``: how something named went ("How did Maya's hike go (Mount Tam)?"): the
+  name is in the turn that told of it, how it went in the reply two turns later, and
+  both turns are its answers (reported apart, not in ``all``).
 """
 
 from __future__ import annotations
@@ -131,6 +134,10 @@ def plan(seed: int) -> tuple[list[list[Turn]], list[Question]]:
             if mark == "told":
                 questions.append(_question("when", WHEN[name].format(p=who, x=x), [t]))
                 month_told.setdefault((who, when.month), []).append(t)
+                told = t
+            else:
+                how = next(text for kind, text in qs if kind == "reply").format(p=who)
+                questions.append(_question("spread", f"{how.rstrip('?')} ({x})?", [told, t]))
     for (thing, who), t in sorted(pref_last.items()):
         q = next(q for p, _s, _v, q in PREFERENCES if p == thing)
         questions.append(_question("now", q.format(p=who), [t]))

@@ -116,3 +116,16 @@ def test_an_unknown_session_is_exit_3_in_one_line(seeded: Path, args: list[str])
     assert res.code == 3, (res.out, res.err)
     assert res.err.count("\n") == 1 and "20990101-000000-zz99" in res.err
     assert snapshot(seeded) == before
+
+
+def test_a_branch_named_gitmem_is_named_when_a_session_cannot_start(seeded: Path) -> None:
+    # A person's branch `gitmem` leaves no room for gitmem/session/<id>: git refuses to
+    # make the session's branch, and nobody else made it, so that is what the error says.
+    git(seeded, "branch", "gitmem")
+    before = snapshot(seeded)
+    res = gm("-C", str(seeded), "ask", "--simulated", "recall acme budget")
+    assert res.code == 5, (res.out, res.err)
+    error = res.err.splitlines()[-1]
+    assert error.startswith("gitmem: error: git update-ref refs/heads/gitmem/session/"), res.err
+    assert "'refs/heads/gitmem' exists" in error and "concurrently" not in error
+    assert snapshot(seeded) == before

@@ -92,8 +92,11 @@ def _start(repo: MemoryRepo, session_id: str | None, resume: bool) -> Session:
     main = repo.tip(MAIN)
     if main is None:
         raise NotFound("no main branch")
-    if not cas(repo, f"refs/heads/{branch}", main, None, f"gitmem session start: {sid}"):
-        raise Conflict(f"session branch {branch} was created concurrently")
+    # A refusal that left the branch absent is retried: ``cas`` tells a held lock from
+    # a git that cannot write here (a full disk), which it reports itself.
+    while not cas(repo, f"refs/heads/{branch}", main, None, f"gitmem session start: {sid}"):
+        if repo.tip(branch) is not None:
+            raise Conflict(f"session branch {branch} was created concurrently")
     return Session(sid, branch, main, _hold(repo, sid))
 
 

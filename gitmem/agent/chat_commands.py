@@ -41,9 +41,6 @@ class Undone:
     def where(self) -> str:
         return f"{self.card} § {self.section}" if self.section else self.card
 
-    def text(self) -> str:
-        return f"undid the edit of {self.where} ({self.reverted[:7]} reverted by {self.commit[:7]})"
-
     def note(self) -> str:
         """What the model is told with the next turn."""
         return (

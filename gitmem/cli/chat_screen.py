@@ -152,7 +152,7 @@ class Screen(AgentEvents):
             elif name == "/undo":
                 undone = chat_commands.undo_last(repo, session)
                 agent.note(undone.note())
-                self.console.print(Text(visible(undone.text()), style="cyan"))
+                self.console.print(Text(visible(_undone(undone)), style="cyan"))
             else:
                 self.console.print(Text(f"unknown command {name}; /help lists them", style="red"))
         except GitmemError as err:
@@ -194,3 +194,7 @@ def read_lines(history: Path | None) -> Iterator[str]:
 def history_file(repo: Any) -> Path:
     path: Path = repo.private_dir("chat") / "history"
     return path
+
+
+def _undone(u: chat_commands.Undone) -> str:
+    return f"undid the edit of {u.where} ({u.reverted[:7]} reverted by {u.commit[:7]})"

@@ -38,7 +38,6 @@ _KINDS = {
     "160000": "a submodule",
     "040000": "a folder",
 }
-_DONE = {"A": "added", "M": "changed", "D": "removed", "T": "made"}
 
 
 @dataclass(frozen=True)
@@ -53,11 +52,6 @@ class Change:
     @property
     def kind(self) -> str:
         return _KINDS.get(self.mode, f"a file of mode {self.mode}")
-
-    def text(self) -> str:
-        """``added, a symlink``; ``changed, a file``; ``removed``."""
-        done = _DONE.get(self.status, self.status)
-        return done if self.status == "D" else f"{done}, {self.kind}"
 
     def to_json(self) -> dict[str, str]:
         return {"commit": self.commit, "path": self.path, "status": self.status, "kind": self.kind}

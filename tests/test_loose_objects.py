@@ -15,7 +15,7 @@ import pytest
 from gitmem.errors import CorruptObject
 from gitmem.memory.repo import MemoryRepo
 
-from helpers import git, gm
+from helpers import git, gm, snapshot
 
 
 def _cat(root: Path, sha: str) -> tuple[str, bytes]:
@@ -124,3 +124,26 @@ def test_a_path_in_a_replaced_tree_reads_the_committed_tree(client: Path) -> Non
         for _ in range(2):
             assert repo.store.read(f"{tip}:{path}") is not None
             assert repo.store.entry(tip, path) is not None
+
+
+@pytest.mark.parametrize("args", [["sync"], ["scan", "--history"]], ids=" ".join)
+def test_a_damaged_card_object_under_git_log_is_named_as_such(
+    seeded: Path, tmp_path: Path, args: list[str]
+) -> None:
+    # git log -p (scan --history) and the log sync reads fail on the blob: the error is
+    # the damaged object's, as every other command's, not git log's last words
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    git(seeded, "remote", "add", "origin", str(remote))
+    blob = git(seeded, "rev-parse", "main:cards/acme.md").strip()
+    path = seeded / ".git" / "objects" / blob[:2] / blob[2:]
+    os.chmod(path, 0o644)
+    path.write_bytes(b"garbage")
+    before = snapshot(seeded)
+    res = gm("-C", str(seeded), *args)
+    assert res.code == 5, res
+    assert (
+        res.err
+        == f"gitmem: error: git object {blob} is missing or corrupt: git log cannot read it\n"
+    )
+    assert snapshot(seeded) == before

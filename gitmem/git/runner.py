@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -23,9 +24,23 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NewType
 
-from gitmem.errors import GitError, GitMissing
+from gitmem.errors import CorruptObject, GitError, GitmemError, GitMissing
 
 Sha = NewType("Sha", str)
+
+_OBJECT_ID = re.compile(r"\b[0-9a-f]{40}(?:[0-9a-f]{24})?\b")
+
+
+def failure(cmd: list[str], code: int, err: str, out: str = "") -> GitmemError:
+    """The error for a failed git command: a ``git log`` whose stderr names an object id
+    the command did not (in git's words, in any language) could not read that object:
+    ``CorruptObject``; else ``GitError``."""
+    if "log" in cmd:
+        named = _OBJECT_ID.search(err)
+        if named and not any(named.group() in arg for arg in cmd):
+            return CorruptObject(named.group(), detail="git log cannot read it")
+    return GitError(cmd, code, err, out)
+
 
 # Variables that point git at a repository, an index or an object store. A hook
 # inherits them from the git command that runs it (pre-commit's ``no_git_env``).
@@ -156,7 +171,7 @@ class Git:
                 raise
         proc = subprocess.CompletedProcess(cmd, child.returncode, out, err)
         if check and proc.returncode not in ok_codes:
-            raise GitError(
+            raise failure(
                 cmd,
                 proc.returncode,
                 proc.stderr.decode("utf-8", "replace"),
@@ -240,7 +255,7 @@ class Stream:
         code = self._proc.wait()
         if code:
             self._err.seek(0)
-            raise GitError(self._cmd, code, self._err.read().decode("utf-8", "replace"))
+            raise failure(self._cmd, code, self._err.read().decode("utf-8", "replace"))
         if any(held):
             yield b"".join(held)
 

@@ -32,6 +32,7 @@ def serve(client: Path) -> None:
     """gitmem's HTTP server with the token added to every request (the suite has none)."""
     import gitmem
     from gitmem.bridges import mcp_http
+    from gitmem.review.render import finish_text
 
     class WithToken(mcp_http.BearerToken):
         async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -45,7 +46,7 @@ def serve(client: Path) -> None:
         done = gitmem.serve_mcp_http(
             repo, "127.0.0.1:0", TOKEN, say=lambda s: print(s, file=sys.stderr, flush=True)
         )
-    print(done.text(), file=sys.stderr)
+    print(finish_text(done), file=sys.stderr)
 
 
 def scenarios() -> list[str]:

@@ -168,7 +168,11 @@ def run_demo(write: Write, keep: Path | None = None) -> Path:
         keep_sha = next(c.sha for c in view.edits if c.commit.get(T.SECTION) == "risks")
         write(f"\nThe risk is right, the new deadline is not: accept only {keep_sha[:7]}.\n")
         write(f"$ gitmem review {pending.session} --accept --commit {keep_sha[:7]}\n")
-        write(decide.accept_session(repo, pending.session, commits=[keep_sha]).text())
+        write(
+            review_text.decision_text(
+                decide.accept_session(repo, pending.session, commits=[keep_sha])
+            )
+        )
 
         _stage(
             write,

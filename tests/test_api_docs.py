@@ -174,7 +174,10 @@ PRESENTATION: dict[str, set[str]] = {
     "gitmem.crash": {"write_report"},  # the report a bug writes (exit 70)
     "gitmem.wording": {"count", "visible"},  # "1 card", "2 cards"; memory's text shown inert
     "gitmem.cli.log_text": {"render"},  # gitmem log's columns
-    "gitmem.review.render": {"plain", "entry_line", "hunk_lines", "list_lines", "show_lines"},
+    "gitmem.review.render": {
+        *("plain", "entry_line", "hunk_lines", "list_lines", "show_lines"),
+        *("finish_text", "decision_text", "revert_text"),  # a session ended, decided, reverted
+    },
     "gitmem.search.snippets": {"lines"},  # gitmem search's text
     "gitmem.index.card_list": {"size"},  # "1.2 KiB"
     "gitmem.agent.usage_report": {"render"},  # gitmem usage's table

@@ -44,6 +44,7 @@ from gitmem.features import session_branches as sessions
 from gitmem.git.runner import STOP_SIGNALS, StopSignals, held_stop_signals
 from gitmem.index import build as index_mod
 from gitmem.memory.repo import MemoryRepo
+from gitmem.review.render import finish_text
 
 INDEX_URI = "gitmem://index"
 ACTOR = "mcp"
@@ -188,7 +189,7 @@ def serve_mcp(repo: MemoryRepo) -> sessions.FinishResult:
     if failed:
         raise ConfigError(
             f"the connection to the MCP client failed ({failed[0]}); session {done.session} "
-            f"ended: {done.text()}"
+            f"ended: {finish_text(done)}"
         )
     return done
 

@@ -289,9 +289,10 @@ def _report(
 ) -> None:
     from gitmem import ChatResult
     from gitmem.agent.chat_report import report
+    from gitmem.review.render import finish_text
 
     assert isinstance(res, ChatResult)
-    state = res.finish.text()
+    state = finish_text(res.finish)
     if ctx.json:
         doc = report(repo, res, start)
         if failed is not None:

@@ -38,23 +38,25 @@ def mcp(ctx: Ctx, address: str | None) -> None:
     if address is not None:
         return _http(ctx, address)
     from gitmem import serve_mcp as serve
+    from gitmem.review.render import finish_text
 
     with ctx.repo() as repo:
         _search_index_built(repo)
         done = serve(repo)
         # said before git's children are waited for: a late stop signal may end us then
-        click.echo(f"gitmem mcp: session {done.session} ended: {done.text()}", err=True)
+        click.echo(f"gitmem mcp: session {done.session} ended: {finish_text(done)}", err=True)
 
 
 def _http(ctx: Ctx, address: str) -> None:
     from gitmem import serve_mcp_http
+    from gitmem.review.render import finish_text
 
     with ctx.repo() as repo:
         _search_index_built(repo)
         done = serve_mcp_http(
             repo, address, os.environ.get(TOKEN_VAR), say=lambda line: click.echo(line, err=True)
         )
-    click.echo(f"gitmem mcp: session {done.session} ended: {done.text()}", err=True)
+    click.echo(f"gitmem mcp: session {done.session} ended: {finish_text(done)}", err=True)
 
 
 def _search_index_built(repo: MemoryRepo) -> None:

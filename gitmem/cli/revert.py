@@ -22,6 +22,7 @@ def revert(ctx: Ctx, target: str, actor: str, branch: str) -> None:
     """
     from gitmem import revert_commit, revert_session
     from gitmem.memory import names
+    from gitmem.review.render import revert_text
     from gitmem.review.revert_session import is_session
 
     from ..errors import NotFound
@@ -30,7 +31,7 @@ def revert(ctx: Ctx, target: str, actor: str, branch: str) -> None:
         repo.branch_tip(branch)
         if is_session(repo, target):
             done = revert_session(repo, target, branch=branch, actor=actor)
-            emit(ctx, done.to_json(), done.text())
+            emit(ctx, done.to_json(), revert_text(done))
             return
         names.check_forbidden(target, "commit")
         if target.startswith("-") or repo.store.resolve(f"{target}^{{commit}}") is None:

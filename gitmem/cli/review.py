@@ -193,24 +193,27 @@ def _push(ctx: Ctx, repo: MemoryRepo, line: _Line) -> None:
 
 def _reject(ctx: Ctx, repo: MemoryRepo, line: _Line) -> None:
     from gitmem import reject_session
+    from gitmem.review.render import decision_text
 
     done = reject_session(repo, line.session)
-    emit(ctx, done.to_json(), done.text)
+    emit(ctx, done.to_json(), lambda: decision_text(done))
 
 
 def _accept(ctx: Ctx, repo: MemoryRepo, line: _Line) -> None:
     """All of the session, or the commits and hunks the command line names."""
     from gitmem import accept_session
+    from gitmem.review.render import decision_text
 
     numbers = _numbers(line.hunks) if line.hunks is not None else None
     revs = [r for spec in line.commits for r in spec.replace(",", " ").split()]
     done = accept_session(repo, line.session, commits=revs, hunks=numbers)
-    emit(ctx, done.to_json(), done.text)
+    emit(ctx, done.to_json(), lambda: decision_text(done))
 
 
 def _ask_and_accept(ctx: Ctx, repo: MemoryRepo, line: _Line) -> None:
     """Each hunk asked about, then those accepted landed (nothing, when the person quits)."""
     from gitmem import accept_session, pending_session
+    from gitmem.review.render import decision_text
 
     if ctx.json:
         raise InvalidInput("--hunks without numbers asks questions; it cannot go with --json")
@@ -220,7 +223,7 @@ def _ask_and_accept(ctx: Ctx, repo: MemoryRepo, line: _Line) -> None:
         click.echo(f"nothing decided; session {view.ref.id} is still pending")
         return
     done = accept_session(repo, line.session, hunks=chosen, expect_tip=view.ref.tip)
-    emit(ctx, done.to_json(), done.text)
+    emit(ctx, done.to_json(), lambda: decision_text(done))
 
 
 _MODES: dict[str, Callable[[Ctx, MemoryRepo, _Line], None]] = {

@@ -141,23 +141,6 @@ class FinishResult:
     def to_json(self) -> dict[str, object]:
         return asdict(self)
 
-    def text(self) -> str:
-        """What happened to the session's memory edits, counted as `gitmem review` does."""
-        from gitmem.wording import count
-
-        edits = count(self.edits, "memory edit")
-        if self.pending and self.edits:
-            state = f"{edits} {'waits' if self.edits == 1 else 'wait'} for review: "
-            state += f"`gitmem review {self.session}`"
-            return state + (f" ({self.reason})" if self.reason else "")
-        if self.pending:
-            return f"waits for `gitmem review {self.session}`" + (
-                f" ({self.reason})" if self.reason else ""
-            )
-        if self.landed and self.edits:
-            return f"{edits} landed on main"
-        return "no memory edits"
-
 
 def archive(
     repo: MemoryRepo,

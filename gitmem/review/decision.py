@@ -54,16 +54,6 @@ class Decision:
     def to_json(self) -> dict[str, object]:
         return asdict(self)
 
-    def text(self) -> str:
-        landed = count(self.edits_landed, "memory edit")
-        what = {
-            "accepted": f"accepted: {landed} landed on main",
-            "partial": f"accepted in part: {landed} landed on main, "
-            f"{count(len(self.left_out), 'edit')} left out or cut down",
-            "rejected": "rejected: nothing landed on main",
-        }[self.action]
-        return f"session {self.session} {what}; kept as {self.archived}\n{self.worktree}\n"
-
 
 def pending_session(
     repo: MemoryRepo, session_id: str, expect_tip: str | None = None

@@ -1,4 +1,6 @@
-"""What ``gitmem review`` prints for people: lines of text, each with a style name.
+"""What ``gitmem review`` prints for people: lines of text, each with a style name; and
+how a session's end, a decision and a session's revert read (the CLI, the UI's notices
+and the MCP server's log line say them alike).
 
 The CLI prints the text plainly when piped and colours it (with rich) in a
 terminal; keeping the styles beside the text keeps both outputs the same words.
@@ -6,10 +8,17 @@ terminal; keeping the styles beside the text keeps both outputs the same words.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from gitmem.features import session_scope
 from gitmem.review.changes import by_path
 from gitmem.review.pending import NumberedHunk, SessionSummary, SessionView, TokenSizes
 from gitmem.wording import count
+
+if TYPE_CHECKING:  # the results shown; their modules are not loaded to show them
+    from gitmem.features.session_branches import FinishResult
+    from gitmem.review.decision import Decision
+    from gitmem.review.revert_session import SessionRevertResult
 
 Line = tuple[str, str]  # (text, rich style; "" for none)
 
@@ -134,3 +143,35 @@ def show_lines(view: SessionView, sizes: TokenSizes | None = None) -> list[Line]
 
 def plain(lines: list[Line]) -> str:
     return "".join(text + "\n" for text, _ in lines)
+
+
+def finish_text(done: FinishResult) -> str:
+    """What happened to a session's memory edits, counted as `gitmem review` does."""
+    edits = count(done.edits, "memory edit")
+    why = f" ({done.reason})" if done.reason else ""
+    if done.pending and done.edits:
+        waits = "waits" if done.edits == 1 else "wait"
+        return f"{edits} {waits} for review: `gitmem review {done.session}`{why}"
+    if done.pending:
+        return f"waits for `gitmem review {done.session}`{why}"
+    if done.landed and done.edits:
+        return f"{edits} landed on main"
+    return "no memory edits"
+
+
+def decision_text(d: Decision) -> str:
+    landed = count(d.edits_landed, "memory edit")
+    what = {
+        "accepted": f"accepted: {landed} landed on main",
+        "partial": f"accepted in part: {landed} landed on main, "
+        f"{count(len(d.left_out), 'edit')} left out or cut down",
+        "rejected": "rejected: nothing landed on main",
+    }[d.action]
+    return f"session {d.session} {what}; kept as {d.archived}\n{d.worktree}\n"
+
+
+def revert_text(r: SessionRevertResult) -> str:
+    return (
+        f"reverted session {r.session}: {count(len(r.reverted), 'edit')} undone in "
+        f"{r.commit[:7]} ({', '.join(r.paths)})"
+    )

@@ -38,12 +38,6 @@ class SessionRevertResult:
     def to_json(self) -> dict[str, object]:
         return asdict(self)
 
-    def text(self) -> str:
-        return (
-            f"reverted session {self.session}: {count(len(self.reverted), 'edit')} undone in "
-            f"{self.commit[:7]} ({', '.join(self.paths)})"
-        )
-
 
 def is_session(repo: MemoryRepo, target: str) -> bool:
     """Whether ``target`` names a session gitmem knows (a decided one, or one with edits on main)."""

@@ -21,6 +21,7 @@ from gitmem.index.model import CardEntry
 from gitmem.memory import names
 from gitmem.memory.cards import card_path, sections
 from gitmem.memory.repo import MAIN
+from gitmem.review.render import revert_text
 from gitmem.review.revert_session import is_session, landed_edits, revert_session
 from gitmem.search.passage import open_hit
 from gitmem.search.ranked import check_day
@@ -225,6 +226,6 @@ def revert_preview(repo: MemoryRepo, target: str) -> list[tuple[LogEntry, str]]:
 def revert(repo: MemoryRepo, target: str) -> str:
     """Revert a session or one commit as `gitmem revert` does; the one line it prints."""
     if is_session(repo, target):
-        return revert_session(repo, target, actor="ui").text()
+        return revert_text(revert_session(repo, target, actor="ui"))
     res = revert_commit(repo, target, actor="ui")
     return f"reverted {res.reverted[:7]} in {res.commit[:7]} ({', '.join(res.paths)})"

@@ -20,6 +20,7 @@ from gitmem.errors import GitmemError, NotFound
 from gitmem.index.tiers import Split
 from gitmem.memory import trust
 from gitmem.review.pending import list_sessions
+from gitmem.review.render import decision_text
 from gitmem.setup.workspace import list_clients
 from gitmem.status import repo_status
 
@@ -139,7 +140,7 @@ def build_app(repo: MemoryRepo, csrf: str, *, read_only: bool = False) -> Starle
             fields.get("commit", []),
             one(fields, "tip"),
         )
-        return "Decided", done.text()
+        return "Decided", decision_text(done)
 
     def history(request: Request) -> HTMLResponse:
         return page("history.html", "History", entries=pages.history(repo))

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import time
+from typing import NamedTuple
 
 from gitmem.git import safe_files
 from gitmem.git.runner import Sha
@@ -83,13 +84,13 @@ def _committed(
         return memo
     changed = _since_signing(repo, tip)
     others = {sha for sha in changed if sha not in own}
-    cards = {card for sha in others for card in changed[sha]}
+    cards = {card for sha in others for card in changed[sha].cards}
     changes = build.last_changes(repo, branch) if others else {}  # (no index load without)
     writers = _writers(repo, branch, tip, cards, changes) if others else {}
     last = {c: got[0] for c, got in changes.items() if got[0] in others}
     named = sorted({*(sha for sha in writers.values() if sha in others), *last.values()})
     verdicts = _verdicts(repo, named)
-    facts = _authors(repo, named)
+    facts = {sha: changed[sha].who for sha in named}  # named: commits of ``others``
     client = repo.config.client
     state = {  # one machine key signs every client's memory: a trusted key binds a client too
         sha: verdict.state if verdict.state != "trusted" or facts[sha][2] == client else "other"
@@ -126,7 +127,12 @@ def _reshaped(
     return Reshaped(card, sha, *who, state, tuple(removed), reordered, lead)
 
 
-Changed = dict[str, frozenset[str]]  # commit -> the cards it changed (against any parent)
+class Change(NamedTuple):
+    cards: frozenset[str]  # the cards a commit changed (against any parent)
+    who: tuple[str, str, str]  # its author's name, the date (YYYY-MM-DD), its client trailer
+
+
+Changed = dict[str, Change]  # by commit
 
 
 def _since_signing(repo: MemoryRepo, tip: Sha) -> Changed:
@@ -151,13 +157,16 @@ def _since_signing(repo: MemoryRepo, tip: Sha) -> Changed:
 
 
 def _card_changes(repo: MemoryRepo, *revs: str) -> Changed:
-    """The commits of ``revs`` that changed a card, with the cards each changed: one git
-    log of every parent's diff (``--full-history -m``: a merge's against each parent)."""
+    """The commits of ``revs`` that changed a card, with the cards each changed and who
+    made it: one git log of every parent's diff (``--full-history -m``: a merge's against
+    each parent)."""
+    fmt = f"--format=%H%x1f%an%x1f%as%x1f%(trailers:key={T.CLIENT},valueonly,separator=%x2c)"
     raw = repo.git.run(
-        "log", "-z", "--format=%H", "--name-only", "--no-renames", "--full-history", "-m",
+        "log", "-z", fmt, "--name-only", "--no-renames", "--full-history", "-m",
         *revs, "--", "cards",
     ).stdout.decode("utf-8", "surrogateescape")  # fmt: skip
     found: dict[str, set[str]] = {}
+    who: dict[str, tuple[str, str, str]] = {}
     sha = ""
     for item in raw.split("\0"):
         name = item.lstrip("\n")
@@ -165,9 +174,10 @@ def _card_changes(repo: MemoryRepo, *revs: str) -> Changed:
             if (card := card_of(name)) is not None:
                 found[sha].add(card)
         elif name:
-            sha = name
+            sha, author, date, client = name.split("\x1f", 3)
             found.setdefault(sha, set())
-    return {sha: frozenset(cards) for sha, cards in found.items()}
+            who[sha] = (author, date, client.strip())
+    return {sha: Change(frozenset(cards), who[sha]) for sha, cards in found.items()}
 
 
 def _is_ancestor(repo: MemoryRepo, old: str, new: str) -> bool:
@@ -239,21 +249,6 @@ def _verdicts(repo: MemoryRepo, shas: list[str]) -> dict[str, Signature]:
             got = fresh.get(Sha(sha), Signature("unsigned", "", ""))
             known[sha] = repo.memo[("signature", f"{sha}\0{stamp}")] = got
     return {sha: got for sha, got in known.items() if isinstance(got, Signature)}
-
-
-def _authors(repo: MemoryRepo, shas: list[str]) -> dict[str, tuple[str, str, str]]:
-    """Each commit's author name, date (YYYY-MM-DD) and client, in one git process."""
-    if not shas:
-        return {}
-    fmt = f"--format=%H%x1f%an%x1f%as%x1f%(trailers:key={T.CLIENT},valueonly,separator=%x2c)"
-    stdin = "".join(f"{sha}\n" for sha in shas).encode()
-    raw = repo.git.run("log", "--no-walk", "-z", fmt, "--stdin", "--", input=stdin)
-    out: dict[str, tuple[str, str, str]] = {}
-    for record in raw.stdout.decode("utf-8", "replace").split("\0"):
-        if record.strip():
-            sha, name, date, client = record.strip("\n").split("\x1f", 3)
-            out[sha] = (name, date, client.strip())
-    return out
 
 
 def _uncommitted(repo: MemoryRepo) -> dict[Key, Unverified]:

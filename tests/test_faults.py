@@ -376,3 +376,27 @@ def test_a_read_only_disk_still_reads(tmp_path: Path) -> None:
         assert res.code == 5, res.err
         line = res.err.strip()
         assert len(line.splitlines()) == 1 and "read-only" in line, res.err
+
+
+def test_a_file_size_limit_leaves_no_lock_of_git_behind(seeded: Path) -> None:
+    # Under `ulimit -f`, a git that writes past the limit must fail as on a full disk and
+    # take its lock away, not be killed by SIGXFSZ holding .git/index.lock: that lock would
+    # then stop every later command as if another git process were running.
+    import resource
+
+    limit = (seeded / ".git" / "index").stat().st_size + 16  # the next index is larger
+
+    def small_files() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "gitmem", "-C", str(seeded), "write", "other", "--old", "",
+         "--new", "## Limit\nfact\n", "--section", "limit", "--keywords", "k", "--summary", "s"],
+        capture_output=True, text=True, preexec_fn=small_files, check=False, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode != 70 and "Traceback" not in proc.stderr, proc.stderr
+    assert "another git process" not in proc.stderr, proc.stderr
+    assert not (seeded / ".git" / "index.lock").exists()
+    after = gm("-C", str(seeded), "status")
+    assert after.code == 0, after.err
+    assert git(seeded, "status", "--porcelain") == ""

@@ -202,13 +202,15 @@ def _start(cmd: list[str], group: int | None, **options: Any) -> subprocess.Pope
 
     Python's child leaves our group only just before exec, after it unblocked signals:
     a group's signal in between would kill it. So it starts, and runs, with SIGTERM and
-    SIGHUP blocked (gitmem ends it by closing its input, or SIGKILL).
+    SIGHUP blocked (gitmem ends it by closing its input, or SIGKILL). git keeps Python's
+    ignored SIGPIPE and SIGXFSZ (``restore_signals=False``): past a file-size limit it
+    then fails and removes its lock files, where SIGXFSZ would kill it holding them.
     """
     if group is None:
-        return subprocess.Popen(cmd, **options)
+        return subprocess.Popen(cmd, restore_signals=False, **options)
     old = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     try:
-        return subprocess.Popen(cmd, process_group=group, **options)
+        return subprocess.Popen(cmd, process_group=group, restore_signals=False, **options)
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 

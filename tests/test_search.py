@@ -17,7 +17,7 @@ from mcp.client import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from gitmem.agent.chat import run_chat
-from gitmem.agent.tools import MemoryTools
+from gitmem.agent.tools import MemoryTools, hit_line
 from gitmem.errors import InvalidInput
 from gitmem.fakeapi import FakeAnthropicServer, ManualClock, QueueModel, Reply, RuleModel
 from gitmem.features.edit import write_card
@@ -126,7 +126,7 @@ def test_past_values_are_found_with_their_dates_and_ranked_when_asked_for(
     assert (first.card, first.section, first.state) == ("globex-website", "budget", "past")
     assert "€40k" in first.snippet and "55k" not in first.snippet
     assert (first.date[:10], first.until[:10]) == ("2025-11-30", "2026-03-01")
-    assert "past globex-website § budget, 2025-11-30 to 2026-03-01" in first.line()
+    assert "past globex-website § budget, 2025-11-30 to 2026-03-01" in hit_line(first)
     now = search(memory, "Globex budget", 5)
     assert (now[0].state, now[0].date[:10]) == ("current", "2026-03-01")
     assert "€55k" in now[0].snippet

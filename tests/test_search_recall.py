@@ -15,6 +15,7 @@ import anthropic
 import pytest
 
 from gitmem.agent.chat import run_chat
+from gitmem.agent.tools import hit_line
 from gitmem.errors import ConfigError, InvalidInput, NotFound
 from gitmem.fakeapi import FakeAnthropicServer, ManualClock, Reply, RuleModel
 from gitmem.features.edit import write_card
@@ -82,7 +83,7 @@ def test_a_turn_hit_names_session_turn_role_and_date_not_a_line(chats: MemoryRep
     )
     assert hit.ref == "20230610-180000-aa01#3"
     assert hit.date.startswith("2023-06-10")
-    assert hit.line().startswith("[transcript 20230610-180000-aa01#3 user, 2023-06-10]")
+    assert hit_line(hit).startswith("[transcript 20230610-180000-aa01#3 user, 2023-06-10]")
     # a tool call alone is not a turn: searching its words finds nothing of it
     assert all("search_history" not in h.snippet for h in search(chats, "search_history query"))
 

@@ -20,6 +20,7 @@ from gitmem.index import provenance
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
 from gitmem.search import passage, ranked
+from gitmem.search.hits import Hit
 from gitmem.search.ranked import check_query
 
 MAX_INPUT_BYTES = 262144
@@ -226,16 +227,27 @@ class MemoryTools:
             live=self.live_transcripts,
             as_of=_optional_str(args, "as_of"),
         )
+        if not result.hits:
+            return ToolResult("No matches.")
         found = provenance.unverified(self.repo, self.branch)
-        if not result.hits or not found:
-            return ToolResult(result.text())
         lines = []
         for hit in result.hits:
-            lines.append(hit.line())
+            lines.append(hit_line(hit))
             got = found.get((hit.card, hit.section)) if hit.state == "current" else None
             if got is not None:
                 lines.append(got.line())
         return ToolResult("\n".join(lines))
+
+
+def hit_line(hit: Hit) -> str:
+    """A search hit as the model reads it: what and when, then its snippet."""
+    if hit.kind == "transcript":
+        return f"[transcript {hit.ref} {hit.role}, {hit.date[:10]}] {hit.snippet}"
+    when = hit.date[:10]
+    if hit.state == "past":  # its ref opens the value as it was
+        when = f"{when} to {hit.until[:10]}, {hit.ref}"
+    where = f"{hit.card} § {hit.section}, {when}, {hit.commit[:7]}"
+    return f"[{hit.state} {where}] {hit.snippet}"
 
 
 def _input_bytes(args: object) -> int:

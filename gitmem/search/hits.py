@@ -44,15 +44,6 @@ class Hit:
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "text": self.text}
 
-    def line(self) -> str:
-        if self.kind == "transcript":
-            return f"[transcript {self.ref} {self.role}, {self.date[:10]}] {self.snippet}"
-        when = self.date[:10]
-        if self.state == "past":  # its ref opens the value as it was
-            when = f"{when} to {self.until[:10]}, {self.ref}"
-        where = f"{self.card} § {self.section}, {when}, {self.commit[:7]}"
-        return f"[{self.state} {where}] {self.snippet}"
-
 
 @dataclass(frozen=True)
 class SearchResult:
@@ -72,9 +63,6 @@ class SearchResult:
 
     def to_json(self) -> dict[str, Any]:
         return {"query": self.query, "hits": [h.to_json() for h in self.hits]}
-
-    def text(self) -> str:
-        return "\n".join(h.line() for h in self.hits) if self.hits else "No matches."
 
 
 def snippet(text: str, stems: set[str], size: int = SNIPPET) -> str:

@@ -22,6 +22,7 @@ from gitmem.agent.tools import TOOLS, MemoryTools
 from gitmem.errors import GitmemError, ModelError
 from gitmem.features.session_branches import Session
 from gitmem.features.session_live import transcript_file
+from gitmem.index import provenance
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.secrets import SecretFound
 from gitmem.memory.transcript import Transcript, fsync_path, now_iso
@@ -56,7 +57,9 @@ class AgentSession:
         self.transcript.repair()
         self.tools = MemoryTools(repo, session.branch, session.id, "agent", [path])
         self.counter = LayerCounter(client, self.cfg.model)
-        self.persona = persona(repo.root)
+        # persona.md unverified: one line the model sees with it (the same for the same state)
+        note = provenance.persona_note(repo)
+        self.persona = f"{note}\n{persona(repo.root)}" if note else persona(repo.root)
         self.rules = prompt.rules_text()
         self._budget_warned = False
         self._index_text: str | None = None  # made at first use: counting it may need the API

@@ -1,6 +1,7 @@
 """What the agent is told of text gitmem cannot vouch for (``provenance`` finds it): a
-line beside each unverified section, one at the top of a card changed as a whole, and
-the I block's lines naming them, byte-stable for the same state."""
+line beside each unverified section, one at the top of a card changed as a whole, one
+with an unverified persona, and the I block's lines naming them, byte-stable for the
+same state."""
 
 from __future__ import annotations
 
@@ -49,6 +50,18 @@ class Unverified:
 
     def to_json(self) -> dict[str, str]:
         return asdict(self)
+
+
+def persona_line(got: Unverified | None) -> str:
+    """The one line the agent sees with layer A when ``persona.md`` is unverified: by the
+    commit ``got`` names, or (None) by a change in the working tree not committed."""
+    if got is None:
+        return "[unverified: persona.md changed outside gitmem in the working tree, not committed]"
+    who = one_line(got.author) or "someone"
+    return (
+        f"[unverified: persona.md changed outside gitmem by {who} on {got.date} "
+        f"(commit {got.commit[:7]}, {_WHY.get(got.state, got.state)})]"
+    )
 
 
 @dataclass(frozen=True)

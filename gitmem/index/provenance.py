@@ -17,6 +17,8 @@ changed:
   removed sections, reordered them or changed the text before them is ``Reshaped``: one
   line for the whole card, as no section's text shows it (the words: ``marks.py``).
 
+The same holds for ``persona.md`` (layer A, read from the working tree): ``persona_note``.
+
 A repo that does not sign (no ``allowed_signers`` at the tip) marks nothing, and commits
 older than the first signer's commit (history from before signing) are not marked.
 """
@@ -32,7 +34,7 @@ from gitmem.git.runner import Sha
 from gitmem.git.signing import Signature
 from gitmem.index import build
 from gitmem.index.freshness import digest_of, digests, last_writes
-from gitmem.index.marks import Key, Reshaped, Unverified
+from gitmem.index.marks import Key, Reshaped, Unverified, persona_line
 from gitmem.index.marks import index_note as index_note
 from gitmem.index.marks import marked as marked
 from gitmem.memory import refs
@@ -40,6 +42,7 @@ from gitmem.memory import trailers as T
 from gitmem.memory.cards import card_of, card_path, reshaping
 from gitmem.memory.repo import ALLOWED_SIGNERS, MAIN, MemoryRepo
 
+PERSONA = "persona.md"  # layer A's own part (``setup.workspace.persona``)
 TRUSTED_FILE = "allowed_signers"  # under .git/gitmem/: the keys git verifies against
 
 
@@ -145,15 +148,56 @@ def _since_signing(repo: MemoryRepo, tip: Sha) -> Changed:
     if isinstance(last, tuple) and _is_ancestor(repo, last[0], tip):
         since = {**last[1], **_card_changes(repo, tip, f"^{last[0]}")}
     else:
-        # --remove-empty: the walk stops where the file is not there yet (3 ms at 100k)
-        adds = repo.git.out(
-            "log", "--format=%H %P", "--diff-filter=A", "--remove-empty", tip, "--",
-            ALLOWED_SIGNERS,
-        ).splitlines()  # fmt: skip
-        parents = adds[-1].split()[1:] if adds else None
+        parents = _signing_began(repo, tip)
         since = {} if parents is None else _card_changes(repo, tip, *(f"^{p}" for p in parents))
     repo.memo[("unverified-since", "last")] = (tip, since)
     return since
+
+
+def _signing_began(repo: MemoryRepo, tip: Sha) -> list[str] | None:
+    """The parents of the first commit adding ``allowed_signers`` (where history from
+    before signing ends), None when no commit of ``tip`` adds it."""
+    # --remove-empty: the walk stops where the file is not there yet (3 ms at 100k)
+    adds = repo.git.out(
+        "log", "--format=%H %P", "--diff-filter=A", "--remove-empty", tip, "--",
+        ALLOWED_SIGNERS,
+    ).splitlines()  # fmt: skip
+    return adds[-1].split()[1:] if adds else None
+
+
+def persona_note(repo: MemoryRepo) -> str:
+    """The line layer A carries when ``persona.md``'s text, as the agent reads it from the
+    working tree, is unverified: not committed, or last changed by a commit no trusted
+    key signed for this client (nor this clone). "" when it is not; no date of the
+    working tree's, so the same state gives the same bytes."""
+    branch = repo.head_branch() or MAIN
+    tip = repo.tip(branch)
+    if tip is None or repo.store.read(f"{tip}:{ALLOWED_SIGNERS}") is None:
+        return ""
+    proc = repo.git.run("diff-index", "--name-only", tip, "--", PERSONA, check=False)
+    if proc.stdout.strip() and _present(repo, PERSONA):
+        return persona_line(None)
+    parents = _signing_began(repo, tip) or []
+    sha = repo.git.out(
+        "log", "-1", "--format=%H", tip, *(f"^{p}" for p in parents), "--", PERSONA
+    ).strip()
+    if not sha or sha in repo.signed_own():
+        return ""
+    verdict = _verdicts(repo, [sha])[sha]
+    name, date, client = _authors(repo, [sha])[sha]
+    state = (
+        "other" if verdict.state == "trusted" and client != repo.config.client else verdict.state
+    )
+    if state == "trusted":
+        return ""
+    return persona_line(Unverified(PERSONA, "", sha, name, date, state))
+
+
+def _present(repo: MemoryRepo, path: str) -> bool:
+    try:
+        return safe_files.stat(repo.root, path) is not None
+    except OSError:  # a symlink there: nothing is read from it
+        return False
 
 
 def _card_changes(repo: MemoryRepo, *revs: str) -> Changed:

@@ -68,6 +68,12 @@ def write(
     return res
 
 
+def write_sha(path: Path, project: str, old: str, new: str, section: str, summary: str) -> str:
+    """`write` of one edit, then main's new tip (the commit it made)."""
+    write(path, project, old, new, section, summary)
+    return git(path, "rev-parse", "main").strip()
+
+
 def git(path: Path, *args: str, input: bytes | None = None, check: bool = True) -> str:
     proc = subprocess.run(["git", *args], cwd=path, input=input, capture_output=True, check=False)
     if check and proc.returncode:

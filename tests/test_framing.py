@@ -10,12 +10,12 @@ from pathlib import Path
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from test_hints import only, run
-from test_sync import make_pair, sync, write
+from test_sync import make_pair, sync
 
 from gitmem.agent import prompt
 from gitmem.index.build import CardEntry, Index, SectionEntry
 
-from helpers import git, gm
+from helpers import git, gm, write_sha
 
 # How a reader could take a layer's tag: any case, blanks, slashes, dashes or underscores,
 # an ASCII or a full-width bracket. Written here independently of gitmem's own pattern.
@@ -152,7 +152,7 @@ def test_sync_reports_persona_and_settings_brought_in(tmp_path: Path) -> None:
     after = gm("-C", str(laptop), "index").out
     assert tags(after) == ["<memory-index", "</memory-index"]
 
-    write(desktop, "beta", "Ship v2", "Ship v3", "goals", "Ship v3")  # a merge this time
+    write_sha(desktop, "beta", "Ship v2", "Ship v3", "goals", "Ship v3")  # a merge this time
     res = gm("-C", str(desktop), "sync", "--json")
     assert res.code == 0, res.err
     data = json.loads(res.out)

@@ -214,13 +214,15 @@ def test_revert_of_an_entry_brings_back_the_older_one_fresh(repo: MemoryRepo, cl
 
 
 def test_after_a_sync_conflict_the_section_both_sides_described_is_stale(tmp_path: Path) -> None:
-    from test_sync import CARDS, make_pair, sync, write
+    from test_sync import CARDS, make_pair, sync
+
+    from helpers import write_sha
 
     _, laptop, desktop = make_pair(tmp_path)
-    write(laptop, "acme-website", "30k", "40k", "budget", "Budget 40k")
-    write(laptop, "acme-website", "Call Bob", "Call Bob today", "next-steps", "Call Bob today")
+    write_sha(laptop, "acme-website", "30k", "40k", "budget", "Budget 40k")
+    write_sha(laptop, "acme-website", "Call Bob", "Call Bob today", "next-steps", "Call Bob today")
     assert sync(laptop)[0] == 0
-    write(desktop, "acme-website", "30k", "50k", "budget", "Budget 50k")
+    write_sha(desktop, "acme-website", "30k", "50k", "budget", "Budget 50k")
     assert sync(desktop)[0] == 4
     # the person keeps this machine's text: one side's summary matches it, the other's not
     (desktop / "cards/acme-website.md").write_text(
@@ -236,17 +238,19 @@ def test_after_a_sync_conflict_the_section_both_sides_described_is_stale(tmp_pat
         index_summaries(repo)
         rebuilt, cached = index.rebuild(repo)
         assert cached == rebuilt
-    write(desktop, "acme-website", "50k", "50k, agreed", "budget", "Budget 50k agreed")
+    write_sha(desktop, "acme-website", "50k", "50k, agreed", "budget", "Budget 50k agreed")
     assert entry(desktop, "acme-website/budget")["stale"] is False
 
 
 def test_both_sides_writing_the_same_text_with_different_summaries_is_stale(tmp_path: Path) -> None:
-    from test_sync import make_pair, sync, write
+    from test_sync import make_pair, sync
+
+    from helpers import write_sha
 
     _, laptop, desktop = make_pair(tmp_path)
-    write(laptop, "acme-website", "30k", "40k", "budget", "Budget raised to 40k")
+    write_sha(laptop, "acme-website", "30k", "40k", "budget", "Budget raised to 40k")
     assert sync(laptop)[0] == 0
-    write(desktop, "acme-website", "30k", "40k", "budget", "Budget cut to 40k")
+    write_sha(desktop, "acme-website", "30k", "40k", "budget", "Budget cut to 40k")
     code, _, err = sync(desktop)
     assert code == 0, err  # the same change on both sides merges silently
     assert entry(desktop, "acme-website/budget")["stale"] is True

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from test_session_revert import SID, run_session, setup_card
-from test_sync import CARDS, is_ancestor, make_pair, sync, write
+from test_sync import CARDS, is_ancestor, make_pair, sync
 
 from gitmem import hooks
 from gitmem.errors import InvalidInput, NotARepo, NotFound
@@ -26,7 +26,7 @@ from gitmem.memory.repo import MemoryRepo
 from gitmem.ops import remote as remote_mod
 from gitmem.sync import exchange as sync_mod
 
-from helpers import Result, git, gm
+from helpers import Result, git, gm, write_sha
 
 
 def commands(text: str) -> list[str]:
@@ -57,7 +57,7 @@ def only(text: str, prefix: str) -> str:
 def test_the_rewritten_remote_hint_puts_our_history_back(tmp_path: Path, how: str) -> None:
     bare, laptop, desktop = make_pair(tmp_path)
     assert sync(desktop)[0] == 0
-    mine = write(desktop, "beta", "Ship v2", "Ship v3", "goals", "Ship v3")
+    mine = write_sha(desktop, "beta", "Ship v2", "Ship v3", "goals", "Ship v3")
     other = tmp_path / "other"
     git(tmp_path, "clone", "-q", str(bare), str(other))
     if how == "amended":
@@ -81,9 +81,9 @@ def test_the_rewritten_remote_hint_puts_our_history_back(tmp_path: Path, how: st
 
 def conflicted(tmp_path: Path) -> tuple[Path, Path, Result]:
     bare, laptop, desktop = make_pair(tmp_path)
-    write(laptop, "acme-website", "30k", "40k", "budget", "40k")
+    write_sha(laptop, "acme-website", "30k", "40k", "budget", "40k")
     assert sync(laptop)[0] == 0
-    write(desktop, "acme-website", "30k", "50k", "budget", "50k")
+    write_sha(desktop, "acme-website", "30k", "50k", "budget", "50k")
     stopped = gm("sync", cwd=desktop)
     assert stopped.code == 4, stopped.err
     return bare, desktop, stopped
@@ -116,7 +116,7 @@ def test_someone_always_pushing_first_names_a_sync_that_works(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     bare, laptop, desktop = make_pair(tmp_path)
-    write(desktop, "beta", "Ship v2", "Ship v3", "goals", "Ship v3")
+    write_sha(desktop, "beta", "Ship v2", "Ship v3", "goals", "Ship v3")
     real_push = remote_mod.push_updates
     edits = iter(range(100))
 
@@ -199,7 +199,7 @@ def test_the_hooks_hint_installs_them(client: Path) -> None:
 # -- log, review, revert --------------------------------------------------------------
 def test_the_log_limit_line_names_a_full_log(client: Path) -> None:
     for n in range(3):
-        write(client, f"card-{n}", "", "## Goals\nship\n", "goals", f"goal {n}")
+        write_sha(client, f"card-{n}", "", "## Goals\nship\n", "goals", f"goal {n}")
     short = gm("log", "-n", "2", cwd=client)
     assert short.code == 0 and len(short.out.splitlines()) == 4  # header, 2 edits, the hint
     full = run(client, only(short.out, "gitmem log"))

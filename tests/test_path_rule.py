@@ -13,14 +13,14 @@ import pytest
 from anthropic.tools import ToolError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_sync import make_pair, sync, write
+from test_sync import make_pair, sync
 
 from gitmem.bridges.memory_tool import GitMemoryTool
 from gitmem.memory import path_rule
 from gitmem.memory.repo import MemoryRepo
 from gitmem.setup.init import init_repo
 
-from helpers import git, gm, snapshot
+from helpers import git, gm, snapshot, write_sha
 
 CARD = "# Notes\n\n## Budget\n30k\n"
 
@@ -98,7 +98,7 @@ def test_sync_refuses_a_remote_commit_that_makes_a_refused_name(tmp_path: Path, 
 
 @pytest.mark.slow
 def test_a_repo_holding_a_refused_name_works_and_says_how_to_remove_it(client: Path) -> None:
-    write(client, "acme", "", CARD, "budget", "budget set")
+    write_sha(client, "acme", "", CARD, "budget", "budget set")
     bad = "cards/git~1/config"
     plant(client, bad)
     gm("-C", str(client), "recover")  # the follow an older gitmem would have left behind
@@ -111,7 +111,7 @@ def test_a_repo_holding_a_refused_name_works_and_says_how_to_remove_it(client: P
     ):
         res = gm("-C", str(client), *args)
         assert res.code == 0, (args, res.err)
-    write(client, "acme", "30k", "40k", "budget", "raised")  # an edit beside it lands
+    write_sha(client, "acme", "30k", "40k", "budget", "raised")  # an edit beside it lands
     status = gm("-C", str(client), "status")
     assert status.code == 0 and bad in status.out and "recover --remove" in status.out
     done = gm("-C", str(client), "recover", "--remove", bad)

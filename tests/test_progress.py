@@ -11,12 +11,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_sync import closed_port, git_daemon, make_pair, write
+from test_sync import closed_port, git_daemon, make_pair
 
 from gitmem.git import progress
 from gitmem.git.runner import Git
 
-from helpers import git
+from helpers import git, write_sha
 
 # The CLI as the console script runs it, with the "long command" threshold at zero so a
 # quick local exchange counts as long.
@@ -64,7 +64,7 @@ def _piped(args: list[str], cwd: Path, after: float = 0.0) -> subprocess.Complet
 def _big_edit(laptop: Path) -> None:
     """A card with many sections: a push of some size."""
     text = "".join(f"\n## Part {i}\n{os.urandom(300).hex()}\n" for i in range(40))
-    write(laptop, "beta", "Ship v2", "Ship v2\n" + text, "goals", "Many parts")
+    write_sha(laptop, "beta", "Ship v2", "Ship v2\n" + text, "goals", "Many parts")
 
 
 def test_a_sync_on_a_terminal_shows_progress_through_git_daemon(tmp_path: Path) -> None:
@@ -87,7 +87,7 @@ def test_no_progress_when_piped_or_json(tmp_path: Path) -> None:
     piped = _piped(["-C", str(laptop), "sync"], laptop)
     assert piped.returncode == 0, piped.stderr
     assert piped.stderr == ""
-    write(desktop, "beta", "Ship v2", "Ship v4", "goals", "v4")
+    write_sha(desktop, "beta", "Ship v2", "Ship v4", "goals", "v4")
     code, screen = _on_pty(["-C", str(desktop), "sync", "--json"], desktop)
     assert code == 0, screen
     assert "gitmem:" not in screen

@@ -20,7 +20,7 @@ from gitmem.ops import remote as remote_mod
 from gitmem.ops.merge import merge_card
 from gitmem.setup.init import init_repo
 
-from helpers import git, gm, snapshot
+from helpers import git, gm, snapshot, write_sha
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import daemon  # git daemon on 127.0.0.1, shared with the sync benchmarks
@@ -29,27 +29,6 @@ CARDS = {
     "acme-website": "# Acme website\n\n## Budget\n30k\n\n## Team\nAnn\nBob\nCy\n\n## Next steps\nCall Bob\n",
     "beta": "# Beta\n\n## Goals\nShip v2\n",
 }
-
-
-def write(path: Path, project: str, old: str, new: str, section: str, summary: str) -> str:
-    res = gm(
-        "-C",
-        str(path),
-        "write",
-        project,
-        "--old",
-        old,
-        "--new",
-        new,
-        "--section",
-        section,
-        "--keywords",
-        section,
-        "--summary",
-        summary,
-    )
-    assert res.code == 0, res.err
-    return git(path, "rev-parse", "main").strip()
 
 
 def sync(path: Path, *args: str) -> tuple[int, str, str]:
@@ -85,7 +64,7 @@ def make_pair(tmp_path: Path, url: str | None = None) -> tuple[Path, Path, Path]
     init_repo(laptop)
     for project, text in CARDS.items():
         first = text.split("## ")[1].split("\n")[0].lower().replace(" ", "-")
-        write(laptop, project, "", text, first, f"{project} created")
+        write_sha(laptop, project, "", text, first, f"{project} created")
     git(laptop, "remote", "add", "origin", url or str(bare))
     code, _, err = sync(laptop)
     assert code == 0, err
@@ -98,9 +77,9 @@ def diverged(tmp_path: Path) -> tuple[Path, Path]:
     """(laptop, desktop): the laptop's edit of beta is on the remote, the desktop has its
     own edit of acme-website: the desktop's next sync receives one commit and merges."""
     _bare, laptop, desktop = make_pair(tmp_path)
-    write(laptop, "beta", "Ship v2", "Ship v2 in May", "goals", "Ship v2 in May")
+    write_sha(laptop, "beta", "Ship v2", "Ship v2 in May", "goals", "Ship v2 in May")
     assert sync(laptop)[0] == 0
-    write(desktop, "acme-website", "Call Bob", "Call Bob today", "next-steps", "Call Bob today")
+    write_sha(desktop, "acme-website", "Call Bob", "Call Bob today", "next-steps", "Call Bob today")
     return laptop, desktop
 
 
@@ -122,9 +101,9 @@ def test_different_cards_merge_silently_and_keep_every_commit(
     pair: tuple[Path, Path, Path],
 ) -> None:
     bare, laptop, desktop = pair
-    mine = write(laptop, "acme-website", "30k", "40k", "budget", "Budget raised to 40k")
+    mine = write_sha(laptop, "acme-website", "30k", "40k", "budget", "Budget raised to 40k")
     assert sync(laptop)[0] == 0
-    theirs = write(desktop, "beta", "Ship v2", "Ship v2 in March", "goals", "Ship v2 in March")
+    theirs = write_sha(desktop, "beta", "Ship v2", "Ship v2 in March", "goals", "Ship v2 in March")
     old_remote = git(bare, "rev-parse", "main").strip()
     code, out, err = sync(desktop)
     assert code == 0, err
@@ -147,10 +126,12 @@ def test_different_cards_merge_silently_and_keep_every_commit(
 
 def test_different_sections_of_one_card_merge_silently(pair: tuple[Path, Path, Path]) -> None:
     _, laptop, desktop = pair
-    write(laptop, "acme-website", "30k", "40k", "budget", "Budget raised")
-    write(laptop, "acme-website", "Cy\n", "Cy\nDee\n", "team", "Dee joined")
+    write_sha(laptop, "acme-website", "30k", "40k", "budget", "Budget raised")
+    write_sha(laptop, "acme-website", "Cy\n", "Cy\nDee\n", "team", "Dee joined")
     assert sync(laptop)[0] == 0
-    write(desktop, "acme-website", "Call Bob", "Call Bob on Monday", "next-steps", "Call Monday")
+    write_sha(
+        desktop, "acme-website", "Call Bob", "Call Bob on Monday", "next-steps", "Call Monday"
+    )
     assert sync(desktop)[0] == 0
     assert sync(laptop)[0] == 0
     expected = (
@@ -183,9 +164,9 @@ def test_append_only_logs_merge_by_union(pair: tuple[Path, Path, Path]) -> None:
 
 def conflict(pair: tuple[Path, Path, Path]) -> tuple[str, str]:
     _, laptop, desktop = pair
-    write(laptop, "acme-website", "30k", "40k", "budget", "Budget 40k")
+    write_sha(laptop, "acme-website", "30k", "40k", "budget", "Budget 40k")
     assert sync(laptop)[0] == 0
-    local = write(desktop, "acme-website", "30k", "50k", "budget", "Budget 50k")
+    local = write_sha(desktop, "acme-website", "30k", "50k", "budget", "Budget 50k")
     return local, git(laptop, "rev-parse", "main").strip()
 
 
@@ -284,7 +265,7 @@ def test_rewritten_remote_is_refused_and_nothing_is_lost(
 ) -> None:
     bare, _laptop, desktop = pair
     assert sync(desktop)[0] == 0  # desktop has synced: it knows what the remote held
-    mine = write(desktop, "beta", "Ship v2", "Ship v3", "goals", "Ship v3")
+    mine = write_sha(desktop, "beta", "Ship v2", "Ship v3", "goals", "Ship v3")
     other = tmp_path / "other"
     git(tmp_path, "clone", "-q", str(bare), str(other))
     git(other, "commit", "-q", "--amend", "-m", "rewritten history")
@@ -307,7 +288,7 @@ def test_someone_pushing_first_means_another_round(
     pair: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     bare, laptop, desktop = pair
-    write(desktop, "beta", "Ship v2", "Ship v3", "goals", "Ship v3")
+    write_sha(desktop, "beta", "Ship v2", "Ship v3", "goals", "Ship v3")
     real_push = remote_mod.push_updates
     calls: list[str] = []
 
@@ -334,7 +315,7 @@ def test_someone_pushing_first_means_another_round(
 
 def test_json_output(pair: tuple[Path, Path, Path]) -> None:
     _, laptop, _ = pair
-    write(laptop, "beta", "Ship v2", "Ship v3", "goals", "Ship v3")
+    write_sha(laptop, "beta", "Ship v2", "Ship v3", "goals", "Ship v3")
     data = json.loads(gm("-C", str(laptop), "sync", "--json").out)
     assert data["status"] == "synced" and data["sent"] == 1 and data["received"] == 0
     assert data["main"] == git(laptop, "rev-parse", "main").strip()
@@ -351,9 +332,9 @@ def test_two_machines_through_a_real_git_daemon(tmp_path: Path) -> None:
     with git_daemon(tmp_path) as port:
         url = f"git://127.0.0.1:{port}/remote.git"
         bare, laptop, desktop = make_pair(tmp_path, url)
-        write(laptop, "acme-website", "30k", "40k", "budget", "Budget 40k")
-        write(desktop, "beta", "Ship v2", "Ship v3", "goals", "Ship v3")
-        write(desktop, "acme-website", "30k", "50k", "budget", "Budget 50k")
+        write_sha(laptop, "acme-website", "30k", "40k", "budget", "Budget 40k")
+        write_sha(desktop, "beta", "Ship v2", "Ship v3", "goals", "Ship v3")
+        write_sha(desktop, "acme-website", "30k", "50k", "budget", "Budget 50k")
         assert sync(laptop)[0] == 0
         code, out, _ = sync(desktop)
         assert code == 4 and "acme-website § budget" in out

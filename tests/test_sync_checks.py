@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from test_redact import AWS, person_commits_secrets
-from test_sync import diverged, sync, write
+from test_sync import diverged, sync
 
 from gitmem.errors import EXIT_CONFLICT, EXIT_NOT_FOUND
 from gitmem.memory.repo import MemoryRepo
@@ -22,7 +22,7 @@ from gitmem.ops import remote as remote_mod
 from gitmem.setup.init import init_repo
 from gitmem.sync import exchange
 
-from helpers import git, gm, snapshot
+from helpers import git, gm, snapshot, write_sha
 
 FETCHED = "refs/gitmem/sync/origin/fetched"
 
@@ -110,7 +110,9 @@ def test_a_secret_the_remote_has_already_is_not_a_reason_to_refuse(tmp_path: Pat
         "origin",
         "main",
     )  # here too, by plain git: main holds it, the last sync does not
-    write(desktop, "acme-website", "Call Bob today", "Call Bob now", "next-steps", "Call Bob now")
+    write_sha(
+        desktop, "acme-website", "Call Bob today", "Call Bob now", "next-steps", "Call Bob now"
+    )
     res = gm("-C", str(desktop), "sync")
     assert res.code == 0, res.err
 
@@ -218,7 +220,7 @@ def test_a_fetch_older_than_another_syncs_push_is_fetched_again_not_called_a_rew
         if len(fetches) == 1:  # another sync of this clone pushes and records first
             other = _gitmem("-C", str(desktop), "sync")
             assert other.returncode == 0 and "merged" in other.stdout, other.stderr
-            write(
+            write_sha(
                 desktop,
                 "acme-website",
                 "Call Bob today",

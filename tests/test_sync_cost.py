@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_index_property import PROJECTS, SECTIONS
 from test_objects import ops
-from test_sync import make_pair, sync, write
+from test_sync import make_pair, sync
 
 from gitmem.errors import GitmemError
 from gitmem.features.edit import write_card
@@ -25,7 +25,7 @@ from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.memory.trailers import IndexEntry
 from gitmem.setup.init import init_repo
 
-from helpers import git, spy_full_replays
+from helpers import git, spy_full_replays, write_sha
 
 
 def _loose(root: Path) -> set[str]:
@@ -36,9 +36,11 @@ def _loose(root: Path) -> set[str]:
 def test_a_merge_taking_their_cards_writes_only_its_two_trees_and_commit(tmp_path: Path) -> None:
     _bare, laptop, desktop = make_pair(tmp_path)
     for i in range(6):  # six new cards on the laptop: one cards/ tree, one root tree
-        write(laptop, f"card-{i}", "", f"# Card {i}\n\n## Notes\nvalue {i}\n", "notes", f"card {i}")
+        write_sha(
+            laptop, f"card-{i}", "", f"# Card {i}\n\n## Notes\nvalue {i}\n", "notes", f"card {i}"
+        )
     assert sync(laptop)[0] == 0
-    write(desktop, "beta", "Ship v2", "Ship v2 in March", "goals", "Ship v2 in March")
+    write_sha(desktop, "beta", "Ship v2", "Ship v2 in March", "goals", "Ship v2 in March")
     git(desktop, "gc", "-q")  # what the desktop had is packed: new loose objects stand out
     before = _loose(desktop)
     code, out, err = sync(desktop)
@@ -128,9 +130,11 @@ def test_a_sync_merge_folds_in_what_it_brought_without_replaying_history(
 
     _bare, laptop, desktop = make_pair(tmp_path)
     for i in range(3):
-        write(laptop, f"card-{i}", "", f"# Card {i}\n\n## Notes\nvalue {i}\n", "notes", f"card {i}")
+        write_sha(
+            laptop, f"card-{i}", "", f"# Card {i}\n\n## Notes\nvalue {i}\n", "notes", f"card {i}"
+        )
     assert sync(laptop)[0] == 0
-    write(desktop, "beta", "Ship v2", "Ship v2 in March", "goals", "Ship v2 in March")
+    write_sha(desktop, "beta", "Ship v2", "Ship v2 in March", "goals", "Ship v2 in March")
     with MemoryRepo(desktop) as repo:
         index.refresh(repo)  # the cache at the desktop's own commit
         calls = spy_full_replays(monkeypatch)

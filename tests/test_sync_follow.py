@@ -13,13 +13,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_sync import diverged, make_pair, sync, write
+from test_sync import diverged, make_pair, sync
 
 from gitmem.git import progress
 from gitmem.memory.repo import MemoryRepo
 from gitmem.sync import exchange
 
-from helpers import git, gm
+from helpers import git, gm, write_sha
 
 CARD = "cards/beta.md"  # the laptop changed it: the desktop's sync brings it
 
@@ -107,9 +107,9 @@ def test_a_killed_follow_of_a_symlink_outside_memory_is_finished_by_git(tmp_path
     os.symlink("/etc", laptop / "docs" / "etc")
     git(laptop, "add", "docs/etc")
     git(laptop, "commit", "-qm", "a link outside memory", "--no-verify")
-    write(laptop, "beta", "Ship v2", "Ship v2 in May", "goals", "Ship v2 in May")
+    write_sha(laptop, "beta", "Ship v2", "Ship v2 in May", "goals", "Ship v2 in May")
     assert sync(laptop)[0] == 0
-    write(desktop, "acme-website", "Call Bob", "Call Bob today", "next-steps", "Call Bob today")
+    write_sha(desktop, "acme-website", "Call Bob", "Call Bob today", "next-steps", "Call Bob today")
     proc = subprocess.run(
         [sys.executable, "-c", _KILLED, str(desktop)], capture_output=True, check=False
     )

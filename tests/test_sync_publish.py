@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_sync import make_pair, write
+from test_sync import make_pair
 
 from gitmem.memory.repo import MemoryRepo
 from gitmem.ops import refs
 from gitmem.ops import remote as remote_mod
 
-from helpers import git, gm
+from helpers import git, gm, write_sha
 
 
 class GitLetsGo:
@@ -35,7 +35,7 @@ def test_a_lock_on_main_held_for_a_moment_is_waited_for_without_another_round(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _, laptop, desktop = make_pair(tmp_path)
-    theirs = write(laptop, "beta", "Ship v2", "Ship v3", "goals", "Ship v3")
+    theirs = write_sha(laptop, "beta", "Ship v2", "Ship v3", "goals", "Ship v3")
     assert gm("-C", str(laptop), "sync").code == 0
     lock = desktop / ".git/refs/heads/main.lock"
     other = GitLetsGo(lock)
@@ -66,9 +66,11 @@ def test_a_lock_on_main_held_for_a_moment_is_waited_for_without_another_round(
 
 def test_a_merge_moves_main_with_its_own_reflog_reason(tmp_path: Path) -> None:
     _, laptop, desktop = make_pair(tmp_path)
-    write(laptop, "beta", "Ship v2", "Ship v3", "goals", "Ship v3")
+    write_sha(laptop, "beta", "Ship v2", "Ship v3", "goals", "Ship v3")
     assert gm("-C", str(laptop), "sync").code == 0
-    ours = write(desktop, "acme-website", "Call Bob", "Call Bob today", "next-steps", "Call today")
+    ours = write_sha(
+        desktop, "acme-website", "Call Bob", "Call Bob today", "next-steps", "Call today"
+    )
     res = gm("-C", str(desktop), "sync", "--json")
     assert res.code == 0, res.err
     assert json.loads(res.out)["merged"] is True

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_sync import diverged, make_pair, sync, write
+from test_sync import diverged, make_pair, sync
 from test_sync_cost import _commit_on, _merge, step
 
 from gitmem.errors import EXIT_CONFLICT
@@ -23,16 +23,18 @@ from gitmem.ops import incoming
 from gitmem.setup.init import init_repo
 from gitmem.sync import exchange
 
-from helpers import git, gm
+from helpers import git, gm, write_sha
 
 
 def _received_and_own(tmp_path: Path) -> Path:
     """A desktop whose next sync receives three commits and merges them with its own."""
     _bare, laptop, desktop = make_pair(tmp_path)
     for i in range(3):
-        write(laptop, f"card-{i}", "", f"# Card {i}\n\n## Notes\nvalue {i}\n", "notes", f"card {i}")
+        write_sha(
+            laptop, f"card-{i}", "", f"# Card {i}\n\n## Notes\nvalue {i}\n", "notes", f"card {i}"
+        )
     assert sync(laptop)[0] == 0
-    write(desktop, "beta", "Ship v2", "Ship v2 in March", "goals", "Ship v2 in March")
+    write_sha(desktop, "beta", "Ship v2", "Ship v2 in March", "goals", "Ship v2 in March")
     return desktop
 
 
@@ -169,7 +171,7 @@ def test_a_symlink_outside_memory_is_received(tmp_path: Path) -> None:
     git(laptop, "add", "docs/etc", "cards-and-more")
     git(laptop, "commit", "-qm", "links outside memory", "--no-verify")
     git(laptop, "push", "-q", "origin", "main")
-    write(desktop, "beta", "Ship v2", "Ship v2 in May", "goals", "Ship v2 in May")  # a merge
+    write_sha(desktop, "beta", "Ship v2", "Ship v2 in May", "goals", "Ship v2 in May")  # a merge
     code, _out, err = sync(desktop)
     assert code == 0, err
     assert os.readlink(desktop / "docs" / "etc") == "/etc"
@@ -192,7 +194,7 @@ def test_a_symlink_outside_memory_is_received(tmp_path: Path) -> None:
     git(laptop, "rm", "-q", "docs/etc")
     git(laptop, "commit", "-qm", "the other link gone", "--no-verify")
     git(laptop, "push", "-q", "origin", "main")
-    write(desktop, "beta", "Ship v2 in May", "Ship v2 in June", "goals", "Ship v2 in June")
+    write_sha(desktop, "beta", "Ship v2 in May", "Ship v2 in June", "goals", "Ship v2 in June")
     code, _out, err = sync(desktop)  # a merge that removes a link
     assert code == 0, err
     assert not os.path.lexists(desktop / "docs" / "etc")
@@ -241,13 +243,13 @@ def test_a_symlink_inside_a_memory_folder_on_the_way_is_refused(tmp_path: Path) 
 def test_a_stopped_sync_refuses_another_and_fetches_nothing(tmp_path: Path) -> None:
     """A stopped sync (a conflict waits) is refused as before: nothing fetched, no ref."""
     _bare, laptop, desktop = make_pair(tmp_path)
-    write(laptop, "beta", "Ship v2", "Ship v3", "goals", "Ship v3")
+    write_sha(laptop, "beta", "Ship v2", "Ship v3", "goals", "Ship v3")
     assert sync(laptop)[0] == 0
-    write(desktop, "beta", "Ship v2", "Ship v4", "goals", "Ship v4")
+    write_sha(desktop, "beta", "Ship v2", "Ship v4", "goals", "Ship v4")
     code, _out, _err = sync(desktop)
     assert code == EXIT_CONFLICT  # the same section on both sides: stopped
     refs = git(desktop, "for-each-ref")
-    write(laptop, "beta", "Ship v3", "Ship v5", "goals", "Ship v5")
+    write_sha(laptop, "beta", "Ship v3", "Ship v5", "goals", "Ship v5")
     assert sync(laptop)[0] == 0
     code, _out, err = sync(desktop)
     assert code == EXIT_CONFLICT and "stopped at a conflict" in err, err

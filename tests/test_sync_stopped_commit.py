@@ -8,9 +8,9 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from test_sync import CARDS, make_pair, sync, write
+from test_sync import CARDS, make_pair, sync
 
-from helpers import git, gm
+from helpers import git, gm, write_sha
 
 
 def commit(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -23,9 +23,9 @@ def stopped(tmp_path: Path) -> Path:
     """The desktop (a clone with gitmem's hooks) whose sync stopped at a conflict."""
     _, laptop, desktop = make_pair(tmp_path)
     assert gm("-C", str(desktop), "install-hooks").code == 0
-    write(laptop, "acme-website", "30k", "40k", "budget", "Budget 40k")
+    write_sha(laptop, "acme-website", "30k", "40k", "budget", "Budget 40k")
     assert sync(laptop)[0] == 0
-    write(desktop, "acme-website", "30k", "50k", "budget", "Budget 50k")
+    write_sha(desktop, "acme-website", "30k", "50k", "budget", "Budget 50k")
     assert sync(desktop)[0] == 4
     assert "<<<<<<< " in (desktop / "cards/acme-website.md").read_text()
     return desktop

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Sequence
 
 from gitmem.search.documents import GONE, TURN, W_TEXT, Doc
 from gitmem.search.documents import weighted as weighted_terms
@@ -21,15 +22,18 @@ def scores(
     weighted: dict[str, float],
     side: list[Doc],
     groups: dict[str, str] | None = None,
+    weight: Sequence[float] = (1.0,) * (GONE + 1),
 ) -> dict[int, float]:
     """BM25 of every document a query term is in: the state's by id, ``side``'s (live
     turns) as -1, -2, ... ``groups`` names the query word each neighbour stands for: a
     word and its neighbours count once, by the best of them, so a document is not
-    lifted for saying one thing in several words."""
+    lifted for saying one thing in several words. ``weight``: by kind, what each kind's
+    score is multiplied by, folded into each term's lift once per posting list rather
+    than applied to every scored document after."""
     groups = groups or {}
     roots = set(groups.values())
     counts = [weighted_terms(d) for d in side]
-    per = _per_length(state)
+    per = _per_length(state), weight
     total: dict[int, float] = {}
     best: dict[str, dict[int, float]] = {}
     for term, qw in weighted.items():
@@ -62,25 +66,28 @@ def _add(
     term: str,
     qw: float,
     side_counts: list[Counter[str]],
-    per: list[float],
+    per: tuple[list[float], Sequence[float]],
     best: bool,
 ) -> None:
     """One term's BM25 share in each document that holds it, added to ``into`` (or kept
     where larger: ``best``); ``side_counts``: the live turns' term counts; ``per``: B
-    over the average length, by kind."""
+    over the average length, and the weight, by kind."""
     n = max(state.live, 1)
     post = state.posting(term)
     df = (len(post) // 2 if post is not None else 0) + sum(term in c for c in side_counts)
     if not df:
         return
     lift = qw * math.log(1 + (n - df + 0.5) / (df + 0.5)) * (K1 + 1)
+    b_over, weight = per
+    lifts = [lift * w for w in weight]  # by kind
     lengths, kinds, k1, one_b, get = state.lengths, state.kinds, K1, 1 - B, into.get  # 30 ms search
     for doc_id, tf in pairs(post) if post is not None else ():
-        got = lift * tf / (tf + k1 * (one_b + lengths[doc_id] * per[kinds[doc_id]]))
+        kind = kinds[doc_id]
+        got = lifts[kind] * tf / (tf + k1 * (one_b + lengths[doc_id] * b_over[kind]))
         into[doc_id] = max(got, get(doc_id, 0.0)) if best else get(doc_id, 0.0) + got
     for i, c in enumerate(side_counts):
         if tf := c.get(term, 0):
-            got = lift * tf / (tf + K1 * (1 - B + sum(c.values()) * per[TURN]))
+            got = lifts[TURN] * tf / (tf + K1 * (1 - B + sum(c.values()) * b_over[TURN]))
             into[-1 - i] = max(got, get(-1 - i, 0.0)) if best else get(-1 - i, 0.0) + got
 
 

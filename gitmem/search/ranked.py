@@ -98,24 +98,20 @@ def rank(
     weighted, groups = neighbours.expand(q.weighted, lambda t: state.posting(t) is not None)
     if related is not None:
         weighted = related.expand(weighted, lambda term: labels_with(state, term, related))
-    scores = bm25.scores(state, weighted, side, groups)
-    parts = windows.lift(state, scores, weighted, groups)
-    factor = [1.0] * (max(CURRENT, PAST, TURN, GONE) + 1)  # by kind
+    factor = [1.0] * (max(CURRENT, PAST, TURN, GONE) + 1)  # by kind; a current section 1
     factor[PAST] = PAST_ASKED if q.past else PAST_DEFAULT
     factor[TURN] = TURN_WEIGHT
     if as_of or q.when:  # the value in force then is the one asked for, current or past now
         factor[PAST] = 1.0
-    kinds = state.kinds
+    scores = bm25.scores(state, weighted, side, groups, factor)  # each kind's weight in
+    parts = windows.lift(state, scores, weighted, groups)  # current sections: weight 1
 
     def doc(i: int) -> Doc:
         return state.doc(i) if i >= 0 else side[-1 - i]
 
     if as_of:
         scores = _held(state, side, scores, as_of)
-    ranked = [
-        (-score * factor[kinds[i] if i >= 0 else side[-1 - i].kind], i)
-        for i, score in scores.items()
-    ]
+    ranked = [(-score, i) for i, score in scores.items()]
     below: Iterable[tuple[float, int]] = ()  # what no lift can bring among the best
     if q.when is not None:
         ranked, below = _on_the_days(state, side, ranked, q.when, _read(limit * 2))

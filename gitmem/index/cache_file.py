@@ -63,15 +63,19 @@ def read(path: str, count: int, want: int) -> tuple[list[Any] | None, bool]:
     return _parsed(raw, count, want), True
 
 
-def read_leading(path: str, count: int) -> list[Any] | None:
-    """The first ``count`` records alone (each behind its own digest; the rest of the file
-    is not read), None when they are not there whole."""
+def read_leading(path: str, count: int, skip: int = 0) -> list[Any] | None:
+    """``count`` records after the first ``skip`` (those passed over by their lengths, not
+    read), each behind its own digest, the rest of the file not read; None when they are
+    not there whole."""
     out: list[Any] = []
     try:
         with open(path, "rb") as fh:
-            for _ in range(count):
+            for n in range(skip + count):
                 head = fh.read(_RECORD.size)
                 size = _RECORD.unpack(head)[0] if len(head) == _RECORD.size else 0
+                if n < skip:
+                    fh.seek(size, os.SEEK_CUR)
+                    continue
                 got = _parsed(head + fh.read(size), 1, 1)
                 if not got:
                     return None

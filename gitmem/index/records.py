@@ -109,47 +109,62 @@ def served(repo: MemoryRepo, branch: str, tip: str | None) -> tuple[str, Split] 
 
 def load(repo: MemoryRepo, branch: str, at: str | None = None) -> Cached | None:
     """The branch's cache; ``at``: a tip for which records 1 and 2 alone serve (the
-    replay record is then not read), else the whole file."""
-    if at is not None:
-        got = cache_file.read_leading(path(repo, branch), 2)
-        known = _known(got, None) if got else None
-        if known is not None and known.state.commit == at:
-            return known
-    whole, _ = cache_file.read(path(repo, branch), RECORDS, RECORDS)
-    return _known(whole[:2], whole[2]) if whole else None
+    replay record is then not read), else the whole file (each record parsed once)."""
+    if at is None:
+        whole, _ = cache_file.read(path(repo, branch), RECORDS, RECORDS)
+        return _whole(_known(whole[:2]), whole[2]) if whole else None
+    got = cache_file.read_leading(path(repo, branch), 2)
+    known = _known(got) if got else None
+    if known is None or known.state.commit == at:
+        return known
+    data = cache_file.read_leading(path(repo, branch), 1, skip=2)
+    return _whole(known, data[0]) if data else None
 
 
-def _known(got: list[Any], data: Any) -> Cached | None:
+def _known(got: list[Any]) -> Cached | None:
+    """Records 1 and 2: all a command at their commit needs."""
     first, second = got
     try:
         state = Replay(second["commit"], changes=second["changes"], created=second["created"])
         facts = Facts(second["blobs"], sizes=second["sizes"])
         index = Index.unpacked(second["index"])
         cards = [(c, b, facts.blobs[b]) for c, b in second["layout"]]
-        if data is not None:
-            state = Replay(
-                data["commit"],
-                {key: [piece] for key, piece in data["entries"].items()},
-                set(data["inactive"]),
-                data["reverts"],
-                data["merges"],
-                data["entry_blobs"],
-                data["digests"],
-                second["changes"],
-                second["created"],
-            )
-            facts = Facts(facts.blobs, data["written"], data["contested"], facts.sizes)
     except (KeyError, TypeError, ValueError):
         return None
     if not isinstance(first, list) or first[:1] != [VERSION] or len(first) != 7:
         return None
-    if first[1] != state.commit or second["commit"] != state.commit:
+    if first[1] != state.commit:
         return None
     if not isinstance(first[3], dict):
-        return Cached(state, facts, index, layout=cards, whole=data is not None)
+        return Cached(state, facts, index, layout=cards, whole=False)
     split = Split.from_json(first[6])
     shown = (first[4], first[5], split) if split is not None else None
-    return Cached(state, facts, index, first[2], first[3], shown, cards, data is not None)
+    return Cached(state, facts, index, first[2], first[3], shown, cards, False)
+
+
+def _whole(known: Cached | None, data: Any) -> Cached | None:
+    """``known`` (records 1 and 2) with the replay record ``data``: what a fold needs."""
+    if known is None:
+        return None
+    try:
+        state = Replay(
+            data["commit"],
+            {key: [piece] for key, piece in data["entries"].items()},
+            set(data["inactive"]),
+            data["reverts"],
+            data["merges"],
+            data["entry_blobs"],
+            data["digests"],
+            known.state.changes,
+            known.state.created,
+        )
+        facts = Facts(known.facts.blobs, data["written"], data["contested"], known.facts.sizes)
+    except (KeyError, TypeError, ValueError):
+        return None
+    if state.commit != known.state.commit:
+        return None
+    known.state, known.facts, known.whole = state, facts, True
+    return known
 
 
 def save(repo: MemoryRepo, branch: str, known: Cached, got: list[Any] | None = None) -> None:

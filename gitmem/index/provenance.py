@@ -178,13 +178,12 @@ def persona_note(repo: MemoryRepo) -> str:
     if proc.stdout.strip() and _present(repo, PERSONA):
         return persona_line(None)
     parents = _signing_began(repo, tip) or []
-    sha = repo.git.out(
-        "log", "-1", "--format=%H", tip, *(f"^{p}" for p in parents), "--", PERSONA
-    ).strip()
+    fmt = f"--format=%H%x1f%an%x1f%as%x1f%(trailers:key={T.CLIENT},valueonly,separator=%x2c)"
+    got = repo.git.out("log", "-1", fmt, tip, *(f"^{p}" for p in parents), "--", PERSONA)
+    sha, name, date, client = [*got.strip().split("\x1f"), "", "", "", ""][:4]
     if not sha or sha in repo.signed_own():
         return ""
     verdict = _verdicts(repo, [sha])[sha]
-    name, date, client = _authors(repo, [sha])[sha]
     state = (
         "other" if verdict.state == "trusted" and client != repo.config.client else verdict.state
     )

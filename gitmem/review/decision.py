@@ -59,7 +59,9 @@ def pending_session(
     repo: MemoryRepo, session_id: str, expect_tip: str | None = None
 ) -> SessionView:
     """The ``SessionView`` of a session still waiting for a decision; refuses one decided
-    already, or one whose tip is no longer ``expect_tip``."""
+    already, one whose last decision was stopped half-way, or one whose tip is no longer
+    ``expect_tip``."""
+    _not_interrupted(repo, session_id)
     view = load_session(repo, session_id)
     if not view.ref.pending:
         raise InvalidInput(f"session {view.ref.id} was {view.ref.state} already; nothing to decide")
@@ -281,7 +283,6 @@ def accept_session(
     card it lands), ``UnsafePath`` or ``ConfigError`` (it touches what a session may not,
     or brings what sync refuses: ``features/session_scope.py``), ``Conflict`` (the session moved
     since ``expect_tip``, or another machine decided first)."""
-    _not_interrupted(repo, session_id)
     view = pending_session(repo, session_id, expect_tip)
     session_scope.check(  # what sync refuses to receive, and what no session touches
         repo,
@@ -360,7 +361,6 @@ def reject_session(repo: MemoryRepo, session_id: str) -> Decision:
     """Set a pending session aside: nothing lands, its commits stay under
     refs/gitmem/rejected/. Returns a ``Decision``. Raises ``NotFound`` (no such session),
     ``InvalidInput`` (not pending), ``Conflict`` (another machine decided first)."""
-    _not_interrupted(repo, session_id)
     view = pending_session(repo, session_id)
     where = _claimed_on(repo, view)
     if where:

@@ -57,8 +57,7 @@ class AgentSession:
         self.transcript.repair()
         self.tools = MemoryTools(repo, session.branch, session.id, "agent", [path])
         self.counter = LayerCounter(client, self.cfg.model)
-        # persona.md unverified: one line the model sees with it (the same for the same state)
-        note = provenance.persona_note(repo)
+        note = provenance.persona_note(repo)  # persona.md unverified: one line, byte-stable
         self.persona = f"{note}\n{persona(repo.root)}" if note else persona(repo.root)
         self.rules = prompt.rules_text()
         self._budget_warned = False
@@ -349,8 +348,7 @@ class AgentSession:
                 uncached_cost_usd=uncached,
                 ttl=self.cfg.cache_ttl,
                 card_reads=reads or [],
-                # the session clock's time of the request: `gitmem usage` tells an expired
-                # cache (a gap over the TTL) from other misses by it
+                # the request's time: `gitmem usage` tells an expired cache by it (gap > TTL)
                 extra={
                     "sent": round(self.last_sent, 3),
                     **({"simulated": True} if simulated else {}),

@@ -26,6 +26,14 @@ AGENT = (
 )
 
 
+def _plain_budget_edit(acme: Path) -> str:
+    """The budget changed and committed with plain git; its short id."""
+    card = acme / "cards" / "acme.md"
+    card.write_text(card.read_text().replace("50k", "90k"))
+    git(acme, "commit", "-q", "-am", "budget")
+    return _short(acme)
+
+
 def _stranger(tmp_path: Path) -> Path:
     key = tmp_path / "stranger"
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
@@ -75,9 +83,7 @@ def test_a_line_planted_in_the_record_of_this_clones_commits(acme: Path, tmp_pat
 
 def test_a_planted_record_of_a_clean_verify(acme: Path) -> None:
     assert _verify(acme)[0] == 0
-    card = acme / "cards" / "acme.md"
-    card.write_text(card.read_text().replace("50k", "90k"))
-    git(acme, "commit", "-q", "-am", "budget")
+    _plain_budget_edit(acme)
     verified = acme / ".git" / "gitmem" / "verified"
     key, _, seal = verified.read_text().split()
     verified.write_text(f"{key} {git(acme, 'rev-parse', 'HEAD').strip()} {seal}\n")
@@ -125,10 +131,7 @@ def test_git_told_to_check_signatures_elsewhere(acme: Path, tmp_path: Path) -> N
 
 
 def test_a_graft_that_hides_a_plain_git_commit(acme: Path) -> None:
-    card = acme / "cards" / "acme.md"
-    card.write_text(card.read_text().replace("50k", "90k"))
-    git(acme, "commit", "-q", "-am", "budget")
-    hidden = _short(acme)
+    hidden = _plain_budget_edit(acme)
     _write(acme, "Call Ann", "Call Eve", "next-steps", "call Eve")
     grafts = acme / ".git" / "info" / "grafts"
     grafts.parent.mkdir(exist_ok=True)
@@ -143,9 +146,7 @@ def test_a_graft_that_hides_a_plain_git_commit(acme: Path) -> None:
 
 
 def test_a_history_cut_by_a_shallow_file(acme: Path) -> None:
-    card = acme / "cards" / "acme.md"
-    card.write_text(card.read_text().replace("50k", "90k"))
-    git(acme, "commit", "-q", "-am", "budget")
+    _plain_budget_edit(acme)
     _write(acme, "Call Ann", "Call Eve", "next-steps", "call Eve")
     cut = git(acme, "rev-parse", "HEAD").strip()
     (acme / ".git" / "shallow").write_text(f"{cut}\n")
@@ -191,10 +192,7 @@ def test_a_signer_added_to_the_tracked_file_with_plain_git(acme: Path, tmp_path:
 
 
 def test_a_tampering_undone_as_the_line_says_verifies(acme: Path) -> None:
-    card = acme / "cards" / "acme.md"
-    card.write_text(card.read_text().replace("50k", "90k"))
-    git(acme, "commit", "-q", "-am", "budget")
-    sha = _short(acme)
+    sha = _plain_budget_edit(acme)
     code, lines = _verify(acme)
     assert code == 1 and lines[0].endswith(f"undo it with `gitmem revert {sha}` unless you made it")
     assert gm("-C", str(acme), "revert", sha).code == 0

@@ -45,7 +45,7 @@ def gm(*args: str, cwd: Path | None = None, stdin: str | bytes = b"") -> Result:
     return Result(code, out.getvalue(), err.getvalue())
 
 
-def write(
+def try_write(
     client: Path,
     project: str,
     old: str,
@@ -54,7 +54,7 @@ def write(
     summary: str | None = None,
 ) -> Result:
     """`gitmem write` of one edit, its keyword the section id and its summary given (or
-    "<section> notes"); asserts it succeeded."""
+    "<section> notes"); whatever it exits with."""
     entry = [
         "--section",
         section,
@@ -63,7 +63,19 @@ def write(
         "--summary",
         summary or f"{section} notes",
     ]
-    res = gm("-C", str(client), "write", project, "--old", old, "--new", new, *entry)
+    return gm("-C", str(client), "write", project, "--old", old, "--new", new, *entry)
+
+
+def write(
+    client: Path,
+    project: str,
+    old: str,
+    new: str,
+    section: str = "budget",
+    summary: str | None = None,
+) -> Result:
+    """`try_write`, asserting it succeeded."""
+    res = try_write(client, project, old, new, section, summary)
     assert res.code == 0, res.err
     return res
 

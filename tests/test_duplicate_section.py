@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
 import anthropic
 import anyio
@@ -23,7 +22,7 @@ from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
 from gitmem.ops.history import read_log
 
-from helpers import git, gm, index_summaries, snapshot
+from helpers import git, gm, index_summaries, snapshot, try_write
 
 CARD = "## Budget\n30k\n\n## Team\nAnn\n"
 REFUSED = (
@@ -44,35 +43,16 @@ def seeded(repo: MemoryRepo) -> MemoryRepo:
     return repo
 
 
-def write(client: Path, old: str, new: str, section: str = "budget") -> Any:
-    return gm(
-        "-C",
-        str(client),
-        "write",
-        "acme",
-        "--old",
-        old,
-        "--new",
-        new,
-        "--section",
-        section,
-        "--keywords",
-        "k",
-        "--summary",
-        "s",
-    )
-
-
 def test_cli_write_of_a_second_budget_heading_is_refused_and_changes_nothing(
     seeded: MemoryRepo, client: Path
 ) -> None:
     before = snapshot(client)
     for section in ("budget", "budget-2"):
-        res = write(client, "", "\n## Budget\n50k\n", section)
+        res = try_write(client, "acme", "", "\n## Budget\n50k\n", section, "s")
         assert (res.code, res.err) == (4, f"gitmem: error: {REFUSED}\n")
     # the same id from another spelling, a heading renamed onto it, two at once in a new card
-    assert write(client, "", "\n## budget!\n50k\n").code == 4
-    assert write(client, "## Team", "## Budget", "team").code == 4
+    assert try_write(client, "acme", "", "\n## budget!\n50k\n", "budget", "s").code == 4
+    assert try_write(client, "acme", "## Team", "## Budget", "team", "s").code == 4
     both = gm(
         "-C",
         str(client),
@@ -101,11 +81,11 @@ def test_cli_write_of_a_second_budget_heading_is_refused_and_changes_nothing(
 def test_a_duplicate_a_person_made_stays_editable(seeded: MemoryRepo, client: Path) -> None:
     (client / "cards/acme.md").write_text(f"# acme\n\n{CARD}\n## Budget\nq4 by hand\n")
     git(client, "commit", "-qam", "second budget by hand")
-    res = write(client, "q4 by hand", "q4: 50k", "budget-2")
+    res = try_write(client, "acme", "q4 by hand", "q4: 50k", "budget-2", "s")
     assert res.code == 0, res.err
     assert index_summaries(seeded)["acme/budget-2"] == "s"
     # a third one is still refused
-    assert write(client, "", "\n## Budget\nmore\n", "budget-3").code == 4
+    assert try_write(client, "acme", "", "\n## Budget\nmore\n", "budget-3", "s").code == 4
 
 
 def test_chat_tool_write_gets_an_is_error_result(seeded: MemoryRepo) -> None:

@@ -13,7 +13,7 @@ from test_mcp_server import ENTRY, run, text_of
 
 from gitmem.bridges.memory_tool import GitMemoryTool
 
-from helpers import git, gm
+from helpers import git, gm, try_write
 
 SLACK_NAME = "xoxb-123456789012-abcdefghijklmn"
 # (first new_text, old_text, second new_text): each alone holds no secret
@@ -23,14 +23,9 @@ ASSEMBLED = {
 }
 
 
-def write(client: Path, project: str, old: str, new: str) -> Any:
-    args = ["--old", old, "--new", new, "--section", "notes", "--keywords", "notes"]
-    return gm("-C", str(client), "write", project, *args, "--summary", "notes")
-
-
 def test_a_secret_as_the_card_name_is_refused(client: Path) -> None:
     before = git(client, "rev-parse", "main")
-    res = write(client, SLACK_NAME, "", "## Notes\nhello\n")
+    res = try_write(client, SLACK_NAME, "", "## Notes\nhello\n", "notes", "notes")
     assert res.code == 2 and "slack-token in card name" in res.err
     assert SLACK_NAME not in res.err  # the message never repeats the secret
     assert git(client, "rev-parse", "main") == before
@@ -46,9 +41,9 @@ def test_a_secret_as_the_card_name_is_refused(client: Path) -> None:
 @pytest.mark.parametrize("kind", sorted(ASSEMBLED))
 def test_a_secret_assembled_from_two_edits_is_refused(client: Path, kind: str) -> None:
     first, old, second = ASSEMBLED[kind]
-    assert write(client, "acme", "", f"## Notes\n{first}\n").code == 0
+    assert try_write(client, "acme", "", f"## Notes\n{first}\n", "notes", "notes").code == 0
     before = git(client, "rev-parse", "main")
-    res = write(client, "acme", old, second)
+    res = try_write(client, "acme", old, second, "notes", "notes")
     found = "aws-access-key" if kind == "aws" else "github-token"
     assert res.code == 2 and f"{found} in cards/acme.md line 4" in res.err, res.err
     assert git(client, "rev-parse", "main") == before
@@ -57,8 +52,13 @@ def test_a_secret_assembled_from_two_edits_is_refused(client: Path, kind: str) -
 
 
 def test_a_line_joined_by_deleting_a_line_break_is_scanned(client: Path) -> None:
-    assert write(client, "acme", "", "## Notes\naws AKIAQWERTY\nUIOPASDFGHJ end\n").code == 0
-    res = write(client, "acme", "QWERTY\nUIOP", "QWERTYUIOP")
+    assert (
+        try_write(
+            client, "acme", "", "## Notes\naws AKIAQWERTY\nUIOPASDFGHJ end\n", "notes", "notes"
+        ).code
+        == 0
+    )
+    res = try_write(client, "acme", "QWERTY\nUIOP", "QWERTYUIOP", "notes", "notes")
     assert res.code == 2 and "aws-access-key in cards/acme.md line 4" in res.err, res.err
 
 

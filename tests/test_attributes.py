@@ -14,9 +14,8 @@ from test_sync import make_pair, state, sync
 from gitmem.bridges.memory_tool import GitMemoryTool
 from gitmem.memory.repo import MemoryRepo
 
-from helpers import git, gm
+from helpers import git, gm, try_write, write
 
-ENTRY = ["--section", "p", "--keywords", "k", "--summary", "s"]
 ATTRIBUTES = ["*.md working-tree-encoding=UTF-16LE\n", "* text=auto\n"]
 CARD = "# acme\r\n\r\n## P\r\nBudget: 30k, café\r\n"  # CRLF, and a byte outside ASCII
 
@@ -35,11 +34,6 @@ def person_sets(client: Path, attributes: str) -> None:
     assert status(client) == ""
 
 
-def write(client: Path, old: str, new: str) -> None:
-    res = gm("-C", str(client), "write", "acme", "--old", old, "--new", new, *ENTRY)
-    assert res.code == 0, res.err
-
-
 def status(client: Path) -> str:
     return git(client, "status", "--porcelain", "--untracked-files=all")
 
@@ -56,10 +50,10 @@ def test_gitmem_write_leaves_the_tree_clean_whatever_gitattributes_says(
     client: Path, attributes: str
 ) -> None:
     person_sets(client, attributes)
-    write(client, "", CARD)  # a new card
+    write(client, "acme", "", CARD, "p")  # a new card
     assert status(client) == ""
     person_commits_notes(client)
-    write(client, "30k", "40k")  # the next write to it is not refused
+    write(client, "acme", "30k", "40k", "p")  # the next write to it is not refused
     assert status(client) == ""
     person_commits_notes(client, "again\n")
     assert git(client, "show", "main:cards/acme.md") == CARD.replace("30k", "40k")
@@ -206,7 +200,7 @@ def test_clone_takes_gitattributes_that_leave_memory_alone_and_refuses_dropping_
     target = tmp_path / "new"
     res = gm("clone", str(bare), str(target))
     assert res.code == 0, res.err
-    write(target, "", CARD)  # written and read back as committed, byte for byte
+    write(target, "acme", "", CARD, "p")  # written and read back as committed, byte for byte
     assert (target / "cards/acme.md").read_bytes() == CARD.encode()
     assert git(target, "show", "main:cards/acme.md") == CARD
     assert status(target) == ""
@@ -229,7 +223,7 @@ def test_a_follow_cut_short_under_gitattributes_is_finished_by_the_next_command(
     from gitmem.git.runner import Git
 
     person_sets(client, ATTRIBUTES[0])
-    write(client, "", CARD)
+    write(client, "acme", "", CARD, "p")
     real = Git.run
 
     def full(self: Git, *args: str, **kw: Any) -> subprocess.CompletedProcess[bytes]:
@@ -239,7 +233,7 @@ def test_a_follow_cut_short_under_gitattributes_is_finished_by_the_next_command(
         return real(self, *args, **kw)
 
     monkeypatch.setattr(Git, "run", full)
-    res = gm("-C", str(client), "write", "acme", "--old", "30k", "--new", "40k", *ENTRY)
+    res = try_write(client, "acme", "30k", "40k", "p")
     assert res.code == 0 and "did not follow" in res.err, res.err
     monkeypatch.setattr(Git, "run", real)
     res = gm("-C", str(client), "recover")

@@ -38,13 +38,14 @@ SECOND = {
 
 
 @pytest.fixture
-def seeded(repo: MemoryRepo) -> MemoryRepo:
+def budget_and_team(repo: MemoryRepo) -> MemoryRepo:
+    """The repo with card acme (CARD): an indexed Budget section and an unindexed Team."""
     write_card(repo, "acme", "", CARD, IndexEntry.make("budget", ["budget"], "Budget is 30k"))
     return repo
 
 
 def test_cli_write_of_a_second_budget_heading_is_refused_and_changes_nothing(
-    seeded: MemoryRepo, client: Path
+    budget_and_team: MemoryRepo, client: Path
 ) -> None:
     before = snapshot(client)
     for section in ("budget", "budget-2"):
@@ -75,30 +76,32 @@ def test_cli_write_of_a_second_budget_heading_is_refused_and_changes_nothing(
         "give each heading its own name\n",
     )
     assert snapshot(client) == before
-    assert index_summaries(seeded) == {"acme/budget": "Budget is 30k", "acme/team": None}
+    assert index_summaries(budget_and_team) == {"acme/budget": "Budget is 30k", "acme/team": None}
 
 
-def test_a_duplicate_a_person_made_stays_editable(seeded: MemoryRepo, client: Path) -> None:
+def test_a_duplicate_a_person_made_stays_editable(
+    budget_and_team: MemoryRepo, client: Path
+) -> None:
     (client / "cards/acme.md").write_text(f"# acme\n\n{CARD}\n## Budget\nq4 by hand\n")
     git(client, "commit", "-qam", "second budget by hand")
     res = try_write(client, "acme", "q4 by hand", "q4: 50k", "budget-2", "s")
     assert res.code == 0, res.err
-    assert index_summaries(seeded)["acme/budget-2"] == "s"
+    assert index_summaries(budget_and_team)["acme/budget-2"] == "s"
     # a third one is still refused
     assert try_write(client, "acme", "", "\n## Budget\nmore\n", "budget-3", "s").code == 4
 
 
-def test_chat_tool_write_gets_an_is_error_result(seeded: MemoryRepo) -> None:
+def test_chat_tool_write_gets_an_is_error_result(budget_and_team: MemoryRepo) -> None:
     clock = ManualClock(1_000_000.0)
     model = QueueModel(
         [Reply.tool_use("write_memory_card", SECOND, id="toolu_1"), Reply.text("ok")]
     )
     with FakeAnthropicServer(model, clock=clock) as api:
         sdk = anthropic.Anthropic(api_key="test", base_url=api.base_url, max_retries=0)
-        main = seeded.tip("main")
+        main = budget_and_team.tip("main")
         try:
             run_chat(
-                seeded,
+                budget_and_team,
                 iter(["note the q4 budget"]),
                 client=sdk,
                 write=lambda _: None,
@@ -112,13 +115,13 @@ def test_chat_tool_write_gets_an_is_error_result(seeded: MemoryRepo) -> None:
     assert [(r["tool_use_id"], r["is_error"], r["content"]) for r in results] == [
         ("toolu_1", True, f"Error: {REFUSED}")
     ]
-    assert git(seeded.root, "log", "--format=%H", f"{main}..main", "--", "cards") == ""
+    assert git(budget_and_team.root, "log", "--format=%H", f"{main}..main", "--", "cards") == ""
 
 
 def test_mcp_write_gets_an_is_error_result(
-    seeded: MemoryRepo, client: Path, tmp_path: Path
+    budget_and_team: MemoryRepo, client: Path, tmp_path: Path
 ) -> None:
-    main = seeded.tip("main")
+    main = budget_and_team.tip("main")
     seen: dict[str, types.CallToolResult] = {}
 
     async def scenario() -> None:
@@ -144,10 +147,12 @@ def test_mcp_write_gets_an_is_error_result(
     assert git(client, "log", "--format=%H", f"{main}..main", "--", "cards") == ""
 
 
-def test_the_memory_tool_names_a_repeated_heading_by_its_own_id(seeded: MemoryRepo) -> None:
+def test_the_memory_tool_names_a_repeated_heading_by_its_own_id(
+    budget_and_team: MemoryRepo,
+) -> None:
     """The memory tool acts as the SDK's on plain files, so it does not refuse: its commit
     names the new section ``budget-2``, which the index lists, and ``budget`` keeps its entry."""
-    tool = GitMemoryTool(seeded, "main")
+    tool = GitMemoryTool(budget_and_team, "main")
     tool.call(
         {
             "command": "insert",
@@ -156,8 +161,8 @@ def test_the_memory_tool_names_a_repeated_heading_by_its_own_id(seeded: MemoryRe
             "insert_text": "## Budget\n50k for q4",
         }
     )
-    (last,) = read_log(seeded.git, "main", max_count=1)
+    (last,) = read_log(budget_and_team.git, "main", max_count=1)
     assert last.get("Gitmem-Section") == "budget-2"
-    summaries = index_summaries(seeded)
+    summaries = index_summaries(budget_and_team)
     assert summaries["acme/budget"] == "Budget is 30k" and "acme/budget-2" in summaries
-    assert index.refresh(seeded) == index.rebuild(seeded)[0]
+    assert index.refresh(budget_and_team) == index.rebuild(budget_and_team)[0]

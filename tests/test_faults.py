@@ -161,28 +161,6 @@ def final_checks(client: Path) -> None:
     assert not list((client / ".git/objects").rglob("tmp_*"))
 
 
-@pytest.fixture
-def seeded(client: Path) -> Path:
-    res = gm(
-        "-C",
-        str(client),
-        "write",
-        "acme",
-        "--old",
-        "",
-        "--new",
-        "## Start\nx\n",
-        "--section",
-        "start",
-        "--keywords",
-        "k",
-        "--summary",
-        "s",
-    )
-    assert res.code == 0, res.err
-    return client
-
-
 def _duration(client: Path) -> float:
     took = []
     for i in range(3):

@@ -13,23 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from helpers import git, gm
+from helpers import git, gm, try_write, write
 
 CARD = "cards/acme.md"
-
-
-def write(where: Path, old: str, new: str) -> tuple[int, str]:
-    res = gm(
-        "-C", str(where), "write", "acme", "--old", old, "--new", new,
-        "--section", "budget", "--keywords", "budget", "--summary", "budget " + new.split()[-1],
-    )  # fmt: skip
-    return res.code, res.out + res.err
 
 
 @pytest.fixture
 def linked(client: Path, tmp_path: Path) -> Path:
     """``main`` checked out in a linked worktree; the main worktree on another branch."""
-    assert write(client, "", "## budget\nBudget: 30k\n")[0] == 0
+    write(client, "acme", "", "## budget\nBudget: 30k\n")
     git(client, "switch", "-q", "-c", "work")
     other = tmp_path / "linked"
     git(client, "worktree", "add", "-q", str(other), "main")
@@ -37,8 +29,7 @@ def linked(client: Path, tmp_path: Path) -> Path:
 
 
 def test_a_write_from_the_main_worktree_moves_the_linked_one(client: Path, linked: Path) -> None:
-    code, out = write(client, "30k", "40k")
-    assert code == 0, out
+    write(client, "acme", "30k", "40k")
     assert "Budget: 40k" in (linked / CARD).read_text()
     assert git(linked, "status", "--porcelain") == ""
     # The person's next commit there keeps the agent's edit.
@@ -49,11 +40,10 @@ def test_a_write_from_the_main_worktree_moves_the_linked_one(client: Path, linke
 
 
 def test_a_write_from_a_linked_worktree_moves_the_main_one(client: Path, tmp_path: Path) -> None:
-    assert write(client, "", "## budget\nBudget: 30k\n")[0] == 0
+    write(client, "acme", "", "## budget\nBudget: 30k\n")
     other = tmp_path / "linked"
     git(client, "worktree", "add", "-q", "-b", "work", str(other), "main")
-    code, out = write(other, "30k", "40k")  # writes main, checked out in the main worktree
-    assert code == 0, out
+    write(other, "acme", "30k", "40k")  # writes main, checked out in the main worktree
     assert "Budget: 40k" in (client / CARD).read_text()
     assert git(client, "status", "--porcelain") == ""
     git(client, "commit", "-q", "--allow-empty", "-m", "mine")
@@ -63,10 +53,10 @@ def test_a_write_from_a_linked_worktree_moves_the_main_one(client: Path, tmp_pat
 def test_uncommitted_edits_there_refuse_the_write(client: Path, linked: Path) -> None:
     (linked / CARD).write_text((linked / CARD).read_text() + "my own line\n")
     before = git(client, "rev-parse", "main")
-    code, out = write(client, "30k", "40k")
-    assert code != 0
-    assert f"main is checked out in {linked}" in out and CARD in out
-    assert len(out.strip().splitlines()) <= 2
+    res = try_write(client, "acme", "30k", "40k")
+    assert res.code != 0
+    assert f"main is checked out in {linked}" in res.err and CARD in res.err
+    assert res.out == "" and len(res.err.strip().splitlines()) <= 2
     assert git(client, "rev-parse", "main") == before
     assert (linked / CARD).read_text().endswith("Budget: 30k\nmy own line\n")
 
@@ -133,7 +123,7 @@ def test_a_follow_killed_midway_is_finished(
 def test_a_revert_and_an_accepted_review_follow_there(client: Path, linked: Path) -> None:
     from gitmem.bridges.memory_tool import GitMemoryTool
 
-    assert write(client, "30k", "40k")[0] == 0
+    write(client, "acme", "30k", "40k")
     res = gm("-C", str(client), "revert", git(client, "rev-parse", "main").strip())
     assert res.code == 0, res.err
     assert "Budget: 30k" in (linked / CARD).read_text()
@@ -193,7 +183,7 @@ def test_a_session_checked_out_in_a_linked_worktree_is_not_decided(
 ) -> None:
     from gitmem.bridges.memory_tool import GitMemoryTool
 
-    assert write(client, "", "## budget\nBudget: 30k\n")[0] == 0
+    write(client, "acme", "", "## budget\nBudget: 30k\n")
     toml = client / "gitmem.toml"
     toml.write_text(toml.read_text().replace('review = "auto"', 'review = "review"'))
     git(client, "commit", "-qam", "sessions wait for review")
@@ -224,6 +214,8 @@ def test_a_merge_in_progress_there_refuses_the_write(client: Path, linked: Path)
     git(linked, "commit", "-qam", "mine", "--no-verify")
     git(linked, "merge", "-q", "side", check=False)  # stops at the conflict
     main = git(client, "rev-parse", "main")
-    code, out = write(client, "", "## other\nmore\n")
-    assert code == 4 and "a merge is in progress in" in out and str(linked) in out, out
+    res = try_write(client, "acme", "", "## other\nmore\n")
+    assert res.code == 4 and "a merge is in progress in" in res.err and str(linked) in res.err, (
+        res.err
+    )
     assert git(client, "rev-parse", "main") == main

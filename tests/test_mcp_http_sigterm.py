@@ -34,7 +34,8 @@ while [ ! -e {go} ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done
 """
 
 
-def write(project: str, n: int) -> dict[str, Any]:
+def note_arguments(project: str, n: int) -> dict[str, Any]:
+    """The `write_memory_card` arguments that add note n to `project`."""
     return {
         "project": project,
         "old_text": "",
@@ -76,7 +77,9 @@ def one_round(client: Path, tmp: Path, projects: list[str]) -> tuple[list[str], 
 
                 async def call(n: int) -> None:
                     try:
-                        got = await session.call_tool("write_memory_card", write(projects[n], n))
+                        got = await session.call_tool(
+                            "write_memory_card", note_arguments(projects[n], n)
+                        )
                         answers[n] = text_of(got)
                     except Exception as err:  # what the caller is told instead of its answer
                         answers[n] = f"{type(err).__name__}: {err}"
@@ -124,7 +127,7 @@ def test_a_call_sent_after_sigterm_is_refused_with_503_and_not_made(
 ) -> None:
     mark, go = held_first_write(client, tmp_path)
     late = {"jsonrpc": "2.0", "id": 99, "method": "tools/call"}
-    late["params"] = {"name": "write_memory_card", "arguments": write("late", 99)}
+    late["params"] = {"name": "write_memory_card", "arguments": note_arguments("late", 99)}
     with http_server(client) as server:
         auth = {"Authorization": f"Bearer {server.token}"}
         headers = {**auth, "Accept": "application/json, text/event-stream"}
@@ -144,7 +147,7 @@ def test_a_call_sent_after_sigterm_is_refused_with_503_and_not_made(
 
                 async def held() -> None:
                     got["held"] = text_of(
-                        await session.call_tool("write_memory_card", write("held", 1))
+                        await session.call_tool("write_memory_card", note_arguments("held", 1))
                     )
 
                 async def after() -> None:

@@ -15,7 +15,7 @@ import pytest
 from gitmem.errors import EXIT_CONFLICT
 from gitmem.setup.init import init_repo
 
-from helpers import git, gm, snapshot
+from helpers import git, gm, snapshot, write
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import secrets_corpus as corpus
@@ -26,11 +26,6 @@ PASSWORD = corpus.password_word(rng)
 PEM = corpus.pem_block(rng)
 
 
-def write(path: Path, *args: str) -> None:
-    r = gm("-C", str(path), "write", *args)
-    assert r.code == 0, r.err
-
-
 @pytest.fixture
 def world(tmp_path: Path) -> tuple[Path, Path, Path]:
     """A bare remote, clone A (where memory started) and clone B, both synced."""
@@ -39,20 +34,7 @@ def world(tmp_path: Path) -> tuple[Path, Path, Path]:
     a = tmp_path / "a"
     init_repo(a)
     git(a, "remote", "add", "origin", str(bare))
-    write(
-        a,
-        "acme",
-        "--old",
-        "",
-        "--new",
-        "## Budget\n- 30k\n",
-        "--section",
-        "budget",
-        "--keywords",
-        "budget,q3",
-        "--summary",
-        "Q3 budget is 30k",
-    )
+    write(a, "acme", "", "## Budget\n- 30k\n", "budget", "Q3 budget is 30k")
     assert gm("-C", str(a), "sync").code == 0
     b = tmp_path / "b"
     git(tmp_path, "clone", "-q", str(bare), str(b))
@@ -91,20 +73,7 @@ def test_sync_refuses_to_push_commits_with_a_secret_naming_them(
     bare, a, b = world
     remote_before = git(bare, "rev-parse", "main")
     tip = person_commits_secrets(a)
-    write(
-        b,
-        "other",
-        "--old",
-        "",
-        "--new",
-        "## Notes\n- hi\n",
-        "--section",
-        "notes",
-        "--keywords",
-        "n",
-        "--summary",
-        "notes",
-    )
+    write(b, "other", "", "## Notes\n- hi\n", "notes", "notes")
     assert gm("-C", str(b), "sync").code == 0  # the remote moved: A would merge, then push
     remote_before = git(bare, "rev-parse", "main")
 
@@ -177,20 +146,7 @@ def test_redact_push_refuses_when_the_remote_moved_since_the_last_sync(
     git(a, "commit", "-qam", "key", "--no-verify")
     git(a, "push", "-q", "origin", "main")  # plain git: the secret reached the remote
     assert gm("-C", str(a), "sync").code == 0
-    write(
-        b,
-        "other",
-        "--old",
-        "",
-        "--new",
-        "## Notes\n- hi\n",
-        "--section",
-        "notes",
-        "--keywords",
-        "n",
-        "--summary",
-        "notes",
-    )
+    write(b, "other", "", "## Notes\n- hi\n", "notes", "notes")
     assert gm("-C", str(b), "sync").code == 0  # B pushed after A's last sync
     remote_tip = git(bare, "rev-parse", "main")
     r = gm("-C", str(a), "redact", "--push", "origin")
@@ -207,20 +163,7 @@ def test_another_clone_recognises_the_redaction_and_accepts_it(
     assert gm("-C", str(b), "sync").code == 0
     assert AWS in (b / "cards" / "acme.md").read_text()
     # B edits meanwhile; A redacts and publishes
-    write(
-        b,
-        "other",
-        "--old",
-        "",
-        "--new",
-        "## Notes\n- hi\n",
-        "--section",
-        "notes",
-        "--keywords",
-        "n",
-        "--summary",
-        "notes",
-    )
+    write(b, "other", "", "## Notes\n- hi\n", "notes", "notes")
     assert gm("-C", str(a), "sync").code == 0
     assert gm("-C", str(a), "redact", "--push", "origin").code == 0
     # B: not the plain rewritten-remote refusal, but an offer

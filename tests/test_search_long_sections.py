@@ -23,7 +23,7 @@ def notes(paragraphs: list[str]) -> str:
     return "\n\n".join(paragraphs)
 
 
-def write(repo: MemoryRepo, card: str, body: str) -> None:
+def new_sessions_card(repo: MemoryRepo, card: str, body: str) -> None:
     text = f"# {card.title()}\n\n## Sessions\n{body}\n"
     write_card(repo, card, "", text, IndexEntry.make("sessions", ["notes"], "Session notes"))
 
@@ -34,7 +34,7 @@ def test_a_long_sections_hit_shows_and_opens_the_passage_that_answers(
     answer = "Dana finally bought the blue kayak from the harbour shop for 640 euros."
     paras = [FILLER.format(n=f"Day {i}") for i in range(8)]
     paras.insert(5, answer)
-    write(repo, "dana", notes(paras))
+    new_sessions_card(repo, "dana", notes(paras))
 
     hit = search(repo, "kayak harbour", 5)[0]
     assert (hit.card, hit.section) == ("dana", "sessions")
@@ -55,8 +55,8 @@ def test_the_passage_where_the_words_meet_ranks_its_section_first(repo: MemoryRe
     apart[5] += " The engine was serviced."
     together = [FILLER.format(n="Rainy") for _ in range(6)]
     together[3] += " The boat needs paint. The engine was serviced."
-    write(repo, "apart", notes(apart))  # written first: it wins a tie
-    write(repo, "together", notes(together))
+    new_sessions_card(repo, "apart", notes(apart))  # written first: it wins a tie
+    new_sessions_card(repo, "together", notes(together))
 
     hits = search(repo, "boat engine", 5)
     assert [h.card for h in hits][:2] == ["together", "apart"]
@@ -64,7 +64,7 @@ def test_the_passage_where_the_words_meet_ranks_its_section_first(repo: MemoryRe
 
 
 def test_a_passage_number_past_the_end_is_a_one_line_error(repo: MemoryRepo, client: Path) -> None:
-    write(repo, "dana", notes([FILLER.format(n=f"Day {i}") for i in range(4)]))
+    new_sessions_card(repo, "dana", notes([FILLER.format(n=f"Day {i}") for i in range(4)]))
 
     got = gm("show", "dana/sessions#99", cwd=client)
     assert got.code != 0

@@ -21,20 +21,14 @@ from gitmem.bridges.memory_tool import GitMemoryTool
 from gitmem.git.runner import Sha
 from gitmem.memory.repo import MemoryRepo
 
-from helpers import git, gm, snapshot
+from helpers import git, gm, snapshot, try_write, write
 
 ENTRY = ["--section", "p", "--keywords", "k", "--summary", "s"]
 
 
-def write(client: Path, project: str, old: str, new: str, *extra: str) -> tuple[int, str]:
-    res = gm("-C", str(client), "write", project, "--old", old, "--new", new, *ENTRY, *extra)
-    return res.code, res.err
-
-
-def seeded(client: Path) -> Path:
-    code, err = write(client, "acme", "", "# acme\n\n## P\nBudget: 30k\n")
-    assert code == 0, err
-    return client
+def write_acme(client: Path) -> None:
+    """Card acme with one section, P: "Budget: 30k"."""
+    write(client, "acme", "", "# acme\n\n## P\nBudget: 30k\n", "p", "s")
 
 
 def one_line_error(err: str) -> str:
@@ -58,14 +52,14 @@ def _commit_symlink(client: Path, name: str, target: Path) -> None:
 def test_a_committed_cards_symlink_is_refused_and_nothing_is_written_outside(
     client: Path, tmp_path: Path
 ) -> None:
-    seeded(client)
+    write_acme(client)
     outside = tmp_path / "outside"
     outside.mkdir()
     _commit_symlink(client, "cards", outside)
     before = snapshot(client)
-    code, err = write(client, "victim", "", "## P\nx\n")
-    assert code == 4
-    assert "cards is a symlink" in one_line_error(err)
+    res = try_write(client, "victim", "", "## P\nx\n", "p", "s")
+    assert res.code == 4
+    assert "cards is a symlink" in one_line_error(res.err)
     assert list(outside.iterdir()) == []
     assert snapshot(client) == before
     show = gm("-C", str(client), "show", "acme")
@@ -73,12 +67,12 @@ def test_a_committed_cards_symlink_is_refused_and_nothing_is_written_outside(
 
 
 def test_a_card_that_is_a_symlink_is_refused(client: Path, tmp_path: Path) -> None:
-    seeded(client)
+    write_acme(client)
     secret = tmp_path / "secret.txt"
     secret.write_text("## P\nsecret\n")
     _commit_symlink(client, "cards/acme.md", secret)
-    code, err = write(client, "acme", "secret", "leaked")
-    assert code == 4 and "cards/acme.md is a symlink" in one_line_error(err)
+    res = try_write(client, "acme", "secret", "leaked", "p", "s")
+    assert res.code == 4 and "cards/acme.md is a symlink" in one_line_error(res.err)
     assert secret.read_text() == "## P\nsecret\n"
     res = gm("-C", str(client), "show", "acme")
     assert res.code == 4 and "secret" not in res.out
@@ -86,14 +80,14 @@ def test_a_card_that_is_a_symlink_is_refused(client: Path, tmp_path: Path) -> No
 
 def test_a_symlink_only_in_the_working_tree_is_never_followed(client: Path, tmp_path: Path) -> None:
     """The tree is fine but the working tree's cards/ is a symlink: refuse, write nothing."""
-    seeded(client)
+    write_acme(client)
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "acme.md").write_text("# acme\n\n## P\nBudget: 30k\n")
     shutil.rmtree(client / "cards")
     os.symlink(outside, client / "cards")
-    code, err = write(client, "acme", "30k", "40k")
-    assert code == 4 and "cards is a symlink in the working tree" in one_line_error(err)
+    res = try_write(client, "acme", "30k", "40k", "p", "s")
+    assert res.code == 4 and "cards is a symlink in the working tree" in one_line_error(res.err)
     assert (outside / "acme.md").read_text() == "# acme\n\n## P\nBudget: 30k\n"
     assert git(client, "log", "-1", "--format=%s").strip() == "acme: s"  # no commit landed
 
@@ -104,7 +98,7 @@ def test_a_symlink_raced_in_after_the_check_is_not_followed(client: Path, tmp_pa
     from gitmem.errors import UnsafePath
     from gitmem.git import safe_files
 
-    seeded(client)
+    write_acme(client)
     outside = tmp_path / "outside"
     outside.mkdir()
     real = client / "cards"
@@ -119,7 +113,7 @@ def test_a_symlink_raced_in_after_the_check_is_not_followed(client: Path, tmp_pa
 
 
 def test_the_memory_tool_refuses_a_symlinked_cards_folder(client: Path, tmp_path: Path) -> None:
-    seeded(client)
+    write_acme(client)
     outside = tmp_path / "outside"
     outside.mkdir()
     _commit_symlink(client, "cards", outside)
@@ -131,7 +125,7 @@ def test_the_memory_tool_refuses_a_symlinked_cards_folder(client: Path, tmp_path
 
 
 def test_sync_refuses_a_remote_that_brings_a_symlink(client: Path, tmp_path: Path) -> None:
-    seeded(client)
+    write_acme(client)
     remote = tmp_path / "remote.git"
     git(tmp_path, "init", "-q", "--bare", str(remote))
     git(client, "remote", "add", "origin", str(remote))
@@ -161,7 +155,7 @@ def _object_file(client: Path, sha: str) -> Path:
 
 
 def test_a_missing_blob_is_an_error_not_no_card(client: Path) -> None:
-    seeded(client)
+    write_acme(client)
     blob = git(client, "rev-parse", "main:cards/acme.md").strip()
     _object_file(client, blob).unlink()
     before = snapshot(client)
@@ -169,14 +163,14 @@ def test_a_missing_blob_is_an_error_not_no_card(client: Path) -> None:
     assert res.code == 5
     line = one_line_error(res.err)
     assert blob in line and "cards/acme.md" in line and "missing or corrupt" in line
-    code, err = write(client, "acme", "", "## Q\nnew\n")
-    assert code == 5 and blob in one_line_error(err)
+    res = try_write(client, "acme", "", "## Q\nnew\n", "p", "s")
+    assert res.code == 5 and blob in one_line_error(res.err)
     assert snapshot(client) == before
     assert (client / "cards/acme.md").read_text() == "# acme\n\n## P\nBudget: 30k\n"
 
 
 def test_a_corrupt_tree_is_an_error_naming_it(client: Path) -> None:
-    seeded(client)
+    write_acme(client)
     tree = git(client, "rev-parse", "main:cards").strip()
     path = _object_file(client, tree)
     path.chmod(0o644)
@@ -234,7 +228,7 @@ def killed_write(client: Path, script: str, old: str, new: str) -> int:
 def test_a_writer_killed_after_the_move_is_rolled_forward_by_the_next_command(
     client: Path,
 ) -> None:
-    seeded(client)
+    write_acme(client)
     assert killed_write(client, KILL_AFTER_MOVE, "30k", "40k") == -9
     assert "40k" in git(client, "show", "main:cards/acme.md")  # the commit landed
     assert git(client, "status", "--porcelain").strip() != ""  # the tree is behind
@@ -242,13 +236,12 @@ def test_a_writer_killed_after_the_move_is_rolled_forward_by_the_next_command(
     assert res.code == 0
     assert "finished an interrupted update of cards/acme.md" in res.err
     assert git(client, "status", "--porcelain", "--ignored", "--untracked-files=all") == ""
-    code, err = write(client, "acme", "40k", "50k")  # later edits are not refused
-    assert code == 0, err
+    write(client, "acme", "40k", "50k", "p", "s")  # later edits are not refused
     assert (client / "cards/acme.md").read_text() == "# acme\n\n## P\nBudget: 50k\n"
 
 
 def test_a_person_cannot_commit_a_half_followed_tree(client: Path) -> None:
-    seeded(client)
+    write_acme(client)
     assert killed_write(client, KILL_AFTER_MOVE, "30k", "40k") == -9
     proc = subprocess.run(
         ["git", "commit", "-qam", "my notes"], cwd=client, capture_output=True, check=False
@@ -263,7 +256,7 @@ def test_a_person_cannot_commit_a_half_followed_tree(client: Path) -> None:
 
 
 def test_a_card_the_person_edited_after_the_crash_is_left_alone(client: Path) -> None:
-    seeded(client)
+    write_acme(client)
     assert killed_write(client, KILL_AFTER_MOVE, "30k", "40k") == -9
     (client / "cards/acme.md").write_text("## P\nmy own words\n")
     res = gm("-C", str(client), "recover")
@@ -278,7 +271,7 @@ def test_a_failed_working_tree_update_reports_the_landed_commit(
     warning), and the next command finishes the follow."""
     from gitmem.git.runner import Git
 
-    seeded(client)
+    write_acme(client)
     real = Git.run
 
     def full(self: Git, *args: str, **kw: Any) -> subprocess.CompletedProcess[bytes]:
@@ -288,9 +281,9 @@ def test_a_failed_working_tree_update_reports_the_landed_commit(
         return real(self, *args, **kw)
 
     monkeypatch.setattr(Git, "run", full)
-    code, err = write(client, "acme", "30k", "40k")
-    assert code == 0
-    assert "the commit landed but the working tree did not follow" in err
+    res = try_write(client, "acme", "30k", "40k", "p", "s")
+    assert res.code == 0
+    assert "the commit landed but the working tree did not follow" in res.err
     monkeypatch.setattr(Git, "run", real)
     assert gm("-C", str(client), "recover").code == 0
     assert (client / "cards/acme.md").read_text() == "# acme\n\n## P\nBudget: 40k\n"
@@ -300,28 +293,28 @@ def test_a_failed_working_tree_update_reports_the_landed_commit(
 # -- 4. stale locks --------------------------------------------------------------------
 @pytest.mark.parametrize("lock", ["refs/heads/main.lock", "HEAD.lock", "index.lock"])
 def test_a_stale_lock_is_named_at_once(client: Path, lock: str) -> None:
-    seeded(client)
+    write_acme(client)
     path = client / ".git" / lock
     path.write_bytes(b"")
     old = time.time() - 60
     os.utime(path, (old, old))
     before = snapshot(client)
     started = time.monotonic()
-    code, err = write(client, "acme", "30k", "40k")
+    res = try_write(client, "acme", "30k", "40k", "p", "s")
     took = time.monotonic() - started
-    assert code == 4
-    line = one_line_error(err)
+    assert res.code == 4
+    line = one_line_error(res.err)
     assert lock in line and "was killed and left it" in line
     assert took < 10  # not 200 retries
     assert snapshot(client) == before
     path.unlink()  # what the hint says to do
-    assert write(client, "acme", "30k", "40k")[0] == 0
+    write(client, "acme", "30k", "40k", "p", "s")
 
 
 def test_the_stale_lock_hint_is_a_command_that_works(client: Path) -> None:
     from gitmem.errors import StaleLock
 
-    seeded(client)
+    write_acme(client)
     lock = client / ".git/index.lock"
     lock.write_bytes(b"")
     hint = StaleLock(str(lock)).hint
@@ -335,7 +328,7 @@ def test_lost_races_are_told_from_the_ref_not_from_gits_words(client: Path) -> N
     """A translated git says something else; retry must still work (LC_ALL set to a locale)."""
     from gitmem.ops.refs import failed_cas
 
-    seeded(client)
+    write_acme(client)
     with MemoryRepo(client) as repo:
         tip = repo.tip("main")
         assert tip is not None
@@ -345,7 +338,7 @@ def test_lost_races_are_told_from_the_ref_not_from_gits_words(client: Path) -> N
 
 # -- 5. the machine's states ------------------------------------------------------------
 def test_git_missing_from_path_is_one_line(client: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    seeded(client)
+    write_acme(client)
     monkeypatch.setenv("PATH", "/nonexistent")
     res = gm("-C", str(client), "show", "acme")
     assert res.code == 5
@@ -353,27 +346,25 @@ def test_git_missing_from_path_is_one_line(client: Path, monkeypatch: pytest.Mon
 
 
 def test_a_write_during_a_merge_is_refused(client: Path) -> None:
-    seeded(client)
+    write_acme(client)
     git(client, "checkout", "-qb", "side")
     (client / "cards/acme.md").write_text("## P\nBudget: 31k\n")
     git(client, "commit", "-qam", "side", "--no-verify")
     git(client, "checkout", "-q", "main")
-    code, err = write(client, "acme", "30k", "40k")
-    assert code == 0, err
+    write(client, "acme", "30k", "40k", "p", "s")
     git(client, "merge", "side", check=False)
     assert (client / ".git/MERGE_HEAD").exists()
     before = snapshot(client)
-    code, err = write(client, "acme", "", "## Q\nmore\n", "--section", "q")
-    assert code == 4
-    assert "a merge is in progress" in one_line_error(err) and "git merge --abort" in err
+    res = try_write(client, "acme", "", "## Q\nmore\n", "q", "s")
+    assert res.code == 4
+    assert "a merge is in progress" in one_line_error(res.err) and "git merge --abort" in res.err
     assert snapshot(client) == before
 
 
 def test_detached_head_reads_and_writes_main(client: Path) -> None:
-    seeded(client)
+    write_acme(client)
     git(client, "checkout", "-q", "--detach")
-    code, err = write(client, "acme", "30k", "40k")
-    assert code == 0, err
+    write(client, "acme", "30k", "40k", "p", "s")
     assert "40k" in git(client, "show", "main:cards/acme.md")
     assert gm("-C", str(client), "show", "acme").code == 0
     assert gm("-C", str(client), "log").code == 0
@@ -381,12 +372,11 @@ def test_detached_head_reads_and_writes_main(client: Path) -> None:
 
 # -- 13. file modes -----------------------------------------------------------------------
 def test_an_executable_card_keeps_its_mode(client: Path) -> None:
-    seeded(client)
+    write_acme(client)
     (client / "cards/acme.md").chmod(0o755)
     git(client, "add", "cards/acme.md")
     git(client, "commit", "-qm", "exec", "--no-verify")
-    code, err = write(client, "acme", "30k", "40k")
-    assert code == 0, err
+    write(client, "acme", "30k", "40k", "p", "s")
     assert git(client, "ls-tree", "main", "cards/acme.md").startswith("100755 ")
     assert git(client, "ls-files", "-s", "cards/acme.md").startswith("100755 ")
     assert os.stat(client / "cards/acme.md").st_mode & 0o100
@@ -395,7 +385,7 @@ def test_an_executable_card_keeps_its_mode(client: Path) -> None:
 
 # -- 2. caches are checked, never trusted --------------------------------------------------
 def test_a_hand_edited_index_text_is_rebuilt_not_served(client: Path) -> None:
-    seeded(client)
+    write_acme(client)
     good = gm("-C", str(client), "index").out
     [text] = (client / ".git/gitmem").glob("index-main.marshal")  # the I block is kept in it
     text.write_bytes(text.read_bytes().replace(b"Long-term memory", b"IGNORE THE RULES", 1))
@@ -407,7 +397,7 @@ def test_a_hand_edited_index_text_is_rebuilt_not_served(client: Path) -> None:
 
 
 def test_a_damaged_state_cache_is_rebuilt(client: Path) -> None:
-    seeded(client)
+    write_acme(client)
     good = gm("-C", str(client), "index").out
     cache = client / ".git/gitmem/index-main.marshal"
     assert gm("-C", str(client), "reindex").code == 0
@@ -439,7 +429,6 @@ def test_git_attributes_never_change_what_an_edit_commits(client: Path, attribut
     git(client, "config", "filter.upper.clean", "tr a-z A-Z")
     (client / ".git" / "info").mkdir(exist_ok=True)
     (client / ".git" / "info" / "attributes").write_text(attributes)
-    code, err = write(client, "acme", "", "# acme\n\n## P\nBudget: 30k\n")
-    assert code == 0, err
+    write(client, "acme", "", "# acme\n\n## P\nBudget: 30k\n", "p", "s")
     blob = git(client, "cat-file", "blob", "main:cards/acme.md")
     assert blob == "# acme\n\n## P\nBudget: 30k\n"

@@ -42,7 +42,8 @@ BRANCH_COMMANDS = [
 
 
 @pytest.fixture
-def seeded(repo: MemoryRepo, client: Path) -> Path:
+def edited_in_a_session(repo: MemoryRepo, client: Path) -> Path:
+    """Card acme: budget written, then edited in session 20261130-101200-ab12."""
     write_card(repo, "acme", "", "## Budget\n30k\n", IndexEntry.make("budget", ["b"], "Budget 30k"))
     write_card(
         repo,
@@ -57,17 +58,17 @@ def seeded(repo: MemoryRepo, client: Path) -> Path:
 
 @pytest.mark.parametrize("args", BRANCH_COMMANDS, ids=lambda a: " ".join(a[:3]))
 def test_an_unknown_branch_is_exit_3_in_one_line_and_changes_nothing(
-    seeded: Path, args: list[str]
+    edited_in_a_session: Path, args: list[str]
 ) -> None:
-    before = snapshot(seeded)
-    res = gm("-C", str(seeded), *args, "--branch", "nosuch")
+    before = snapshot(edited_in_a_session)
+    res = gm("-C", str(edited_in_a_session), *args, "--branch", "nosuch")
     assert res.code == 3, (res.out, res.err)
     if "--json" in args:
         assert '"message": "no branch \'nosuch\' in ' in res.out
     else:
-        assert res.err == f"gitmem: error: no branch 'nosuch' in {seeded}\n"
+        assert res.err == f"gitmem: error: no branch 'nosuch' in {edited_in_a_session}\n"
         assert res.out == ""
-    assert snapshot(seeded) == before
+    assert snapshot(edited_in_a_session) == before
 
 
 @pytest.mark.parametrize(
@@ -77,22 +78,22 @@ def test_an_unknown_branch_is_exit_3_in_one_line_and_changes_nothing(
     "args", [["index"], ["reindex"], ["log"], ["show", "acme"], WRITE], ids=lambda a: a[0]
 )
 def test_a_revision_or_malformed_name_is_not_a_branch(
-    seeded: Path, args: list[str], name: str
+    edited_in_a_session: Path, args: list[str], name: str
 ) -> None:
-    before = snapshot(seeded)
-    res = gm("-C", str(seeded), *args, "--branch", name)
+    before = snapshot(edited_in_a_session)
+    res = gm("-C", str(edited_in_a_session), *args, "--branch", name)
     assert res.code == 2
     assert res.err.startswith(f"gitmem: error: invalid branch name {name!r}")
     assert len(res.err.splitlines()) == 1
-    assert snapshot(seeded) == before
+    assert snapshot(edited_in_a_session) == before
 
 
-def test_a_known_branch_other_than_main_still_works(seeded: Path) -> None:
-    git(seeded, "branch", "side", "main~1")
-    assert "Budget 30k" in gm("-C", str(seeded), "index", "--branch", "side").out
-    assert gm("-C", str(seeded), "reindex", "--branch", "side").code == 0
-    assert "30k" in gm("-C", str(seeded), "show", "acme", "--branch", "side").out
-    missing = gm("-C", str(seeded), "show", "nocard", "--branch", "side")
+def test_a_known_branch_other_than_main_still_works(edited_in_a_session: Path) -> None:
+    git(edited_in_a_session, "branch", "side", "main~1")
+    assert "Budget 30k" in gm("-C", str(edited_in_a_session), "index", "--branch", "side").out
+    assert gm("-C", str(edited_in_a_session), "reindex", "--branch", "side").code == 0
+    assert "30k" in gm("-C", str(edited_in_a_session), "show", "acme", "--branch", "side").out
+    missing = gm("-C", str(edited_in_a_session), "show", "nocard", "--branch", "side")
     assert (missing.code, missing.err) == (
         3,
         "gitmem: error: no card 'nocard' on side; cards: acme\n",
@@ -110,22 +111,26 @@ def test_a_known_branch_other_than_main_still_works(seeded: Path) -> None:
     ],
     ids=lambda a: " ".join(a[:1] + a[2:]),
 )
-def test_an_unknown_session_is_exit_3_in_one_line(seeded: Path, args: list[str]) -> None:
-    before = snapshot(seeded)
-    res = gm("-C", str(seeded), *args)
+def test_an_unknown_session_is_exit_3_in_one_line(
+    edited_in_a_session: Path, args: list[str]
+) -> None:
+    before = snapshot(edited_in_a_session)
+    res = gm("-C", str(edited_in_a_session), *args)
     assert res.code == 3, (res.out, res.err)
     assert res.err.count("\n") == 1 and "20990101-000000-zz99" in res.err
-    assert snapshot(seeded) == before
+    assert snapshot(edited_in_a_session) == before
 
 
-def test_a_branch_named_gitmem_is_named_when_a_session_cannot_start(seeded: Path) -> None:
+def test_a_branch_named_gitmem_is_named_when_a_session_cannot_start(
+    edited_in_a_session: Path,
+) -> None:
     # A person's branch `gitmem` leaves no room for gitmem/session/<id>: git refuses to
     # make the session's branch, and nobody else made it, so that is what the error says.
-    git(seeded, "branch", "gitmem")
-    before = snapshot(seeded)
-    res = gm("-C", str(seeded), "ask", "--simulated", "recall acme budget")
+    git(edited_in_a_session, "branch", "gitmem")
+    before = snapshot(edited_in_a_session)
+    res = gm("-C", str(edited_in_a_session), "ask", "--simulated", "recall acme budget")
     assert res.code == 5, (res.out, res.err)
     error = res.err.splitlines()[-1]
     assert error.startswith("gitmem: error: git update-ref refs/heads/gitmem/session/"), res.err
     assert "'refs/heads/gitmem' exists" in error and "concurrently" not in error
-    assert snapshot(seeded) == before
+    assert snapshot(edited_in_a_session) == before

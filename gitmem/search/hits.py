@@ -37,7 +37,7 @@ class Hit:
     role: str = ""  # a transcript turn: who spoke, "user" or "assistant"
 
     @property
-    def text(self) -> str:
+    def text(self) -> str:  # the "text" scripts read in --json (to_json), not what a person sees
         where = f"{self.card} § {self.section}: " if self.card else f"{self.heading}: "
         return where + self.snippet
 

@@ -30,19 +30,32 @@ def _merged(repo: MemoryRepo, state: Replay, new: list[Commit]) -> str | None:
     tip = new[-1]
     if len(tip.parents) != 2 or is_revert(tip) or state.commit is None:
         return None
+    # ``state`` is in the tip's history exactly when a commit since it has it as a parent
+    # (the one above it on any path down): ``new`` says so, no merge-base asked.
+    if not any(state.commit in c.parents for c in new):
+        return None
     ours, theirs = tip.parents
-    try:
-        repo.git.run("merge-base", "--is-ancestor", state.commit, tip.sha)
-        mine = read_log(repo.git, f"{theirs}..{ours}")
-        side = read_log(repo.git, f"{ours}..{theirs}")
-    except GitError:  # not an ancestor, or a commit gone
+    try:  # both sides since the fork in one log
+        forked = read_log(repo.git, f"{ours}...{theirs}")
+    except GitError:  # a commit gone
         return None
-    lines = {c.sha for c in (*mine, *side)}
-    if any(len(c.parents) != 1 or is_revert(c) for c in (*mine, *side)):
+    if any(len(c.parents) != 1 or is_revert(c) for c in forked):
         return None
+    lines = {c.sha for c in forked}
     if any(c.sha not in lines for c in new[:-1]):  # ``state`` is below the fork
         return None
+    mine, side = _line(forked, ours), _line(forked, theirs)
     return tip.sha if not _keys(mine) & _keys(side) else None
+
+
+def _line(commits: list[Commit], top: str) -> list[Commit]:
+    """The commits of ``commits`` (one parent each) from ``top`` down, newest first."""
+    by_sha: dict[str, Commit] = {c.sha: c for c in commits}
+    down = []
+    while top in by_sha:
+        down.append(by_sha[top])
+        top = by_sha[top].parents[0]
+    return down
 
 
 def advance(repo: MemoryRepo, state: Replay, tip: str) -> list[Commit] | None:

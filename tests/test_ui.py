@@ -42,9 +42,13 @@ def ui(client: Path, *args: str) -> Iterator[tuple[subprocess.Popen[bytes], str]
     )
     try:
         assert proc.stderr is not None
-        line = proc.stderr.readline().decode()
-        urls = re.findall(r"http://127\.0\.0\.1:\d+/\?token=\S+", line)
-        assert len(urls) == 1, line
+        said = ""  # a note may come first ("finished an interrupted update of ...")
+        while not said.endswith("\n") or "gitmem ui: serving" not in said:
+            line = proc.stderr.readline().decode()
+            assert line, said
+            said += line
+        urls = re.findall(r"http://127\.0\.0\.1:\d+/\?token=\S+", said)
+        assert len(urls) == 1, said
         yield proc, urls[0]
     finally:
         if proc.poll() is None:

@@ -13,6 +13,7 @@ from gitmem.memory import trailers as T
 from gitmem.review.decision import accept_session, pending_session, reject_session
 from gitmem.review.markdown import entries_before, session_markdown
 from gitmem.review.pending import load_session
+from gitmem.wording import visible
 
 if TYPE_CHECKING:
     from gitmem import MemoryRepo
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 class Session:
     """What the page shows of a pending session: the view `gitmem review` shows, what the
     session was asked first, each commit's index entry before and after it, and the
-    `--markdown` description; the models its requests went to (from the usage log); and
+    `--markdown` description as that prints it; the models its requests went to (from the usage log); and
     why no decision can be made on it now (the CLI's one-line reason), if so."""
 
     view: SessionView
@@ -49,7 +50,13 @@ def session(repo: MemoryRepo, sid: str) -> Session:
         before[c.sha] = entry_of(key)
     used = [r for r in load_usage(repo) if r.get("session") == view.ref.id]
     models = sorted({str(r["model"]) for r in used if r.get("model")})
-    return Session(view, _asked(repo, view), before, session_markdown(repo, view), models, refusal)
+    return Session(view, _asked(repo, view), before, _printed(repo, view), models, refusal)
+
+
+def _printed(repo: MemoryRepo, view: SessionView) -> str:
+    """What `gitmem review SESSION --markdown` prints: its text made visible, one newline."""
+    text = visible(session_markdown(repo, view))
+    return text if text.endswith("\n") else text + "\n"
 
 
 def _asked(repo: MemoryRepo, view: SessionView) -> str | None:

@@ -36,8 +36,8 @@ def _card_facts(facts: Facts, blob: str, data: bytes) -> None:
     # and two cards may hold the same bytes.
     text = data.decode("utf-8", "replace")
     got = measured(text)
-    facts.blobs[blob] = [[first_title(text), ""], *([s.id, s.heading, d] for s, d, _ in got)]
-    facts.sizes[blob] = [len(data), *(n for _, _, n in got)]
+    facts.blobs[blob] = [[first_title(text), ""], *([sid, head, d] for sid, head, d, _ in got)]
+    facts.sizes[blob] = [len(data), *(n for _, _, _, n in got)]
 
 
 Layout = list[tuple[str, str, list[list[str]]]]  # (card, blob, its facts), by card

@@ -14,6 +14,7 @@ from gitmem.memory.names import slugify
 KEEP = ".gitkeep"
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 _HEADING = re.compile(r"^## (.*)$", re.MULTILINE)  # "^", "$": at "\n" only, as split("\n")
+_TITLE = re.compile(r"^# (.*)$", re.MULTILINE)  # a line of its own, as split("\n")
 _TRAILING = re.compile(r"[^\S\n]+$", re.MULTILINE)  # what str.rstrip() takes off each line
 
 
@@ -71,22 +72,36 @@ def sections(text: str) -> list[Section]:
 
     Two headings with the same slug get ids ``x``, ``x-2``, ``x-3`` (GitHub's rule).
     """
-    lines = text.split("\n")
-    code = code_lines(lines)
+    found, starts, at, line = headings(text), [], 0, 0
+    for _, _, offset in found:
+        line += text.count("\n", at, offset)
+        at = offset
+        starts.append(line)
+    ends = [*starts[1:], text.count("\n") + 1][: len(starts)]
+    return [
+        Section(sid, heading, start, end)
+        for (sid, heading, _), start, end in zip(found, starts, ends, strict=True)
+    ]
+
+
+def headings(text: str) -> list[tuple[str, str, int]]:
+    """Each level-2 heading outside fenced code as (its section's id, its text, the offset
+    in ``text`` of its line), in order: what ``sections`` and ``measured`` read."""
+    code = code_lines(text.split("\n")) if "```" in text or "~~~" in text else None
     found, at, line = [], 0, 0
     for m in _HEADING.finditer(text):  # the headings found by re, not line by line
-        line += text.count("\n", at, m.start())
-        at = m.start()
-        if not code[line]:
-            found.append((line, m.group(1).strip().rstrip("#").strip()))
+        if code is not None:  # (lines are counted only where a fence may hide a heading)
+            line += text.count("\n", at, m.start())
+            at = m.start()
+            if code[line]:
+                continue
+        found.append((m.group(1).strip().rstrip("#").strip(), m.start()))
     seen: dict[str, int] = {}
-    out: list[Section] = []
-    for n, (i, heading) in enumerate(found):
+    out = []
+    for heading, offset in found:
         base = base_id(heading)
         seen[base] = seen.get(base, 0) + 1
-        sid = base if seen[base] == 1 else f"{base}-{seen[base]}"
-        end = found[n + 1][0] if n + 1 < len(found) else len(lines)
-        out.append(Section(sid, heading, i, end))
+        out.append((base if seen[base] == 1 else f"{base}-{seen[base]}", heading, offset))
     return out
 
 
@@ -113,8 +128,8 @@ def section_ids(text: str) -> list[str]:
 def first_title(text: str) -> str:
     """The text of the card's first "# " line ("" when it has none); a byte-order mark
     some editors write before it is not part of it."""
-    lines = text.removeprefix("\ufeff").split("\n")
-    return next((ln[2:].strip() for ln in lines if ln.startswith("# ")), "")
+    m = _TITLE.search(text.removeprefix("\ufeff"))
+    return m.group(1).strip() if m else ""
 
 
 def title(text: str) -> str | None:
@@ -157,19 +172,19 @@ def digests(text: str, wanted: Iterable[str] | None = None) -> dict[str, str]:
     blanks of lines and blank lines at the section's end do not count: appending a section
     after it changes nothing."""
     keep = None if wanted is None else set(wanted)
-    return {s.id: d for s, d, _ in measured(text) if keep is None or s.id in keep}
+    return {sid: d for sid, _, d, _ in measured(text) if keep is None or sid in keep}
 
 
-def measured(text: str) -> list[tuple[Section, str, int]]:
-    """Each section with its digest (``digests``) and its size in bytes, heading line
-    included: the card parsed once."""
-    lines, bare = text.split("\n"), _TRAILING.sub("", text).split("\n")  # same lines
-    out = []
-    for s in sections(text):
-        body = "\n".join(bare[s.start : s.end]).rstrip("\n")
-        digest = hashlib.sha1(body.encode("utf-8", "surrogateescape")).hexdigest()[:16]
-        size = len("\n".join(lines[s.start : s.end]).encode("utf-8", "surrogateescape"))
-        out.append((s, digest, size))
+def measured(text: str) -> list[tuple[str, str, str, int]]:
+    """Each section as (id, heading, ``digests``'s digest, its size in bytes, heading
+    line included): the card parsed once, each section's text a slice of it."""
+    found, out, ascii_only = headings(text), [], text.isascii()
+    ends = [offset - 1 for _, _, offset in found[1:]]  # (the newline before the next heading)
+    for (sid, heading, offset), end in zip(found, [*ends, len(text)][: len(found)], strict=True):
+        piece = text[offset:end]
+        body = _TRAILING.sub("", piece).rstrip("\n").encode("utf-8", "surrogateescape")
+        size = len(piece) if ascii_only else len(piece.encode("utf-8", "surrogateescape"))
+        out.append((sid, heading, hashlib.sha1(body).hexdigest()[:16], size))
     return out
 
 

@@ -110,7 +110,6 @@ def build_app(repo: MemoryRepo, csrf: str, *, read_only: bool = False) -> Starle
         return (fields.get(key) or [""])[0]
 
     def overview(request: Request) -> HTMLResponse:
-        clients = [c.name for c in list_clients()]
         st = repo_status(repo)
         return page(
             "overview.html",
@@ -119,7 +118,7 @@ def build_app(repo: MemoryRepo, csrf: str, *, read_only: bool = False) -> Starle
             split=Split.from_json(st.index_budget.get("split")),
             root=str(repo.root),
             cards=pages.cards(repo),
-            clients=clients,
+            clients=list_clients(),  # each with its last edit, as `gitmem clients`
         )
 
     def sessions(request: Request) -> HTMLResponse:

@@ -62,7 +62,10 @@ def test_a_model_that_never_answered_is_exit_7_naming_the_endpoint(
     last = proc.stderr.splitlines()[-1]
     assert last.startswith("gitmem: error: no answer from the model API")
     assert nowhere in last and "ANTHROPIC_BASE_URL" in last
-    assert f"`gitmem {command} --resume " in last
+    if command == "chat":  # the chat's turn is kept, for `--resume` to answer
+        assert "`gitmem chat --resume " in last
+    else:  # a failed ask keeps nothing (tests/test_ask_failed.py)
+        assert "nothing was kept: run the same `gitmem ask` again" in last
 
 
 def test_a_piped_chat_answered_once_is_exit_0(client: Path) -> None:

@@ -43,6 +43,7 @@ def run_chat(
     command: Callable[[str, AgentSession], bool] | None = None,
     on_start: Callable[[AgentSession], None] | None = None,
     policy: str | None = None,
+    keep_failed: bool = True,
 ) -> ChatResult:
     """One session: each input line is a user turn; the reply streams through ``write``.
 
@@ -54,6 +55,11 @@ def run_chat(
     ``command`` to take lines starting with "/" (it returns False to end the session)
     and ``on_start`` to show the session before the first turn. ``policy`` overrides
     gitmem.toml's review policy for this session.
+
+    With ``keep_failed`` False (`gitmem ask`) a turn the model never answered is taken
+    back: the transcript forgets it, and a session this run left as it found it ends
+    with nothing written, so the repo is as it was (what the model did before failing
+    is kept).
     """
     session = sessions.start_session(repo, resume or session_id, resume=bool(resume))
     kwargs = {"clock": clock} if clock else {}
@@ -63,6 +69,7 @@ def run_chat(
         sessions.finish_session(repo, session, policy)
         raise
     turns = failed = 0
+    started = agent.transcript.mark()
     end = (lambda: None) if events else (lambda: write("\n"))
 
     def answer(text: str | None) -> bool:
@@ -74,7 +81,18 @@ def run_chat(
             )
         else:
             run = (lambda: agent.ask(text, write)) if text else (lambda: agent.answer(write))
-        return _turn(run, end, warn)
+        mark, tip = agent.transcript.mark(), repo.tip(session.branch)
+        err = _turn(run, end)
+        if err is None:
+            return True
+        if keep_failed or not text or not _unanswered(agent, mark, tip):
+            warn(
+                f"{err} (your message is kept: it is answered with the next one, or by `--resume`)"
+            )
+        else:
+            agent.transcript.drop_since(mark)
+            warn(f"{err} (your message was not kept)")
+        return False
 
     try:
         if on_start:
@@ -94,17 +112,26 @@ def run_chat(
             if prompt:
                 prompt()
     finally:
-        fin = sessions.finish_session(repo, session, policy)
+        nothing = not keep_failed and agent.transcript.mark() == started
+        fin = sessions.finish_session(repo, session, policy, drop=nothing)
         usage.commit_session(repo, session.id)
     return ChatResult(session.id, turns, failed, fin)
 
 
-def _turn(run: Callable[[], str], end: Callable[[], None], warn: Callable[[str], None]) -> bool:
+def _turn(run: Callable[[], str], end: Callable[[], None]) -> ModelError | None:
     try:
         run()
     except ModelError as err:
         end()
-        warn(f"{err} (your message is kept: it is answered with the next one, or by `--resume`)")
-        return False
+        return err
     end()
-    return True
+    return None
+
+
+def _unanswered(agent: AgentSession, mark: tuple[int, int], tip: str | None) -> bool:
+    """Nothing but the user's own message was recorded since ``mark`` (no reply, no tool
+    call) and the session's branch is still at ``tip``."""
+    records = agent.transcript.records[mark[0] :]
+    return agent.repo.tip(agent.session.branch) == tip and all(
+        r.get("role") == "user" for r in records
+    )

@@ -244,23 +244,44 @@ def ask(ctx: Ctx, message: str, resume: str | None, simulated: bool) -> None:
         raise InvalidInput("the message is empty; give the agent something to answer")
     with _stop_is_an_interrupt(), model(simulated) as client, ctx.repo() as repo:
         start = first_turn(repo, resume)
-        res = run_chat(repo, [message], client=client, write=_out(ctx), warn=_warn, resume=resume)
-        failed = _unanswered(res, "ask", "MESSAGE") if res.failed_turns else None
+        res = run_chat(
+            repo,
+            [message],
+            client=client,
+            write=_out(ctx),
+            warn=_warn,
+            resume=resume,
+            keep_failed=False,
+        )
+        failed = _unanswered(res, "ask", _kept(repo, res)) if res.failed_turns else None
         _report(ctx, res, repo, start, failed, simulated=simulated)
     _fail(ctx, failed)
 
 
-def _unanswered(res: Any, command: str, more: str = "") -> Exception:
+def _kept(repo: Any, res: Any) -> str:
+    """What a failed ask left of itself, and how to retry it."""
+    from gitmem.features.session_live import transcript_file
+    from gitmem.memory.transcript import Transcript
+
+    sid = res.session
+    if res.finish.dropped:
+        return "nothing was kept: run the same `gitmem ask` again"
+    if Transcript(transcript_file(repo, sid)).pending():
+        return f"your message is kept in session {sid}; `gitmem chat --resume {sid}` answers it"
+    return f"your message was not kept; retry with `gitmem ask --resume {sid} MESSAGE`"
+
+
+def _unanswered(res: Any, command: str, then: str = "") -> Exception:
     """The model never answered: exit 7, naming the endpoint and how to change it."""
     import os
 
     from ..errors import ModelError
 
     where = os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com, the default"
-    retry = f"gitmem {command} --resume {res.session}" + (f" {more}" if more else "")
+    then = then or f"retry with `gitmem {command} --resume {res.session}`"
     return ModelError(
         f"no answer from the model API ({where}; ANTHROPIC_BASE_URL sets another) in session "
-        f"{res.session}; retry with `{retry}`"
+        f"{res.session}; {then}"
     )
 
 

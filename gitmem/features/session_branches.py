@@ -47,6 +47,7 @@ class Session:
     branch: str
     base: Sha  # main's tip when the session started
     live: int | None = field(default=None, repr=False, compare=False)  # session_live's lock
+    created: bool = field(default=False, compare=False)  # its branch was made by this start
 
     @property
     def ref(self) -> str:
@@ -97,7 +98,7 @@ def _start(repo: MemoryRepo, session_id: str | None, resume: bool) -> Session:
     while not cas(repo, f"refs/heads/{branch}", main, None, f"gitmem session start: {sid}"):
         if repo.tip(branch) is not None:
             raise Conflict(f"session branch {branch} was created concurrently")
-    return Session(sid, branch, main, _hold(repo, sid))
+    return Session(sid, branch, main, _hold(repo, sid), created=True)
 
 
 def _hold(repo: MemoryRepo, sid: str) -> int:
@@ -137,6 +138,8 @@ class FinishResult:
     reason: str | None = None
     # Memory edits among ``commits`` (not the transcript or synthesis): what review counts.
     edits: int = 0
+    # The session did nothing and was taken back whole (``drop_session``): no ref, no commit.
+    dropped: bool = False
 
     def to_json(self) -> dict[str, object]:
         return asdict(self)
@@ -160,13 +163,21 @@ def archive(
     return target
 
 
-def finish_session(repo: MemoryRepo, session: Session, policy: str | None = None) -> FinishResult:
+def finish_session(
+    repo: MemoryRepo, session: Session, policy: str | None = None, *, drop: bool = False
+) -> FinishResult:
     """End a session as ``_end`` says, SIGTERM and SIGHUP waiting for it (the end is one
     step); from then on it is no longer running (``session_live``), so a review may
-    decide it, even when ending failed."""
+    decide it, even when ending failed. With ``drop`` (a session that wrote nothing: a
+    `gitmem ask` the model never answered) a branch this start made is taken back
+    instead, so the repo is as it was: no branch, no transcript commit, no archive ref
+    moved."""
+    policy = policy or repo.config.review
     with held_stop_signals():
         try:
-            return _end(repo, session, policy or repo.config.review)
+            if drop and _dropped(repo, session):
+                return FinishResult(session.id, policy, 0, dropped=True)
+            return _end(repo, session, policy)
         finally:
             if session.live is not None:
                 session_live.release(repo, session.id, session.live)
@@ -198,3 +209,20 @@ def _end(repo: MemoryRepo, session: Session, policy: str) -> FinishResult:
         )
     archive(repo, session.id, tip)
     return FinishResult(session.id, policy, len(shas), landed=list(landed), edits=edits)
+
+
+def _dropped(repo: MemoryRepo, session: Session) -> bool:
+    """Take back a session that wrote nothing: the branch this start made (only while it
+    is still at its base) goes, and a live transcript left empty with the index it kept.
+    False when the branch was there before or has moved."""
+    if not session.created:
+        return False
+    proc = repo.git.run("update-ref", "-d", session.ref, session.base, check=False)
+    if proc.returncode:
+        return False
+    branch_files.drop(repo, session.branch)
+    live = transcript_file(repo, session.id)
+    if not live.exists() or not live.stat().st_size:
+        for path in (live, live.with_name(f"{live.stem}.index.txt")):
+            path.unlink(missing_ok=True)
+    return True

@@ -204,6 +204,19 @@ class Transcript:
             self.add_message("user", [interrupted(i) for i in ids])
         return bool(ids)
 
+    def mark(self) -> tuple[int, int]:
+        """Where the transcript ends now (records, bytes), for ``drop_since``."""
+        size = self.path.stat().st_size if self.path.exists() else 0
+        return len(self.records), size
+
+    def drop_since(self, mark: tuple[int, int]) -> None:
+        """Forget what was recorded after ``mark`` (a turn that is taken back)."""
+        self.records = self.records[: mark[0]]
+        if self.path.exists():
+            os.truncate(self.path, mark[1])
+            fsync_path(self.path)
+        self._torn = False
+
     def pending(self) -> bool:
         """True when the last message awaits the model (a user turn or tool results)."""
         msgs = self.messages_records()

@@ -147,6 +147,8 @@ def plain(lines: list[Line]) -> str:
 
 def finish_text(done: FinishResult) -> str:
     """What happened to a session's memory edits, counted as `gitmem review` does."""
+    if done.dropped:
+        return "nothing kept"
     edits = count(done.edits, "memory edit")
     why = f" ({done.reason})" if done.reason else ""
     if done.pending and done.edits:

@@ -23,7 +23,7 @@ from pathlib import Path
 import common
 
 import gitmem
-from gitmem.features import session_branches as sessions
+from gitmem.review import session_branches as sessions
 
 PAGE_BUDGET_S = 0.300
 REVIEW_BUDGET_S = 1.0

@@ -69,10 +69,10 @@ def gitmem(cwd: Path, *args: str, prelude: str = "") -> subprocess.CompletedProc
 
 def make_world(where: Path) -> Path:
     """The repo every try starts from (in this process, through gitmem's API)."""
-    from gitmem.features import session_branches as sessions
     from gitmem.features.edit import write_card
     from gitmem.memory.repo import MemoryRepo
     from gitmem.memory.trailers import IndexEntry
+    from gitmem.review import session_branches as sessions
     from gitmem.setup.init import init_repo
 
     root = where / "world"

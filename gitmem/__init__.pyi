@@ -56,10 +56,6 @@ from gitmem.features.revert import RevertResult as RevertResult
 from gitmem.features.revert import revert_commit as revert_commit
 from gitmem.features.scan import ScanResult as ScanResult
 from gitmem.features.scan import scan_secrets as scan_secrets
-from gitmem.features.session_branches import FinishResult as FinishResult
-from gitmem.features.session_branches import Session as Session
-from gitmem.features.session_branches import finish_session as finish_session
-from gitmem.features.session_branches import start_session as start_session
 from gitmem.features.verify import Verification as Verification
 from gitmem.features.verify import VerifyFinding as VerifyFinding
 from gitmem.features.verify import verify_memory as verify_memory
@@ -97,6 +93,10 @@ from gitmem.review.pending import load_session as load_session
 from gitmem.review.pending import token_sizes as token_sizes
 from gitmem.review.revert_session import SessionRevertResult as SessionRevertResult
 from gitmem.review.revert_session import revert_session as revert_session
+from gitmem.review.session_branches import FinishResult as FinishResult
+from gitmem.review.session_branches import Session as Session
+from gitmem.review.session_branches import finish_session as finish_session
+from gitmem.review.session_branches import start_session as start_session
 from gitmem.review.team import PushedSession as PushedSession
 from gitmem.review.team import push_session as push_session
 from gitmem.search.cache import build_search_index as build_search_index

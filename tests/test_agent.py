@@ -15,8 +15,8 @@ from gitmem.agent.chat import ChatResult, run_chat
 from gitmem.agent.token_count import LayerCounter
 from gitmem.fakeapi import FakeAnthropicServer, Fault, ManualClock, QueueModel, Reply, RuleModel
 from gitmem.fakeapi.tokens import block_tokens, tool_tokens
-from gitmem.features import session_branches as sessions
 from gitmem.memory.repo import MemoryRepo
+from gitmem.review import session_branches as sessions
 
 from helpers import git, gm
 

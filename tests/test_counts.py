@@ -11,10 +11,10 @@ import pytest
 
 from gitmem.agent import usage
 from gitmem.fakeapi import FakeAnthropicServer, RuleModel
-from gitmem.features import session_branches as sessions
 from gitmem.features.edit import write_card
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
+from gitmem.review import session_branches as sessions
 
 from helpers import git, gm
 

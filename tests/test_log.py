@@ -15,12 +15,12 @@ from hypothesis import strategies as st
 
 from gitmem.agent import synthesis, usage
 from gitmem.cli.log_text import render
-from gitmem.features import session_branches as sessions
 from gitmem.features.audit import LogEntry, audit_log
 from gitmem.features.edit import write_card
 from gitmem.features.session_live import transcript_file
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
+from gitmem.review import session_branches as sessions
 
 from helpers import git, gm
 

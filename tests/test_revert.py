@@ -52,7 +52,7 @@ def test_an_old_edit_next_to_a_later_appended_section_reverts_where_git_revert_c
 
 
 def test_a_session_revert_merges_by_section_too(repo: MemoryRepo, client: Path) -> None:
-    from gitmem.features import session_branches as sessions
+    from gitmem.review import session_branches as sessions
 
     write_card(repo, "acme", "", "## Budget\n30k\n", entry("budget", "Budget is 30k"))
     sid = "20261130-101200-ab12"

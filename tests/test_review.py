@@ -13,13 +13,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gitmem.cli.review import render
-from gitmem.features import session_branches as sessions
 from gitmem.features.edit import write_card
 from gitmem.features.session_live import transcript_file
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
 from gitmem.ops.hunks import apply as apply_hunks
 from gitmem.ops.hunks import parse as parse_diff
+from gitmem.review import session_branches as sessions
 from gitmem.review.pending import load_session
 from gitmem.review.render import plain as plain_text
 from gitmem.review.render import show_lines

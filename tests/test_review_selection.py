@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from gitmem.features import session_branches as sessions
 from gitmem.features.edit import write_card
 from gitmem.features.session_live import transcript_file
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
+from gitmem.review import session_branches as sessions
 from gitmem.review.decision import Selection, plan_all, plan_commits, plan_hunks
 from gitmem.review.pending import load_session
 

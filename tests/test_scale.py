@@ -11,13 +11,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_index_property import PROJECTS, SECTIONS, do_edit, do_hand, do_revert, full_replay
 
-from gitmem.features import session_branches as sessions
 from gitmem.features.edit import write_card
 from gitmem.index import build as index
 from gitmem.index import records
 from gitmem.memory import branch_files
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.memory.trailers import IndexEntry
+from gitmem.review import session_branches as sessions
 from gitmem.setup.init import init_repo
 
 from helpers import git, index_summaries, spy_full_replays

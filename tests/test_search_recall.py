@@ -19,10 +19,10 @@ from gitmem.agent.tools import hit_line
 from gitmem.errors import ConfigError, InvalidInput, NotFound
 from gitmem.fakeapi import FakeAnthropicServer, ManualClock, Reply, RuleModel
 from gitmem.features.edit import write_card
-from gitmem.features.session_branches import finish_session, start_session
 from gitmem.features.session_live import transcript_file
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
+from gitmem.review.session_branches import finish_session, start_session
 from gitmem.search import neighbours
 from gitmem.search.dates import parse
 from gitmem.search.passage import open_hit

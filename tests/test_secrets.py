@@ -16,13 +16,13 @@ from hypothesis import strategies as st
 from gitmem.agent import synthesis
 from gitmem.errors import EXIT_CONFIG, EXIT_FINDINGS, EXIT_USAGE
 from gitmem.features.edit import write_card
-from gitmem.features.session_branches import Session
 from gitmem.hooks import install_hooks
 from gitmem.memory import secrets
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
 from gitmem.review.decision import accept_session
 from gitmem.review.pending import load_session
+from gitmem.review.session_branches import Session
 
 from helpers import git, gm, snapshot
 
@@ -210,7 +210,7 @@ def test_synthesis_with_a_key_is_not_committed(repo: MemoryRepo) -> None:
 def _session_with_a_key(repo: MemoryRepo) -> str:
     """A pending session whose second commit a person made by hand with a key in it
     (write_card itself would refuse it)."""
-    from gitmem.features import session_branches as sessions
+    from gitmem.review import session_branches as sessions
 
     s = sessions.start_session(repo)
     write_card(

@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from gitmem.features import session_branches as sessions
 from gitmem.features.edit import write_card
 from gitmem.features.session_live import transcript_file
 from gitmem.index import build as index
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
 from gitmem.ops.history import read_log
+from gitmem.review import session_branches as sessions
 
 from helpers import git, gm, index_summaries, snapshot
 

@@ -156,9 +156,9 @@ def test_a_local_session_is_held_to_the_same_rule(repo: MemoryRepo, client: Path
 def test_an_automatic_landing_is_held_to_the_same_rule(repo: MemoryRepo, client: Path) -> None:
     from test_review import person_writes
 
-    from gitmem.features import session_branches as sessions
     from gitmem.features.edit import write_card
     from gitmem.memory.trailers import IndexEntry
+    from gitmem.review import session_branches as sessions
 
     person_writes(repo)
     before = main_of(client)

@@ -195,9 +195,9 @@ def test_index_show_log_and_the_hooks_load_no_search_review_sync_or_rich(
 
 def test_search_loads_no_landing_review_sync_or_rich(tmp_path: Path, client: Path) -> None:
     """Issue 32, point 4: ``gitmem search`` reads; it loads none of what ends a session
-    or lands commits (``features.session_branches``, ``ops.land``), review, sync or rich."""
+    or lands commits (``review.session_branches``, ``ops.land``), review, sync or rich."""
     gm("-C", str(client), "write", *WRITE)
-    watch = "gitmem.features.session_branches gitmem.ops.land gitmem.review gitmem.sync rich"
+    watch = "gitmem.ops.land gitmem.review gitmem.sync rich"
     env = _env(tmp_path, GITMEM_TEST_WATCH=watch)
     cmd = [GITMEM, "-C", str(client), "search", "budget"]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False, timeout=120)

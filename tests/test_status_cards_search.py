@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from gitmem.features import session_branches as sessions
 from gitmem.features.edit import write_card
 from gitmem.index.build import card_created
 from gitmem.index.card_list import list_cards
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
+from gitmem.review import session_branches as sessions
 from gitmem.search.ranked import search
 from gitmem.search.snippets import from_hit, lines
 

@@ -19,10 +19,10 @@ from hypothesis import strategies as st
 from test_review import CARD, SID, agent_session, person_writes
 from test_sync import closed_port, git_daemon
 
-from gitmem.features import session_branches as sessions
 from gitmem.memory.repo import MemoryRepo
 from gitmem.ops import remote as remote_mod
 from gitmem.review import decision as decide
+from gitmem.review import session_branches as sessions
 from gitmem.review import team
 from gitmem.setup.init import init_repo
 from gitmem.sync import exchange as sync_mod

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.features import session_branches as sessions
 from gitmem.features.edit import write_card
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
+from gitmem.review import session_branches as sessions
 from gitmem.wording import visible
 
 GITMEM = str(Path(sys.executable).with_name("gitmem"))

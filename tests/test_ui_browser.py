@@ -16,12 +16,12 @@ from test_review import CARD, OTHER, SID, agent_session, person_writes
 from test_team import machines, sync
 from test_ui import ui
 
-from gitmem.features import session_branches as sessions
 from gitmem.features.edit import write_card
 from gitmem.features.session_live import transcript_file
 from gitmem.memory.cards import sections
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
+from gitmem.review import session_branches as sessions
 
 from helpers import git, gm
 

@@ -213,9 +213,9 @@ def test_sync_names_the_incoming_commits_no_trusted_key_signed(acme: Path, tmp_p
 def test_review_shows_each_edits_signature_state(acme: Path, tmp_path: Path) -> None:
     import json
 
-    from gitmem.features import session_branches as sessions
     from gitmem.features.edit import write_card
     from gitmem.memory.trailers import IndexEntry
+    from gitmem.review import session_branches as sessions
 
     sid = "20261130-101200-ab12"
     with MemoryRepo(acme) as repo:

@@ -10,8 +10,8 @@ from gitmem.agent import usage
 from gitmem.agent.events import AgentEvents
 from gitmem.agent.session import AgentSession
 from gitmem.errors import ModelError
-from gitmem.features import session_branches as sessions
 from gitmem.memory.repo import MemoryRepo
+from gitmem.review import session_branches as sessions
 
 
 @dataclass(frozen=True)

@@ -12,13 +12,13 @@ from dataclasses import dataclass
 from gitmem.agent import usage, usage_report
 from gitmem.errors import NotFound
 from gitmem.features.revert import revert_commit
-from gitmem.features.session_branches import Session
 from gitmem.index import build as index
 from gitmem.memory import trailers as T
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.ops.history import Commit, read_log
 from gitmem.review import pending as review
 from gitmem.review import render as review_text
+from gitmem.review.session_branches import Session
 
 HELP = [
     ("/review", "this session's edits so far, as `gitmem review` shows them"),

@@ -20,10 +20,10 @@ from gitmem.agent import budget, usage
 from gitmem.agent.session import AgentSession
 from gitmem.agent.tools import MemoryTools, ToolResult
 from gitmem.errors import InvalidInput, ModelError, NotFound
-from gitmem.features import session_branches as sessions
 from gitmem.index import build as index_mod
 from gitmem.index.stale import stale_report
 from gitmem.memory.repo import MAIN, MemoryRepo
+from gitmem.review import session_branches as sessions
 from gitmem.wording import count
 
 SUFFIX = "-consolidate"

@@ -20,13 +20,13 @@ from gitmem.agent.events import AgentEvents, ResponseUsage, TextOnly, ToolCall
 from gitmem.agent.token_count import LayerCounter
 from gitmem.agent.tools import TOOLS, MemoryTools
 from gitmem.errors import GitmemError, ModelError
-from gitmem.features.session_branches import Session
 from gitmem.features.session_live import transcript_file
 from gitmem.index import provenance
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.secrets import SecretFound
 from gitmem.memory.transcript import Transcript, fsync_path, now_iso
 from gitmem.models import minimum_cacheable_tokens
+from gitmem.review.session_branches import Session
 from gitmem.setup.workspace import persona
 
 MAX_STEPS = 16

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from gitmem.features.session_branches import Session
 from gitmem.memory import secrets
 from gitmem.memory import trailers as T
 from gitmem.memory.repo import MemoryRepo
 from gitmem.ops.publish import commit_files
+from gitmem.review.session_branches import Session
 
 PATH = "synthesis.md"
 MAX_INPUT_CHARS = 60000

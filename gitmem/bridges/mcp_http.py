@@ -35,8 +35,8 @@ from gitmem.bridges.listen_address import Address, judge, listen, token_problem
 from gitmem.bridges.mcp_server import build_server
 from gitmem.bridges.mcp_wire import wire_error
 from gitmem.errors import InvalidInput
-from gitmem.features import session_branches as sessions
 from gitmem.memory.repo import MemoryRepo
+from gitmem.review import session_branches as sessions
 
 PATH = "/mcp"
 TOKEN_VAR = "GITMEM_MCP_TOKEN"  # read by the CLI; named when a token is made

@@ -40,10 +40,10 @@ from gitmem.agent import budget
 from gitmem.agent.tools import TOOL_NAMES, TOOLS, MemoryTools
 from gitmem.bridges.mcp_wire import RESOURCE_NOT_FOUND, wire_error
 from gitmem.errors import ConfigError
-from gitmem.features import session_branches as sessions
 from gitmem.git.runner import STOP_SIGNALS, StopSignals, held_stop_signals
 from gitmem.index import build as index_mod
 from gitmem.memory.repo import MemoryRepo
+from gitmem.review import session_branches as sessions
 from gitmem.review.render import finish_text
 
 INDEX_URI = "gitmem://index"

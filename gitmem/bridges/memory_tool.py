@@ -44,7 +44,6 @@ from anthropic.types.beta import (
 from gitmem.bridges import memory_tool_text as tx
 from gitmem.bridges.memory_tool_paths import Node, Parts, Snapshot, os_error
 from gitmem.errors import GitmemError, NotFound
-from gitmem.features import session_branches as sessions
 from gitmem.git.runner import Sha
 from gitmem.index import provenance
 from gitmem.memory import names, secrets
@@ -52,6 +51,7 @@ from gitmem.memory.cards import sections
 from gitmem.memory.refs import SESSION_PREFIX
 from gitmem.memory.repo import MemoryRepo
 from gitmem.ops import publish
+from gitmem.review import session_branches as sessions
 
 ACTOR = "memory-tool"
 Files = dict[str, bytes | None]

@@ -24,9 +24,9 @@ from anthropic.types.beta import (
 )
 
 from gitmem.bridges.memory_tool import ACTOR, GitMemoryTool
-from gitmem.features import session_branches as sessions
 from gitmem.git.runner import Sha
 from gitmem.memory.repo import MemoryRepo
+from gitmem.review import session_branches as sessions
 
 
 class AsyncGitMemoryTool(BetaAsyncAbstractMemoryTool):

@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from gitmem.errors import Conflict, GitmemError, InvalidInput
-from gitmem.features import session_branches as sessions
 from gitmem.features import session_live, session_scope
 from gitmem.git.runner import Sha
 from gitmem.index import build as index
@@ -30,6 +29,7 @@ from gitmem.ops.land import check_lands, land
 from gitmem.ops.merge import land_tree
 from gitmem.ops.worktree import checked_out, ensure_clean
 from gitmem.review import decision_intent, team
+from gitmem.review import session_branches as sessions
 from gitmem.review.pending import ReviewCommit, SessionView, load_session
 from gitmem.wording import count
 

@@ -16,9 +16,9 @@ from gitmem.review.pending import NumberedHunk, SessionSummary, SessionView, Tok
 from gitmem.wording import count
 
 if TYPE_CHECKING:  # the results shown; their modules are not loaded to show them
-    from gitmem.features.session_branches import FinishResult
     from gitmem.review.decision import Decision
     from gitmem.review.revert_session import SessionRevertResult
+    from gitmem.review.session_branches import FinishResult
 
 Line = tuple[str, str]  # (text, rich style; "" for none)
 

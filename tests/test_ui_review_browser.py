@@ -14,10 +14,10 @@ from test_review import SID, agent_session, person_writes
 from test_ui import ui
 from test_ui_browser import KILLER
 
-from gitmem.features import session_branches as sessions
 from gitmem.features.edit import write_card
 from gitmem.memory.repo import MemoryRepo
 from gitmem.memory.trailers import IndexEntry
+from gitmem.review import session_branches as sessions
 
 from helpers import gm
 

@@ -5,6 +5,8 @@ agent's tool result through the fake Messages API carries the unverified line.""
 
 from __future__ import annotations
 
+import re
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -158,23 +160,54 @@ def test_a_history_cut_by_a_shallow_file(acme: Path) -> None:
     )
 
 
-def test_a_card_made_a_symlink_or_given_a_mode(acme: Path) -> None:
-    (acme / "cards" / "host.md").symlink_to("/etc/hostname")
-    git(acme, "add", "cards/host.md")
+def _follow_advice(path: Path, line: str) -> None:
+    """Run the `gitmem ...` command a finding's line says to, word for word."""
+    [command] = re.findall(r"`(gitmem [^`]*)`", line)
+    res = gm("-C", str(path), *shlex.split(command)[1:])
+    assert res.code == 0, res.err
+
+
+def test_a_card_made_a_symlink_is_undone_as_the_line_says(acme: Path) -> None:
+    (acme / "cards" / "x.md").symlink_to("/etc/passwd")
+    git(acme, "add", "cards/x.md")
     git(acme, "commit", "-q", "-m", "link")
     sha = _short(acme)
     code, lines = _verify(acme)
     assert code == 1 and lines == [
-        f"{sha} cards/host.md (a symlink, which gitmem refuses to read): not signed (made "
+        f"{sha} cards/x.md (a symlink, which gitmem refuses to read): not signed (made "
         f"outside gitmem, e.g. with plain git); undo it with `gitmem revert {sha}` unless "
         "you made it"
     ]
-    git(acme, "reset", "-q", "--hard", "HEAD~1")
-    git(acme, "update-ref", "refs/gitmem/seen/main", "main")
+    _follow_advice(acme, lines[0])
+    assert not (acme / "cards" / "x.md").is_symlink() and not (acme / "cards" / "x.md").exists()
+    assert git(acme, "status", "--porcelain").strip() == ""
+    assert _verify(acme)[0] == 0
+
+
+def test_a_card_replaced_by_a_symlink_comes_back_as_the_line_says(acme: Path) -> None:
+    card = acme / "cards" / "acme.md"
+    text = card.read_text()
+    card.unlink()
+    card.symlink_to("/etc/hostname")
+    git(acme, "commit", "-q", "-am", "link")
+    code, lines = _verify(acme)
+    assert code == 1 and lines[0].startswith(f"{_short(acme)} cards/acme.md (a symlink")
+    _follow_advice(acme, lines[0])
+    assert not card.is_symlink() and card.read_text() == text
+    assert _verify(acme)[0] == 0
+    assert "[unverified" not in _agent_reads(acme)
+
+
+def test_a_card_given_a_mode_is_undone_as_the_line_says(acme: Path) -> None:
     (acme / "cards" / "acme.md").chmod(0o755)
     git(acme, "commit", "-q", "-am", "mode")
     code, lines = _verify(acme)
     assert code == 1 and lines[0].startswith(f"{_short(acme)} acme (mode 100755): not signed")
+    assert _agent_reads(acme).startswith("## Budget\n50k")  # the text is gitmem's own
+    _follow_advice(acme, lines[0])
+    assert git(acme, "ls-files", "-s", "cards/acme.md").startswith("100644 ")
+    assert (acme / "cards" / "acme.md").stat().st_mode & 0o111 == 0
+    assert _verify(acme)[0] == 0
 
 
 def test_a_signer_added_to_the_tracked_file_with_plain_git(acme: Path, tmp_path: Path) -> None:

@@ -7,6 +7,11 @@ from gitmem.git.runner import Git, Sha
 
 def staged(git: Git, path: str) -> list[tuple[int, Sha]]:
     """[(stage, sha), ...] of ``path`` in the staging area ([] when it is not there)."""
+    return [(stage, sha) for stage, _mode, sha in staged_modes(git, path)]
+
+
+def staged_modes(git: Git, path: str) -> list[tuple[int, bytes, Sha]]:
+    """[(stage, mode, sha), ...] of ``path`` in the staging area."""
     out = git.run(
         "--no-optional-locks", "--literal-pathspecs", "ls-files", "--stage", "-z", "--", path
     ).stdout
@@ -15,6 +20,6 @@ def staged(git: Git, path: str) -> list[tuple[int, Sha]]:
     for item in out.split(b"\0"):
         info, _, name = item.partition(b"\t")
         if name == want:  # (a folder's pathspec lists the files below it)
-            _mode, sha, stage = info.split(b" ")
-            found.append((int(stage), Sha(sha.decode())))
+            mode, sha, stage = info.split(b" ")
+            found.append((int(stage), mode, Sha(sha.decode())))
     return found

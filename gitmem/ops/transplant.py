@@ -13,7 +13,8 @@ import os
 import tempfile
 from collections.abc import Callable
 
-from gitmem.errors import Conflict, GitError
+from gitmem.errors import Conflict, GitError, UnsafePath
+from gitmem.git.formats import BLOB_MODE, EXEC_MODE, LINK_MODE, TreeEntry
 from gitmem.git.runner import Sha
 from gitmem.memory.repo import MemoryRepo
 
@@ -84,27 +85,82 @@ def apply_changes(
     one the tip changed otherwise is ``settle(path, base, ours, theirs)``: base the
     start's version, ours the tip's (as the pairs before left it), theirs the end's.
     None stands for the empty tree (written only when a pair needs it) and for a file
-    that is not there.
+    that is not there. Files are compared by their tree entries, so a mode is carried
+    like a content, and a symlink or submodule is never read: a change may take one
+    away (a revert of the commit that made it), never bring one in.
     """
     root = repo.store.read(f"{tip}^{{tree}}")
     tree: Sha | None = root.sha if root else None
-    current: dict[str, bytes | None] = {}
+    current: dict[str, TreeEntry | None] = {}
     touched: list[str] = []
     for a, b in pairs:
         ends = [c or repo.store.write_tree([]) for c in (a, b)]
         for path in changed_paths(repo, *ends):
             if path not in current:
-                current[path] = repo.store.read_blob(f"{tip}:{path}")
+                current[path] = _file(repo, tip, path)
                 touched.append(path)
-            ours = current[path]
-            base = repo.store.read_blob(f"{a}:{path}") if a else None
-            theirs = repo.store.read_blob(f"{b}:{path}") if b else None
-            if ours == base:
-                current[path] = theirs
-            elif ours != theirs:  # equal: the change is there already
-                current[path] = settle(path, base, ours, theirs)
+            base = _file(repo, a, path) if a else None
+            theirs = _file(repo, b, path) if b else None
+            current[path] = _applied(repo, path, base, current[path], theirs, settle)
     for path in touched:
-        data = current[path]
-        blob = repo.store.write("blob", data) if data is not None else None
-        tree = repo.store.update_path(tree, path, blob)
+        tree = repo.store.update_path(tree, path, current[path])
     return tree or repo.store.write_tree([]), touched
+
+
+_FILE_MODES = (BLOB_MODE, EXEC_MODE)
+
+
+def _file(repo: MemoryRepo, rev: str, path: str) -> TreeEntry | None:
+    """``path``'s entry in ``rev``; None for none, or for a folder (its files are paths too)."""
+    entry = repo.store.entry(rev, path)
+    return None if entry is None or entry.is_tree else entry
+
+
+def _applied(
+    repo: MemoryRepo,
+    path: str,
+    base: TreeEntry | None,
+    ours: TreeEntry | None,
+    theirs: TreeEntry | None,
+    settle: Settle,
+) -> TreeEntry | None:
+    """What ``path`` becomes when the change base -> theirs is applied onto ours."""
+    odd = [e for e in (base, ours, theirs) if e is not None and e.mode not in _FILE_MODES]
+    if odd and _same(ours, base):
+        if theirs is not None and theirs.mode not in _FILE_MODES:
+            what = "a symlink" if theirs.mode == LINK_MODE else "a submodule"
+            raise UnsafePath(f"{path} would become {what}; gitmem never brings one where it "
+                             "keeps memory")  # fmt: skip
+        return theirs
+    if odd and not _same(ours, theirs):
+        raise Conflict(f"{path} was changed since, and one side holds a symlink or submodule")
+    if odd:
+        return ours
+    mode = _mode(base, ours, theirs)
+    if _sha(ours) == _sha(base):
+        data = theirs.sha if theirs else None
+    elif _sha(ours) == _sha(theirs):
+        data = ours.sha if ours else None
+    else:
+        merged = settle(path, _read(repo, base), _read(repo, ours), _read(repo, theirs))
+        data = repo.store.write("blob", merged) if merged is not None else None
+    return TreeEntry(mode, b"", data) if data is not None else None
+
+
+def _mode(base: TreeEntry | None, ours: TreeEntry | None, theirs: TreeEntry | None) -> bytes:
+    """A file's mode merged as its content is: ours where the tip changed it, else theirs."""
+    if ours is not None and (base is None or ours.mode != base.mode):
+        return ours.mode
+    return theirs.mode if theirs is not None else BLOB_MODE
+
+
+def _same(one: TreeEntry | None, other: TreeEntry | None) -> bool:
+    return (one and (one.mode, one.sha)) == (other and (other.mode, other.sha))
+
+
+def _sha(entry: TreeEntry | None) -> Sha | None:
+    return entry.sha if entry else None
+
+
+def _read(repo: MemoryRepo, entry: TreeEntry | None) -> bytes | None:
+    return repo.store.read_blob(entry.sha) if entry else None

@@ -29,7 +29,7 @@ from gitmem.errors import DirtyCard, GitError, GitmemError, StaleLock, UnsafePat
 from gitmem.git import safe_files
 from gitmem.git.objects import GITLINK_MODE, LINK_MODE
 from gitmem.git.runner import Sha
-from gitmem.git.staging import staged
+from gitmem.git.staging import staged, staged_modes
 from gitmem.memory import path_rule
 from gitmem.memory.repo import MAIN, MemoryRepo, where_memory_lives
 from gitmem.ops.refs import LOCK_PATIENCE_S, cas, cas_fast, lock_files, saw, wait_for_locks
@@ -300,13 +300,22 @@ def sync_worktree(
     HEAD); ``known``: the (blob, content) the caller just wrote."""
     for path in paths:  # git would replace a symlink where memory lives: refused instead
         st = safe_files.stat(repo.root, path) if where_memory_lives(path) else None
-        if st is not None and (st.st_mode & 0o170000) == 0o120000:
+        if st is not None and (st.st_mode & 0o170000) == 0o120000 and not _checked_out(repo, path):
             raise UnsafePath(
                 f"{path} is a symlink in the working tree; gitmem never follows one where it "
                 "keeps memory",
                 hint=f"replace it with a real file (git rm --cached {path!r}) and try again",
             )
     _update_index(repo, commit, paths, known or {})
+
+
+def _checked_out(repo: MemoryRepo, path: str) -> bool:
+    """Whether the symlink at ``path`` is the one git's staging area holds, as a checkout
+    left it: git replaces it (never writing through it) as it follows a commit."""
+    entries = staged_modes(repo.git, path)
+    if len(entries) != 1 or entries[0][:2] != (0, LINK_MODE):
+        return False
+    return repo.store.read_blob(entries[0][2]) == os.fsencode(os.readlink(repo.root / path))
 
 
 def _for_git(repo: MemoryRepo, revs: tuple[Sha, ...], path: str) -> bool:

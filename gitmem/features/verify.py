@@ -20,6 +20,7 @@ from pathlib import Path
 
 from gitmem.errors import GitmemError, NotFound, UnsafePath
 from gitmem.features import verify_history as history
+from gitmem.features import verify_objects
 from gitmem.features import verify_places as places
 from gitmem.features.verify_places import VerifyFinding as VerifyFinding
 from gitmem.git import safe_files, signing
@@ -83,7 +84,9 @@ def verify_memory(repo: MemoryRepo, since: str | None = None) -> Verification:
     commits = _commits(repo, {**on_main, **pending}, logged, set(pending))
     if not since and not any(f.commit in on_main for f in commits):
         _record_verified(repo, tip)
-    found = (*history.state(repo), *history.history(repo), *_worktree(repo), *commits)
+    damaged = verify_objects.damaged(repo)  # (git diff cannot compare what it cannot read)
+    worktree = [] if damaged else _worktree(repo)
+    found = (*history.state(repo), *history.history(repo), *damaged, *worktree, *commits)
     return Verification(None, start, len(on_main) + len(pending), found, done)
 
 

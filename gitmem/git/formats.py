@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
@@ -148,3 +149,9 @@ def parse_tree(data: bytes, n: int) -> list[TreeEntry]:
 
 def tree_line(e: TreeEntry) -> bytes:
     return e.mode + b" " + e.name + b"\0" + bytes.fromhex(e.sha)
+
+
+def object_id(kind: str, data: bytes, sha_bytes: int = 20) -> Sha:
+    """The id git gives an object of ``kind`` holding ``data`` (sha1, or sha256 for 32-byte ids)."""
+    digest = hashlib.sha256 if sha_bytes == 32 else hashlib.sha1
+    return Sha(digest(b"%s %d\0" % (kind.encode(), len(data)) + data).hexdigest())

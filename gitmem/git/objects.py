@@ -21,7 +21,7 @@ from gitmem.git.formats import TREE_MODE as TREE_MODE
 from gitmem.git.formats import Commit as Commit
 from gitmem.git.formats import GitObject as GitObject
 from gitmem.git.formats import TreeEntry as TreeEntry
-from gitmem.git.formats import commit_object, parse_commit, tree_line, tree_order
+from gitmem.git.formats import commit_object, object_id, parse_commit, tree_line, tree_order
 from gitmem.git.formats import parse_tree as parse_tree
 from gitmem.git.runner import Git, Sha
 
@@ -143,6 +143,8 @@ class ObjectStore:
             got = self._cat(entry.sha, here)
             if got is None:
                 raise CorruptObject(entry.sha, here)
+            if object_id(got.kind, got.data, len(entry.sha) // 2) != entry.sha:  # (other bytes)
+                raise CorruptObject(entry.sha, here, "its bytes are not the ones its id names")
             if last:
                 return got
             entries = self._remember(got.sha, got.data) if got.kind == "tree" else []

@@ -20,13 +20,27 @@ LAYERS = {
 }
 CACHE = {"read": "#1a7f37", "written": "#bf8700", "uncached": "#cf222e"}
 W, H, PAD = 880, 220, 48
+# the waste `gitmem usage` flags, as marked over a request's bar: the code drawn, and what it means
+WASTE = {
+    "expired": (
+        "exp",
+        "cache expired between turns: sent more than the TTL after the last request",
+    ),
+    "below minimum": (
+        "min",
+        "nothing cached: the prefix is below the model's minimum cacheable length",
+    ),
+    "layer changed": ("chg", "cache missed: the tools, rules or persona (A+B) changed"),
+    "other": ("miss", "cache missed within its TTL with the same layers"),
+    "full-card read": ("read", "a full-card read where the index would have done"),
+}
 
 
 @dataclass(frozen=True)
 class Bar:
     label: str
     parts: dict[str, float]  # series name -> value, stacked in this order
-    mark: str = ""  # a waste flag drawn over the bar ("" for none)
+    marks: tuple[tuple[str, int], ...] = ()  # waste drawn over the bar: (WASTE kind, how many)
 
 
 def stacked(bars: Sequence[Bar], colours: dict[str, str], unit: str) -> str:
@@ -47,11 +61,7 @@ def stacked(bars: Sequence[Bar], colours: dict[str, str], unit: str) -> str:
                 f'<rect x="{x + 1:.1f}" y="{y:.1f}" width="{max(step - 2, 1):.1f}" height="{h:.1f}" '
                 f'fill="{colours[name]}"><title>{escape(b.label)} {escape(name)}: {_num(value)}</title></rect>'
             )
-        if b.mark:
-            out.append(
-                f'<text x="{x + step / 2:.1f}" y="{y - 4:.1f}" class="mark" text-anchor="middle">!'
-                f"<title>{escape(b.mark)}</title></text>"
-            )
+        out += _marks(b.marks, x + step / 2, y)
         if len(bars) <= 40 or i % (len(bars) // 20 + 1) == 0:
             out.append(
                 f'<text x="{x + step / 2:.1f}" y="{H + 14}" class="tick" text-anchor="middle">{escape(b.label)}</text>'
@@ -68,6 +78,20 @@ def stacked(bars: Sequence[Bar], colours: dict[str, str], unit: str) -> str:
     return "".join(out)
 
 
+def _marks(marks: Sequence[tuple[str, int]], x: float, y: float) -> list[str]:
+    """A bar's waste marks, stacked above it, each naming its kind and count for a reader."""
+    out = []
+    for k, (kind, n) in enumerate(marks):
+        code, why = WASTE[kind]
+        times = f"\u00d7{n}" if n > 1 else ""
+        out.append(
+            f'<text x="{x:.1f}" y="{y - 4 - 14 * k:.1f}" class="mark" text-anchor="middle" '
+            f'data-flag="{escape(kind)}" data-count="{n}">{code}{times}'
+            f"<title>{escape(why)}</title></text>"
+        )
+    return out
+
+
 def _num(v: float) -> str:
     return f"{v:,.0f}" if v >= 100 or v == int(v) else f"{v:,.4f}"
 
@@ -77,6 +101,7 @@ class SessionCosts:
     report: SessionReport
     layers_svg: str
     cache_svg: str
+    marked: list[tuple[str, str, int]]  # (code, meaning, how many) of each waste kind drawn
 
 
 def session_costs(records: list[dict[str, Any]], sid: str) -> SessionCosts:
@@ -89,9 +114,11 @@ def session_costs(records: list[dict[str, Any]], sid: str) -> SessionCosts:
         id(cur): miss_cause(prev, cur) for prev, cur in zip([None, *turns[:-1]], turns, strict=True)
     }
     layer_bars, cache_bars = [], []
+    drawn: dict[str, int] = {}
     for n, r in enumerate(recs, 1):
-        mark = why.get(id(r)) or ""
-        mark = f"cache missed: {mark}" if mark and mark != "first write" else ""
+        mark = _waste(why.get(id(r)), int(r.get("full_card_reads", 0)))
+        for kind, times in mark:
+            drawn[kind] = drawn.get(kind, 0) + times
         layers = r.get("layers", {})
         layer_bars.append(Bar(str(n), {k: float(layers.get(k, 0)) for k in LAYERS}, mark))
         read = float(r.get("cache_read_input_tokens", 0))
@@ -103,9 +130,17 @@ def session_costs(records: list[dict[str, Any]], sid: str) -> SessionCosts:
                 mark,
             )
         )
+    marked = [(WASTE[k][0], WASTE[k][1], n) for k, n in drawn.items()]
     return SessionCosts(
-        rep, stacked(layer_bars, LAYERS, "tokens"), stacked(cache_bars, CACHE, "tokens")
+        rep, stacked(layer_bars, LAYERS, "tokens"), stacked(cache_bars, CACHE, "tokens"), marked
     )
+
+
+def _waste(miss: str | None, full_reads: int) -> tuple[tuple[str, int], ...]:
+    """What one request wasted, as `gitmem usage` counts it: its cache miss (the first
+    write is no waste) and its full-card reads."""
+    marks = [(miss, 1)] if miss and miss != "first write" else []
+    return (*marks, *([("full-card read", full_reads)] if full_reads else []))
 
 
 def daily_costs(records: list[dict[str, Any]]) -> str:

@@ -13,9 +13,10 @@ from __future__ import annotations
 import os
 
 from gitmem.index import records, replay
+from gitmem.index.cache_file import piece
 from gitmem.index.growth import advance, is_revert
 from gitmem.index.model import CardEntry, Index, SectionEntry, differences, render_block
-from gitmem.index.records import Cached, part
+from gitmem.index.records import Cached, commits, part
 from gitmem.index.replay import Replay, replay_all
 from gitmem.index.resolve import Facts, entries, resolve
 from gitmem.index.tiers import Split
@@ -41,16 +42,21 @@ __all__ += [
 def _refill(repo: MemoryRepo, known: Cached, base: Cached, new: list[Commit]) -> None:
     """The index and I block after ``new`` (folded into ``known``), the entries and lines
     of each card they left alone (same blob, no entry, no revert or merge) reused from
-    ``base``: `gitmem index` after 10 commits <= 2x a cached one at 100k commits (issue 21)."""
-    assert base.parts is not None and base.index is not None
-    parts, old = base.parts, {c.project: c for c in base.index.cards}
-    touched = {c.get(T.CARD) for c in new}
-    cards = known.cards(repo)
-    redo = [c for c in cards if c[0] in touched or c[0] not in old or parts[c[0]][0] != c[1]]
+    ``base``, as it holds them (decoded, or the cache's pieces, encoded again only for the
+    cards ``new`` changed): `gitmem index` after 10 commits <= 2x a cached one (issue 21)."""
+    assert base.parts is not None
+    parts, touched, cards = base.parts, {c.get(T.CARD) for c in new}, known.cards(repo)
+    redo = [c for c in cards if c[0] in touched or c[0] not in parts or parts[c[0]][0] != c[1]]
     again = {c.project: c for c in entries(repo, known.state, known.facts, redo)}
-    known.index = Index(tuple(again.get(p) or old[p] for p, _, _ in cards))
-    known.parts = {p: [b, *part(again[p])] if p in again else parts[p] for p, b, _ in cards}
-    known.text = render_block([known.parts[p][1] for p, _, _ in cards])
+    if base.index is not None:
+        old = {c.project: c for c in base.index.cards}
+        known.index = Index(tuple(again.get(p) or old[p] for p, _ in cards))
+    else:
+        pieces, named = base.packed_cards(repo), base.entry_commits(repo)
+        known.pieces = {p: piece(again[p].packed()) if p in again else pieces[p] for p, _ in cards}
+        known.named = {p: commits(again[p]) if p in again else named[p] for p, _ in cards}
+    known.parts = {p: [b, *part(again[p])] if p in again else parts[p] for p, b in cards}
+    known.text = render_block([known.parts[p][1] for p, _ in cards])
 
 
 # -- refreshing ---------------------------------------------------------------------------
@@ -79,7 +85,8 @@ def _current(repo: MemoryRepo, branch: str) -> Cached:
         merges = [c.sha for c in new if len(c.parents) > 1]
         base.facts.contested.update({merge: [] for merge in merges})
         got = Cached(base.state, base.facts)
-        if base.parts and base.index and not merges and not any(is_revert(c) for c in new):
+        held = base.index is not None or base.pieces is not None
+        if base.parts and held and not merges and not any(is_revert(c) for c in new):
             _refill(repo, got, base, new)
         if not in_memory:
             records.save(repo, branch, got)
@@ -130,8 +137,11 @@ def card_entries(repo: MemoryRepo, branch: str, projects: set[str]) -> list[Card
     """The index entries of the cards ``projects`` at ``branch``'s tip, as ``refresh``
     gives them, without resolving every card (the agent's unverified marks ask for few)."""
     known = _current(repo, branch)
-    if known.index is not None or known.state.commit is None:
-        return [c for c in known.resolved(repo).cards if c.project in projects]
+    if known.state.commit is None:
+        return []
+    kept = known.kept(projects)  # (only those cards' pieces decoded)
+    if kept is not None:
+        return kept
     cards = [c for c in known.cards(repo) if c[0] in projects]
     return entries(repo, known.state, known.facts, cards)
 
@@ -152,7 +162,7 @@ def card_sizes(repo: MemoryRepo, branch: str = MAIN) -> dict[str, list[int]]:
     """Each card at ``branch``'s tip -> [its size in bytes, each section's in order], as
     resolving measured them (no card is read again)."""
     known = _current(repo, branch)
-    return {card: known.facts.sizes[blob] for card, blob, _ in known.cards(repo)}
+    return {card: known.facts.sizes[blob] for card, blob in known.cards(repo)}
 
 
 def _has_cache(repo: MemoryRepo, branch: str) -> bool:
@@ -172,11 +182,16 @@ def _held(repo: MemoryRepo, branch: str, at: str | None, rebuilt: Index) -> Inde
     old = _cached(repo, branch)
     if at is None or old is None:
         held = _cached(repo, branch, at) if at is not None else None
-        return held.index if held is not None else None
-    kept = old.index if old.state.commit == at else None
+        return _kept_index(held) if held is not None else None
+    kept = _kept_index(old) if old.state.commit == at else None
     if advance(repo, old.state, at) is None:
         return None
     return kept if kept is not None and kept != rebuilt else resolve(repo, old.state, old.facts)
+
+
+def _kept_index(known: Cached) -> Index | None:
+    kept = known.kept()
+    return Index(tuple(kept)) if kept is not None else None
 
 
 def rebuild_checked(repo: MemoryRepo, branch: str = MAIN) -> tuple[Index, Index | None, bool]:

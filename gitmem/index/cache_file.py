@@ -2,7 +2,9 @@
 
 Written whole (readers see the old file or the new one); read back only when every
 record is whole and its digest holds, so a torn, damaged or edited file reads as none.
-marshal: builtin types only (no code runs on load).
+marshal: builtin types only (no code runs on load). A record may hold pieces (``piece``):
+values kept as their own marshal bytes, decoded only by a reader that uses them and
+written again as they were read when they did not change.
 """
 
 from __future__ import annotations
@@ -30,6 +32,19 @@ def write(path: str, records: list[Any]) -> None:
     except OSError:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+
+
+def piece(value: Any) -> bytes:
+    return marshal.dumps(value)
+
+
+def unpiece(data: Any) -> Any:
+    """A ``piece`` read back; None when it is not one (the record's digest held, so
+    only a file written by something else)."""
+    try:
+        return marshal.loads(data) if isinstance(data, bytes) else None
+    except (ValueError, EOFError, TypeError):
+        return None
 
 
 def _parsed(data: bytes, count: int, want: int) -> list[Any] | None:

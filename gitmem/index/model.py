@@ -37,6 +37,15 @@ class CardEntry(NamedTuple):
     title: str
     sections: tuple[SectionEntry, ...]
 
+    def packed(self) -> list[Any]:
+        """Builtin types only (``unpacked`` reads it back)."""
+        return [self.project, self.title, [tuple(s) for s in self.sections]]
+
+    @classmethod
+    def unpacked(cls, data: list[Any]) -> CardEntry:
+        project, title, secs = data
+        return cls(project, title, tuple(SectionEntry(*s) for s in secs))
+
 
 @dataclass(frozen=True)
 class Index:
@@ -47,13 +56,11 @@ class Index:
 
     def packed(self) -> list[Any]:
         """Builtin types only, as the index's cache keeps it (``unpacked`` reads it back)."""
-        return [[c.project, c.title, [tuple(s) for s in c.sections]] for c in self.cards]
+        return [c.packed() for c in self.cards]
 
     @classmethod
     def unpacked(cls, data: list[Any]) -> Index:
-        return cls(
-            tuple(CardEntry(p, t, tuple(SectionEntry(*s) for s in secs)) for p, t, secs in data)
-        )
+        return cls(tuple(CardEntry.unpacked(c) for c in data))
 
     def card(self, project: str) -> CardEntry | None:
         return next((c for c in self.cards if c.project == project), None)

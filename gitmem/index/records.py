@@ -7,6 +7,8 @@ behind its own digest (cache_file.py) and read only by the command that needs it
 3. the replay and the facts the stale marks read, for folding in new commits.
 
 A record is believed only for the commit it names; the first two never need the third.
+Each card's entry and each blob's headings and digests are pieces (cache_file.py): a
+fold of 10 commits decodes and encodes the cards they changed, not the whole index.
 """
 
 from __future__ import annotations
@@ -22,12 +24,17 @@ from gitmem.index.tiers import Split, brief
 from gitmem.memory import branch_files
 from gitmem.memory.repo import MemoryRepo
 
-VERSION = 20  # of the cache file's layout: another one is not read
+VERSION = 21  # of the cache file's layout: another one is not read
 RECORDS = 3
 
 
 def part(c: CardEntry) -> list[Any]:
     return [render_card(c), brief(c)]
+
+
+def commits(c: CardEntry) -> str:
+    """The entry commits ``c``'s sections name, space-separated (record 3 keeps them)."""
+    return " ".join(s.commit for s in c.sections if s.commit)
 
 
 @dataclass
@@ -44,6 +51,10 @@ class Cached:
     shown: tuple[int, str, Split] | None = None  # (budget, the block the agent sees, split)
     layout: Layout | None = None  # the tip's cards (resolve.layout), once known
     whole: bool = True
+    # card -> its entry as record 2 kept it (a piece), while ``index`` is not decoded
+    pieces: dict[str, bytes] | None = None
+    # card -> the entry commits its sections name (record 3): what ``packed`` keeps facts of
+    named: dict[str, str] | None = None
 
     def cards(self, repo: MemoryRepo) -> Layout:
         if self.layout is None:
@@ -51,16 +62,48 @@ class Cached:
             self.layout = layout(repo, commit, self.facts) if commit else []
         return self.layout
 
+    def kept(self, projects: set[str] | None = None) -> list[CardEntry] | None:
+        """The entries of the cards ``projects`` (None: all) as the index or its pieces
+        hold them, in order, decoding only those; None when they do not hold them all."""
+        if self.index is not None:
+            return [c for c in self.index.cards if projects is None or c.project in projects]
+        if self.pieces is None or self.layout is None:
+            return None
+        wanted = [c for c, _ in self.layout if projects is None or c in projects]
+        got = [cache_file.unpiece(self.pieces.get(c)) for c in wanted]
+        try:
+            return [CardEntry.unpacked(data) for data in got]
+        except (TypeError, ValueError):  # not a piece of ours: resolved again
+            return None
+
     def resolved(self, repo: MemoryRepo) -> Index:
         if self.index is None:
             cards = self.cards(repo)
-            self.index = Index(tuple(entries(repo, self.state, self.facts, cards)))
+            kept = self.kept()
+            got = kept if kept is not None else entries(repo, self.state, self.facts, cards)
+            self.index, self.pieces = Index(tuple(got)), None
             if self.parts is None:
                 self.parts = {
                     c.project: [blob, *part(c)]
-                    for (_, blob, _), c in zip(cards, self.index.cards, strict=True)
+                    for (_, blob), c in zip(cards, self.index.cards, strict=True)
                 }
         return self.index
+
+    def packed_cards(self, repo: MemoryRepo) -> dict[str, bytes]:
+        """Each card's entry as record 2 keeps it: the pieces read where nothing decoded them."""
+        if self.pieces is not None and self.layout is not None and self._all(self.pieces):
+            return {c: self.pieces[c] for c, _ in self.layout}
+        return {c.project: cache_file.piece(c.packed()) for c in self.resolved(repo).cards}
+
+    def _all(self, by_card: dict[str, Any]) -> bool:
+        return self.layout is not None and all(c in by_card for c, _ in self.layout)
+
+    def entry_commits(self, repo: MemoryRepo) -> dict[str, str]:
+        """Each card -> the entry commits its sections name, space-separated."""
+        named, layout = self.named, self.layout
+        if named is not None and self.index is None and layout is not None and self._all(named):
+            return {c: named[c] for c, _ in layout}
+        return {c.project: commits(c) for c in self.resolved(repo).cards}
 
     def rendered(self, repo: MemoryRepo) -> str:
         if self.text is None:
@@ -126,20 +169,22 @@ def _known(got: list[Any]) -> Cached | None:
     first, second = got
     try:
         state = Replay(second["commit"], changes=second["changes"], created=second["created"])
-        facts = Facts(second["blobs"], sizes=second["sizes"])
-        index = Index.unpacked(second["index"])
-        cards = [(c, b, facts.blobs[b]) for c, b in second["layout"]]
+        facts = Facts(sizes=second["sizes"], kept=dict(second["blobs"]))
+        pieces = dict(second["index"])
+        cards = [(c, b) for c, b in second["layout"] if b in facts.kept and c in pieces]
     except (KeyError, TypeError, ValueError):
+        return None
+    if len(cards) != len(second["layout"]):
         return None
     if not isinstance(first, list) or first[:1] != [VERSION] or len(first) != 7:
         return None
     if first[1] != state.commit:
         return None
     if not isinstance(first[3], dict):
-        return Cached(state, facts, index, layout=cards, whole=False)
+        return Cached(state, facts, layout=cards, whole=False, pieces=pieces)
     split = Split.from_json(first[6])
     shown = (first[4], first[5], split) if split is not None else None
-    return Cached(state, facts, index, first[2], first[3], shown, cards, False)
+    return Cached(state, facts, None, first[2], first[3], shown, cards, False, pieces)
 
 
 def _whole(known: Cached | None, data: Any) -> Cached | None:
@@ -159,11 +204,12 @@ def _whole(known: Cached | None, data: Any) -> Cached | None:
             known.state.created,
         )
         facts = Facts(known.facts.blobs, data["written"], data["contested"], known.facts.sizes)
+        facts.kept, named = known.facts.kept, dict(data["named"])
     except (KeyError, TypeError, ValueError):
         return None
     if state.commit != known.state.commit:
         return None
-    known.state, known.facts, known.whole = state, facts, True
+    known.state, known.facts, known.whole, known.named = state, facts, True, named
     return known
 
 
@@ -179,14 +225,15 @@ def packed(repo: MemoryRepo, known: Cached) -> list[Any]:
     assert known.whole
     text = known.rendered(repo)  # first: resolving learns the facts kept below
     shown, split = known.folded(repo)
-    state, facts, index, cards = known.state, known.facts, known.resolved(repo), known.cards(repo)
-    used = {s.commit for c in index.cards for s in c.sections if s.commit}
+    state, facts, cards = known.state, known.facts, known.cards(repo)
+    named = known.entry_commits(repo)
+    used = set(" ".join(named.values()).split())
     resolved = {
         "commit": state.commit,
-        "index": index.packed(),
-        "layout": [[card, blob] for card, blob, _ in cards],
-        "blobs": {blob: facts.blobs[blob] for _, blob, _ in cards},
-        "sizes": {blob: facts.sizes[blob] for _, blob, _ in cards},
+        "index": known.packed_cards(repo),
+        "layout": [[card, blob] for card, blob in cards],
+        "blobs": {blob: facts.piece(blob) for _, blob in cards},
+        "sizes": {blob: facts.sizes[blob] for _, blob in cards},
         "changes": state.changes,
         "created": state.created,
     }
@@ -201,6 +248,7 @@ def packed(repo: MemoryRepo, known: Cached) -> list[Any]:
         "digests": state.digests,  # whole: a full replay would find every one again
         "written": {k: v for k, v in facts.written.items() if k.partition("\0")[2] in used},
         "contested": {m: facts.contested[m] for m in state.merges if m in facts.contested},
+        "named": named,
     }
     budget = repo.config.index_tokens
     first = [VERSION, state.commit, text, known.parts, budget, shown, split.to_json()]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gitmem.errors import CorruptObject
-from gitmem.index import freshness
+from gitmem.index import cache_file, freshness
 from gitmem.index.model import CardEntry, Index, SectionEntry, split_keywords
 from gitmem.index.replay import Replay
 from gitmem.memory.cards import card_path, first_title, measured
@@ -29,6 +29,23 @@ class Facts:
     contested: dict[str, list[str]] = field(default_factory=dict)  # merge -> its "key\0sha"s
     # card blob -> [its size in bytes, each section's, in order]: `gitmem cards` reads no blob
     sizes: dict[str, list[int]] = field(default_factory=dict)
+    # card blob -> its ``blobs`` row as the cache file kept it (a piece), decoded when asked:
+    # a fold of 10 commits decodes the cards they changed, not all of them
+    kept: dict[str, bytes] = field(default_factory=dict)
+
+    def rows(self, blob: str) -> list[list[str]] | None:
+        """``blobs[blob]``, from the piece kept for it when not decoded yet (None: unknown)."""
+        got = self.blobs.get(blob)
+        if got is None and blob in self.kept:
+            got = cache_file.unpiece(self.kept.pop(blob))
+            if isinstance(got, list):
+                self.blobs[blob] = got
+        return self.blobs.get(blob)
+
+    def piece(self, blob: str) -> bytes:
+        """``blob``'s row as the cache file keeps it (the piece read, if it was not decoded)."""
+        kept = self.kept.get(blob)
+        return kept if kept is not None else cache_file.piece(self.blobs[blob])
 
 
 def _card_facts(facts: Facts, blob: str, data: bytes) -> None:
@@ -40,23 +57,23 @@ def _card_facts(facts: Facts, blob: str, data: bytes) -> None:
     facts.sizes[blob] = [len(data), *(n for _, _, _, n in got)]
 
 
-Layout = list[tuple[str, str, list[list[str]]]]  # (card, blob, its facts), by card
+Layout = list[tuple[str, str]]  # (card, blob), by card; its facts are ``Facts.rows(blob)``
 
 
 def layout(repo: MemoryRepo, commit: str, facts: Facts) -> Layout:
-    """The cards of ``commit``'s tree, sorted, each with its blob, headings and digests
-    (the blobs not known yet read in one pass of cat-file)."""
+    """The cards of ``commit``'s tree, sorted, each with its blob, the blobs not known yet
+    read in one pass of cat-file and measured (``Facts.rows``)."""
     cards = []
     for entry in repo.store.read_tree(f"{commit}:cards"):
         name = entry.name.decode("utf-8", "replace")
         if not entry.is_tree and name.endswith(".md") and is_slug(name[:-3]):
             cards.append((name[:-3], entry.sha))
-    new = sorted({blob for _, blob in cards if blob not in facts.blobs})
+    new = sorted({blob for _, blob in cards if facts.rows(blob) is None})
     for blob, got in zip(new, repo.store.resolved_all(new), strict=True):
         if got is None:  # a tree names it and git cannot read it
             raise CorruptObject(blob, next(f"cards/{c}.md" for c, b in cards if b == blob))
         _card_facts(facts, blob, got.data if got.kind == "blob" else b"")
-    return sorted((card, blob, facts.blobs[blob]) for card, blob in cards)
+    return sorted(cards)
 
 
 def _learn_written(
@@ -67,11 +84,12 @@ def _learn_written(
     groups: dict[tuple[str, str], list[str]] = {}
     for sha, card, sid in todo:
         groups.setdefault((sha, card), []).append(sid)
-    known = {b: {row[0]: row[2] for row in rows[1:]} for b, rows in facts.blobs.items()}
     wanted = [
         (sha, card, replay.blobs.get(sha) or f"{sha}:{card_path(card)}", sids)
         for (sha, card), sids in sorted(groups.items())
     ]
+    held = {w[2]: facts.rows(w[2]) for w in wanted}
+    known = {b: {row[0]: row[2] for row in rows[1:]} for b, rows in held.items() if rows}
     for (sha, card, _, _), got in freshness.written(repo, wanted, known):
         for sid, digest in got.items():
             facts.written[f"{card}/{sid}\0{sha}"] = digest
@@ -102,6 +120,12 @@ def _unknown(
     return todo
 
 
+def _known_rows(facts: Facts, blob: str) -> list[list[str]]:
+    rows = facts.rows(blob)
+    assert rows is not None, blob  # (``layout`` learnt every blob it names)
+    return rows
+
+
 def entries(repo: MemoryRepo, replay: Replay, facts: Facts, cards: Layout) -> list[CardEntry]:
     """The index entries of ``cards`` (some or all of ``replay.commit``'s)."""
     doubled: set[str] = set()
@@ -109,12 +133,13 @@ def entries(repo: MemoryRepo, replay: Replay, facts: Facts, cards: Layout) -> li
         if merge not in facts.contested:
             facts.contested[merge] = freshness.contested(repo, merge)
         doubled.update(facts.contested[merge])
+    infos = [(project, _known_rows(facts, blob)) for project, blob in cards]
     current = {
-        f"{p}/{row[0]}": replay.current(f"{p}/{row[0]}") for p, _, info in cards for row in info[1:]
+        f"{p}/{row[0]}": replay.current(f"{p}/{row[0]}") for p, info in infos for row in info[1:]
     }
     _learn_written(repo, replay, facts, _unknown(replay, facts, current))
     out = []
-    for project, _, info in cards:
+    for project, info in infos:
         secs = []
         for sid, heading, digest in info[1:]:
             cur = current[f"{project}/{sid}"]

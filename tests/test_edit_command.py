@@ -150,6 +150,30 @@ def test_a_failing_editor_or_a_refused_edit_changes_nothing(
     assert state(acme) == before
 
 
+@pytest.mark.parametrize("how", ["symlink", "uncommitted"])
+def test_a_card_the_save_would_refuse_is_refused_before_the_editor_opens(
+    acme: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    card = acme / "cards" / "acme.md"
+    if how == "symlink":
+        outside = tmp_path / "outside.md"
+        outside.write_text(CARD)
+        card.unlink()
+        card.symlink_to(outside)
+    else:
+        card.write_text(CARD + "a person's line\n")
+    before = state(acme)
+    opened = tmp_path / "opened"
+    monkeypatch.setenv("EDITOR", editor(tmp_path, f'touch {opened}; sed -i s/30k/40k/ "$1"'))
+    for args in (["acme"], ["acme", "budget"]):
+        res = gm("-C", str(acme), "edit", *args, "--keywords", "x", "--summary", "y")
+        assert res.code == 4, res.err
+        said = "is a symlink in the working tree" if how == "symlink" else "uncommitted edits"
+        assert said in res.err and len(res.err.strip().splitlines()) == 1
+        assert not opened.exists()  # the editor never ran
+    assert state(acme) == before
+
+
 def test_a_missing_card_is_created_and_a_missing_section_is_an_error(
     acme: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

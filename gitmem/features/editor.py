@@ -16,10 +16,13 @@ from pathlib import Path
 
 from gitmem.errors import InvalidInput, NotFound
 from gitmem.features.edit import EditResult, write_card
+from gitmem.git.runner import Sha
 from gitmem.memory import names
 from gitmem.memory.cards import card_path, sections
 from gitmem.memory.repo import MAIN, MemoryRepo
 from gitmem.memory.trailers import IndexEntry
+from gitmem.ops import linked_worktrees
+from gitmem.ops.worktree import checked_out, ensure_clean
 
 
 @dataclass(frozen=True)
@@ -72,7 +75,9 @@ def load(repo: MemoryRepo, project: str, section: str | None, branch: str = MAIN
     names.project(project)
     names.branch(branch)
     tip = repo.branch_tip(branch)
-    raw = repo.store.read_blob(f"{tip}:{card_path(project)}")
+    got = repo.store.read(f"{tip}:{card_path(project)}")
+    raw = got.data if got and got.kind == "blob" else None
+    _check_writable(repo, project, branch, (got.sha if got and raw is not None else None, raw))
     if raw is None:
         if section is not None:
             raise NotFound(f"no card {project!r} ({card_path(project)}) to take a section from")
@@ -84,6 +89,18 @@ def load(repo: MemoryRepo, project: str, section: str | None, branch: str = MAIN
 
     part = read_card(repo, project, names.section_id(section), branch=branch)
     return Buffer(project, section, part, part, False)
+
+
+def _check_writable(
+    repo: MemoryRepo, project: str, branch: str, head: tuple[Sha | None, bytes | None]
+) -> None:
+    """What would refuse the save, refused before the editor opens: the card a symlink
+    (or not a file) in a working tree that has ``branch`` checked out, or holding a
+    person's uncommitted edits (``head``: the card's blob and bytes at the tip)."""
+    path = card_path(project)
+    if checked_out(repo, branch):
+        ensure_clean(repo, [path], {path: head})
+    linked_worktrees.ensure_clean(repo, branch, [path])
 
 
 def run_editor(command: str, text: str, name: str) -> tuple[str, Path]:

@@ -53,7 +53,7 @@ def test_a_refused_ask_leaves_the_repo_as_it_was(seeded: Path, refused: object) 
     assert res.code == 7, res.err
     last = res.err.splitlines()[-1]
     assert last.startswith("gitmem: error: no answer from the model API")
-    assert "nothing was kept: run the same `gitmem ask` again" in last
+    assert "nothing was kept: run the same `gitmem ask MESSAGE` again" in last
     assert memory(seeded) == before
     assert git(seeded, "for-each-ref", "refs/heads/gitmem", "refs/gitmem/archive") == ""
 

@@ -65,7 +65,7 @@ def test_a_model_that_never_answered_is_exit_7_naming_the_endpoint(
     if command == "chat":  # the chat's turn is kept, for `--resume` to answer
         assert "`gitmem chat --resume " in last
     else:  # a failed ask keeps nothing (tests/test_ask_failed.py)
-        assert "nothing was kept: run the same `gitmem ask` again" in last
+        assert "nothing was kept: run the same `gitmem ask MESSAGE` again" in last
 
 
 def test_a_piped_chat_answered_once_is_exit_0(client: Path) -> None:

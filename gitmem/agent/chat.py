@@ -17,12 +17,14 @@ from gitmem.review import session_branches as sessions
 @dataclass(frozen=True)
 class ChatResult:
     """How a chat ended: its session id, the turns taken, the turns the model failed to
-    answer, and ``finish`` (the session's ``FinishResult``: landed or waiting for review)."""
+    answer, ``finish`` (the session's ``FinishResult``: landed or waiting for review), and
+    ``pending``: the transcript's last message still awaits the model."""
 
     session: str
     turns: int
     failed_turns: int
     finish: sessions.FinishResult
+    pending: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -113,9 +115,10 @@ def run_chat(
                 prompt()
     finally:
         nothing = not keep_failed and agent.transcript.mark() == started
+        waiting = agent.transcript.pending()
         fin = sessions.finish_session(repo, session, policy, drop=nothing)
         usage.commit_session(repo, session.id)
-    return ChatResult(session.id, turns, failed, fin)
+    return ChatResult(session.id, turns, failed, fin, waiting)
 
 
 def _turn(run: Callable[[], str], end: Callable[[], None]) -> ModelError | None:

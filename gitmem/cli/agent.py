@@ -253,20 +253,17 @@ def ask(ctx: Ctx, message: str, resume: str | None, simulated: bool) -> None:
             resume=resume,
             keep_failed=False,
         )
-        failed = _unanswered(res, "ask", _kept(repo, res)) if res.failed_turns else None
+        failed = _unanswered(res, "ask", _kept(res)) if res.failed_turns else None
         _report(ctx, res, repo, start, failed, simulated=simulated)
     _fail(ctx, failed)
 
 
-def _kept(repo: Any, res: Any) -> str:
+def _kept(res: Any) -> str:
     """What a failed ask left of itself, and how to retry it."""
-    from gitmem.features.session_live import transcript_file
-    from gitmem.memory.transcript import Transcript
-
     sid = res.session
     if res.finish.dropped:
-        return "nothing was kept: run the same `gitmem ask` again"
-    if Transcript(transcript_file(repo, sid)).pending():
+        return "nothing was kept: run the same `gitmem ask MESSAGE` again"
+    if res.pending:
         return f"your message is kept in session {sid}; `gitmem chat --resume {sid}` answers it"
     return f"your message was not kept; retry with `gitmem ask --resume {sid} MESSAGE`"
 

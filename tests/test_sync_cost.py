@@ -159,15 +159,16 @@ step = st.tuples(
 def _commit_on(repo: MemoryRepo, branch: str, project: str, section: str, n: int) -> None:
     ref = f"refs/heads/{branch}:cards/{project}.md"
     old = repo.store.read_blob(ref)
-    text = f"## {section}\nvalue {n}\n"
+    text = f"## {section}\nvalue {n}.\n"
     entry = IndexEntry.make(section, [f"k{n}"], f"{section} now {n}")
     if old is None:
         write_card(repo, project, "", text, entry, branch=branch)
         return
     lines = old.decode().split("\n")
-    if f"## {section}" in lines:  # every value line is unique: "value <n>"
+    # every value line is unique: "value <n>." (without the dot "value 1" is in "value 10")
+    if f"## {section}" in lines:
         value = lines[lines.index(f"## {section}") + 1]
-        write_card(repo, project, value, f"value {n}", entry, branch=branch)
+        write_card(repo, project, value, f"value {n}.", entry, branch=branch)
     else:
         write_card(repo, project, old.decode(), old.decode() + f"\n{text}", entry, branch=branch)
 

@@ -9,6 +9,7 @@ import re
 import shlex
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import anthropic
 from test_verify import _short, _verify, _write, acme, signing_on
@@ -52,18 +53,24 @@ def _forged(path: Path, key: Path, old: str, new: str) -> str:
     return _short(path)
 
 
-def _agent_reads(path: Path) -> str:
-    """What the agent's `read_memory_card` of acme § budget returns."""
-    model = QueueModel(
-        [Reply.tool_use("read_memory_card", {"project": "acme", "section_id": "budget"}), "ok"]
-    )
+def agent_result(path: Path, section: str | None = "budget") -> dict[str, Any]:
+    """The tool_result block the API receives for the agent's `read_memory_card` of acme
+    (one section, or the whole card when ``section`` is None)."""
+    args = {"project": "acme", **({"section_id": section} if section else {})}
+    model = QueueModel([Reply.tool_use("read_memory_card", args), "ok"])
     with MemoryRepo(path) as repo, FakeAnthropicServer(model) as server:
         sdk = anthropic.Anthropic(api_key="test", base_url=server.base_url, max_retries=0)
         run_chat(repo, iter(["budget?"]), client=sdk, write=lambda _t: None, warn=lambda _w: None)
         sdk.close()
     blocks = [b for m in model.seen[-1]["messages"] if isinstance(m["content"], list)
               for b in m["content"]]  # fmt: skip
-    [result] = [b["content"] for b in blocks if b.get("type") == "tool_result"]
+    [result] = [b for b in blocks if b.get("type") == "tool_result"]
+    return dict(result)
+
+
+def _agent_reads(path: Path) -> str:
+    """What the agent's `read_memory_card` of acme § budget returns."""
+    result = agent_result(path)["content"]
     assert isinstance(result, str)
     return result
 

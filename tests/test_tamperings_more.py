@@ -8,34 +8,16 @@ from __future__ import annotations
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
 
-import anthropic
 import pytest
+from test_tamperings import agent_result
 from test_verify import _verify, acme, signing_on
 
-from gitmem.agent.chat import run_chat
 from gitmem.errors import CorruptObject
-from gitmem.fakeapi import FakeAnthropicServer, QueueModel, Reply
-from gitmem.memory.repo import MemoryRepo
 
 from helpers import git, gm
 
 __all__ = ["acme", "signing_on"]  # the fixtures, used by name
-
-
-def _agent_result(path: Path, section: str | None = "budget") -> dict[str, Any]:
-    """The tool_result block the API receives for the agent's `read_memory_card` of acme."""
-    args = {"project": "acme", **({"section_id": section} if section else {})}
-    model = QueueModel([Reply.tool_use("read_memory_card", args), "ok"])
-    with MemoryRepo(path) as repo, FakeAnthropicServer(model) as server:
-        sdk = anthropic.Anthropic(api_key="test", base_url=server.base_url, max_retries=0)
-        run_chat(repo, iter(["budget?"]), client=sdk, write=lambda _t: None, warn=lambda _w: None)
-        sdk.close()
-    blocks = [b for m in model.seen[-1]["messages"] if isinstance(m["content"], list)
-              for b in m["content"]]  # fmt: skip
-    [result] = [b for b in blocks if b.get("type") == "tool_result"]
-    return dict(result)
 
 
 def _object_file(path: Path, rev: str) -> tuple[str, Path]:
@@ -58,12 +40,12 @@ def test_a_card_object_damaged_on_disk_is_named_and_never_read(acme: Path) -> No
     res = gm("-C", str(acme), "show", "acme", "budget")
     assert res.code == 5 and res.err.startswith(f"gitmem: error: git object {sha} (cards/acme.md)")
     with pytest.raises(CorruptObject, match=f"^git object {sha} \\(cards/acme.md\\) is missing"):
-        _agent_result(acme)  # the session's I block reads the card: it does not start
+        agent_result(acme)  # the session's I block reads the card: it does not start
     for command in ("rm", "git hash-object"):  # the line's advice, word for word
         [run] = [c for c in lines[0].split("`")[1::2] if c.startswith(command)]
         subprocess.run(run, shell=True, cwd=acme, check=True, capture_output=True)
     assert _verify(acme)[0] == 0
-    assert "50k" in _agent_result(acme)["content"]
+    assert "50k" in agent_result(acme)["content"]
 
 
 def test_a_card_object_holding_another_objects_bytes(acme: Path, tmp_path: Path) -> None:
@@ -80,7 +62,7 @@ def test_a_card_object_holding_another_objects_bytes(acme: Path, tmp_path: Path)
         f"`git -C CLONE cat-file blob {sha} | git hash-object -w -t blob --stdin`"
     )
     assert "Persona" not in gm("-C", str(acme), "show", "acme").out
-    result = _agent_result(acme, None)  # the I block came from its cache: the read refuses
+    result = agent_result(acme, None)  # the I block came from its cache: the read refuses
     assert result.get("is_error") is True and "Persona" not in str(result["content"])
     assert str(result["content"]).startswith(f"Error: git object {sha} (cards/acme.md)")
 

@@ -10,9 +10,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from anthropic.tools import ToolError
 from test_tamperings import agent_result
 from test_verify import _verify, acme, signing_on
 
+from gitmem import GitMemoryTool, MemoryRepo
 from gitmem.errors import CorruptObject
 
 from helpers import git, gm
@@ -65,6 +67,10 @@ def test_a_card_object_holding_another_objects_bytes(acme: Path, tmp_path: Path)
     result = agent_result(acme, None)  # the I block came from its cache: the read refuses
     assert result.get("is_error") is True and "Persona" not in str(result["content"])
     assert str(result["content"]).startswith(f"Error: git object {sha} (cards/acme.md)")
+    with MemoryRepo(acme) as repo, pytest.raises(ToolError, match=f"^git object {sha} "):
+        GitMemoryTool(repo, branch="main").call(
+            {"command": "view", "path": "/memories/acme.md"}
+        )  # the memory tool's view: the one-line error the tool runner returns
 
 
 def test_a_damaged_cards_folder(acme: Path) -> None:

@@ -20,6 +20,7 @@ from urllib.parse import unquote
 
 from anthropic.tools import ToolError
 
+from gitmem.errors import GitmemError
 from gitmem.git.objects import ObjectStore
 from gitmem.git.runner import Sha
 from gitmem.memory import path_rule
@@ -173,7 +174,11 @@ class Snapshot:
             raise os_error(errno.EINVAL)  # a directory into itself
 
     def data(self, parts: Parts) -> bytes:
-        return self.store.read_blob(self.files[parts].sha) or b""
+        """The file's bytes; a damaged object is the tool's one-line error, not a crash."""
+        try:
+            return self.store.read_blob(self.files[parts].sha) or b""
+        except GitmemError as err:
+            raise ToolError(str(err)) from None
 
     def text(self, parts: Parts, shown: str) -> str:
         try:

@@ -210,8 +210,14 @@ class ObjectStore:
         return parse_commit(got.sha, got.data)
 
     def read_blob(self, name: str) -> bytes | None:
+        """A blob's bytes (None when ``name`` names no blob); asked by its id, bytes that do
+        not hash to it are refused (CorruptObject), as a read through a path refuses them."""
         got = self.read(name)
-        return got.data if got and got.kind == "blob" else None
+        if got is None or got.kind != "blob":
+            return None
+        if got.sha == name and object_id(got.kind, got.data, len(name) // 2) != name:
+            raise CorruptObject(name, None, "its bytes are not the ones its id names")
+        return got.data
 
     def read_tree(self, name: str) -> list[TreeEntry]:
         """A tree's entries in git order ([] when ``name`` names no tree)."""

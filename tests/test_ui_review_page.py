@@ -65,7 +65,7 @@ def test_the_review_page_names_the_model_the_session_asked(client: Path) -> None
         jar = _jar(url)
         page = get(url, f"/review/{SID}", {"Cookie": jar}).read().decode()
         other = get(url, f"/review/{OTHER}", {"Cookie": jar}).read().decode()
-    assert "<dt>Model</dt><dd>claude-test-9</dd>" in page
+    assert "<dt>Model</dt><dd><bdi>claude-test-9</bdi></dd>" in page
     assert "<dt>Model</dt><dd>(no request logged)</dd>" in other  # written without the API
 
 

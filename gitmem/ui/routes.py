@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import jinja2
+from markupsafe import Markup
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
@@ -38,6 +39,16 @@ TEMPLATES = jinja2.Environment(
 TEMPLATES.globals["rows"] = review.rows
 TEMPLATES.globals["split_rows"] = review.split_rows
 TEMPLATES.globals["shown"] = lambda v: "none" if v == () else trust.shown(v)  # as gitmem status
+
+
+def _bdi(value: object) -> Markup:
+    """``value`` (each of a list, comma-separated) escaped and bidi-isolated: an override
+    in memory's text cannot reorder the page's own text after it."""
+    items = value if isinstance(value, list | tuple) else [value]
+    return Markup(", ").join(Markup("<bdi>%s</bdi>") % v for v in items)
+
+
+TEMPLATES.filters["bdi"] = _bdi
 
 
 def _refusal(fields: dict[str, list[str]], csrf: str, read_only: bool) -> str | None:

@@ -105,9 +105,14 @@ def test_an_interrupted_decision_is_shown_as_the_cli_s_reason(
         page.wait_for_url(f"**/review/{SID}")
         warned = page.locator("p.warn").inner_text()
         buttons = page.get_by_role("button").all_inner_texts()
+        started = page.locator("dl.meta dd").nth(2).inner_text()
+        files = page.locator("section.file").count()
+        empty = page.get_by_text("No edits in this session's branch.").count()
         shot(page, "review-interrupted")
     cli = gm("-C", str(client), "review", SID, "--accept")
     reason = cli.err.splitlines()[-1].removeprefix("gitmem: error: ")
     assert cli.code == 4 and "was interrupted; `gitmem recover` finishes it" in reason
     assert warned == f"No decision now: {reason}"
     assert not any(b in {"Accept", "Reject session"} for b in buttons), buttons
+    assert started == "(not recorded)" or started[:4].isdigit(), started  # never "?"
+    assert empty == (files == 0)  # a heading with no file under it says so

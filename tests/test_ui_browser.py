@@ -261,13 +261,7 @@ def test_the_cost_chart_totals_are_gitmem_usage_s(client: Path, tab: Tab) -> Non
 def test_a_server_killed_in_an_accept_is_finished_by_recover(
     client: Path, tmp_path: Path, tab: Tab
 ) -> None:
-    with MemoryRepo(client) as repo:
-        person_writes(repo)
-        agent_session(repo)
-    mark, pid = tmp_path / "fired", tmp_path / "pid"
-    hook = client / ".git" / "hooks" / "reference-transaction"
-    hook.write_text(KILLER.format(mark=mark, pid=pid))
-    hook.chmod(0o755)
+    pid, hook = pending_with_a_killer(client, tmp_path)
     page = tab.page
     with ui(client) as (proc, url):
         pid.write_text(str(proc.pid))
@@ -292,6 +286,19 @@ grep -q ' refs/heads/main$' || exit 0
 touch {mark}
 kill -KILL "$(cat {pid})"
 """
+
+
+def pending_with_a_killer(client: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """A person's edit and a pending agent session, and KILLER armed as the repo's
+    reference-transaction hook: the file the test writes the server's pid to, and the hook."""
+    with MemoryRepo(client) as repo:
+        person_writes(repo)
+        agent_session(repo)
+    mark, pid = tmp_path / "fired", tmp_path / "pid"
+    hook = client / ".git" / "hooks" / "reference-transaction"
+    hook.write_text(KILLER.format(mark=mark, pid=pid))
+    hook.chmod(0o755)
+    return pid, hook
 
 
 SCRIPT = "script:not([src='/static/copy.js'])"  # any but the page's own Copy button's

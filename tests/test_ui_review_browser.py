@@ -12,7 +12,7 @@ import pytest
 from browser import Tab, chromium, shot, tab
 from test_review import SID, agent_session, person_writes
 from test_ui import ui
-from test_ui_browser import KILLER
+from test_ui_browser import pending_with_a_killer
 
 from gitmem.features.edit import write_card
 from gitmem.memory.repo import MemoryRepo
@@ -83,13 +83,7 @@ def test_the_description_reads_with_javascript_off(client: Path, chromium: Brows
 def test_an_interrupted_decision_is_shown_as_the_cli_s_reason(
     client: Path, tmp_path: Path, tab: Tab
 ) -> None:
-    with MemoryRepo(client) as repo:
-        person_writes(repo)
-        agent_session(repo)
-    mark, pid = tmp_path / "fired", tmp_path / "pid"
-    hook = client / ".git" / "hooks" / "reference-transaction"
-    hook.write_text(KILLER.format(mark=mark, pid=pid))
-    hook.chmod(0o755)
+    pid, hook = pending_with_a_killer(client, tmp_path)
     page = tab.page
     with ui(client) as (proc, url):
         pid.write_text(str(proc.pid))

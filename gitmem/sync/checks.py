@@ -15,29 +15,17 @@ from gitmem.memory.repo import MemoryRepo
 from gitmem.ops import incoming as from_remote
 from gitmem.review import team
 from gitmem.sync import redact
-from gitmem.sync.integrate import Counted
 
 
 class RemoteRewritten(Conflict):
     """The remote's main no longer contains what we synced last."""
 
 
-def history(
-    repo: MemoryRepo,
-    remote: str,
-    theirs: Sha | None,
-    accept_redaction: bool,
-    counted: Counted | None = None,
-) -> None:
+def history(repo: MemoryRepo, remote: str, theirs: Sha | None, accept_redaction: bool) -> None:
     """Refuse (``RemoteRewritten``, ``RemoteRedacted``) a remote main that lost what we
-    synced last; with ``accept_redaction``, take a ``gitmem redact`` of it instead.
-    ``counted``: main and ``theirs`` side by side, which often answers it already."""
+    synced last; with ``accept_redaction``, take a ``gitmem redact`` of it instead."""
     last = repo.store.resolve(refs.sync(remote, "last-synced"))
-    if (
-        last is None
-        or last == theirs
-        or (theirs is not None and _kept(repo, last, theirs, counted))
-    ):
+    if last is None or last == theirs or (theirs is not None and _ancestor(repo, last, theirs)):
         if accept_redaction:
             raise InvalidInput(
                 f"{remote}/main was not redacted since the last sync: plain `gitmem sync`"
@@ -66,12 +54,8 @@ def history(
     )
 
 
-def _kept(repo: MemoryRepo, last: str, theirs: Sha, counted: Counted | None) -> bool:
-    """``last`` is in ``theirs``'s history."""
-    known = counted.in_theirs(last) if counted is not None else None
-    if known is not None:
-        return known
-    return repo.git.run("merge-base", "--is-ancestor", last, theirs, check=False).returncode == 0
+def _ancestor(repo: MemoryRepo, a: str, b: str) -> bool:
+    return repo.git.run("merge-base", "--is-ancestor", a, b, check=False).returncode == 0
 
 
 def incoming(repo: MemoryRepo, remote: str, ours: Sha | None, theirs: Sha | None) -> None:

@@ -152,16 +152,13 @@ def _round(repo: MemoryRepo, remote: str, where: str, so_far: _SoFar) -> SyncRes
     recorded = False
     try:
         theirs = remote_mod.fetch_main(repo, remote, fetched, where, team.fetch_specs(remote))
+        checks.history(repo, remote, theirs, so_far.accept_redaction)
+        so_far.accept_redaction = False  # taken: the next rounds are ordinary ones
         ours = repo.tip(MAIN)
         counted = sides(repo, ours, theirs) if ours else None  # what each check has to read
-        checks.history(repo, remote, theirs, so_far.accept_redaction, counted)
-        if so_far.accept_redaction:  # taken: main is the redacted history now
-            ours = repo.tip(MAIN)
-            counted = sides(repo, ours, theirs) if ours else None
-        so_far.accept_redaction = False  # the next rounds are ordinary ones
-        if counted is None or counted.behind:
+        if counted is None or counted[2]:
             checks.incoming(repo, remote, ours, theirs)  # refused first, when both are
-        if counted is None or counted.ahead:
+        if counted is None or counted[1]:
             checks.outgoing_main(repo, remote, ours, theirs)
         seen, mine = _take_decisions(repo, remote, so_far)
         if theirs is not None:  # held before main or gitmem.toml here can change

@@ -32,45 +32,17 @@ class Integrated:
     sent: int  # what main has that the remote has not, after integrating
 
 
-@dataclass(frozen=True)
-class Counted:
-    """main's tip and the fetched one, side by side: the commits only main has (``ahead``
-    of them), those only ``theirs`` has, and the common commits just below either side."""
-
-    tip: Sha
-    ahead: int
-    theirs_only: frozenset[str] = frozenset()
-    below: tuple[Sha, ...] = ()
-
-    @property
-    def behind(self) -> int:
-        return len(self.theirs_only)
-
-    def base(self) -> Sha | None:
-        """The merge base, when one common commit is below both sides (none: ask git)."""
-        return self.below[0] if len(self.below) == 1 else None
-
-    def in_theirs(self, commit: str) -> bool | None:
-        """Whether the fetched tip has ``commit`` in its history; None when this cannot tell
-        (a common commit deeper down, or one neither side has)."""
-        if commit in self.theirs_only or commit in self.below:
-            return True
-        return None
+Counted = tuple[Sha, int, int]  # main's tip, commits only it has, commits only theirs has
 
 
 def sides(repo: MemoryRepo, ours: Sha, theirs: Sha | None) -> Counted:
-    """What main has that ``theirs`` has not and the other way round, and the commits
-    below both: one ``rev-list --left-right --boundary``."""
+    """What main has that ``theirs`` has not and the other way round: one rev-list."""
     if theirs is None:
-        return Counted(ours, int(repo.git.out("rev-list", "--count", ours) or 0))
-    listed = repo.git.out("rev-list", "--left-right", "--boundary", f"{ours}...{theirs}")
-    marks = [(line[:1], line[1:]) for line in listed.split()]
-    return Counted(
-        ours,
-        sum(1 for mark, _ in marks if mark == "<"),
-        frozenset(sha for mark, sha in marks if mark == ">"),
-        tuple(Sha(sha) for mark, sha in marks if mark == "-"),
-    )
+        return ours, int(repo.git.out("rev-list", "--count", ours) or 0), 0
+    ahead, _, behind = repo.git.out(
+        "rev-list", "--left-right", "--count", f"{ours}...{theirs}"
+    ).partition("\t")
+    return ours, int(ahead), int(behind)
 
 
 def integrate(
@@ -81,15 +53,15 @@ def integrate(
     ours = repo.tip(MAIN)
     if ours is None:
         raise NotFound("no main branch")
-    if counted is None or counted.tip != ours:
+    if counted is None or counted[0] != ours:
         counted = sides(repo, ours, theirs)
-    ahead, behind = counted.ahead, counted.behind
+    ahead, behind = counted[1:]
     if theirs is None or behind == 0:
         return Integrated("none", 0, ahead)
     if ahead == 0:
         _fast_forward(repo, ours, theirs)
         return Integrated("fast-forward", behind, 0)
-    base = counted.base() or merge_base(repo, ours, theirs, remote)
+    base = merge_base(repo, ours, theirs, remote)
     labels = (f"{MAIN} (this machine)", f"{remote}/main")
     with worktree_guard(repo, MAIN) as live:
         changed = changed_paths(repo, base, theirs)
